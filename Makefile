@@ -1,0 +1,33 @@
+# fdl — make help lists the targets.
+GO      ?= go
+BIN     ?= bin/fdl
+GOLANGCI_VERSION ?= v2.15.0
+
+.PHONY: help build test demo bench lint docs clean
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+build: ## build bin/fdl
+	$(GO) build -o $(BIN) ./cmd/fdl
+
+test: ## run every test (needs ../shared/testdata for the real-catalog tests)
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 40m ./...
+
+demo: build ## run the main job end to end on a catalog it builds itself
+	./scripts/demo.sh
+
+bench: build ## benchmarks: go test -bench, then the end-to-end 256 MiB benchmark
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+	./scripts/bench-e2e.sh
+
+lint: ## golangci-lint (pinned version) and gofmt
+	@test -z "$$(gofmt -l .)" || (gofmt -l . && false)
+	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION) run ./...
+
+docs: ## regenerate docs/cli/ from the cobra commands
+	$(GO) run ./cmd/fdl-docs docs/cli
+
+clean: ## remove build output
+	rm -rf bin

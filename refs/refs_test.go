@@ -1,0 +1,152 @@
+package refs
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/version"
+)
+
+func TestCheckShort(t *testing.T) {
+	good := []string{"main", "release/2025", "2025-final", "nightly_01", "naïve"}
+	for _, s := range good {
+		if err := CheckShort(s); err != nil {
+			t.Errorf("CheckShort(%q) = %v, want ok", s, err)
+		}
+	}
+	bad := []string{"", "a..b", "/main", "main/", "a//b", "main.lock", "a/b.lock/c", "with space", "tab\there", "ctl\x01", "a~1", "a^", "a:b", "a?", "a*", "a[", `a\b`, "a@1", ".hidden", "a/.b", "end."}
+	for _, s := range bad {
+		if err := CheckShort(s); !errors.Is(err, ErrInvalidName) {
+			t.Errorf("CheckShort(%q) = %v, want ErrInvalidName", s, err)
+		}
+	}
+}
+
+func newID(t *testing.T) version.ID {
+	id, err := version.NewID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestReadCorruptAndTombstone(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	r := New(st)
+	n := Name("refs/heads/main")
+	if _, err := r.Read(ctx, n); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing ref: %v", err)
+	}
+	for _, content := range []string{"", "garbage\n", "0192f0c1\n", newID(t).String(), newID(t).String() + "\n\n"} {
+		st2 := store.NewMemory()
+		if _, err := st2.Swap(ctx, string(n), store.NoToken, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := New(st2).Read(ctx, n); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("content %q: err %v, want ErrCorrupt", content, err)
+		}
+	}
+	id := newID(t)
+	if err := r.Create(ctx, n, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Create(ctx, n, newID(t)); !errors.Is(err, ErrExists) {
+		t.Fatalf("second create: %v", err)
+	}
+	cur, err := r.Read(ctx, n)
+	if err != nil || cur.ID != id {
+		t.Fatalf("read %v %v", cur, err)
+	}
+	if err := r.Delete(ctx, n, cur.Token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Read(ctx, n); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("deleted ref: %v", err)
+	}
+	good, bad, err := r.List(ctx, "refs/")
+	if err != nil || len(good) != 0 || len(bad) != 0 {
+		t.Fatalf("list after delete: %v %v %v", good, bad, err)
+	}
+	// A deleted ref can be created again.
+	if err := r.Create(ctx, n, id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUpdateOneWinner(t *testing.T) {
+	ctx := context.Background()
+	r := New(store.NewMemory())
+	n := Name("refs/heads/main")
+	if err := r.Create(ctx, n, newID(t)); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 20; round++ {
+		cur, err := r.Read(ctx, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		wins, conflicts := 0, 0
+		for i := 0; i < 16; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := r.Update(ctx, n, cur.Token, newID(t))
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					wins++
+				case errors.Is(err, ErrConflict):
+					conflicts++
+				default:
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if wins != 1 || conflicts != 15 {
+			t.Fatalf("round %d: %d wins, %d conflicts", round, wins, conflicts)
+		}
+	}
+}
+
+// A store that reports a conflict for a write that in fact succeeded: the
+// ref holds our id, so Update reports success (STORES.md ambiguity rule).
+type lyingStore struct{ store.Store }
+
+func (l lyingStore) Swap(ctx context.Context, key string, old store.Token, data []byte) (store.Token, error) {
+	if _, err := l.Store.Swap(ctx, key, old, data); err != nil {
+		return "", err
+	}
+	return "", store.ErrConflict
+}
+
+func TestUpdateAmbiguousConflictWon(t *testing.T) {
+	ctx := context.Background()
+	r := New(lyingStore{store.NewMemory()})
+	n := Name("refs/heads/main")
+	id := newID(t)
+	if err := r.Update(ctx, n, store.NoToken, id); err != nil {
+		t.Fatalf("update whose write succeeded: %v", err)
+	}
+}
+
+func TestHead(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	st.Swap(ctx, HeadKey, store.NoToken, HeadContent("refs/heads/main"))
+	if n, err := New(st).Head(ctx); err != nil || n != "refs/heads/main" {
+		t.Fatalf("head %q %v", n, err)
+	}
+	st2 := store.NewMemory()
+	st2.Swap(ctx, HeadKey, store.NoToken, []byte("refs/heads/main\n"))
+	if _, err := New(st2).Head(ctx); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("bad head: %v", err)
+	}
+}

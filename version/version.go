@@ -1,0 +1,263 @@
+// Package version defines a version's record (version.json) and its dataset
+// description (dataset.json), as docs/spec.md lays them out (DESIGN.md §3).
+package version
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+)
+
+// RecordFormat is the format number of version.json and dataset.json this
+// package writes. A reader refuses a higher number.
+const RecordFormat = 1
+
+// Object names inside versions/<id>/ (docs/spec.md §2).
+const (
+	CatalogFile = "ducklake.duckdb"
+	DatasetFile = "dataset.json"
+	RecordFile  = "version.json"
+)
+
+// ID is a version id: a UUIDv7 in canonical lower-case form
+// ("0192f0c1-6c1a-7b3e-8f00-1a2b3c4d5e6f"). Ids sort by creation time.
+type ID string
+
+// ErrInvalidID: a string is not a canonical UUIDv7.
+var ErrInvalidID = errors.New("not a version id (UUIDv7)")
+
+// NewID returns a fresh UUIDv7 id (RFC 9562 §5.7; millisecond timestamp
+// first, so ids sort by creation time and two writers never make the same).
+func NewID() (ID, error) {
+	u, err := uuid.NewV7()
+	if err != nil {
+		return "", fmt.Errorf("make version id: %w", err)
+	}
+	return ID(u.String()), nil
+}
+
+// ParseID checks that s is a canonical UUIDv7 string and returns it as an ID.
+// Errors: ErrInvalidID wrapped with s.
+func ParseID(s string) (ID, error) {
+	u, err := uuid.Parse(s)
+	if err != nil || u.Version() != 7 || u.String() != s {
+		return "", fmt.Errorf("%q: %w", s, ErrInvalidID)
+	}
+	return ID(s), nil
+}
+
+// Hex returns the id's 32 hex digits without dashes.
+func (id ID) Hex() string { return strings.ReplaceAll(string(id), "-", "") }
+
+// String returns the canonical form.
+func (id ID) String() string { return string(id) }
+
+// Time returns the millisecond timestamp the UUIDv7 carries.
+func (id ID) Time() time.Time {
+	u, err := uuid.Parse(string(id))
+	if err != nil {
+		return time.Time{}
+	}
+	sec, nsec := u.Time().UnixTime()
+	return time.Unix(sec, nsec).UTC()
+}
+
+// Catalog describes the frozen catalog file ducklake.duckdb.
+type Catalog struct {
+	Size   int64  `json:"size"`   // bytes
+	SHA256 string `json:"sha256"` // lower-case hex of the file's SHA-256
+	// Storage is the DuckDB storage format of the file (header number and the
+	// oldest DuckDB release that reads it).
+	Storage ducklake.Storage `json:"storage"`
+}
+
+// SnapshotRange is an inclusive range of DuckLake snapshot ids.
+type SnapshotRange struct {
+	First int64 `json:"first"`
+	Last  int64 `json:"last"`
+}
+
+// DuckLake records the catalog's DuckLake side (DuckLake spec:
+// ducklake_metadata, ducklake_snapshot).
+type DuckLake struct {
+	// Format is ducklake_metadata's "version" value, e.g. "0.4".
+	Format string `json:"format"`
+	// Snapshot is the last snapshot id: the version is frozen at it.
+	Snapshot int64 `json:"snapshot"`
+	// SnapshotTime is that snapshot's snapshot_time (UTC). With Snapshot it
+	// identifies the timeline: a descendant catalog has the same row.
+	SnapshotTime time.Time `json:"snapshot_time"`
+	// Adds is the range of snapshots this version adds after its first
+	// parent (for the first version: all of them, from 0).
+	Adds SnapshotRange `json:"adds"`
+	// DataPath is ducklake_metadata's "data_path" as stored in the catalog.
+	DataPath string `json:"data_path"`
+}
+
+// Record is version.json: the record of one version (DESIGN.md §3). It is
+// written once, last, and never changed.
+type Record struct {
+	RecordFormat int       `json:"format"`
+	ID           ID        `json:"id"`
+	Seq          int64     `json:"seq"`     // first parent's seq + 1; the first version is 1
+	Parents      []ID      `json:"parents"` // empty for the first version
+	Author       string    `json:"author"`
+	Message      string    `json:"message"`
+	CreatedAt    time.Time `json:"created_at"` // RFC 3339, UTC
+	Catalog      Catalog   `json:"catalog"`
+	DuckLake     DuckLake  `json:"ducklake"`
+}
+
+// Parent returns the first parent, or "" for the first version.
+func (r *Record) Parent() ID {
+	if len(r.Parents) == 0 {
+		return ""
+	}
+	return r.Parents[0]
+}
+
+// ErrBadRecord: version.json or dataset.json does not parse or breaks a rule.
+var ErrBadRecord = errors.New("invalid version record")
+
+// Validate checks the record's own fields (not its parents): id, seq,
+// parents, times, digest shape, snapshot range. Errors: ErrBadRecord wrapped
+// with what is wrong.
+func (r *Record) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("version %s: %s: %w", r.ID, fmt.Sprintf(format, a...), ErrBadRecord)
+	}
+	if r.RecordFormat < 1 || r.RecordFormat > RecordFormat {
+		return bad("record format %d is not one this fdl reads (1..%d): upgrade fdl", r.RecordFormat, RecordFormat)
+	}
+	if _, err := ParseID(string(r.ID)); err != nil {
+		return bad("id: %v", err)
+	}
+	for _, p := range r.Parents {
+		if _, err := ParseID(string(p)); err != nil {
+			return bad("parent: %v", err)
+		}
+	}
+	if len(r.Parents) == 0 && r.Seq != 1 {
+		return bad("seq is %d but a version without parents has seq 1", r.Seq)
+	}
+	if len(r.Parents) > 0 && r.Seq < 2 {
+		return bad("seq is %d but a version with parents has seq >= 2", r.Seq)
+	}
+	if r.CreatedAt.IsZero() {
+		return bad("created_at is missing")
+	}
+	if r.Catalog.Size <= 0 {
+		return bad("catalog size %d", r.Catalog.Size)
+	}
+	if len(r.Catalog.SHA256) != 64 || strings.Trim(r.Catalog.SHA256, "0123456789abcdef") != "" {
+		return bad("catalog sha256 %q is not 64 lower-case hex digits", r.Catalog.SHA256)
+	}
+	if r.DuckLake.Format == "" {
+		return bad("ducklake.format is missing")
+	}
+	a := r.DuckLake.Adds
+	if a.First < 0 || a.Last < a.First || a.Last != r.DuckLake.Snapshot {
+		return bad("ducklake.adds %d..%d does not end at snapshot %d", a.First, a.Last, r.DuckLake.Snapshot)
+	}
+	return nil
+}
+
+// Marshal encodes the record as indented JSON with a trailing newline.
+func (r *Record) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// ParseRecord decodes and validates version.json. want, if not empty, is the
+// id the record must carry (the folder it was read from). Errors:
+// ErrBadRecord.
+func ParseRecord(b []byte, want ID) (*Record, error) {
+	var r Record
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	if err := dec.Decode(&r); err != nil {
+		name := string(want)
+		if name == "" {
+			name = "(unknown)"
+		}
+		return nil, fmt.Errorf("version %s: version.json does not parse: %v: %w", name, err, ErrBadRecord)
+	}
+	if want != "" && r.ID != want {
+		return nil, fmt.Errorf("version %s: version.json carries id %q: %w", want, r.ID, ErrBadRecord)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Dataset is dataset.json: what a version holds at its frozen snapshot.
+type Dataset struct {
+	RecordFormat int    `json:"format"`
+	Version      ID     `json:"version"`
+	Snapshot     int64  `json:"snapshot"`
+	DuckLake     string `json:"ducklake_format"`
+	DataPath     string `json:"data_path"`
+	// License is free text (an SPDX id or a URL); empty when not set.
+	License string            `json:"license,omitempty"`
+	Totals  Totals            `json:"totals"`
+	Schemas []ducklake.Schema `json:"schemas"`
+}
+
+// Totals sums the dataset's tables.
+type Totals struct {
+	Schemas   int   `json:"schemas"`
+	Tables    int   `json:"tables"`
+	Views     int   `json:"views"`
+	Rows      int64 `json:"rows"`
+	DataFiles int64 `json:"data_files"`
+	DataBytes int64 `json:"data_bytes"` // bytes
+}
+
+// NewDataset builds dataset.json from a catalog state.
+func NewDataset(id ID, format, dataPath string, st *ducklake.State) *Dataset {
+	d := &Dataset{RecordFormat: RecordFormat, Version: id, Snapshot: st.Snapshot, DuckLake: format, DataPath: dataPath, Schemas: st.Schemas}
+	if d.Schemas == nil {
+		d.Schemas = []ducklake.Schema{}
+	}
+	for _, s := range st.Schemas {
+		d.Totals.Schemas++
+		d.Totals.Views += len(s.Views)
+		for _, t := range s.Tables {
+			d.Totals.Tables++
+			d.Totals.Rows += t.RowCount
+			d.Totals.DataFiles += t.DataFiles
+			d.Totals.DataBytes += t.DataBytes
+		}
+	}
+	return d
+}
+
+// Marshal encodes the dataset as indented JSON with a trailing newline.
+func (d *Dataset) Marshal() ([]byte, error) {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// ParseDataset decodes dataset.json. Errors: ErrBadRecord.
+func ParseDataset(b []byte, want ID) (*Dataset, error) {
+	var d Dataset
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("version %s: dataset.json does not parse: %v: %w", want, err, ErrBadRecord)
+	}
+	if want != "" && d.Version != want {
+		return nil, fmt.Errorf("version %s: dataset.json carries version %q: %w", want, d.Version, ErrBadRecord)
+	}
+	return &d, nil
+}

@@ -1,0 +1,74 @@
+package version
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseID(t *testing.T) {
+	id, err := NewID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseID(string(id)); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"", "x", strings.ToUpper(string(id)), "6ba7b810-9dad-11d1-80b4-00c04fd430c8"} {
+		if _, err := ParseID(s); !errors.Is(err, ErrInvalidID) {
+			t.Errorf("ParseID(%q) = %v", s, err)
+		}
+	}
+	if d := time.Since(id.Time()); d < 0 || d > time.Minute {
+		t.Errorf("id time %v", id.Time())
+	}
+	if len(id.Hex()) != 32 {
+		t.Errorf("hex %q", id.Hex())
+	}
+}
+
+func validRecord(t *testing.T) *Record {
+	id, _ := NewID()
+	return &Record{RecordFormat: 1, ID: id, Seq: 1, Parents: []ID{}, Author: "a", Message: "m",
+		CreatedAt: time.Now().UTC(), Catalog: Catalog{Size: 10, SHA256: strings.Repeat("ab", 32)},
+		DuckLake: DuckLake{Format: "0.4", Snapshot: 3, Adds: SnapshotRange{0, 3}}}
+}
+
+func TestRecordRoundTripAndRules(t *testing.T) {
+	r := validRecord(t)
+	b, err := r.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseRecord(b, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != r.ID || got.Catalog.SHA256 != r.Catalog.SHA256 || got.DuckLake.Adds != r.DuckLake.Adds {
+		t.Fatalf("round trip: %+v", got)
+	}
+	other, _ := NewID()
+	if _, err := ParseRecord(b, other); !errors.Is(err, ErrBadRecord) {
+		t.Errorf("wrong folder id: %v", err)
+	}
+	if _, err := ParseRecord([]byte("{"), r.ID); !errors.Is(err, ErrBadRecord) {
+		t.Errorf("garbage: %v", err)
+	}
+	breakers := map[string]func(*Record){
+		"seq without parents": func(r *Record) { r.Seq = 2 },
+		"parents with seq 1":  func(r *Record) { r.Parents = []ID{other} },
+		"bad sha":             func(r *Record) { r.Catalog.SHA256 = "XYZ" },
+		"zero size":           func(r *Record) { r.Catalog.Size = 0 },
+		"adds past snapshot":  func(r *Record) { r.DuckLake.Adds.Last = 9 },
+		"future format":       func(r *Record) { r.RecordFormat = 99 },
+		"no created_at":       func(r *Record) { r.CreatedAt = time.Time{} },
+	}
+	for name, f := range breakers {
+		r := validRecord(t)
+		f(r)
+		if err := r.Validate(); !errors.Is(err, ErrBadRecord) {
+			t.Errorf("%s: Validate = %v", name, err)
+		}
+	}
+}
