@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/repo"
+)
+
+type checkoutOptions struct {
+	URL, Dir string
+	repo.CheckoutOptions
+}
+
+func newCheckoutCmd(ios *term.IO, g *globals) *cobra.Command {
+	o := &checkoutOptions{}
+	cmd := &cobra.Command{
+		Use:   "checkout URL DIR",
+		Short: "Make a working directory with a writable catalog",
+		Long: `Make DIR with a working catalog (DIR/ducklake.duckdb) and remember where it
+came from. The catalog is a copy of REV (default: the head of HEAD's branch),
+checked against its record's sha256 before anything is written; or, with
+--from, a copy of an existing DuckLake catalog file (this is how a repository
+gets its first version); or, for a branch with no version yet, a new empty
+catalog whose DATA_PATH is the repository's data/ folder.
+
+It prints the DuckDB ATTACH statement for the working catalog.`,
+		Example: `  fdl checkout ./lake-repo work
+  fdl checkout ./lake-repo work --from old/metadata.ducklake
+  fdl checkout ./lake-repo work --rev 2025-final`,
+		Args: args(2, 2),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			o.URL, o.Dir = a[0], a[1]
+			return runCheckout(cmd.Context(), ios, g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Rev, "rev", "", "revision to check out (branch, tag, id, NAME~N, BRANCH@SEQ)")
+	f.StringVar(&o.From, "from", "", "start from this existing DuckLake catalog `FILE` instead")
+	f.StringVar(&o.Branch, "branch", "", "branch that push moves (default: the branch REV names, else HEAD's)")
+	f.StringVar(&o.Format, "format", "1.0", "DuckLake format of a new empty catalog: 1.0 or 0.4")
+	return cmd
+}
+
+func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptions) error {
+	r, err := repo.Open(ctx, o.URL)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	opts, p := g.hooks(ios)
+	r.SetOptions(opts)
+	o.CheckoutOptions.Dir = o.Dir
+	res, err := r.Checkout(ctx, o.CheckoutOptions)
+	p.Done()
+	if err != nil {
+		return err
+	}
+	if g.JSON {
+		return printJSON(ios, res)
+	}
+	switch res.Origin {
+	case "version":
+		ios.Printf("Checked out version %s (seq %d) of branch %s into %s\n", ios.ID(string(res.Base)), res.Seq, ios.Ref(res.Branch), res.Dir)
+	case "file":
+		ios.Printf("Copied %s into %s (branch %s)\n", o.From, res.Dir, ios.Ref(res.Branch))
+	default:
+		ios.Printf("Made a new empty DuckLake catalog in %s (branch %s has no version yet)\n", res.Dir, ios.Ref(res.Branch))
+	}
+	ios.Printf("Attach it in DuckDB with:\n  %s\n", res.Attach)
+	return nil
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/user"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/repo"
+)
+
+type commitOptions struct {
+	Message string
+	Author  string
+}
+
+func newCommitCmd(ios *term.IO, g *globals) *cobra.Command {
+	o := &commitOptions{}
+	cmd := &cobra.Command{
+		Use:   "commit -m MSG",
+		Short: "Freeze the working catalog into a new local version",
+		Long: `Freeze the working catalog's last snapshot into a new version, held in
+DIR/.fdl/versions until 'fdl push'. The working catalog is only read.
+It refuses when nothing changed since the base version, and when the catalog
+does not continue the base's snapshots. While another process holds the
+catalog (a DuckDB session with it attached), it refuses: DETACH it first.
+
+The author is --author, else $FDL_AUTHOR, else the login name.`,
+		Args: args(0, 0),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return runCommit(cmd.Context(), ios, g, o)
+		},
+	}
+	cmd.Flags().StringVarP(&o.Message, "message", "m", "", "what this version holds (required)")
+	cmd.Flags().StringVar(&o.Author, "author", "", "who made it (default: $FDL_AUTHOR or the login name)")
+	return cmd
+}
+
+func defaultAuthor() string {
+	if a := os.Getenv("FDL_AUTHOR"); a != "" {
+		return a
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "unknown"
+}
+
+func runCommit(ctx context.Context, ios *term.IO, g *globals, o *commitOptions) error {
+	w, err := g.workdir()
+	if err != nil {
+		return err
+	}
+	if o.Author == "" {
+		o.Author = defaultAuthor()
+	}
+	rec, err := w.Commit(ctx, repo.CommitOptions{Message: o.Message, Author: o.Author}, stepHook)
+	if err != nil {
+		return err
+	}
+	if g.JSON {
+		return printJSON(ios, rec)
+	}
+	ios.Printf("[%s seq %d %s] %s\n", ios.Ref(w.State.Branch), rec.Seq, ios.ID(string(rec.ID)), rec.Message)
+	ios.Printf(" snapshots %d..%d, catalog %s, sha256 %s\n", rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last, term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256[:16])
+	ios.Printf("Publish it with: fdl push\n")
+	return nil
+}

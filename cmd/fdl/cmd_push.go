@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/repo"
+)
+
+func newPushCmd(ios *term.IO, g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "push [BRANCH]",
+		Short: "Upload local versions and move the branch (fast-forward only)",
+		Long: `Upload the versions committed in this working directory (catalog, then
+dataset.json, then version.json, each create-only) and move BRANCH (default:
+the branch it was checked out from) with a compare-and-swap. The branch moves
+only if the version it holds is an ancestor of yours (fast-forward); if not,
+or if another push moved it first, the push is refused with exit code 3 and
+nothing moves. A push that was interrupted can be run again.`,
+		Args: args(0, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			branch := ""
+			if len(a) == 1 {
+				branch = a[0]
+			}
+			return runPush(cmd.Context(), ios, g, branch)
+		},
+	}
+}
+
+func runPush(ctx context.Context, ios *term.IO, g *globals, branch string) error {
+	w, err := g.workdir()
+	if err != nil {
+		return err
+	}
+	r, err := repo.Open(ctx, w.State.Repository)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	opts, p := g.hooks(ios)
+	r.SetOptions(opts)
+	res, err := w.Push(ctx, r, branch)
+	p.Done()
+	if err != nil {
+		return err
+	}
+	if g.JSON {
+		return printJSON(ios, res)
+	}
+	n, _ := r.ShortLen(ctx)
+	switch {
+	case res.UpToDate:
+		ios.Printf("Everything up to date: %s holds %s\n", ios.Ref(res.Branch.Short()), ios.ID(repo.Short(res.New, n)))
+	case res.Old == "":
+		ios.Printf("Created branch %s at %s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(repo.Short(res.New, n)), res.Uploaded)
+	default:
+		ios.Printf("%s: %s..%s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(repo.Short(res.Old, n)), ios.ID(repo.Short(res.New, n)), res.Uploaded)
+	}
+	return nil
+}

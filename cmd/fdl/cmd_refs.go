@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
+)
+
+type refOptions struct {
+	List   bool
+	Delete bool
+}
+
+func newTagCmd(ios *term.IO, g *globals) *cobra.Command {
+	o := &refOptions{}
+	cmd := &cobra.Command{
+		Use:   "tag [NAME [REV]]",
+		Short: "Create or list tags (tags never move)",
+		Long: `Create tag NAME at REV (default: HEAD), or list tags with -l or no NAME.
+A tag never moves: creating an existing tag is refused.`,
+		Example: `  fdl tag 2025-final --repo s3://bucket/sales
+  fdl tag -l`,
+		Args: args(0, 2),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if o.List || len(a) == 0 {
+				return runListRefs(cmd.Context(), ios, g, refs.TagsPrefix)
+			}
+			rev := ""
+			if len(a) == 2 {
+				rev = a[1]
+			}
+			return runCreateRef(cmd.Context(), ios, g, "tag", a[0], rev)
+		},
+	}
+	cmd.Flags().BoolVarP(&o.List, "list", "l", false, "list tags")
+	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
+	return cmd
+}
+
+func newBranchCmd(ios *term.IO, g *globals) *cobra.Command {
+	o := &refOptions{}
+	cmd := &cobra.Command{
+		Use:   "branch [NAME [REV]]",
+		Short: "Create, list or delete branches",
+		Long: `Create branch NAME at REV (default: HEAD) only where it does not exist; list
+branches with -l or no NAME; delete one with -d NAME (its versions stay).
+The branch HEAD names cannot be deleted.`,
+		Args: args(0, 2),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			switch {
+			case o.Delete:
+				if len(a) != 1 {
+					return usageError{errorf("branch -d takes one branch name")}
+				}
+				return runDeleteBranch(cmd.Context(), ios, g, a[0])
+			case o.List || len(a) == 0:
+				return runListRefs(cmd.Context(), ios, g, refs.HeadsPrefix)
+			}
+			rev := ""
+			if len(a) == 2 {
+				rev = a[1]
+			}
+			return runCreateRef(cmd.Context(), ios, g, "branch", a[0], rev)
+		},
+	}
+	cmd.Flags().BoolVarP(&o.List, "list", "l", false, "list branches")
+	cmd.Flags().BoolVarP(&o.Delete, "delete", "d", false, "delete a branch")
+	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
+	return cmd
+}
+
+type refEntry struct {
+	Name    string `json:"name"`
+	Ref     string `json:"ref"`
+	ID      string `json:"id"`
+	Short   string `json:"short_id"`
+	Seq     int64  `json:"seq"`
+	Message string `json:"message"`
+	Head    bool   `json:"head,omitempty"`
+}
+
+func runListRefs(ctx context.Context, ios *term.IO, g *globals, prefix string) error {
+	r, err := g.openRepo(ctx)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	good, bad, err := r.Refs().List(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	head, _ := r.Refs().Head(ctx)
+	n, err := r.ShortLen(ctx)
+	if err != nil {
+		return err
+	}
+	out := []refEntry{}
+	for _, ref := range good {
+		e := refEntry{Name: ref.Name.Short(), Ref: string(ref.Name), ID: string(ref.ID), Short: repo.Short(ref.ID, n), Head: ref.Name == head}
+		if rec, err := r.Record(ctx, ref.ID); err == nil {
+			e.Seq, e.Message = rec.Seq, oneLine(rec.Message)
+		}
+		out = append(out, e)
+	}
+	if g.JSON {
+		if err := printJSON(ios, out); err != nil {
+			return err
+		}
+	} else {
+		for _, e := range out {
+			mark := "  "
+			if e.Head {
+				mark = "* "
+			}
+			if !ios.OutTTY {
+				ios.Printf("%s\t%s\t%d\t%s\n", e.Name, e.Short, e.Seq, e.Message)
+				continue
+			}
+			ios.Printf("%s%s  %s  seq %d  %s\n", mark, ios.Ref(e.Name), ios.ID(e.Short), e.Seq, e.Message)
+		}
+	}
+	if len(bad) > 0 {
+		for _, e := range bad {
+			ios.Printf("%s\n", e)
+		}
+		return bad[0]
+	}
+	return nil
+}
+
+func runCreateRef(ctx context.Context, ios *term.IO, g *globals, kind, name, rev string) error {
+	r, err := g.openRepo(ctx)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var ref refs.Ref
+	if kind == "tag" {
+		ref, err = r.CreateTag(ctx, name, rev)
+	} else {
+		ref, err = r.CreateBranch(ctx, name, rev)
+	}
+	if err != nil {
+		return err
+	}
+	if g.JSON {
+		return printJSON(ios, map[string]string{"ref": string(ref.Name), "name": ref.Name.Short(), "id": string(ref.ID)})
+	}
+	n, _ := r.ShortLen(ctx)
+	ios.Printf("Created %s %s at %s\n", kind, ios.Ref(name), ios.ID(repo.Short(ref.ID, n)))
+	return nil
+}
+
+func runDeleteBranch(ctx context.Context, ios *term.IO, g *globals, name string) error {
+	r, err := g.openRepo(ctx)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	ref, err := r.DeleteBranch(ctx, name)
+	if err != nil {
+		return err
+	}
+	if g.JSON {
+		return printJSON(ios, map[string]string{"deleted": string(ref.Name), "id": string(ref.ID)})
+	}
+	ios.Printf("Deleted branch %s (was %s)\n", ios.Ref(name), ios.ID(string(ref.ID)))
+	return nil
+}

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// fdlProc runs the fdl command (this test binary, installed on PATH by
+// testscript.Main) as a separate process and returns its exit code and
+// output. A process killed by a signal returns -1.
+func fdlProc(t *testing.T, env []string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command("fdl", args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String()
+	case errors.As(err, &ee):
+		return ee.ExitCode(), out.String()
+	}
+	t.Fatalf("run fdl %v: %v", args, err)
+	return 0, ""
+}
+
+func mustFdl(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out := fdlProc(t, nil, args...)
+	if code != 0 {
+		t.Fatalf("fdl %v: exit %d\n%s", args, code, out)
+	}
+	return out
+}
+
+// newRepoWithBase makes a folder repository whose main holds one version
+// built by the spec-following writer, and returns its path and that id.
+func newRepoWithBase(t *testing.T) (string, version.ID) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	url := filepath.Join(dir, "repo")
+	r, err := repo.Init(ctx, url, repo.InitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "seed")}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "seed"), func(w *lakewriter.Writer) error {
+		if _, err := w.CreateTable(ctx, "main", "base", []lakewriter.ColumnDef{{Name: "id", Type: "int64", Nullable: true}}); err != nil {
+			return err
+		}
+		return w.Insert(ctx, "main", "base", "SELECT i AS id FROM range(10) t(i)")
+	})
+	wd, err := repo.OpenWorkdir(filepath.Join(dir, "seed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "base", Author: "t"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wd.Push(ctx, r, ""); err != nil {
+		t.Fatal(err)
+	}
+	return url, rec.ID
+}
+
+// write opens the working catalog in dir with the writer and runs f.
+func write(t *testing.T, dir string, f func(w *lakewriter.Writer) error) {
+	t.Helper()
+	w, err := lakewriter.Open(context.Background(), filepath.Join(dir, repo.CatalogName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f(w); err != nil {
+		w.Close()
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func branchHead(t *testing.T, url string) version.ID {
+	t.Helper()
+	r, err := repo.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ref, err := r.Refs().Read(context.Background(), refs.Name("refs/heads/main"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref.ID
+}
+
+func verifyClean(t *testing.T, url string) {
+	t.Helper()
+	if code, out := fdlProc(t, nil, "verify", "--repo", url); code != 0 {
+		t.Fatalf("verify: exit %d\n%s", code, out)
+	}
+}
+
+// TestConcurrentPushes: 16 separate processes push onto the same base, 20
+// rounds: exactly one wins each round, the others exit 3 (refused), verify
+// is clean and every winner is in main's history (DESIGN.md §4.3).
+func TestConcurrentPushes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: 320 commits and pushes")
+	}
+	const procs, rounds = 16, 20
+	ctx := context.Background()
+	url, base := newRepoWithBase(t)
+	r, err := repo.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	winners := []version.ID{base}
+	for round := 0; round < rounds; round++ {
+		dirs := make([]string, procs)
+		ids := map[version.ID]int{}
+		for i := range dirs {
+			dirs[i] = filepath.Join(t.TempDir(), fmt.Sprintf("w%d", i))
+			if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dirs[i]}); err != nil {
+				t.Fatal(err)
+			}
+			write(t, dirs[i], func(w *lakewriter.Writer) error {
+				_, err := w.CreateTable(ctx, "main", fmt.Sprintf("r%d_p%d", round, i), []lakewriter.ColumnDef{{Name: "x", Type: "int32", Nullable: true}})
+				return err
+			})
+			wd, err := repo.OpenWorkdir(dirs[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := wd.Commit(ctx, repo.CommitOptions{Message: fmt.Sprintf("round %d proc %d", round, i), Author: "t"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[rec.ID] = i
+		}
+		codes := make([]int, procs)
+		outs := make([]string, procs)
+		var wg sync.WaitGroup
+		for i := range dirs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				codes[i], outs[i] = fdlProc(t, nil, "-C", dirs[i], "push")
+			}()
+		}
+		wg.Wait()
+		won := -1
+		for i, c := range codes {
+			switch c {
+			case 0:
+				if won >= 0 {
+					t.Fatalf("round %d: two winners: %d and %d", round, won, i)
+				}
+				won = i
+			case exitRefused:
+			default:
+				t.Fatalf("round %d proc %d: exit %d (want 0 or %d)\n%s", round, i, c, exitRefused, outs[i])
+			}
+		}
+		if won < 0 {
+			t.Fatalf("round %d: no winner", round)
+		}
+		head := branchHead(t, url)
+		if ids[head] != won {
+			t.Fatalf("round %d: main holds %s, not the winner's version", round, head)
+		}
+		winners = append(winners, head)
+	}
+	verifyClean(t, url)
+	r2, _ := repo.Open(ctx, url)
+	defer r2.Close()
+	log, err := r2.Log(ctx, branchHead(t, url), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != rounds+1 {
+		t.Fatalf("history has %d versions, want %d", len(log), rounds+1)
+	}
+	for i, rec := range log {
+		if want := winners[len(winners)-1-i]; rec.ID != want {
+			t.Fatalf("history[%d] = %s, want winner %s", i, rec.ID, want)
+		}
+	}
+}
+
+// fileDigest returns a digest of a file (or "" if it is missing).
+func fileDigest(t *testing.T, p string) string {
+	_, sum, err := repo.FileDigest(p)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return ""
+		}
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// TestKillAtEveryStep kills (SIGKILL) fdl commit and fdl push at each of
+// their steps: the branch holds its old version or the new complete one,
+// verify is clean, the working catalog is unchanged, and running the
+// command again completes (DESIGN.md §4.1).
+func TestKillAtEveryStep(t *testing.T) {
+	ctx := context.Background()
+	steps := []string{"commit:freeze", "commit:dataset", "commit:record", "commit:state",
+		"push:" + version.CatalogFile, "push:" + version.DatasetFile, "push:" + version.RecordFile, "push:ref", "push:state"}
+	for _, step := range steps {
+		t.Run(step, func(t *testing.T) {
+			url, base := newRepoWithBase(t)
+			r, err := repo.Open(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			dir := filepath.Join(t.TempDir(), "w")
+			if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dir}); err != nil {
+				t.Fatal(err)
+			}
+			write(t, dir, func(w *lakewriter.Writer) error {
+				return w.Insert(ctx, "main", "base", "SELECT 100 + i AS id FROM range(5) t(i)")
+			})
+			catalog := filepath.Join(dir, repo.CatalogName)
+			before := fileDigest(t, catalog)
+			kill := []string{"FDL_TEST_KILL_AT=" + step}
+			isCommit := step[:6] == "commit"
+			if isCommit {
+				code, out := fdlProc(t, kill, "-C", dir, "commit", "-m", "crash")
+				if code != -1 {
+					t.Fatalf("commit was not killed at %s: exit %d\n%s", step, code, out)
+				}
+			} else {
+				mustFdl(t, "-C", dir, "commit", "-m", "crash")
+				code, out := fdlProc(t, kill, "-C", dir, "push")
+				if code != -1 {
+					t.Fatalf("push was not killed at %s: exit %d\n%s", step, code, out)
+				}
+			}
+			if got := fileDigest(t, catalog); got != before {
+				t.Fatalf("working catalog changed by a killed %s", step)
+			}
+			if _, err := os.Stat(catalog + ".wal"); err == nil {
+				t.Fatalf("a .wal appeared beside the working catalog")
+			}
+			head := branchHead(t, url)
+			if head != base {
+				// Only a kill after the ref moved may leave the new version.
+				if step != "push:state" {
+					t.Fatalf("after a kill at %s main moved to %s", step, head)
+				}
+			}
+			verifyClean(t, url)
+			// Run again: it completes.
+			if isCommit {
+				mustFdl(t, "-C", dir, "commit", "-m", "again")
+			}
+			mustFdl(t, "-C", dir, "push")
+			if branchHead(t, url) == base {
+				t.Fatalf("rerun after a kill at %s did not move main", step)
+			}
+			verifyClean(t, url)
+			log, err := r.Log(ctx, branchHead(t, url), 0)
+			if err != nil || len(log) != 2 || log[1].ID != base {
+				t.Fatalf("history after rerun: %d versions, %v", len(log), err)
+			}
+		})
+	}
+}
+
+var _ = syscall.SIGKILL

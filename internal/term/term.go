@@ -1,0 +1,159 @@
+// Package term carries the CLI's input and output streams, whether they are
+// terminals, and the switches for colour and progress (STYLE.md §6, §8, §9).
+// Colour is applied only at print time, through lipgloss.
+package term
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/term"
+	"github.com/schollz/progressbar/v3"
+)
+
+// IO is one set of streams.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// OutTTY and ErrTTY report whether Out / ErrOut are terminals.
+	OutTTY, ErrTTY bool
+	// Color enables styling of human output on Out (never on JSON).
+	Color bool
+	// Quiet turns progress off.
+	Quiet bool
+	// Verbose sends debug lines to ErrOut.
+	Verbose bool
+}
+
+// System returns the process's streams. Colour is on when stdout is a
+// terminal and NO_COLOR is empty.
+func System() *IO {
+	outTTY := term.IsTerminal(os.Stdout.Fd())
+	errTTY := term.IsTerminal(os.Stderr.Fd())
+	return &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, OutTTY: outTTY, ErrTTY: errTTY,
+		Color: outTTY && os.Getenv("NO_COLOR") == "", Verbose: os.Getenv("FDL_DEBUG") == "1"}
+}
+
+// Test returns streams backed by buffers (not terminals, no colour).
+func Test() (*IO, *bytes.Buffer, *bytes.Buffer) {
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	return &IO{In: &bytes.Buffer{}, Out: out, ErrOut: errOut}, out, errOut
+}
+
+// Styles used for human output.
+var (
+	styleID      = lipgloss.NewStyle().Foreground(lipgloss.Color("3")) // yellow
+	styleRef     = lipgloss.NewStyle().Foreground(lipgloss.Color("6")).Bold(true)
+	styleDim     = lipgloss.NewStyle().Foreground(lipgloss.Color("8"))
+	styleOK      = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
+	styleBad     = lipgloss.NewStyle().Foreground(lipgloss.Color("1")).Bold(true)
+	styleHeading = lipgloss.NewStyle().Bold(true)
+)
+
+func (t *IO) style(s lipgloss.Style, text string) string {
+	if !t.Color {
+		return text
+	}
+	return s.Render(text)
+}
+
+// ID styles a version id.
+func (t *IO) ID(s string) string { return t.style(styleID, s) }
+
+// Ref styles a ref name.
+func (t *IO) Ref(s string) string { return t.style(styleRef, s) }
+
+// Dim styles secondary text.
+func (t *IO) Dim(s string) string { return t.style(styleDim, s) }
+
+// OK styles a success word.
+func (t *IO) OK(s string) string { return t.style(styleOK, s) }
+
+// Bad styles an error word.
+func (t *IO) Bad(s string) string { return t.style(styleBad, s) }
+
+// Heading styles a heading.
+func (t *IO) Heading(s string) string { return t.style(styleHeading, s) }
+
+// Printf writes to Out.
+func (t *IO) Printf(format string, a ...any) { fmt.Fprintf(t.Out, format, a...) }
+
+// Debugf writes a debug line to ErrOut when Verbose is set.
+func (t *IO) Debugf(format string, a ...any) {
+	if t.Verbose {
+		fmt.Fprintf(t.ErrOut, "debug: "+format+"\n", a...)
+	}
+}
+
+// Progress draws transfer progress on ErrOut with
+// github.com/schollz/progressbar (throttled redraws), only when ErrOut is a
+// terminal and progress is not turned off.
+type Progress struct {
+	io   *IO
+	mu   sync.Mutex
+	name string
+	bar  *progressbar.ProgressBar
+}
+
+// NewProgress returns a progress drawer, or nil when progress is off (JSON,
+// --quiet, or stderr is not a terminal). A nil *Progress ignores Update.
+func (t *IO) NewProgress(json bool) *Progress {
+	if json || t.Quiet || !t.ErrTTY {
+		return nil
+	}
+	return &Progress{io: t}
+}
+
+// Update moves the bar for op on name to done bytes of total (total < 0 when
+// unknown). A new name starts a new bar.
+func (p *Progress) Update(op, name string, done, total int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar == nil || p.name != name {
+		if p.bar != nil {
+			p.bar.Finish()
+		}
+		p.name = name
+		p.bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(p.io.ErrOut),
+			progressbar.OptionSetDescription(op+" "+name),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionEnableColorCodes(p.io.Color),
+		)
+	}
+	p.bar.Set64(done)
+}
+
+// Done ends the progress display.
+func (p *Progress) Done() {
+	if p == nil || p.bar == nil {
+		return
+	}
+	p.bar.Finish()
+	p.bar = nil
+}
+
+// Bytes formats a byte count for people (1.5 MiB).
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,120 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// ErrRefused is wrapped by every refused push: not a fast-forward, or lost
+// a race with a concurrent push. The CLI maps it to its own exit code.
+var ErrRefused = errors.New("push refused")
+
+// RefusedError says why a push did not move a branch (DESIGN.md §4.2, §4.3).
+type RefusedError struct {
+	Branch   refs.Name
+	Current  version.ID // what the branch holds now
+	Proposed version.ID // what the push wanted it to hold
+	// Race is true when the branch moved between the read and the
+	// compare-and-swap (another push won).
+	Race bool
+}
+
+func (e *RefusedError) Error() string {
+	why := "it is not a fast-forward: the branch holds %s, which is not an ancestor of %s"
+	if e.Race {
+		why = "another push moved it to %s first (lost the race for %s)"
+	}
+	return fmt.Sprintf("push to %s refused: "+why+"; nothing was moved: check out %s again (fdl checkout URL NEWDIR) and redo the change on top of it",
+		e.Branch.Short(), e.Current, e.Proposed, e.Branch.Short())
+}
+
+func (e *RefusedError) Unwrap() error { return ErrRefused }
+
+// Pending is a version committed locally and not yet in the store: its
+// record and the folder holding its three files.
+type Pending struct {
+	Record *version.Record
+	Dir    string // holds ducklake.duckdb, dataset.json, version.json
+}
+
+// PushResult says what a push did.
+type PushResult struct {
+	Branch   refs.Name  `json:"branch"`
+	Old      version.ID `json:"old,omitempty"` // what the branch held ("" if it did not exist)
+	New      version.ID `json:"new"`
+	Uploaded int        `json:"uploaded"` // versions uploaded
+	UpToDate bool       `json:"up_to_date"`
+}
+
+// Push uploads pending versions (oldest first; each one's first parent is
+// the previous one or already in the store) and moves branch to head with a
+// compare-and-swap, fast-forward only (DESIGN.md §4.1–4.3). Each version's
+// catalog, then dataset.json, then version.json is written create-only; the
+// ref moves last. An interrupted push can be run again: objects already
+// uploaded with the same bytes are accepted.
+//
+// Errors: *RefusedError (wrapping ErrRefused) when the branch holds a
+// version that is not an ancestor of head, or another push moved it first;
+// nothing is moved then.
+func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pending []Pending) (PushResult, error) {
+	res := PushResult{Branch: branch, New: head}
+	extra := map[version.ID]*version.Record{}
+	for _, p := range pending {
+		extra[p.Record.ID] = p.Record
+	}
+	cur, err := r.refs.Read(ctx, branch)
+	exists := err == nil
+	if err != nil && !errors.Is(err, refs.ErrNotFound) {
+		return res, err
+	}
+	if exists {
+		res.Old = cur.ID
+		if cur.ID == head {
+			res.UpToDate = true
+			return res, nil
+		}
+		ok, err := r.IsAncestor(ctx, cur.ID, head, extra)
+		if err != nil {
+			return res, fmt.Errorf("push to %s: %w", branch.Short(), err)
+		}
+		if !ok {
+			return res, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head}
+		}
+	}
+	if len(pending) > 0 {
+		first := pending[0].Record
+		if p := first.Parent(); p != "" {
+			if _, err := r.Record(ctx, p); err != nil {
+				return res, fmt.Errorf("push: parent of version %s: %w", first.ID, err)
+			}
+		}
+	} else if _, err := r.Record(ctx, head); err != nil {
+		return res, fmt.Errorf("push: %w", err)
+	}
+	for _, p := range pending {
+		id := p.Record.ID
+		for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
+			r.step("push:" + f)
+			if err := r.uploadFile(ctx, VersionKey(id, f), filepath.Join(p.Dir, f)); err != nil {
+				return res, err
+			}
+		}
+		r.record[id] = p.Record
+		res.Uploaded++
+	}
+	r.forgetIDs()
+	r.step("push:ref")
+	if err := r.refs.Update(ctx, branch, cur.Token, head); err != nil {
+		if errors.Is(err, refs.ErrConflict) {
+			now, _ := r.refs.Read(ctx, branch)
+			return res, &RefusedError{Branch: branch, Current: now.ID, Proposed: head, Race: true}
+		}
+		return res, err
+	}
+	return res, nil
+}

@@ -1,0 +1,226 @@
+// Package repo is a repository over a store: fdl.json, HEAD, refs and
+// versions (DESIGN.md §2). It opens, initialises, resolves revisions, reads
+// history, fetches catalogs with checksum checks, pushes versions and
+// verifies the whole. The working catalog side (checkout, status, commit)
+// lives in workdir.go.
+//
+// The package never prints and never imports cobra or lipgloss; long
+// operations report progress through Options.Progress.
+package repo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// ConfigKey is the store key of the repository's settings file.
+const ConfigKey = "fdl.json"
+
+// ConfigFormat is the repository format number this package writes and the
+// highest it reads.
+const ConfigFormat = 1
+
+// DataPrefix is the store key prefix of the Parquet files written by DuckDB.
+const DataPrefix = "data/"
+
+// VersionsPrefix is the store key prefix of versions.
+const VersionsPrefix = "versions/"
+
+// Config is fdl.json (docs/spec.md §fdl.json).
+type Config struct {
+	Format int `json:"format"`
+	// Name is a human-readable name for the repository (defaults to the
+	// last element of its location).
+	Name string `json:"name"`
+	// DataPath is the location of the repository's data/ folder when it was
+	// initialised, with a trailing slash, as DuckDB's DATA_PATH takes it.
+	// Lakes born in the repository store it as their data_path.
+	DataPath string `json:"data_path"`
+	// DefaultBranch is the branch HEAD named at init.
+	DefaultBranch string    `json:"default_branch"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+// Sentinel errors of the package, wrapped with names and hints.
+var (
+	ErrNotRepository = errors.New("not an fdl repository")
+	ErrNotEmpty      = errors.New("location is not empty")
+	ErrUnknownRev    = errors.New("unknown revision")
+	ErrAmbiguousRev  = errors.New("ambiguous revision")
+	ErrChecksum      = errors.New("catalog does not match its record")
+	ErrIncomplete    = errors.New("version is incomplete")
+)
+
+// Event reports progress of a long operation.
+type Event struct {
+	Op    string // "upload", "download", "freeze"
+	Name  string // what is moving, e.g. "versions/<id>/ducklake.duckdb"
+	Done  int64  // bytes so far
+	Total int64  // bytes in all, or -1 when unknown
+}
+
+// Options tune a Repo. The zero value is ready to use.
+type Options struct {
+	// Progress, if set, receives progress events (from the calling goroutine).
+	Progress func(Event)
+	// Step, if set, is called with the name of each step of commit and push
+	// just before it runs ("push:catalog", …); tests use it to inject crashes.
+	Step func(name string)
+}
+
+// Repo is an open repository.
+type Repo struct {
+	st     store.Store
+	url    string
+	cfg    Config
+	refs   *refs.Refs
+	opts   Options
+	ids    []version.ID // cache of all version ids, sorted; nil until loaded
+	record map[version.ID]*version.Record
+}
+
+// Store returns the repository's store.
+func (r *Repo) Store() store.Store { return r.st }
+
+// URL returns the URL the repository was opened with.
+func (r *Repo) URL() string { return r.url }
+
+// Config returns fdl.json.
+func (r *Repo) Config() Config { return r.cfg }
+
+// Refs returns the repository's refs.
+func (r *Repo) Refs() *refs.Refs { return r.refs }
+
+// SetOptions replaces the options (progress and step hooks).
+func (r *Repo) SetOptions(o Options) { r.opts = o }
+
+func (r *Repo) step(name string) {
+	if r.opts.Step != nil {
+		r.opts.Step(name)
+	}
+}
+
+// Close releases the store.
+func (r *Repo) Close() error { return r.st.Close() }
+
+// InitOptions are the settings of a new repository.
+type InitOptions struct {
+	Name          string // default: last element of the location
+	DefaultBranch string // default: "main"
+}
+
+// Init makes an empty repository at url: fdl.json (create-only) and HEAD.
+// It refuses a location that already holds any object (ErrNotEmpty, naming
+// what it found). Errors from the store are wrapped with the URL.
+func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.Stat(ctx, ConfigKey); err == nil {
+		st.Close()
+		return nil, fmt.Errorf("init %s: it is already an fdl repository: %w", url, ErrNotEmpty)
+	}
+	found := ""
+	err = st.List(ctx, "", func(oi store.ObjectInfo) error {
+		found = oi.Key
+		return errStop
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		st.Close()
+		return nil, fmt.Errorf("init %s: %w", url, err)
+	}
+	if found != "" {
+		st.Close()
+		return nil, fmt.Errorf("init %s: it already holds files (%s): %w; choose an empty folder or a new prefix", url, found, ErrNotEmpty)
+	}
+	if o.DefaultBranch == "" {
+		o.DefaultBranch = "main"
+	}
+	branch, err := refs.Branch(o.DefaultBranch)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	name := o.Name
+	if name == "" {
+		loc := strings.TrimRight(st.Location(""), "/\\")
+		name = loc[strings.LastIndexAny(loc, "/\\")+1:]
+	}
+	cfg := Config{Format: ConfigFormat, Name: name, DataPath: dataLocation(st), DefaultBranch: o.DefaultBranch, CreatedAt: time.Now().UTC().Truncate(time.Second)}
+	b, _ := json.MarshalIndent(cfg, "", "  ")
+	if _, err := st.Swap(ctx, refs.HeadKey, store.NoToken, refs.HeadContent(branch)); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("init %s: write HEAD: %w", url, err)
+	}
+	// fdl.json last: its presence marks the repository complete.
+	if err := st.Create(ctx, ConfigKey, strings.NewReader(string(b)+"\n")); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("init %s: write %s: %w", url, ConfigKey, err)
+	}
+	return &Repo{st: st, url: url, cfg: cfg, refs: refs.New(st), record: map[version.ID]*version.Record{}}, nil
+}
+
+var errStop = errors.New("stop")
+
+// dataLocation is the DuckDB DATA_PATH of the store's data/ folder, with a
+// trailing separator.
+func dataLocation(st store.Store) string {
+	loc := st.Location(strings.TrimSuffix(DataPrefix, "/"))
+	if strings.HasSuffix(loc, "/") {
+		return loc
+	}
+	return loc + "/"
+}
+
+// DataLocation returns where the repository's data/ folder is reached through
+// the URL it was opened with (trailing slash included).
+func (r *Repo) DataLocation() string { return dataLocation(r.st) }
+
+// Open opens the repository at url and reads fdl.json. Errors:
+// ErrNotRepository (naming the URL and saying how to make one), a newer
+// format than this fdl reads, or the store's error.
+func Open(ctx context.Context, url string) (*Repo, error) {
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	b, _, err := store.ReadAll(ctx, st, ConfigKey)
+	if errors.Is(err, store.ErrNotExist) {
+		st.Close()
+		return nil, fmt.Errorf("%s: %w (no %s there); check the URL, or make one with 'fdl init %s'", url, ErrNotRepository, ConfigKey, url)
+	}
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open %s: %w", url, err)
+	}
+	var cfg Config
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("%s: %s does not parse (%v): %w", url, ConfigKey, err, ErrNotRepository)
+	}
+	if cfg.Format < 1 || cfg.Format > ConfigFormat {
+		st.Close()
+		return nil, fmt.Errorf("%s: repository format %d is newer than this fdl reads (%d): upgrade fdl", url, cfg.Format, ConfigFormat)
+	}
+	return &Repo{st: st, url: url, cfg: cfg, refs: refs.New(st), record: map[version.ID]*version.Record{}}, nil
+}
+
+// VersionKey returns the store key of a file inside versions/<id>/.
+func VersionKey(id version.ID, file string) string {
+	return VersionsPrefix + string(id) + "/" + file
+}
+
+// CatalogLocation returns the location of a version's frozen catalog, as a
+// reader's DuckDB ATTACH takes it.
+func (r *Repo) CatalogLocation(id version.ID) string {
+	return r.st.Location(VersionKey(id, version.CatalogFile))
+}

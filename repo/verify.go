@@ -1,0 +1,186 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// Problem is one finding of Verify. Code is stable for scripts
+// (docs/spec.md §verify lists them).
+type Problem struct {
+	Code    string `json:"code"`
+	Object  string `json:"object"` // a ref name or a version id
+	Message string `json:"message"`
+}
+
+// VerifyReport is the outcome of Verify.
+type VerifyReport struct {
+	Refs     int       `json:"refs"`
+	Versions int       `json:"versions"`
+	Catalogs int       `json:"catalogs_checked"`
+	Problems []Problem `json:"problems"`
+	// Incomplete lists version folders without version.json that no ref
+	// reaches: left by an interrupted push; harmless (DESIGN.md §4.1).
+	Incomplete []version.ID `json:"incomplete"`
+}
+
+// OK reports whether Verify found no problem.
+func (v *VerifyReport) OK() bool { return len(v.Problems) == 0 }
+
+// VerifyOptions tune Verify.
+type VerifyOptions struct {
+	// SkipCatalogs skips reading every catalog to check its size and sha256.
+	SkipCatalogs bool
+}
+
+// Verify checks the repository (DESIGN.md §4, §6 'fdl verify'): HEAD and
+// every ref parse and point at a complete version; every record parses, its
+// parents exist, seq is the first parent's + 1, ids and snapshots grow along
+// parents; every catalog's size and sha256 match its record; every
+// dataset.json parses. It returns an error only when the store cannot be
+// read; findings go into the report.
+func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
+	rep := &VerifyReport{Problems: []Problem{}, Incomplete: []version.ID{}}
+	add := func(code, obj, format string, a ...any) {
+		rep.Problems = append(rep.Problems, Problem{Code: code, Object: obj, Message: fmt.Sprintf(format, a...)})
+	}
+	if _, err := r.refs.Head(ctx); err != nil {
+		add("head-invalid", "HEAD", "%v", err)
+	}
+	good, bad, err := r.refs.List(ctx, "refs/")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range bad {
+		add("ref-corrupt", "", "%v", e)
+	}
+	rep.Refs = len(good) + len(bad)
+	reached := map[version.ID]bool{}
+	for _, ref := range good {
+		if _, err := r.Record(ctx, ref.ID); err != nil {
+			add("ref-dangling", string(ref.Name), "%s points at version %s, which is not a complete version: %v", ref.Name, ref.ID, err)
+			continue
+		}
+		log, _ := r.Log(ctx, ref.ID, 0)
+		for _, rec := range log {
+			reached[rec.ID] = true
+		}
+	}
+	r.forgetIDs()
+	ids, err := r.IDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		rec, err := r.Record(ctx, id)
+		if errors.Is(err, ErrIncomplete) {
+			if reached[id] {
+				add("version-incomplete", string(id), "%v", err)
+			} else {
+				rep.Incomplete = append(rep.Incomplete, id)
+			}
+			continue
+		}
+		if err != nil {
+			add("record-invalid", string(id), "%v", err)
+			continue
+		}
+		rep.Versions++
+		for i, p := range rec.Parents {
+			prec, err := r.Record(ctx, p)
+			if err != nil {
+				add("parent-missing", string(id), "parent %s: %v", p, err)
+				continue
+			}
+			if i > 0 {
+				continue
+			}
+			if rec.Seq != prec.Seq+1 {
+				add("seq-mismatch", string(id), "seq %d, but its first parent %s has seq %d (want %d)", rec.Seq, p, prec.Seq, prec.Seq+1)
+			}
+			if rec.ID <= prec.ID {
+				add("id-order", string(id), "id does not sort after its first parent %s", p)
+			}
+			if rec.DuckLake.Adds.First != prec.DuckLake.Snapshot+1 {
+				add("snapshot-order", string(id), "adds snapshots from %d, but its first parent %s ends at snapshot %d", rec.DuckLake.Adds.First, p, prec.DuckLake.Snapshot)
+			}
+		}
+		if _, err := r.Dataset(ctx, id); err != nil {
+			add("dataset-invalid", string(id), "%v", err)
+		}
+		if !o.SkipCatalogs {
+			rep.Catalogs++
+			if err := r.CheckCatalog(ctx, rec); err != nil {
+				code := "catalog-unreadable"
+				if errors.Is(err, ErrChecksum) {
+					code = "checksum-mismatch"
+				}
+				add(code, string(id), "%v", err)
+			}
+		}
+	}
+	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Object < rep.Problems[j].Object })
+	return rep, nil
+}
+
+// CreateTag makes tag name point at rev's version. Tags never move: an
+// existing tag is refused (refs.ErrExists).
+func (r *Repo) CreateTag(ctx context.Context, name, rev string) (refs.Ref, error) {
+	n, err := refs.Tag(name)
+	if err != nil {
+		return refs.Ref{}, err
+	}
+	return r.createRef(ctx, n, rev)
+}
+
+// CreateBranch makes branch name point at rev's version, only where the
+// branch does not exist (refs.ErrExists).
+func (r *Repo) CreateBranch(ctx context.Context, name, rev string) (refs.Ref, error) {
+	n, err := refs.Branch(name)
+	if err != nil {
+		return refs.Ref{}, err
+	}
+	return r.createRef(ctx, n, rev)
+}
+
+func (r *Repo) createRef(ctx context.Context, n refs.Name, rev string) (refs.Ref, error) {
+	if rev == "" {
+		rev = "HEAD"
+	}
+	res, err := r.Resolve(ctx, rev)
+	if err != nil {
+		return refs.Ref{}, err
+	}
+	if _, err := r.Record(ctx, res.ID); err != nil {
+		return refs.Ref{}, err
+	}
+	if err := r.refs.Create(ctx, n, res.ID); err != nil {
+		return refs.Ref{}, err
+	}
+	return refs.Ref{Name: n, ID: res.ID}, nil
+}
+
+// ErrDeleteHead: the branch HEAD names cannot be deleted.
+var ErrDeleteHead = errors.New("cannot delete the branch HEAD names")
+
+// DeleteBranch deletes a branch (a compare-and-swap to the tombstone). The
+// versions stay in the repository. It refuses the branch HEAD names.
+func (r *Repo) DeleteBranch(ctx context.Context, name string) (refs.Ref, error) {
+	n, err := refs.Branch(name)
+	if err != nil {
+		return refs.Ref{}, err
+	}
+	if head, err := r.refs.Head(ctx); err == nil && head == n {
+		return refs.Ref{}, fmt.Errorf("branch %s: %w", name, ErrDeleteHead)
+	}
+	cur, err := r.refs.Read(ctx, n)
+	if err != nil {
+		return refs.Ref{}, err
+	}
+	return cur, r.refs.Delete(ctx, n, cur.Token)
+}
