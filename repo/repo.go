@@ -193,6 +193,13 @@ func Open(ctx context.Context, url string) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
+	return OpenStore(ctx, st, url)
+}
+
+// OpenStore opens the repository held by an already open store (tests wrap
+// stores to inject faults); url is how the repository is named in messages.
+// The Repo owns st and closes it. Errors as Open.
+func OpenStore(ctx context.Context, st store.Store, url string) (*Repo, error) {
 	b, _, err := store.ReadAll(ctx, st, ConfigKey)
 	if errors.Is(err, store.ErrNotExist) {
 		st.Close()

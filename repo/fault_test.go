@@ -1,0 +1,175 @@
+package repo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/storetest"
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// seed makes a folder repository with one pushed version and a working
+// directory with one more local commit, ready to push.
+func seed(t *testing.T) (url string, base version.ID, wdDir string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	url = filepath.Join(dir, "repo")
+	r, err := repo.Init(ctx, url, repo.InitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	wdDir = filepath.Join(dir, "w")
+	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: wdDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, msg := range []string{"base", "next"} {
+		w, err := lakewriter.Open(ctx, res.Catalog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.CreateTable(ctx, "main", fmt.Sprintf("t%d", i), []lakewriter.ColumnDef{{Name: "x", Type: "int64", Nullable: true}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Insert(ctx, "main", fmt.Sprintf("t%d", i), "SELECT i AS x FROM range(10) t(i)"); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		wd, _ := repo.OpenWorkdir(wdDir)
+		rec, err := wd.Commit(ctx, repo.CommitOptions{Message: msg, Author: "t"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if _, err := wd.Push(ctx, r, ""); err != nil {
+				t.Fatal(err)
+			}
+			base = rec.ID
+		}
+	}
+	return url, base, wdDir
+}
+
+func openFaulty(t *testing.T, url string, f *storetest.Faulty) *repo.Repo {
+	t.Helper()
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Store = st
+	r, err := repo.OpenStore(context.Background(), f, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func mainHead(t *testing.T, url string) version.ID {
+	r, err := repo.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ref, err := r.Refs().Read(context.Background(), refs.Name("refs/heads/main"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref.ID
+}
+
+// TestPushFaultAtEveryStoreCall fails each store call a push makes, one at
+// a time: the push reports the error, main holds its old version, verify is
+// clean; then a push without faults completes.
+func TestPushFaultAtEveryStoreCall(t *testing.T) {
+	ctx := context.Background()
+	// Count the calls a clean push makes.
+	url, _, dir := seed(t)
+	probe := &storetest.Faulty{}
+	r := openFaulty(t, url, probe)
+	opened := len(probe.Calls())
+	wd, _ := repo.OpenWorkdir(dir)
+	if _, err := wd.Push(ctx, r, ""); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	calls := probe.Calls()[opened:]
+	if len(calls) < 5 {
+		t.Fatalf("a push made only %d store calls: %v", len(calls), calls)
+	}
+	for i := range calls {
+		t.Run(fmt.Sprintf("call%d-%s", i, calls[i]), func(t *testing.T) {
+			url, base, dir := seed(t)
+			f := &storetest.Faulty{}
+			r := openFaulty(t, url, f)
+			n := 0
+			f.FailAt = func(op, key string) error {
+				n++
+				if n == i+1 {
+					return storetest.ErrInjected
+				}
+				return nil
+			}
+			defer r.Close()
+			wd, _ := repo.OpenWorkdir(dir)
+			_, err := wd.Push(ctx, r, "")
+			head := mainHead(t, url)
+			switch {
+			case err == nil:
+				// Some calls are reads whose failure is tolerated (a
+				// re-read after the ref moved): then the push is complete.
+				if head == base {
+					t.Fatalf("push reported success but main did not move")
+				}
+			case !errors.Is(err, storetest.ErrInjected):
+				t.Fatalf("push error %v does not carry the injected fault", err)
+			case head != base:
+				t.Fatalf("failed push moved main to %s", head)
+			}
+			r2, _ := repo.Open(ctx, url)
+			defer r2.Close()
+			if rep, err := r2.Verify(ctx, repo.VerifyOptions{}); err != nil || !rep.OK() {
+				t.Fatalf("verify after fault: %+v %v", rep, err)
+			}
+			wd, _ = repo.OpenWorkdir(dir)
+			if _, err := wd.Push(ctx, r2, ""); err != nil {
+				t.Fatalf("push after fault: %v", err)
+			}
+			if mainHead(t, url) == base {
+				t.Fatal("main did not move on the retry")
+			}
+		})
+	}
+}
+
+// TestPushConflictThatSucceeded: the store applies the ref move but
+// reports a conflict (a retried request answering 412): push reads the ref
+// again, finds its own id and reports success.
+func TestPushConflictThatSucceeded(t *testing.T) {
+	ctx := context.Background()
+	url, base, dir := seed(t)
+	f := &storetest.Faulty{FailAfter: func(op, key string) error {
+		if op == storetest.OpSwap && key == "refs/heads/main" {
+			return store.ErrConflict
+		}
+		return nil
+	}}
+	r := openFaulty(t, url, f)
+	defer r.Close()
+	wd, _ := repo.OpenWorkdir(dir)
+	res, err := wd.Push(ctx, r, "")
+	if err != nil {
+		t.Fatalf("push whose ref move succeeded but reported a conflict: %v", err)
+	}
+	if res.New == base || mainHead(t, url) != res.New {
+		t.Fatalf("main %s, pushed %s", mainHead(t, url), res.New)
+	}
+}

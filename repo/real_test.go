@@ -1,0 +1,117 @@
+package repo_test
+
+import (
+	"context"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/testutil"
+	"github.com/fdl-dev/fdl/repo"
+)
+
+func countColumns(cols []ducklake.Column) int {
+	n := 0
+	for _, c := range cols {
+		n += 1 + countColumns(c.Children)
+	}
+	return n
+}
+
+// TestRealCatalogs takes every DuckDB-format catalog of MANIFEST.md through
+// checkout --from, commit, push, show and a fresh checkout: the fresh
+// working catalog's sha256 equals the record's and dataset.json lists
+// exactly the live tables and columns MANIFEST.md gives.
+func TestRealCatalogs(t *testing.T) {
+	ctx := context.Background()
+	for _, e := range testutil.Manifest(t) {
+		if e.DB != "duckdb" {
+			continue
+		}
+		t.Run(e.File, func(t *testing.T) {
+			dir := t.TempDir()
+			src := filepath.Join(dir, "src", e.File)
+			testutil.Gunzip(t, e.File, src)
+			url := filepath.Join(dir, "repo")
+			r, err := repo.Init(ctx, url, repo.InitOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "w"), From: src})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.DataPath != e.DataPath {
+				t.Errorf("data_path %q, manifest %q", res.DataPath, e.DataPath)
+			}
+			w, err := repo.OpenWorkdir(res.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := w.Commit(ctx, repo.CommitOptions{Message: "import " + e.File, Author: "t"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.DuckLake.Format != e.Format || rec.DuckLake.Snapshot != e.MaxSnapshot || rec.DuckLake.Adds.First != 0 {
+				t.Errorf("record ducklake %+v; manifest format %s max snapshot %d", rec.DuckLake, e.Format, e.MaxSnapshot)
+			}
+			if _, err := w.Push(ctx, r, ""); err != nil {
+				t.Fatal(err)
+			}
+			got, err := r.Resolve(ctx, "main")
+			if err != nil || got.ID != rec.ID {
+				t.Fatalf("main = %v %v, want %s", got, err, rec.ID)
+			}
+			ds, err := r.Dataset(ctx, rec.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tables []string
+			cols := 0
+			for _, s := range ds.Schemas {
+				for _, tb := range s.Tables {
+					tables = append(tables, tb.Name)
+					cols += countColumns(tb.Columns)
+				}
+			}
+			want := append([]string(nil), e.Tables...)
+			sort.Strings(tables)
+			sort.Strings(want)
+			if len(tables) != len(want) {
+				t.Fatalf("tables %v, manifest %v", tables, want)
+			}
+			for i := range want {
+				if tables[i] != want[i] {
+					t.Fatalf("tables %v, manifest %v", tables, want)
+				}
+			}
+			if cols != e.LiveColumns {
+				t.Errorf("%d live columns, manifest %d", cols, e.LiveColumns)
+			}
+			if ds.Totals.DataFiles != int64(e.DataFiles) {
+				t.Errorf("%d data files, manifest %d", ds.Totals.DataFiles, e.DataFiles)
+			}
+			fresh, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "fresh")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			size, sum, err := repo.FileDigest(fresh.Catalog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if size != rec.Catalog.Size || sum != rec.Catalog.SHA256 {
+				t.Fatalf("fresh checkout %d bytes %s; record %d bytes %s", size, sum, rec.Catalog.Size, rec.Catalog.SHA256)
+			}
+			// The source file was only read.
+			if _, srcSum, _ := repo.FileDigest(src); srcSum != e.SHA256 {
+				t.Fatalf("source catalog changed: sha256 %s, manifest %s", srcSum, e.SHA256)
+			}
+			rep, err := r.Verify(ctx, repo.VerifyOptions{})
+			if err != nil || !rep.OK() {
+				t.Fatalf("verify: %+v %v", rep, err)
+			}
+		})
+	}
+}

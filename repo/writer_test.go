@@ -1,0 +1,207 @@
+package repo_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/version"
+)
+
+type step struct {
+	name string
+	do   func(ctx context.Context, w *lakewriter.Writer) error
+	// want: table name -> row count after this step (nil: unchanged check skipped)
+	want map[string]int64
+	// cols: table -> column names after this step
+	cols  map[string][]string
+	views []string
+}
+
+func col(n, t string) lakewriter.ColumnDef {
+	return lakewriter.ColumnDef{Name: n, Type: t, Nullable: true}
+}
+
+// TestWriterHistory builds a catalog with the spec-following writer over
+// many versions — renamed and dropped tables and columns, views, data
+// files, deletes, inlined rows, compaction — commits and pushes each, and
+// checks every version's dataset.json, the snapshot ranges, and that each
+// ancestor's state read from the newest catalog equals its own dataset
+// (DESIGN.md §5).
+func TestWriterHistory(t *testing.T) {
+	ctx := context.Background()
+	steps := []step{
+		{name: "create and load", do: func(ctx context.Context, w *lakewriter.Writer) error {
+			if _, err := w.CreateTable(ctx, "main", "orders", []lakewriter.ColumnDef{col("id", "int64"), col("amount", "float64")}); err != nil {
+				return err
+			}
+			if err := w.Insert(ctx, "main", "orders", "SELECT i AS id, i * 2.0 AS amount FROM range(1000) t(i)"); err != nil {
+				return err
+			}
+			_, err := w.CreateTable(ctx, "main", "tmp", []lakewriter.ColumnDef{col("x", "int32")})
+			return err
+		}, want: map[string]int64{"orders": 1000, "tmp": 0}, cols: map[string][]string{"orders": {"id", "amount"}, "tmp": {"x"}}},
+		{name: "append, delete, view", do: func(ctx context.Context, w *lakewriter.Writer) error {
+			if err := w.Insert(ctx, "main", "orders", "SELECT 1000 + i AS id, 1.0 AS amount FROM range(500) t(i)"); err != nil {
+				return err
+			}
+			if err := w.DeleteWhere(ctx, "main", "orders", "id < 100"); err != nil {
+				return err
+			}
+			return w.CreateView(ctx, "main", "big", "SELECT * FROM orders WHERE amount > 100")
+		}, want: map[string]int64{"orders": 1400, "tmp": 0}, views: []string{"big"}},
+		{name: "rename table and column, add column", do: func(ctx context.Context, w *lakewriter.Writer) error {
+			if err := w.RenameTable(ctx, "main", "orders", "sales"); err != nil {
+				return err
+			}
+			if err := w.RenameColumn(ctx, "main", "sales", "amount", "total"); err != nil {
+				return err
+			}
+			return w.AddColumn(ctx, "main", "sales", col("region", "varchar"))
+		}, want: map[string]int64{"sales": 1400, "tmp": 0}, cols: map[string][]string{"sales": {"id", "total", "region"}}, views: []string{"big"}},
+		{name: "drop table, drop column, drop view, inline", do: func(ctx context.Context, w *lakewriter.Writer) error {
+			if err := w.DropTable(ctx, "main", "tmp"); err != nil {
+				return err
+			}
+			if err := w.DropColumn(ctx, "main", "sales", "region"); err != nil {
+				return err
+			}
+			if err := w.DropView(ctx, "main", "big"); err != nil {
+				return err
+			}
+			if _, err := w.CreateTable(ctx, "main", "small", []lakewriter.ColumnDef{col("k", "int32")}); err != nil {
+				return err
+			}
+			return w.InsertInlined(ctx, "main", "small", "SELECT i::INTEGER AS k FROM range(7) t(i)")
+		}, want: map[string]int64{"sales": 1400, "small": 7}, cols: map[string][]string{"sales": {"id", "total"}, "small": {"k"}}},
+		{name: "compact", do: func(ctx context.Context, w *lakewriter.Writer) error {
+			return w.Compact(ctx, "main", "sales")
+		}, want: map[string]int64{"sales": 1400, "small": 7}},
+	}
+
+	dir := t.TempDir()
+	r, err := repo.Init(ctx, filepath.Join(dir, "repo"), repo.InitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "w")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.DataPath != r.DataLocation() {
+		t.Fatalf("new catalog's data_path %q, want the repository's %q", res.DataPath, r.DataLocation())
+	}
+	var recs []*version.Record
+	for i, s := range steps {
+		w, err := lakewriter.Open(ctx, res.Catalog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.do(ctx, w); err != nil {
+			w.Close()
+			t.Fatalf("step %q: %v", s.name, err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wd, err := repo.OpenWorkdir(res.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := wd.Commit(ctx, repo.CommitOptions{Message: s.name, Author: "t"}, nil)
+		if err != nil {
+			t.Fatalf("commit %q: %v", s.name, err)
+		}
+		if rec.Seq != int64(i+1) {
+			t.Fatalf("seq %d, want %d", rec.Seq, i+1)
+		}
+		if i > 0 {
+			prev := recs[i-1]
+			if rec.Parent() != prev.ID || rec.DuckLake.Adds.First != prev.DuckLake.Snapshot+1 || rec.ID <= prev.ID {
+				t.Fatalf("version %d: parent %s adds %+v; previous %s ends at %d", i+1, rec.Parent(), rec.DuckLake.Adds, prev.ID, prev.DuckLake.Snapshot)
+			}
+		}
+		recs = append(recs, rec)
+		// Push every other version: pushes of several local versions work.
+		if i%2 == 1 || i == len(steps)-1 {
+			if _, err := wd.Push(ctx, r, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Check every version's dataset against the steps.
+	for i, rec := range recs {
+		ds, err := r.Dataset(ctx, rec.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		gotCols := map[string][]string{}
+		var views []string
+		for _, s := range ds.Schemas {
+			for _, tb := range s.Tables {
+				got[tb.Name] = tb.RowCount
+				for _, c := range tb.Columns {
+					gotCols[tb.Name] = append(gotCols[tb.Name], c.Name)
+				}
+			}
+			for _, v := range s.Views {
+				views = append(views, v.Name)
+			}
+		}
+		if !reflect.DeepEqual(got, steps[i].want) {
+			t.Errorf("version %d (%s): row counts %v, want %v", i+1, steps[i].name, got, steps[i].want)
+		}
+		for tb, want := range steps[i].cols {
+			if !reflect.DeepEqual(gotCols[tb], want) {
+				t.Errorf("version %d: %s columns %v, want %v", i+1, tb, gotCols[tb], want)
+			}
+		}
+		if !reflect.DeepEqual(views, steps[i].views) {
+			t.Errorf("version %d: views %v, want %v", i+1, views, steps[i].views)
+		}
+	}
+	// Ancestors' states read from the newest catalog equal their datasets.
+	last := recs[len(recs)-1]
+	fresh, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "fresh")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := ducklake.Open(ctx, fresh.Catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	for _, rec := range recs {
+		st, err := cat.State(ctx, rec.DuckLake.Snapshot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, _ := r.Dataset(ctx, rec.ID)
+		a, _ := json.Marshal(st.Schemas)
+		b, _ := json.Marshal(ds.Schemas)
+		if string(a) != string(b) {
+			t.Errorf("state of seq %d read from seq %d's catalog differs from its dataset.json:\n%s\n%s", rec.Seq, last.Seq, a, b)
+		}
+	}
+	log, err := r.Log(ctx, last.ID, 0)
+	if err != nil || len(log) != len(steps) {
+		t.Fatalf("log: %d %v", len(log), err)
+	}
+	rep, err := r.Verify(ctx, repo.VerifyOptions{})
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify %+v %v", rep, err)
+	}
+	// Nothing new: refused.
+	wd, _ := repo.OpenWorkdir(res.Dir)
+	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "again", Author: "t"}, nil); !errors.Is(err, repo.ErrNothingToCommit) {
+		t.Fatalf("commit with nothing new: %v", err)
+	}
+}
