@@ -10,8 +10,8 @@ import (
 const Ops = `  create-table SCHEMA TABLE COL:TYPE[,COL:TYPE…]
   insert SCHEMA TABLE QUERY        rows of a DuckDB SELECT, into one Parquet file
   inline SCHEMA TABLE QUERY        rows of a DuckDB SELECT, inlined in the catalog
-  delete SCHEMA TABLE PREDICATE    a delete file for the matching rows
-  compact SCHEMA TABLE             merge the table's files into one
+  delete SCHEMA TABLE PREDICATE    delete the matching rows (delete files, as the extension does)
+  compact SCHEMA TABLE             compaction as the extension does it (rewrite or merge adjacent files)
   rename-table SCHEMA OLD NEW
   drop-table SCHEMA TABLE
   add-column SCHEMA TABLE COL:TYPE

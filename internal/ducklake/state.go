@@ -1,0 +1,529 @@
+package ducklake
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// State returns what the catalog holds at snapshot: the schemas, tables and
+// views visible there (DESIGN.md §5: begin_snapshot <= S AND (end_snapshot IS
+// NULL OR S < end_snapshot); DuckLake spec: ducklake_schema, ducklake_table,
+// ducklake_view, ducklake_column), sorted by name. Each table carries its
+// top-level columns in column_order, nested fields under Children (matched by
+// table_id and parent_column), and the data visible at the snapshot:
+//
+//   - DataFiles, DataBytes: ducklake_data_file rows visible at S, and the sum
+//     of their file_size_bytes (bytes);
+//   - DeleteFiles: ducklake_delete_file rows visible at S;
+//   - RowCount: the data files' record_count, minus the delete files'
+//     delete_count, plus the rows visible at S in the table's inlined-data
+//     tables (listed in ducklake_inlined_data_tables; one registered but not
+//     physically present counts 0), minus inlined deletions
+//     (ducklake_inlined_delete_<table_id>, begin_snapshot <= S) of visible
+//     files. A compacted file whose partial_file_info reads "s1:n1|s2:n2"
+//     (DuckLake 0.3) counts n_i for the last s_i <= S. Caveat: a file with
+//     "partial_max:M" (or column partial_max = M) holds rows of snapshots up
+//     to M whose split only the Parquet file knows; for S < M its whole
+//     record_count is counted (an upper bound). At S >= M it is exact.
+//
+// Errors: ErrSnapshotNotFound when ducklake_snapshot has no row with id
+// snapshot.
+func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	var n int64
+	if err := c.conn.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE snapshot_id = %d", c.t("ducklake_snapshot"), snapshot)).Scan(&n); err != nil {
+		return nil, fmt.Errorf("read snapshot %d of %s: %w", snapshot, c.path, err)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: %s has no snapshot %d", ErrSnapshotNotFound, c.path, snapshot)
+	}
+	st := &State{Snapshot: snapshot, Schemas: []Schema{}}
+
+	// Schemas.
+	schemaIdx := map[int64]int{}
+	if c.has("ducklake_schema") {
+		err := c.query(ctx, fmt.Sprintf("SELECT schema_id, schema_name FROM %s WHERE %s ORDER BY schema_name, schema_id",
+			c.t("ducklake_schema"), visible("", snapshot)), func(r *sql.Rows) error {
+			var s Schema
+			var name sql.NullString
+			if err := r.Scan(&s.ID, &name); err != nil {
+				return err
+			}
+			s.Name, s.Tables, s.Views = name.String, []Table{}, []View{}
+			schemaIdx[s.ID] = len(st.Schemas)
+			st.Schemas = append(st.Schemas, s)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	// Tables.
+	type tref struct{ schema, table int }
+	tableRef := map[int64]tref{}
+	if c.has("ducklake_table") {
+		err := c.query(ctx, fmt.Sprintf("SELECT table_id, schema_id, table_name FROM %s WHERE %s ORDER BY table_name, table_id",
+			c.t("ducklake_table"), visible("", snapshot)), func(r *sql.Rows) error {
+			var t Table
+			var schemaID int64
+			var name sql.NullString
+			if err := r.Scan(&t.ID, &schemaID, &name); err != nil {
+				return err
+			}
+			si, ok := schemaIdx[schemaID]
+			if !ok {
+				return nil // schema not visible: an inconsistent catalog; fdl verify reports it
+			}
+			t.Name, t.Columns = name.String, []Column{}
+			tableRef[t.ID] = tref{si, len(st.Schemas[si].Tables)}
+			st.Schemas[si].Tables = append(st.Schemas[si].Tables, t)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	table := func(id int64) *Table {
+		r, ok := tableRef[id]
+		if !ok {
+			return nil
+		}
+		return &st.Schemas[r.schema].Tables[r.table]
+	}
+
+	// Views.
+	if c.has("ducklake_view") {
+		err := c.query(ctx, fmt.Sprintf("SELECT view_id, schema_id, view_name, %s, %s FROM %s WHERE %s ORDER BY view_name, view_id",
+			c.col("ducklake_view", "", "dialect", "NULL::VARCHAR"), c.col("ducklake_view", "", "sql", "NULL::VARCHAR"),
+			c.t("ducklake_view"), visible("", snapshot)), func(r *sql.Rows) error {
+			var v View
+			var schemaID int64
+			var name, dialect, sqlText sql.NullString
+			if err := r.Scan(&v.ID, &schemaID, &name, &dialect, &sqlText); err != nil {
+				return err
+			}
+			si, ok := schemaIdx[schemaID]
+			if !ok {
+				return nil
+			}
+			v.Name, v.Dialect, v.SQL = name.String, dialect.String, sqlText.String
+			st.Schemas[si].Views = append(st.Schemas[si].Views, v)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	// Columns: ids are unique per table only, so nesting is keyed by
+	// (table_id, column_id).
+	if c.has("ducklake_column") {
+		type key struct{ table, col int64 }
+		type node struct {
+			col    Column
+			parent *int64
+		}
+		var nodes []node
+		var tables []int64
+		err := c.query(ctx, fmt.Sprintf(`SELECT table_id, column_id, column_name, column_type, %s, %s FROM %s
+			WHERE %s ORDER BY table_id, column_order, column_id`,
+			c.col("ducklake_column", "", "nulls_allowed", "NULL::BOOLEAN"),
+			c.col("ducklake_column", "", "parent_column", "NULL::BIGINT"),
+			c.t("ducklake_column"), visible("", snapshot)), func(r *sql.Rows) error {
+			var tid int64
+			var col Column
+			var name, typ sql.NullString
+			var nullable sql.NullBool
+			var parent sql.NullInt64
+			if err := r.Scan(&tid, &col.ID, &name, &typ, &nullable, &parent); err != nil {
+				return err
+			}
+			if table(tid) == nil {
+				return nil
+			}
+			col.Name, col.Type = name.String, typ.String
+			col.Nullable = !nullable.Valid || nullable.Bool
+			n := node{col: col}
+			if parent.Valid {
+				p := parent.Int64
+				n.parent = &p
+			}
+			nodes = append(nodes, n)
+			tables = append(tables, tid)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		children := map[key][]int{}
+		for i, n := range nodes {
+			if n.parent != nil {
+				k := key{tables[i], *n.parent}
+				children[k] = append(children[k], i)
+			}
+		}
+		var build func(i int, depth int) Column
+		build = func(i int, depth int) Column {
+			col := nodes[i].col
+			if depth > 64 {
+				return col // a parent cycle; never produced by DuckLake
+			}
+			for _, ci := range children[key{tables[i], col.ID}] {
+				col.Children = append(col.Children, build(ci, depth+1))
+			}
+			return col
+		}
+		for i, n := range nodes {
+			if n.parent == nil {
+				t := table(tables[i])
+				t.Columns = append(t.Columns, build(i, 0))
+			}
+		}
+	}
+
+	if err := c.countData(ctx, snapshot, table); err != nil {
+		return nil, err
+	}
+	// ORDER BY already sorts by name; sort again in Go so the order is
+	// byte order whatever DuckDB's collation settings.
+	byName := func(a, b string, ia, ib int64) int {
+		if c := strings.Compare(a, b); c != 0 {
+			return c
+		}
+		return int(ia - ib)
+	}
+	slices.SortStableFunc(st.Schemas, func(a, b Schema) int { return byName(a.Name, b.Name, a.ID, b.ID) })
+	for i := range st.Schemas {
+		slices.SortStableFunc(st.Schemas[i].Tables, func(a, b Table) int { return byName(a.Name, b.Name, a.ID, b.ID) })
+		slices.SortStableFunc(st.Schemas[i].Views, func(a, b View) int { return byName(a.Name, b.Name, a.ID, b.ID) })
+	}
+	return st, nil
+}
+
+// partialInfoRe matches a DuckLake 0.3 partial_file_info list "s1:n1|s2:n2".
+var partialInfoRe = regexp.MustCompile(`^\d+:\d+(\|\d+:\d+)*$`)
+
+// countData fills DataFiles, DataBytes, DeleteFiles and RowCount of the
+// visible tables.
+func (c *Catalog) countData(ctx context.Context, s int64, table func(int64) *Table) error {
+	const df, del = "ducklake_data_file", "ducklake_delete_file"
+	if c.has(df) {
+		err := c.query(ctx, fmt.Sprintf(`SELECT table_id, count(*), coalesce(sum(file_size_bytes), 0)::BIGINT, coalesce(sum(record_count), 0)::BIGINT
+			FROM %s WHERE %s GROUP BY table_id`, c.t(df), visible("", s)), func(r *sql.Rows) error {
+			var tid, n, size, rowsN int64
+			if err := r.Scan(&tid, &n, &size, &rowsN); err != nil {
+				return err
+			}
+			if t := table(tid); t != nil {
+				t.DataFiles, t.DataBytes, t.RowCount = n, size, rowsN
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if c.has(df, "partial_file_info") {
+			err := c.query(ctx, fmt.Sprintf(`SELECT table_id, record_count, partial_file_info FROM %s
+				WHERE %s AND partial_file_info IS NOT NULL AND partial_file_info NOT LIKE 'partial_max:%%'`,
+				c.t(df), visible("", s)), func(r *sql.Rows) error {
+				var tid int64
+				var rc sql.NullInt64
+				var info string
+				if err := r.Scan(&tid, &rc, &info); err != nil {
+					return err
+				}
+				t := table(tid)
+				if t == nil || !partialInfoRe.MatchString(info) {
+					return nil
+				}
+				t.RowCount += partialRows(info, s, rc.Int64) - rc.Int64
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if c.has(del) {
+		err := c.query(ctx, fmt.Sprintf(`SELECT table_id, count(*), coalesce(sum(delete_count), 0)::BIGINT
+			FROM %s WHERE %s GROUP BY table_id`, c.t(del), visible("", s)), func(r *sql.Rows) error {
+			var tid, n, deleted int64
+			if err := r.Scan(&tid, &n, &deleted); err != nil {
+				return err
+			}
+			if t := table(tid); t != nil {
+				t.DeleteFiles = n
+				t.RowCount -= deleted
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+
+	// Inlined data (DuckLake spec: ducklake_inlined_data_tables; the tables
+	// ducklake_inlined_data_<table_id>_<schema_version> start with three
+	// metadata columns row_id, begin_snapshot, end_snapshot, which 1.1-dev1
+	// renames with a "_ducklake_" prefix).
+	if c.has("ducklake_inlined_data_tables", "table_id", "table_name") {
+		type reg struct {
+			tid  int64
+			name string
+		}
+		var regs []reg
+		err := c.query(ctx, fmt.Sprintf("SELECT table_id, table_name FROM %s ORDER BY table_id, table_name",
+			c.t("ducklake_inlined_data_tables")), func(r *sql.Rows) error {
+			var x reg
+			var name sql.NullString
+			if err := r.Scan(&x.tid, &name); err != nil {
+				return err
+			}
+			x.name = name.String
+			regs = append(regs, x)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, x := range regs {
+			t := table(x.tid)
+			if t == nil || seen[x.name] {
+				continue
+			}
+			seen[x.name] = true
+			begin, end, ok := inlinedSnapshotColumns(c.tables[x.name])
+			if !ok {
+				continue // registered but not physically present (or not shaped as expected)
+			}
+			var n int64
+			q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s <= %d AND (%s IS NULL OR %d < %s)",
+				c.t(x.name), quoteIdent(begin), s, quoteIdent(end), s, quoteIdent(end))
+			if err := c.conn.QueryRowContext(ctx, q).Scan(&n); err != nil {
+				return fmt.Errorf("count inlined rows in %s of %s: %w", x.name, c.path, err)
+			}
+			t.RowCount += n
+		}
+	}
+
+	// Inlined deletions of rows in Parquet files:
+	// ducklake_inlined_delete_<table_id>(file_id, row_id, begin_snapshot).
+	if c.has(df) {
+		for name, cols := range c.tables {
+			idStr, ok := strings.CutPrefix(name, "ducklake_inlined_delete_")
+			if !ok || !slices.Contains(cols, "file_id") || !slices.Contains(cols, "begin_snapshot") {
+				continue
+			}
+			tid, err := strconv.ParseInt(idStr, 10, 64)
+			if err != nil {
+				continue
+			}
+			t := table(tid)
+			if t == nil {
+				continue
+			}
+			cond := fmt.Sprintf("d.begin_snapshot <= %d", s)
+			if slices.Contains(cols, "end_snapshot") {
+				cond = visible("d.", s)
+			}
+			var n int64
+			q := fmt.Sprintf(`SELECT count(*) FROM %s d WHERE %s AND d.file_id IN
+				(SELECT data_file_id FROM %s WHERE table_id = %d AND %s)`, c.t(name), cond, c.t(df), tid, visible("", s))
+			if err := c.conn.QueryRowContext(ctx, q).Scan(&n); err != nil {
+				return fmt.Errorf("count inlined deletions in %s of %s: %w", name, c.path, err)
+			}
+			t.RowCount -= n
+		}
+	}
+	return nil
+}
+
+// partialRows returns the rows of a compacted file visible at snapshot s from
+// its partial_file_info "s1:n1|s2:n2|…" (n_i rows are visible from s_i on).
+func partialRows(info string, s, recordCount int64) int64 {
+	rows := int64(0)
+	for _, part := range strings.Split(info, "|") {
+		a, b, _ := strings.Cut(part, ":")
+		snap, err1 := strconv.ParseInt(a, 10, 64)
+		n, err2 := strconv.ParseInt(b, 10, 64)
+		if err1 != nil || err2 != nil {
+			return recordCount
+		}
+		if snap <= s {
+			rows = n
+		}
+	}
+	return rows
+}
+
+// inlinedSnapshotColumns finds the begin/end snapshot columns of an inlined
+// data table by name, falling back to the 2nd and 3rd columns as the
+// extension does.
+func inlinedSnapshotColumns(cols []string) (begin, end string, ok bool) {
+	for _, p := range []string{"", "_ducklake_"} {
+		if slices.Contains(cols, p+"begin_snapshot") && slices.Contains(cols, p+"end_snapshot") {
+			return p + "begin_snapshot", p + "end_snapshot", true
+		}
+	}
+	if len(cols) >= 3 {
+		return cols[1], cols[2], true
+	}
+	return "", "", false
+}
+
+// DataFiles returns every row of ducklake_data_file (ordered by id) followed
+// by every row of ducklake_delete_file (ordered by id), whatever their
+// snapshots, with ResolvedPath computed as the DuckLake spec ("Paths") and
+// the extension (FromRelativePath: plain string concatenation) do: a relative
+// file path is appended to its table's path, a relative table path to its
+// schema's path, a relative schema path to data_path (given a trailing "/"
+// when it lacks one). DuckLake 0.1 has no schema or table paths: there files
+// are relative to data_path itself. A relative data_path stays relative (to
+// the reader's working directory, as in DuckDB). Size is file_size_bytes.
+func (c *Catalog) DataFiles(ctx context.Context) ([]DataFile, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	type p struct {
+		path     string
+		relative bool
+		parent   int64
+	}
+	schemas := map[int64]p{}
+	if c.has("ducklake_schema", "path") {
+		err := c.query(ctx, fmt.Sprintf("SELECT schema_id, path, %s FROM %s ORDER BY begin_snapshot, schema_id",
+			c.col("ducklake_schema", "", "path_is_relative", "NULL::BOOLEAN"), c.t("ducklake_schema")), func(r *sql.Rows) error {
+			var id int64
+			var path sql.NullString
+			var rel sql.NullBool
+			if err := r.Scan(&id, &path, &rel); err != nil {
+				return err
+			}
+			schemas[id] = p{path: path.String, relative: isRelative(path.String, rel)}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	tables := map[int64]p{}
+	if c.has("ducklake_table") {
+		err := c.query(ctx, fmt.Sprintf("SELECT table_id, schema_id, %s, %s FROM %s ORDER BY begin_snapshot, table_id",
+			c.col("ducklake_table", "", "path", "NULL::VARCHAR"), c.col("ducklake_table", "", "path_is_relative", "NULL::BOOLEAN"),
+			c.t("ducklake_table")), func(r *sql.Rows) error {
+			var id, sid int64
+			var path sql.NullString
+			var rel sql.NullBool
+			if err := r.Scan(&id, &sid, &path, &rel); err != nil {
+				return err
+			}
+			// Later rows (renames) win; DuckLake keeps the path across them.
+			tables[id] = p{path: path.String, relative: isRelative(path.String, rel), parent: sid}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	base := c.dataPath
+	if base != "" && !strings.HasSuffix(base, "/") && !strings.HasSuffix(base, `\`) {
+		base += "/"
+	}
+	tableBase := func(tid int64) string {
+		t, ok := tables[tid]
+		if !ok {
+			return base
+		}
+		sb := base
+		if s, ok := schemas[t.parent]; ok {
+			if s.relative {
+				sb = base + s.path
+			} else {
+				sb = s.path
+			}
+		}
+		if t.relative {
+			return sb + t.path
+		}
+		return t.path
+	}
+
+	var out []DataFile
+	read := func(table, idCol string, del bool) error {
+		if !c.has(table) {
+			return nil
+		}
+		q := fmt.Sprintf("SELECT %s, table_id, path, %s, begin_snapshot, end_snapshot, %s FROM %s ORDER BY %s",
+			quoteIdent(idCol), c.col(table, "", "path_is_relative", "NULL::BOOLEAN"),
+			c.col(table, "", "file_size_bytes", "NULL::BIGINT"), c.t(table), quoteIdent(idCol))
+		return c.query(ctx, q, func(r *sql.Rows) error {
+			var f DataFile
+			var path sql.NullString
+			var rel sql.NullBool
+			var end, size sql.NullInt64
+			if err := r.Scan(&f.ID, &f.TableID, &path, &rel, &f.BeginSnapshot, &end, &size); err != nil {
+				return err
+			}
+			f.Path, f.PathIsRelative, f.Size, f.Delete = path.String, isRelative(path.String, rel), size.Int64, del
+			if end.Valid {
+				e := end.Int64
+				f.EndSnapshot = &e
+			}
+			if f.PathIsRelative {
+				f.ResolvedPath = tableBase(f.TableID) + f.Path
+			} else {
+				f.ResolvedPath = f.Path
+			}
+			out = append(out, f)
+			return nil
+		})
+	}
+	if err := read("ducklake_data_file", "data_file_id", false); err != nil {
+		return nil, err
+	}
+	if err := read("ducklake_delete_file", "delete_file_id", true); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// isRelative reads a path_is_relative value; NULL (or a missing column) means
+// relative, as the 0.1 -> 0.2 migration's DEFAULT TRUE does, unless the path
+// is plainly absolute.
+func isRelative(path string, rel sql.NullBool) bool {
+	if rel.Valid {
+		return rel.Bool
+	}
+	return !(strings.HasPrefix(path, "/") || strings.Contains(path, "://"))
+}
+
+// query runs q on the catalog connection and calls fn for every row.
+func (c *Catalog) query(ctx context.Context, q string, fn func(*sql.Rows) error) error {
+	rows, err := c.conn.QueryContext(ctx, q)
+	if err != nil {
+		return fmt.Errorf("query %s: %w", c.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return fmt.Errorf("query %s: %w", c.path, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("query %s: %w", c.path, err)
+	}
+	return nil
+}
