@@ -27,7 +27,7 @@ lint: ## golangci-lint (pinned version) and gofmt
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION) run ./...
 
 docs: ## regenerate docs/cli/ from the cobra commands
-	$(GO) run ./cmd/fdl-docs docs/cli
+	$(GO) test ./cmd/fdl -run TestGeneratedDocs -count=1 -args -update-docs
 
 clean: ## remove build output
 	rm -rf bin
