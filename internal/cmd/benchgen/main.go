@@ -63,8 +63,8 @@ func run(path string, target int64) error {
 		return err
 	}
 	defer db.Close()
-	// Each file row costs about 16 × 45 bytes once DuckDB has compressed it (measured).
-	files := target / (columns * 39)
+	// Each file row costs about 16 × 38 bytes once DuckDB has compressed it (measured).
+	files := target / (columns * 38)
 	var snap, nextCatalog, nextFile, schemaVersion int64
 	if err := db.QueryRow(`SELECT snapshot_id, schema_version, next_catalog_id, next_file_id FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1`).
 		Scan(&snap, &schemaVersion, &nextCatalog, &nextFile); err != nil {
