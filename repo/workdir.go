@@ -508,6 +508,22 @@ func (w *Workdir) PendingVersions() ([]Pending, error) {
 	return out, nil
 }
 
+// LocalCatalog returns the path of the frozen catalog of a version committed
+// here and not pushed yet.
+func (w *Workdir) LocalCatalog(id version.ID) string {
+	return w.stateDir(LocalVersions, string(id), version.CatalogFile)
+}
+
+// LocalDataset reads dataset.json of a version committed in this working
+// directory and not pushed yet. Errors: os.ErrNotExist when it is not local.
+func (w *Workdir) LocalDataset(id version.ID) (*version.Dataset, error) {
+	b, err := os.ReadFile(w.stateDir(LocalVersions, string(id), version.DatasetFile))
+	if err != nil {
+		return nil, err
+	}
+	return version.ParseDataset(b, id)
+}
+
 // Push pushes the working directory's local versions to branch (default:
 // the branch it was checked out from) with Repo.Push, then records the
 // branch's new version as upstream and removes the pushed local copies.

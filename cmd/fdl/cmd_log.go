@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,18 +46,59 @@ tab-separated line per version with RFC 3339 UTC times:
 type logEntry struct {
 	*version.Record
 	Short string `json:"short_id"`
+	// Local is true for a version committed in this working directory and
+	// not pushed yet.
+	Local bool `json:"local,omitempty"`
 }
 
+// defaultRev is the revision log and show use without one: the working
+// directory's upstream (its newest pushed version), else its branch, else
+// HEAD.
 func (g *globals) defaultRev() string {
 	if g.Repo == "" {
 		if w, err := g.workdir(); err == nil {
-			if w.State.Base != "" && w.State.Base != w.State.Upstream {
-				return string(w.State.Base)
+			if w.State.Upstream != "" {
+				return string(w.State.Upstream)
 			}
 			return w.State.Branch
 		}
 	}
 	return "HEAD"
+}
+
+// localVersions returns the working directory's unpushed versions, newest
+// first, when log or show run in one without --repo and without a revision.
+func (g *globals) localVersions(rev string) []*version.Record {
+	if rev != "" || g.Repo != "" {
+		return nil
+	}
+	w, err := g.workdir()
+	if err != nil {
+		return nil
+	}
+	pend, err := w.PendingVersions()
+	if err != nil {
+		return nil
+	}
+	out := make([]*version.Record, 0, len(pend))
+	for i := len(pend) - 1; i >= 0; i-- {
+		out = append(out, pend[i].Record)
+	}
+	return out
+}
+
+// shortLen is the short-id length over the store's ids and local ones.
+func shortLen(ctx context.Context, r *repo.Repo, local []*version.Record) (int, error) {
+	ids, err := r.IDs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	all := append([]version.ID(nil), ids...)
+	for _, rec := range local {
+		all = append(all, rec.ID)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	return repo.ShortLen(all), nil
 }
 
 func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error {
@@ -64,36 +107,54 @@ func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error 
 		return err
 	}
 	defer r.Close()
+	local := g.localVersions(o.Rev)
 	rev := o.Rev
 	if rev == "" {
 		rev = g.defaultRev()
 	}
-	res, err := r.Resolve(ctx, rev)
+	recs := local
+	if len(local) == 0 || local[len(local)-1].Parent() != "" {
+		res, err := r.Resolve(ctx, rev)
+		if err != nil && !(len(local) > 0 && errors.Is(err, repo.ErrUnknownRev)) {
+			return err
+		}
+		if err == nil {
+			stored, err := r.Log(ctx, res.ID, 0)
+			if err != nil {
+				return err
+			}
+			recs = append(recs, stored...)
+		}
+	}
+	if o.Max > 0 && len(recs) > o.Max {
+		recs = recs[:o.Max]
+	}
+	n, err := shortLen(ctx, r, local)
 	if err != nil {
 		return err
 	}
-	recs, err := r.Log(ctx, res.ID, o.Max)
-	if err != nil {
-		return err
-	}
-	n, err := r.ShortLen(ctx)
-	if err != nil {
-		return err
+	isLocal := map[version.ID]bool{}
+	for _, rec := range local {
+		isLocal[rec.ID] = true
 	}
 	if g.JSON {
 		out := make([]logEntry, len(recs))
 		for i, rec := range recs {
-			out[i] = logEntry{rec, repo.Short(rec.ID, n)}
+			out[i] = logEntry{rec, repo.Short(rec.ID, n), isLocal[rec.ID]}
 		}
 		return printJSON(ios, out)
 	}
 	for _, rec := range recs {
 		short := repo.Short(rec.ID, n)
+		msg := oneLine(rec.Message)
+		if isLocal[rec.ID] {
+			msg = "(not pushed) " + msg
+		}
 		if !ios.OutTTY {
-			ios.Printf("%d\t%s\t%s\t%s\t%s\n", rec.Seq, short, rec.CreatedAt.UTC().Format(time.RFC3339), rec.Author, oneLine(rec.Message))
+			ios.Printf("%d\t%s\t%s\t%s\t%s\n", rec.Seq, short, rec.CreatedAt.UTC().Format(time.RFC3339), rec.Author, msg)
 			continue
 		}
-		ios.Printf("%s  %s  %s  %s  %s\n", fmt.Sprintf("%4d", rec.Seq), ios.ID(short), ios.Dim(rec.CreatedAt.Local().Format("2006-01-02 15:04:05")), rec.Author, oneLine(rec.Message))
+		ios.Printf("%s  %s  %s  %s  %s\n", fmt.Sprintf("%4d", rec.Seq), ios.ID(short), ios.Dim(rec.CreatedAt.Local().Format("2006-01-02 15:04:05")), rec.Author, msg)
 	}
 	return nil
 }

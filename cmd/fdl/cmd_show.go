@@ -46,27 +46,43 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 		return err
 	}
 	defer r.Close()
-	if rev == "" {
-		rev = g.defaultRev()
+	var rec *version.Record
+	var ds *version.Dataset
+	catalog := ""
+	local := g.localVersions(rev)
+	if len(local) > 0 {
+		// In a working directory with unpushed versions, show its newest.
+		rec = local[0]
+		w, err := g.workdir()
+		if err != nil {
+			return err
+		}
+		if ds, err = w.LocalDataset(rec.ID); err != nil {
+			return err
+		}
+		catalog = w.LocalCatalog(rec.ID)
+	} else {
+		if rev == "" {
+			rev = g.defaultRev()
+		}
+		res, err := r.Resolve(ctx, rev)
+		if err != nil {
+			return err
+		}
+		if rec, err = r.Record(ctx, res.ID); err != nil {
+			return err
+		}
+		if ds, err = r.Dataset(ctx, res.ID); err != nil {
+			return err
+		}
+		catalog = r.CatalogLocation(rec.ID)
 	}
-	res, err := r.Resolve(ctx, rev)
-	if err != nil {
-		return err
-	}
-	rec, err := r.Record(ctx, res.ID)
-	if err != nil {
-		return err
-	}
-	ds, err := r.Dataset(ctx, res.ID)
-	if err != nil {
-		return err
-	}
-	n, err := r.ShortLen(ctx)
+	n, err := shortLen(ctx, r, local)
 	if err != nil {
 		return err
 	}
 	out := showOutput{Record: rec, Dataset: ds, Short: repo.Short(rec.ID, n),
-		Attach: r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, "v"+fmt.Sprint(rec.Seq), true)}
+		Attach: r.AttachStatement(catalog, rec.DuckLake.DataPath, "v"+fmt.Sprint(rec.Seq), true)}
 	if g.JSON {
 		return printJSON(ios, out)
 	}
