@@ -94,8 +94,11 @@ func named(prefix, kind, short string) (Name, error) {
 }
 
 // CheckShort checks a short ref name with Git's rules (git check-ref-format)
-// plus fdl's own: no '@' (it separates a branch from a seq in revisions) and
-// no '~' or ':' (revision syntax). Errors: ErrInvalidName wrapped with the
+// plus fdl's own: no '@' (it separates a branch from a seq in revisions), no
+// '~' or ':' (revision syntax), not HEAD or refs/…, no leading '-' (it
+// would read as a flag), and not only hex digits and dashes (it would hide
+// a version id: full-length hex ids are refused here; a shorter hex name
+// is refused by the repository when it is a prefix of an existing id). Errors: ErrInvalidName wrapped with the
 // rule broken.
 func CheckShort(s string) error {
 	bad := func(why string) error { return fmt.Errorf("%s: %w", why, ErrInvalidName) }
@@ -112,6 +115,12 @@ func CheckShort(s string) error {
 		return bad("a name may not end with '.'")
 	case len(s) > 200:
 		return bad("a name may be at most 200 bytes")
+	case s == "HEAD" || strings.HasPrefix(s, "refs/"):
+		return bad("HEAD and names beginning with 'refs/' are reserved")
+	case strings.HasPrefix(s, "-"):
+		return bad("a name may not begin with '-'")
+	case LooksLikeID(s) && len(strings.ReplaceAll(s, "-", "")) == 32:
+		return bad("a name shaped like a version id would hide that version")
 	}
 	for _, r := range s {
 		if unicode.IsControl(r) || unicode.IsSpace(r) {
@@ -290,3 +299,19 @@ func (r *Refs) Head(ctx context.Context) (Name, error) {
 
 // HeadContent returns what HEAD holds when it names branch n.
 func HeadContent(n Name) []byte { return []byte("ref: " + string(n) + "\n") }
+
+// LooksLikeID reports whether s could be read as a version id or prefix: at
+// least 4 hex digits and nothing but hex digits and dashes.
+func LooksLikeID(s string) bool {
+	digits := 0
+	for _, c := range s {
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+			digits++
+		case c == '-':
+		default:
+			return false
+		}
+	}
+	return digits >= 4
+}

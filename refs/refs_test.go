@@ -11,13 +11,13 @@ import (
 )
 
 func TestCheckShort(t *testing.T) {
-	good := []string{"main", "release/2025", "2025-final", "nightly_01", "naïve"}
+	good := []string{"main", "release/2025", "2025-final", "nightly_01", "naïve", "abc", "2025", "face-off"}
 	for _, s := range good {
 		if err := CheckShort(s); err != nil {
 			t.Errorf("CheckShort(%q) = %v, want ok", s, err)
 		}
 	}
-	bad := []string{"", "a..b", "/main", "main/", "a//b", "main.lock", "a/b.lock/c", "with space", "tab\there", "ctl\x01", "a~1", "a^", "a:b", "a?", "a*", "a[", `a\b`, "a@1", ".hidden", "a/.b", "end."}
+	bad := []string{"", "a..b", "/main", "main/", "a//b", "main.lock", "a/b.lock/c", "with space", "tab\there", "ctl\x01", "a~1", "a^", "a:b", "a?", "a*", "a[", `a\b`, "a@1", ".hidden", "a/.b", "end.", "HEAD", "refs/heads/main", "-x", "--", "01a229970000700080000000000000ff", "01a22997-0000-7000-8000-0000000000ff"}
 	for _, s := range bad {
 		if err := CheckShort(s); !errors.Is(err, ErrInvalidName) {
 			t.Errorf("CheckShort(%q) = %v, want ErrInvalidName", s, err)

@@ -71,11 +71,21 @@ func (r *Repo) Record(ctx context.Context, id version.ID) (*version.Record, erro
 	return rec, nil
 }
 
-// Dataset reads versions/<id>/dataset.json.
+// Dataset reads versions/<id>/dataset.json and checks it against the size
+// and sha256 its record gives. Errors: *ChecksumError, ErrUnknownRev,
+// version.ErrBadRecord.
 func (r *Repo) Dataset(ctx context.Context, id version.ID) (*version.Dataset, error) {
-	b, _, err := store.ReadAll(ctx, r.st, VersionKey(id, version.DatasetFile))
+	rec, err := r.Record(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	key := VersionKey(id, version.DatasetFile)
+	b, _, err := store.ReadAll(ctx, r.st, key)
 	if err != nil {
 		return nil, fmt.Errorf("read dataset of version %s: %w", id, err)
+	}
+	if sum := sha256Hex(b); int64(len(b)) != rec.Dataset.Size || sum != rec.Dataset.SHA256 {
+		return nil, &ChecksumError{Version: id, WantSize: rec.Dataset.Size, GotSize: int64(len(b)), WantSHA: rec.Dataset.SHA256, GotSHA: sum, Location: r.st.Location(key)}
 	}
 	return version.ParseDataset(b, id)
 }
@@ -130,6 +140,9 @@ func (r *Repo) IsAncestor(ctx context.Context, anc, id version.ID, extra map[ver
 // abbreviations).
 func (r *Repo) ShortLen(ctx context.Context) (int, error) {
 	ids, err := r.IDs(ctx)
+	if errors.Is(err, store.ErrCannotList) {
+		return 32, nil // a store that cannot list (plain HTTP): full ids
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -276,6 +289,10 @@ func (r *Repo) resolveBase(ctx context.Context, rev, base string) (Resolved, err
 		}
 		return Resolved{ID: ref.ID, Ref: n}, nil
 	}
+	if _, err := version.ParseID(strings.ToLower(base)); err == nil {
+		// A full id names that version, whatever refs exist.
+		return Resolved{ID: version.ID(strings.ToLower(base))}, nil
+	}
 	res, err := r.resolveRef(ctx, rev, base, false)
 	if err == nil || !errors.Is(err, ErrUnknownRev) {
 		return res, err
@@ -319,6 +336,12 @@ func (r *Repo) resolveID(ctx context.Context, rev, base string) (Resolved, error
 		return Resolved{}, fmt.Errorf("revision %q: no branch, tag or version id of that name in %s (list them with 'fdl branch -l', 'fdl tag -l', 'fdl log'): %w", rev, r.url, ErrUnknownRev)
 	}
 	ids, err := r.IDs(ctx)
+	if errors.Is(err, store.ErrCannotList) && len(hex) == 32 {
+		// A full id needs no listing (plain HTTP); Record checks it exists.
+		if id, perr := version.ParseID(base); perr == nil {
+			return Resolved{ID: id}, nil
+		}
+	}
 	if err != nil {
 		return Resolved{}, err
 	}
@@ -343,4 +366,34 @@ func (r *Repo) resolveID(ctx context.Context, rev, base string) (Resolved, error
 		shown = append(shown, string(id))
 	}
 	return Resolved{}, fmt.Errorf("revision %q matches %d versions (%s): give more digits: %w", rev, len(match), strings.Join(shown, ", "), ErrAmbiguousRev)
+}
+
+// checkNewName refuses a new branch or tag whose short name would hide
+// something a revision names today: a tag or branch of the same name (a
+// branch would silently win over the tag readers rely on), or the prefix of
+// an existing version id. Errors: refs.ErrInvalidName / refs.ErrExists
+// naming what it would hide.
+func (r *Repo) checkNewName(ctx context.Context, n refs.Name) error {
+	short := n.Short()
+	for _, other := range []refs.Name{refs.Name(refs.HeadsPrefix + short), refs.Name(refs.TagsPrefix + short), refs.Name(refs.RequestsPrefix + short)} {
+		if other == n {
+			continue
+		}
+		if ref, err := r.refs.Read(ctx, other); err == nil {
+			return fmt.Errorf("%s %q: a %s of that name exists (at %s), and the two would hide each other in revisions: choose another name: %w", n.Kind(), short, other.Kind(), ref.ID, refs.ErrExists)
+		}
+	}
+	if refs.LooksLikeID(short) {
+		hex := strings.ToLower(strings.ReplaceAll(short, "-", ""))
+		ids, err := r.IDs(ctx)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if strings.HasPrefix(id.Hex(), hex) {
+				return fmt.Errorf("%s %q: it is a prefix of version id %s and would hide it: choose another name: %w", n.Kind(), short, id, refs.ErrInvalidName)
+			}
+		}
+	}
+	return nil
 }

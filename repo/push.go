@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
@@ -22,6 +23,8 @@ type RefusedError struct {
 	// Race is true when the branch moved between the read and the
 	// compare-and-swap (another push won).
 	Race bool
+	// URL is the repository's URL, for the hint.
+	URL string
 }
 
 func (e *RefusedError) Error() string {
@@ -29,8 +32,12 @@ func (e *RefusedError) Error() string {
 	if e.Race {
 		why = "another push moved it to %s first (lost the race for %s)"
 	}
-	return fmt.Sprintf("push to %s refused: "+why+"; nothing was moved: check out %s again (fdl checkout URL NEWDIR) and redo the change on top of it",
-		e.Branch.Short(), e.Current, e.Proposed, e.Branch.Short())
+	url := e.URL
+	if url == "" {
+		url = "URL"
+	}
+	return fmt.Sprintf("push to %s refused: "+why+"; nothing was moved: check out %s again (fdl checkout %s NEWDIR) and redo the change on top of it",
+		e.Branch.Short(), e.Current, e.Proposed, e.Branch.Short(), ShellQuote(url))
 }
 
 func (e *RefusedError) Unwrap() error { return ErrRefused }
@@ -72,6 +79,11 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 	if err != nil && !errors.Is(err, refs.ErrNotFound) {
 		return res, err
 	}
+	if !exists {
+		if err := r.checkNewName(ctx, branch); err != nil {
+			return res, err
+		}
+	}
 	if exists {
 		res.Old = cur.ID
 		if cur.ID == head {
@@ -83,7 +95,7 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 			return res, fmt.Errorf("push to %s: %w", branch.Short(), err)
 		}
 		if !ok {
-			return res, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head}
+			return res, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.url}
 		}
 	}
 	if len(pending) > 0 {
@@ -95,6 +107,16 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 		}
 	} else if _, err := r.Record(ctx, head); err != nil {
 		return res, fmt.Errorf("push: %w", err)
+	}
+	if err := r.refusePushOnRetired(ctx, head, pending); err != nil {
+		return res, err
+	}
+	// Nothing damaged leaves this machine (DESIGN.md §4.5): check every local
+	// file against its record before the first upload.
+	for _, p := range pending {
+		if err := checkLocal(p); err != nil {
+			return res, err
+		}
 	}
 	for _, p := range pending {
 		id := p.Record.ID
@@ -109,12 +131,49 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 	}
 	r.forgetIDs()
 	r.step("push:ref")
+	// The ref log entry just before the move; removed if the move fails.
+	entry, err := r.appendLog(ctx, branch, res.Old, head, ActionPush, "push: "+firstLine(r.pushMessage(ctx, head, extra)))
+	if err != nil {
+		return res, err
+	}
 	if err := r.refs.Update(ctx, branch, cur.Token, head); err != nil {
+		r.dropLog(ctx, entry)
 		if errors.Is(err, refs.ErrConflict) {
 			now, _ := r.refs.Read(ctx, branch)
-			return res, &RefusedError{Branch: branch, Current: now.ID, Proposed: head, Race: true}
+			return res, &RefusedError{Branch: branch, Current: now.ID, Proposed: head, Race: true, URL: r.url}
 		}
 		return res, err
 	}
 	return res, nil
+}
+
+// checkLocal compares a local version's catalog and dataset.json with the
+// sizes and digests its record gives. Errors: *ChecksumError naming the
+// local file and both digests.
+func checkLocal(p Pending) error {
+	rec := p.Record
+	for _, f := range []struct {
+		name   string
+		size   int64
+		sha256 string
+	}{{version.CatalogFile, rec.Catalog.Size, rec.Catalog.SHA256}, {version.DatasetFile, rec.Dataset.Size, rec.Dataset.SHA256}} {
+		path := filepath.Join(p.Dir, f.name)
+		size, sum, err := FileDigest(path)
+		if err != nil {
+			return fmt.Errorf("local version %s: %w", rec.ID, err)
+		}
+		if size != f.size || sum != f.sha256 {
+			return &ChecksumError{Version: rec.ID, WantSize: f.size, GotSize: size, WantSHA: f.sha256, GotSHA: sum, Location: path,
+				Hint: "the local copy was changed after commit; nothing was uploaded: commit again from the working catalog"}
+		}
+	}
+	return nil
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

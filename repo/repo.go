@@ -85,6 +85,7 @@ type Repo struct {
 	opts   Options
 	ids    []version.ID // cache of all version ids, sorted; nil until loaded
 	record map[version.ID]*version.Record
+	actor  string // who moves refs (reflog.go); "" until Actor is called
 }
 
 // Store returns the repository's store.

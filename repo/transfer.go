@@ -68,11 +68,17 @@ type ChecksumError struct {
 	WantSize, GotSize int64
 	WantSHA, GotSHA   string
 	Location          string
+	// Hint says what to do; a default is used when empty.
+	Hint string
 }
 
 func (e *ChecksumError) Error() string {
-	return fmt.Sprintf("version %s: catalog %s does not match its record: record says %d bytes, sha256 %s; store has %d bytes, sha256 %s; the copy in the store is damaged: restore it from a backup or push the version again",
-		e.Version, e.Location, e.WantSize, e.WantSHA, e.GotSize, e.GotSHA)
+	hint := e.Hint
+	if hint == "" {
+		hint = "the copy in the store is damaged: restore it from a backup"
+	}
+	return fmt.Sprintf("version %s: %s does not match its record: record says %d bytes, sha256 %s; found %d bytes, sha256 %s; %s",
+		e.Version, e.Location, e.WantSize, e.WantSHA, e.GotSize, e.GotSHA, hint)
 }
 
 func (e *ChecksumError) Unwrap() error { return ErrChecksum }
@@ -173,6 +179,22 @@ func (r *Repo) uploadFile(ctx context.Context, key, path string) error {
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); n != wantSize || got != wantSHA {
 		return fmt.Errorf("upload %s: the store already holds different bytes (%d bytes, sha256 %s; local %d bytes, sha256 %s): %w", key, n, got, wantSize, wantSHA, store.ErrExist)
+	}
+	return nil
+}
+
+// CheckCatalogSize compares the stored catalog's size with the record, a
+// cheap check (one Stat) for commands that print a reader's ATTACH line
+// without fetching the catalog. Errors: *ChecksumError (size only), the
+// store's errors (naming the version).
+func (r *Repo) CheckCatalogSize(ctx context.Context, rec *version.Record) error {
+	key := VersionKey(rec.ID, version.CatalogFile)
+	oi, err := r.st.Stat(ctx, key)
+	if err != nil {
+		return fmt.Errorf("version %s: catalog %s: %w", rec.ID, r.st.Location(key), err)
+	}
+	if oi.Size != rec.Catalog.Size {
+		return &ChecksumError{Version: rec.ID, WantSize: rec.Catalog.Size, GotSize: oi.Size, WantSHA: rec.Catalog.SHA256, GotSHA: "(not read)", Location: r.st.Location(key)}
 	}
 	return nil
 }

@@ -24,6 +24,14 @@ type VerifyReport struct {
 	Versions int       `json:"versions"`
 	Catalogs int       `json:"catalogs_checked"`
 	Problems []Problem `json:"problems"`
+	// Retired counts versions out of retention (record kept, catalog gone
+	// or going); their catalogs are not checked.
+	Retired int `json:"retired"`
+	// DataFiles and DataOutside count, with Data, the distinct files inside
+	// data/ that catalogs in retention list, and the rows naming files
+	// outside the repository (not checked: DESIGN.md §5a).
+	DataFiles   int `json:"data_files_checked"`
+	DataOutside int `json:"data_files_outside"`
 	// Incomplete lists version folders without version.json that no ref
 	// reaches: left by an interrupted push; harmless (DESIGN.md §4.1).
 	Incomplete []version.ID `json:"incomplete"`
@@ -34,16 +42,26 @@ func (v *VerifyReport) OK() bool { return len(v.Problems) == 0 }
 
 // VerifyOptions tune Verify.
 type VerifyOptions struct {
-	// SkipCatalogs skips reading every catalog to check its size and sha256.
+	// SkipCatalogs skips reading every catalog to check its size and
+	// sha256 and the catalog invariants inside it.
 	SkipCatalogs bool
+	// Data checks that every data file a catalog in retention can read at
+	// or after its floor exists in the store (one listing of data/).
+	Data bool
 }
 
-// Verify checks the repository (DESIGN.md §4, §6 'fdl verify'): HEAD and
-// every ref parse and point at a complete version; every record parses, its
-// parents exist, seq is the first parent's + 1, ids and snapshots grow along
-// parents; every catalog's size and sha256 match its record; every
-// dataset.json parses. It returns an error only when the store cannot be
-// read; findings go into the report.
+// Verify checks the repository (DESIGN.md §4, §5, §6 'fdl verify'): HEAD
+// and every ref parse and point at a complete version in retention; every
+// record parses, its parents exist, seq is the first parent's + 1, ids and
+// snapshots grow along parents; the retention policy, floor, markers and
+// ref log entries parse; a retired version has its marker and neither
+// catalog nor dataset.json; for every version in retention, dataset.json
+// parses, the catalog's size and sha256 match its record and the DuckLake
+// catalog invariants hold inside it (ducklake.Catalog.CheckInvariants);
+// with o.Data, every data file a catalog in retention can read at or after
+// its floor exists in the store. It returns an error only when the store
+// cannot be read; findings go into the report, each with a stable code
+// (docs/cli.md).
 func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 	rep := &VerifyReport{Problems: []Problem{}, Incomplete: []version.ID{}}
 	add := func(code, obj, format string, a ...any) {
@@ -52,6 +70,11 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 	if _, err := r.refs.Head(ctx); err != nil {
 		add("head-invalid", "HEAD", "%v", err)
 	}
+	vs, err := r.verifyRetention(ctx, o, add)
+	if err != nil {
+		return nil, err
+	}
+	defer vs.close()
 	good, bad, err := r.refs.List(ctx, "refs/")
 	if err != nil {
 		return nil, err
@@ -110,18 +133,26 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 				add("snapshot-order", string(id), "adds snapshots from %d, but its first parent %s ends at snapshot %d", rec.DuckLake.Adds.First, p, prec.DuckLake.Snapshot)
 			}
 		}
+		if vs.retired[id] {
+			rep.Retired++
+			if err := r.verifyRetired(ctx, vs, id, add); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if _, err := r.Dataset(ctx, id); err != nil {
 			add("dataset-invalid", string(id), "%v", err)
 		}
 		if !o.SkipCatalogs {
 			rep.Catalogs++
-			if err := r.CheckCatalog(ctx, rec); err != nil {
-				code := "catalog-unreadable"
-				if errors.Is(err, ErrChecksum) {
-					code = "checksum-mismatch"
-				}
-				add(code, string(id), "%v", err)
+			if err := r.verifyCatalog(ctx, vs, rec, add); err != nil {
+				return nil, err
 			}
+		}
+	}
+	if vs.dp != nil {
+		if err := r.verifyData(ctx, vs, rep, add); err != nil {
+			return nil, err
 		}
 	}
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Object < rep.Problems[j].Object })
@@ -156,10 +187,22 @@ func (r *Repo) createRef(ctx context.Context, n refs.Name, rev string) (refs.Ref
 	if err != nil {
 		return refs.Ref{}, err
 	}
-	if _, err := r.Record(ctx, res.ID); err != nil {
+	rec, err := r.Record(ctx, res.ID)
+	if err != nil {
+		return refs.Ref{}, err
+	}
+	if err := r.refuseRetired(ctx, rec); err != nil {
+		return refs.Ref{}, err
+	}
+	if err := r.checkNewName(ctx, n); err != nil {
+		return refs.Ref{}, err
+	}
+	entry, err := r.appendLog(ctx, n, "", res.ID, ActionCreate, "created at "+rev)
+	if err != nil {
 		return refs.Ref{}, err
 	}
 	if err := r.refs.Create(ctx, n, res.ID); err != nil {
+		r.dropLog(ctx, entry)
 		return refs.Ref{}, err
 	}
 	return refs.Ref{Name: n, ID: res.ID}, nil
@@ -182,5 +225,15 @@ func (r *Repo) DeleteBranch(ctx context.Context, name string) (refs.Ref, error) 
 	if err != nil {
 		return refs.Ref{}, err
 	}
-	return cur, r.refs.Delete(ctx, n, cur.Token)
+	// The ref log entry first (reflog.go): the branch's versions stay
+	// reachable through it even if this process dies right after the delete.
+	entry, err := r.appendLog(ctx, n, cur.ID, "", ActionDelete, "deleted")
+	if err != nil {
+		return refs.Ref{}, err
+	}
+	if err := r.refs.Delete(ctx, n, cur.Token); err != nil {
+		r.dropLog(ctx, entry)
+		return cur, err
+	}
+	return cur, nil
 }

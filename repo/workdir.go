@@ -2,25 +2,33 @@ package repo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
 
 // Working directory layout (docs/spec.md §working directory).
 const (
-	// CatalogName is the working catalog's file name inside DIR.
+	// CatalogName is the working catalog's file name inside DIR when it is
+	// a DuckDB file (catalog format "duckdb").
 	CatalogName = "ducklake.duckdb"
+	// SQLiteCatalogName is the working catalog's file name inside DIR when
+	// it is a SQLite file (catalog format "sqlite").
+	SQLiteCatalogName = "ducklake.sqlite"
 	// StateDir holds fdl's own files inside DIR.
 	StateDir = ".fdl"
 	// StateFile is DIR/.fdl/state.json.
@@ -57,6 +65,10 @@ type State struct {
 	// Upstream is the newest version of Base's history known to be in the
 	// store; the versions from Base back to Upstream are local (unpushed).
 	Upstream version.ID `json:"upstream,omitempty"`
+	// CatalogFormat is the working catalog's database: "sqlite"
+	// (DIR/ducklake.sqlite) or "duckdb" (DIR/ducklake.duckdb; also when
+	// absent, as state files written before SQLite support are).
+	CatalogFormat string `json:"catalog_format,omitempty"`
 }
 
 // Workdir is an open working directory.
@@ -67,8 +79,14 @@ type Workdir struct {
 	BaseRecord *version.Record
 }
 
-// CatalogPath returns the working catalog's path.
-func (w *Workdir) CatalogPath() string { return filepath.Join(w.Dir, CatalogName) }
+// CatalogPath returns the working catalog's path (its name depends on
+// State.CatalogFormat).
+func (w *Workdir) CatalogPath() string {
+	if w.State.CatalogFormat == string(ducklake.BackendSQLite) {
+		return filepath.Join(w.Dir, SQLiteCatalogName)
+	}
+	return filepath.Join(w.Dir, CatalogName)
+}
 
 func (w *Workdir) stateDir(parts ...string) string {
 	return filepath.Join(append([]string{w.Dir, StateDir}, parts...)...)
@@ -156,6 +174,12 @@ type CheckoutOptions struct {
 	// Format is the DuckLake format of a new catalog made for a repository
 	// without versions ("1.0" or "0.4"; default "1.0").
 	Format string
+	// CatalogFormat is the database the working catalog is stored in:
+	// "duckdb" (DIR/ducklake.duckdb, the version's frozen file itself; the
+	// default when empty) or "sqlite" (DIR/ducklake.sqlite, converted by
+	// ducklake.ConvertToSQLite, which several DuckDB processes can attach at
+	// once). The CLI's default is "sqlite" (docs/cli.md).
+	CatalogFormat string
 }
 
 // CheckoutResult says what Checkout made.
@@ -171,6 +195,8 @@ type CheckoutResult struct {
 	DataPath string `json:"data_path"`
 	// Attach is the DuckDB statement that attaches the working catalog.
 	Attach string `json:"attach"`
+	// CatalogFormat is "sqlite" or "duckdb".
+	CatalogFormat string `json:"catalog_format"`
 }
 
 // Checkout makes a working directory (DESIGN.md §6): DIR/ducklake.duckdb and
@@ -187,6 +213,15 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	if err != nil {
 		return nil, err
 	}
+	backend := ducklake.BackendDuckDB
+	if o.CatalogFormat != "" {
+		if backend, err = ducklake.ParseBackend(o.CatalogFormat); err != nil {
+			return nil, fmt.Errorf("%v: %w", err, ErrInvalidArguments)
+		}
+	}
+	if root := r.st.Location(""); filepath.IsAbs(root) && (dir == root || strings.HasPrefix(dir, root+string(filepath.Separator))) {
+		return nil, fmt.Errorf("checkout into %s: it is inside the repository %s; choose a directory outside it: %w", dir, root, ErrInvalidArguments)
+	}
 	made, err := prepareDir(dir)
 	if err != nil {
 		return nil, err
@@ -197,7 +232,14 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 		}
 	}()
 
-	res = &CheckoutResult{Dir: dir, Catalog: filepath.Join(dir, CatalogName)}
+	res = &CheckoutResult{Dir: dir, Catalog: filepath.Join(dir, CatalogName), CatalogFormat: string(backend)}
+	// A SQLite working catalog is made as the DuckDB file first (in .fdl/),
+	// then converted.
+	duckPath := res.Catalog
+	if backend == ducklake.BackendSQLite {
+		res.Catalog = filepath.Join(dir, SQLiteCatalogName)
+		duckPath = filepath.Join(dir, StateDir, "checkout.duckdb")
+	}
 	var base *version.Record
 	var branch refs.Name
 	if o.Rev != "" {
@@ -234,18 +276,23 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 			return nil, err
 		}
 	}
+	if base != nil {
+		if err := r.refuseRetired(ctx, base); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(filepath.Join(dir, StateDir, LocalVersions), 0o755); err != nil {
 		return nil, err
 	}
 	switch {
 	case o.From != "":
 		res.Origin = "file"
-		if _, err := ducklake.Freeze(ctx, o.From, res.Catalog); err != nil {
+		if _, err := ducklake.Freeze(ctx, o.From, duckPath); err != nil {
 			return nil, err
 		}
 	case base != nil:
 		res.Origin = "version"
-		if err := r.FetchCatalog(ctx, base, res.Catalog); err != nil {
+		if err := r.FetchCatalog(ctx, base, duckPath); err != nil {
 			return nil, err
 		}
 	default:
@@ -254,7 +301,14 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 		if format == "" {
 			format = "1.0"
 		}
-		if err := lakewriter.Create(ctx, res.Catalog, lakewriter.CreateOptions{Format: format, DataPath: r.DataLocation()}); err != nil {
+		if err := lakewriter.Create(ctx, duckPath, lakewriter.CreateOptions{Format: format, DataPath: r.DataLocation()}); err != nil {
+			return nil, err
+		}
+	}
+	if duckPath != res.Catalog {
+		err := ducklake.ConvertToSQLite(ctx, duckPath, res.Catalog)
+		os.Remove(duckPath)
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -265,6 +319,9 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 		}
 	}
 	w := &Workdir{Dir: dir, State: State{Format: StateFormat, Repository: url, Branch: branch.Short()}}
+	if backend == ducklake.BackendSQLite {
+		w.State.CatalogFormat = string(backend)
+	}
 	if base != nil {
 		w.State.Base, w.State.Upstream = base.ID, base.ID
 		res.Base, res.Seq = base.ID, base.Seq
@@ -282,6 +339,12 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	res.Attach = r.AttachStatement(res.Catalog, res.DataPath, "lake", false)
 	return res, nil
 }
+
+// SQLiteAttachOptions are the ATTACH options fdl prints for a SQLite working
+// catalog: WAL journal mode and a busy timeout (milliseconds), passed by the
+// ducklake extension to DuckDB's sqlite extension (META_ prefix), so several
+// DuckDB processes can attach and write at once.
+var SQLiteAttachOptions = []string{"META_JOURNAL_MODE 'WAL'", fmt.Sprintf("META_BUSY_TIMEOUT %d", ducklake.SQLiteBusyTimeout)}
 
 // prepareDir makes dir or checks it is empty; made reports whether it made it.
 func prepareDir(dir string) (made bool, err error) {
@@ -315,16 +378,33 @@ func cleanDir(dir string, made bool) {
 // as a DuckLake database named alias. When the catalog's data_path is the
 // repository's data path as recorded at init but the repository is now
 // reached at another location, DATA_PATH and OVERRIDE_DATA_PATH point
-// DuckDB at the data/ folder as reached now (DESIGN.md §5a).
+// DuckDB at the data/ folder as reached now (DESIGN.md §5a). When the
+// catalog or the data it reads lives in the repository's object store (S3,
+// GCS, Azure), the statement is preceded, on the same line, by the DuckDB
+// CREATE SECRET the reader needs (without credentials: a credential chain
+// or placeholders; docs/stores.md).
 func (r *Repo) AttachStatement(catalogPath, dataPath, alias string, readOnly bool) string {
 	var opts []string
 	if dataPath == r.cfg.DataPath && r.DataLocation() != r.cfg.DataPath {
 		opts = append(opts, "DATA_PATH "+SQLString(r.DataLocation()), "OVERRIDE_DATA_PATH true")
+		dataPath = r.DataLocation()
+	}
+	secret := ""
+	if sh, ok := r.st.(interface{ DuckDBSecret() string }); ok {
+		root := r.st.Location("")
+		if strings.HasPrefix(catalogPath, root) || strings.HasPrefix(dataPath, root) {
+			secret = sh.DuckDBSecret() + " "
+		}
 	}
 	if readOnly {
 		opts = append(opts, "READ_ONLY")
 	}
-	s := "ATTACH " + SQLString("ducklake:"+catalogPath) + " AS " + SQLIdent(alias)
+	prefix := "ducklake:"
+	if b, err := ducklake.DetectBackend(catalogPath); err == nil && b == ducklake.BackendSQLite {
+		prefix = "ducklake:sqlite:"
+		opts = append(slices.Clone(SQLiteAttachOptions), opts...)
+	}
+	s := secret + "ATTACH " + SQLString(prefix+catalogPath) + " AS " + SQLIdent(alias)
 	if len(opts) > 0 {
 		s += " (" + strings.Join(opts, ", ") + ")"
 	}
@@ -371,7 +451,16 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 	if strings.TrimSpace(o.Message) == "" {
 		return nil, fmt.Errorf("a commit needs a message (-m MSG): %w", ErrInvalidArguments)
 	}
-	id, err := version.NewID()
+	unlock, err := w.lock("commit")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if cur, err := OpenWorkdir(w.Dir); err == nil {
+		w.State, w.BaseRecord = cur.State, cur.BaseRecord
+	}
+	w.removeStaleTemps()
+	id, err := version.NewIDAfter(w.State.Base)
 	if err != nil {
 		return nil, err
 	}
@@ -427,14 +516,15 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 		rec.Seq = w.BaseRecord.Seq + 1
 		rec.Parents = []version.ID{w.BaseRecord.ID}
 	}
-	if err := rec.Validate(); err != nil {
-		return nil, err
-	}
-	step("commit:dataset")
 	ds, err := version.NewDataset(id, cat.Format(), cat.DataPath(), st).Marshal()
 	if err != nil {
 		return nil, err
 	}
+	rec.Dataset = version.File{Size: int64(len(ds)), SHA256: sha256Hex(ds)}
+	if err := rec.Validate(); err != nil {
+		return nil, err
+	}
+	step("commit:dataset")
 	if err := writeFileAtomic(filepath.Join(tmp, version.DatasetFile), ds); err != nil {
 		return nil, err
 	}
@@ -464,17 +554,27 @@ func (w *Workdir) checkLineage(snaps []ducklake.Snapshot) (int64, error) {
 	if len(snaps) == 0 {
 		return 0, fmt.Errorf("%s has no snapshot: %w", w.CatalogPath(), ErrNotDescendant)
 	}
-	for i, s := range snaps {
-		if s.ID != int64(i) {
-			return 0, fmt.Errorf("%s: snapshot ids are not 0,1,2,… without gaps (found %d at position %d): %w", w.CatalogPath(), s.ID, i, ErrNotDescendant)
+	// Snapshot ids only grow. Gaps are allowed: DuckLake's
+	// ducklake_expire_snapshots removes snapshot rows.
+	var baseSnap *ducklake.Snapshot
+	b := w.BaseRecord
+	for i := range snaps {
+		if i > 0 && snaps[i].ID <= snaps[i-1].ID {
+			return 0, fmt.Errorf("%s: snapshot ids do not grow (%d after %d): the catalog is damaged", w.CatalogPath(), snaps[i].ID, snaps[i-1].ID)
+		}
+		if b != nil && snaps[i].ID == b.DuckLake.Snapshot {
+			baseSnap = &snaps[i]
 		}
 	}
-	b := w.BaseRecord
 	if b == nil {
-		return 0, nil
+		return snaps[0].ID, nil
 	}
 	last := snaps[len(snaps)-1]
-	if last.ID < b.DuckLake.Snapshot || !snaps[b.DuckLake.Snapshot].Time.Equal(b.DuckLake.SnapshotTime) {
+	if baseSnap == nil && last.ID > b.DuckLake.Snapshot {
+		return 0, fmt.Errorf("%s no longer holds snapshot %d, where version %s (seq %d) ends (expired?), so fdl cannot tell that it continues that version; check out the branch again and redo the change: %w",
+			w.CatalogPath(), b.DuckLake.Snapshot, b.ID, b.Seq, ErrNotDescendant)
+	}
+	if last.ID < b.DuckLake.Snapshot || !baseSnap.Time.Equal(b.DuckLake.SnapshotTime) {
 		return 0, fmt.Errorf("%s does not continue version %s (seq %d): that version ends at snapshot %d made %s, and this catalog's snapshot %d is not that one; it was replaced by another catalog: check out the branch again and redo the change there: %w",
 			w.CatalogPath(), b.ID, b.Seq, b.DuckLake.Snapshot, b.DuckLake.SnapshotTime.Format(time.RFC3339Nano), b.DuckLake.Snapshot, ErrNotDescendant)
 	}
@@ -537,6 +637,15 @@ func (w *Workdir) Push(ctx context.Context, r *Repo, branch string) (PushResult,
 	}
 	if w.State.Base == "" {
 		return PushResult{Branch: name}, fmt.Errorf("there is no version to push: commit first (fdl commit -m MSG): %w", ErrNothingToPush)
+	}
+	unlock, err := w.lock("push")
+	if err != nil {
+		return PushResult{}, err
+	}
+	defer unlock()
+	// Re-read the state under the lock: a commit may have just finished.
+	if cur, err := OpenWorkdir(w.Dir); err == nil {
+		w.State, w.BaseRecord = cur.State, cur.BaseRecord
 	}
 	pending, err := w.PendingVersions()
 	if err != nil {
@@ -673,4 +782,31 @@ func qualifiedName(v string) string {
 		parts[i] = SQLIdent(p)
 	}
 	return strings.Join(parts, ".")
+}
+
+// lock takes DIR/.fdl/lock for a commit or push, so two fdl processes never
+// change one working directory's state at once. Errors: store.ErrBusy with
+// a hint.
+func (w *Workdir) lock(what string) (func(), error) {
+	unlock, err := store.LockFile(w.stateDir("lock"))
+	if errors.Is(err, store.ErrBusy) {
+		return nil, fmt.Errorf("cannot %s in %s: another fdl commit or push is running in this working directory; wait for it to finish: %w", what, w.Dir, err)
+	}
+	return unlock, err
+}
+
+// removeStaleTemps removes .fdl/versions/.tmp-* folders left by a commit that
+// was killed (the caller holds the working directory lock).
+func (w *Workdir) removeStaleTemps() {
+	ents, _ := os.ReadDir(w.stateDir(LocalVersions))
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".tmp-") {
+			os.RemoveAll(w.stateDir(LocalVersions, e.Name()))
+		}
+	}
+}
+
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }

@@ -42,6 +42,31 @@ func NewID() (ID, error) {
 	return ID(u.String()), nil
 }
 
+// NewIDAfter returns a fresh UUIDv7 id that sorts after parent, even when
+// this machine's clock is behind the one that made parent: its timestamp is
+// then parent's millisecond + 1 (RFC 9562 §6.2 allows a monotonic counter in
+// place of the clock). DESIGN.md §4.6: ids only grow along a branch.
+func NewIDAfter(parent ID) (ID, error) {
+	id, err := NewID()
+	if err != nil || parent == "" || id > parent {
+		return id, err
+	}
+	u, err := uuid.Parse(string(id))
+	if err != nil {
+		return "", err
+	}
+	p, err := uuid.Parse(string(parent))
+	if err != nil {
+		return "", fmt.Errorf("parent id %q: %w", parent, ErrInvalidID)
+	}
+	ms := uint64(p[0])<<40 | uint64(p[1])<<32 | uint64(p[2])<<24 | uint64(p[3])<<16 | uint64(p[4])<<8 | uint64(p[5])
+	ms++
+	for i := 0; i < 6; i++ {
+		u[i] = byte(ms >> (40 - 8*i))
+	}
+	return ID(u.String()), nil
+}
+
 // ParseID checks that s is a canonical UUIDv7 string and returns it as an ID.
 // Errors: ErrInvalidID wrapped with s.
 func ParseID(s string) (ID, error) {
@@ -75,6 +100,12 @@ type Catalog struct {
 	// Storage is the DuckDB storage format of the file (header number and the
 	// oldest DuckDB release that reads it).
 	Storage ducklake.Storage `json:"storage"`
+}
+
+// File describes a small file of the version (dataset.json).
+type File struct {
+	Size   int64  `json:"size"`   // bytes
+	SHA256 string `json:"sha256"` // lower-case hex of the file's SHA-256
 }
 
 // SnapshotRange is an inclusive range of DuckLake snapshot ids.
@@ -111,7 +142,10 @@ type Record struct {
 	Message      string    `json:"message"`
 	CreatedAt    time.Time `json:"created_at"` // RFC 3339, UTC
 	Catalog      Catalog   `json:"catalog"`
-	DuckLake     DuckLake  `json:"ducklake"`
+	// Dataset is the size and digest of dataset.json, so that what show
+	// prints is as trustworthy as the catalog.
+	Dataset  File     `json:"dataset"`
+	DuckLake DuckLake `json:"ducklake"`
 }
 
 // Parent returns the first parent, or "" for the first version.
@@ -157,6 +191,9 @@ func (r *Record) Validate() error {
 	}
 	if len(r.Catalog.SHA256) != 64 || strings.Trim(r.Catalog.SHA256, "0123456789abcdef") != "" {
 		return bad("catalog sha256 %q is not 64 lower-case hex digits", r.Catalog.SHA256)
+	}
+	if r.Dataset.Size <= 0 || len(r.Dataset.SHA256) != 64 || strings.Trim(r.Dataset.SHA256, "0123456789abcdef") != "" {
+		return bad("dataset size %d / sha256 %q missing or malformed", r.Dataset.Size, r.Dataset.SHA256)
 	}
 	if r.DuckLake.Format == "" {
 		return bad("ducklake.format is missing")

@@ -32,6 +32,7 @@ func validRecord(t *testing.T) *Record {
 	id, _ := NewID()
 	return &Record{RecordFormat: 1, ID: id, Seq: 1, Parents: []ID{}, Author: "a", Message: "m",
 		CreatedAt: time.Now().UTC(), Catalog: Catalog{Size: 10, SHA256: strings.Repeat("ab", 32)},
+		Dataset:  File{Size: 5, SHA256: strings.Repeat("cd", 32)},
 		DuckLake: DuckLake{Format: "0.4", Snapshot: 3, Adds: SnapshotRange{0, 3}}}
 }
 
@@ -63,6 +64,7 @@ func TestRecordRoundTripAndRules(t *testing.T) {
 		"adds past snapshot":  func(r *Record) { r.DuckLake.Adds.Last = 9 },
 		"future format":       func(r *Record) { r.RecordFormat = 99 },
 		"no created_at":       func(r *Record) { r.CreatedAt = time.Time{} },
+		"no dataset digest":   func(r *Record) { r.Dataset = File{} },
 	}
 	for name, f := range breakers {
 		r := validRecord(t)
@@ -70,5 +72,27 @@ func TestRecordRoundTripAndRules(t *testing.T) {
 		if err := r.Validate(); !errors.Is(err, ErrBadRecord) {
 			t.Errorf("%s: Validate = %v", name, err)
 		}
+	}
+}
+
+func TestNewIDAfterSkewedParent(t *testing.T) {
+	// A parent made by a machine whose clock is a year ahead.
+	future := ID("01b00000-0000-7000-8000-000000000000")
+	id, err := NewIDAfter(future)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id <= future {
+		t.Fatalf("NewIDAfter(%s) = %s, does not sort after it", future, id)
+	}
+	if _, err := ParseID(string(id)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := id.Time().UnixMilli(), future.Time().UnixMilli()+1; got != want {
+		t.Fatalf("timestamp %d, want %d", got, want)
+	}
+	now, _ := NewIDAfter("")
+	if now == "" {
+		t.Fatal("no id without a parent")
 	}
 }

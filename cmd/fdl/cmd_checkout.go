@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -19,17 +20,25 @@ func newCheckoutCmd(ios *term.IO, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "checkout URL DIR",
 		Short: "Make a working directory with a writable catalog",
-		Long: `Make DIR with a working catalog (DIR/ducklake.duckdb) and remember where it
-came from. The catalog is a copy of REV (default: the head of HEAD's branch),
-checked against its record's sha256 before anything is written; or, with
---from, a copy of an existing DuckLake catalog file (this is how a repository
+		Long: `Make DIR with a working catalog and remember where it came from. The
+catalog is a copy of REV (default: the head of HEAD's branch), checked against
+its record's sha256 before anything is written; or, with --from, a copy of an
+existing DuckLake catalog file, DuckDB or SQLite (this is how a repository
 gets its first version); or, for a branch with no version yet, a new empty
 catalog whose DATA_PATH is the repository's data/ folder.
+
+--catalog-format chooses the working catalog's database: sqlite (the default,
+DIR/ducklake.sqlite in WAL mode: several DuckDB processes can attach and
+write at once, and fdl status/commit read it meanwhile) or duckdb
+(DIR/ducklake.duckdb: one process at a time, no sqlite extension needed).
+Without the flag, $FDL_CATALOG_FORMAT is used when set. Versions always hold
+a DuckDB file.
 
 It prints the DuckDB ATTACH statement for the working catalog.`,
 		Example: `  fdl checkout ./lake-repo work
   fdl checkout ./lake-repo work --from old/metadata.ducklake
-  fdl checkout ./lake-repo work --rev 2025-final`,
+  fdl checkout ./lake-repo work --rev 2025-final
+  fdl checkout ./lake-repo work --catalog-format duckdb`,
 		Args: args(2, 2),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			o.URL, o.Dir = a[0], a[1]
@@ -41,7 +50,17 @@ It prints the DuckDB ATTACH statement for the working catalog.`,
 	f.StringVar(&o.From, "from", "", "start from this existing DuckLake catalog `FILE` instead")
 	f.StringVar(&o.Branch, "branch", "", "branch that push moves (default: the branch REV names, else HEAD's)")
 	f.StringVar(&o.Format, "format", "1.0", "DuckLake format of a new empty catalog: 1.0 or 0.4")
+	f.StringVar(&o.CatalogFormat, "catalog-format", "", "working catalog database: sqlite or duckdb (default: $FDL_CATALOG_FORMAT, else sqlite)")
 	return cmd
+}
+
+// defaultCatalogFormat is $FDL_CATALOG_FORMAT, else "sqlite" (docs/cli.md
+// explains the choice).
+func defaultCatalogFormat() string {
+	if f := os.Getenv("FDL_CATALOG_FORMAT"); f != "" {
+		return f
+	}
+	return "sqlite"
 }
 
 func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptions) error {
@@ -53,6 +72,9 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 	opts, p := g.hooks(ios)
 	r.SetOptions(opts)
 	o.CheckoutOptions.Dir = o.Dir
+	if o.CatalogFormat == "" {
+		o.CatalogFormat = defaultCatalogFormat()
+	}
 	res, err := r.Checkout(ctx, o.CheckoutOptions)
 	p.Done()
 	if err != nil {

@@ -24,8 +24,11 @@ func newCommitCmd(ios *term.IO, g *globals) *cobra.Command {
 		Long: `Freeze the working catalog's last snapshot into a new version, held in
 DIR/.fdl/versions until 'fdl push'. The working catalog is only read.
 It refuses when nothing changed since the base version, and when the catalog
-does not continue the base's snapshots. While another process holds the
-catalog (a DuckDB session with it attached), it refuses: DETACH it first.
+does not continue the base's snapshots. A SQLite working catalog is read in
+one consistent state (its -wal file included) while other processes go on
+writing; their later snapshots wait for the next commit. A DuckDB-format one
+cannot be read while another process holds it (a DuckDB session with it
+attached): commit then refuses, DETACH it first.
 
 The author is --author, else $FDL_AUTHOR, else the login name.`,
 		Args: args(0, 0),
@@ -63,7 +66,7 @@ func runCommit(ctx context.Context, ios *term.IO, g *globals, o *commitOptions) 
 	if g.JSON {
 		return printJSON(ios, rec)
 	}
-	ios.Printf("[%s seq %d %s] %s\n", ios.Ref(w.State.Branch), rec.Seq, ios.ID(string(rec.ID)), rec.Message)
+	ios.Printf("[%s seq %d %s] %s\n", ios.Ref(w.State.Branch), rec.Seq, ios.ID(string(rec.ID)), oneLine(rec.Message))
 	ios.Printf(" snapshots %d..%d, catalog %s, sha256 %s\n", rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last, term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256[:16])
 	ios.Printf("Publish it with: fdl push\n")
 	return nil

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
@@ -34,11 +38,14 @@ tab-separated line per version with RFC 3339 UTC times:
 			if len(a) == 1 {
 				o.Rev = a[0]
 			}
+			if cmd.Flags().Changed("max-count") && o.Max < 1 {
+				return usageError{errorf("-n takes a number of versions, 1 or more (got %d)", o.Max)}
+			}
 			return runLog(cmd.Context(), ios, g, o)
 		},
 	}
 	cmd.PersistentFlags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
-	cmd.Flags().IntVarP(&o.Max, "max-count", "n", 0, "show at most N versions")
+	cmd.Flags().IntVarP(&o.Max, "max-count", "n", 0, "show at most N versions (N >= 1)")
 	return cmd
 }
 
@@ -49,6 +56,9 @@ type logEntry struct {
 	// Local is true for a version committed in this working directory and
 	// not pushed yet.
 	Local bool `json:"local,omitempty"`
+	// Retired is true for a version out of retention: its record stays,
+	// its catalog is deleted (fdl gc).
+	Retired bool `json:"retired,omitempty"`
 }
 
 // defaultRev is the revision log and show use without one: the working
@@ -90,6 +100,9 @@ func (g *globals) localVersions(rev string) []*version.Record {
 // shortLen is the short-id length over the store's ids and local ones.
 func shortLen(ctx context.Context, r *repo.Repo, local []*version.Record) (int, error) {
 	ids, err := r.IDs(ctx)
+	if errors.Is(err, store.ErrCannotList) {
+		return 32, nil // a store that cannot list (plain HTTP): full ids
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -137,10 +150,14 @@ func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error 
 	for _, rec := range local {
 		isLocal[rec.ID] = true
 	}
+	retired, err := r.RetiredIDs(ctx)
+	if err != nil {
+		return err
+	}
 	if g.JSON {
 		out := make([]logEntry, len(recs))
 		for i, rec := range recs {
-			out[i] = logEntry{rec, repo.Short(rec.ID, n), isLocal[rec.ID]}
+			out[i] = logEntry{rec, repo.Short(rec.ID, n), isLocal[rec.ID], retired[rec.ID]}
 		}
 		return printJSON(ios, out)
 	}
@@ -150,20 +167,46 @@ func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error 
 		if isLocal[rec.ID] {
 			msg = "(not pushed) " + msg
 		}
+		if retired[rec.ID] {
+			msg = "(retired) " + msg
+		}
 		if !ios.OutTTY {
-			ios.Printf("%d\t%s\t%s\t%s\t%s\n", rec.Seq, short, rec.CreatedAt.UTC().Format(time.RFC3339), rec.Author, msg)
+			ios.Printf("%d\t%s\t%s\t%s\t%s\n", rec.Seq, short, rec.CreatedAt.UTC().Format(time.RFC3339), oneLine(rec.Author), msg)
 			continue
 		}
-		ios.Printf("%s  %s  %s  %s  %s\n", fmt.Sprintf("%4d", rec.Seq), ios.ID(short), ios.Dim(rec.CreatedAt.Local().Format("2006-01-02 15:04:05")), rec.Author, msg)
+		ios.Printf("%s  %s  %s  %s  %s\n", fmt.Sprintf("%4d", rec.Seq), ios.ID(short), ios.Dim(rec.CreatedAt.Local().Format("2006-01-02 15:04:05 MST")), oneLine(rec.Author), msg)
 	}
 	return nil
 }
 
+// oneLine returns the first line of s, with " …" when more follows, and
+// control characters escaped (a tab would break tab-separated output; an
+// escape sequence would drive the terminal).
 func oneLine(s string) string {
 	for i, c := range s {
 		if c == '\n' || c == '\r' {
-			return s[:i] + " …"
+			return printable(s[:i]) + " …"
 		}
 	}
-	return s
+	return printable(s)
 }
+
+// printable escapes control characters other than newline as Go escapes
+// (\t, \x1b).
+func printable(s string) string {
+	if strings.IndexFunc(s, isControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, c := range s {
+		if isControl(c) {
+			q := strconv.QuoteRune(c)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func isControl(c rune) bool { return c != '\n' && unicode.IsControl(c) }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 )
 
@@ -23,7 +25,7 @@ nothing moves. A push that was interrupted can be run again.`,
 		RunE: func(cmd *cobra.Command, a []string) error {
 			branch := ""
 			if len(a) == 1 {
-				branch = a[0]
+				branch = strings.TrimPrefix(a[0], refs.HeadsPrefix)
 			}
 			return runPush(cmd.Context(), ios, g, branch)
 		},

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"path"
 
 	"github.com/spf13/cobra"
 
@@ -13,12 +15,16 @@ import (
 type refOptions struct {
 	List   bool
 	Delete bool
+	// Force, Backwards, Why: fdl branch -f NAME REV [--backwards] [--why TEXT].
+	Force     bool
+	Backwards bool
+	Why       string
 }
 
 func newTagCmd(ios *term.IO, g *globals) *cobra.Command {
 	o := &refOptions{}
 	cmd := &cobra.Command{
-		Use:   "tag [NAME [REV]]",
+		Use:   "tag [NAME [REV]] | tag -l [PATTERN…]",
 		Short: "Create or list tags (tags never move)",
 		Long: `Create tag NAME at REV (default: HEAD), or list tags with -l or no NAME.
 A tag never moves: creating an existing tag is refused.`,
@@ -27,7 +33,7 @@ A tag never moves: creating an existing tag is refused.`,
 		Args: args(0, 2),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if o.List || len(a) == 0 {
-				return runListRefs(cmd.Context(), ios, g, refs.TagsPrefix)
+				return runListRefs(cmd.Context(), ios, g, refs.TagsPrefix, a)
 			}
 			rev := ""
 			if len(a) == 2 {
@@ -48,17 +54,35 @@ func newBranchCmd(ios *term.IO, g *globals) *cobra.Command {
 		Short: "Create, list or delete branches",
 		Long: `Create branch NAME at REV (default: HEAD) only where it does not exist; list
 branches with -l or no NAME; delete one with -d NAME (its versions stay).
-The branch HEAD names cannot be deleted.`,
+The branch HEAD names cannot be deleted.
+
+Move an existing branch with -f NAME REV. It moves forward (to a version
+that descends from the one it holds) without more ado; any other move undoes
+versions and needs --backwards as well, else it is refused with exit code 3.
+The undone versions stay in the repository and in the ref log (fdl reflog
+NAME), and gc keeps them while the retention policy does. --why records the
+reason in the ref log.`,
+		Example: `  fdl branch dev main~2
+  fdl branch -f main main~1 --backwards --why "load of the 12th was wrong"
+  fdl branch -d dev`,
 		Args: args(0, 2),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if (o.Backwards || o.Why != "") && !o.Force {
+				return usageError{errorf("--backwards and --why go with -f NAME REV")}
+			}
 			switch {
+			case o.Force:
+				if len(a) != 2 || o.Delete || o.List {
+					return usageError{errorf("branch -f takes a branch name and a revision: fdl branch -f NAME REV")}
+				}
+				return runMoveBranch(cmd.Context(), ios, g, a[0], a[1], o.Backwards, o.Why)
 			case o.Delete:
-				if len(a) != 1 {
+				if len(a) != 1 || o.List {
 					return usageError{errorf("branch -d takes one branch name")}
 				}
 				return runDeleteBranch(cmd.Context(), ios, g, a[0])
 			case o.List || len(a) == 0:
-				return runListRefs(cmd.Context(), ios, g, refs.HeadsPrefix)
+				return runListRefs(cmd.Context(), ios, g, refs.HeadsPrefix, a)
 			}
 			rev := ""
 			if len(a) == 2 {
@@ -69,6 +93,9 @@ The branch HEAD names cannot be deleted.`,
 	}
 	cmd.Flags().BoolVarP(&o.List, "list", "l", false, "list branches")
 	cmd.Flags().BoolVarP(&o.Delete, "delete", "d", false, "delete a branch")
+	cmd.Flags().BoolVarP(&o.Force, "force", "f", false, "move an existing branch to REV (forward only, unless --backwards)")
+	cmd.Flags().BoolVar(&o.Backwards, "backwards", false, "with -f: allow a move that undoes versions")
+	cmd.Flags().StringVar(&o.Why, "why", "", "with -f: the reason, recorded in the ref log")
 	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
 	return cmd
 }
@@ -83,7 +110,14 @@ type refEntry struct {
 	Head    bool   `json:"head,omitempty"`
 }
 
-func runListRefs(ctx context.Context, ios *term.IO, g *globals, prefix string) error {
+// runListRefs lists refs under prefix whose short names match one of the
+// shell patterns (path.Match; all refs when none is given).
+func runListRefs(ctx context.Context, ios *term.IO, g *globals, prefix string, patterns []string) error {
+	for _, p := range patterns {
+		if _, err := path.Match(p, ""); err != nil {
+			return usageError{errorf("pattern %q: %v", p, err)}
+		}
+	}
 	r, err := g.openRepo(ctx)
 	if err != nil {
 		return err
@@ -100,9 +134,14 @@ func runListRefs(ctx context.Context, ios *term.IO, g *globals, prefix string) e
 	}
 	out := []refEntry{}
 	for _, ref := range good {
+		if !matchAny(patterns, ref.Name.Short()) {
+			continue
+		}
 		e := refEntry{Name: ref.Name.Short(), Ref: string(ref.Name), ID: string(ref.ID), Short: repo.Short(ref.ID, n), Head: ref.Name == head}
 		if rec, err := r.Record(ctx, ref.ID); err == nil {
 			e.Seq, e.Message = rec.Seq, oneLine(rec.Message)
+		} else {
+			bad = append(bad, fmt.Errorf("%s points at %s: %w", ref.Name, ref.ID, err))
 		}
 		out = append(out, e)
 	}
@@ -138,6 +177,10 @@ func runCreateRef(ctx context.Context, ios *term.IO, g *globals, kind, name, rev
 		return err
 	}
 	defer r.Close()
+	if rev == "" {
+		// Inside a working directory: its branch's newest pushed version.
+		rev = g.defaultRev()
+	}
 	var ref refs.Ref
 	if kind == "tag" {
 		ref, err = r.CreateTag(ctx, name, rev)
@@ -170,4 +213,16 @@ func runDeleteBranch(ctx context.Context, ios *term.IO, g *globals, name string)
 	}
 	ios.Printf("Deleted branch %s (was %s)\n", ios.Ref(name), ios.ID(string(ref.ID)))
 	return nil
+}
+
+func matchAny(patterns []string, name string) bool {
+	if len(patterns) == 0 {
+		return true
+	}
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -72,10 +72,19 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 		if rec, err = r.Record(ctx, res.ID); err != nil {
 			return err
 		}
+		if ret, err := r.Retirement(ctx, rec.ID); err != nil || ret != nil {
+			if err != nil {
+				return err
+			}
+			return showRetired(ctx, ios, g, r, rec, ret)
+		}
 		if ds, err = r.Dataset(ctx, res.ID); err != nil {
 			return err
 		}
 		catalog = r.CatalogLocation(rec.ID)
+		if err := r.CheckCatalogSize(ctx, rec); err != nil {
+			return err
+		}
 	}
 	n, err := shortLen(ctx, r, local)
 	if err != nil {
@@ -95,12 +104,12 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 		}
 		ios.Printf("Parents:  %s\n", strings.Join(ps, " "))
 	}
-	ios.Printf("Author:   %s\n", rec.Author)
+	ios.Printf("Author:   %s\n", oneLine(rec.Author))
 	ios.Printf("Date:     %s\n", rec.CreatedAt.UTC().Format(time.RFC3339))
 	ios.Printf("Catalog:  %s, sha256 %s, DuckDB storage %d (DuckDB %s or newer)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256, rec.Catalog.Storage.Number, rec.Catalog.Storage.MinDuckDB)
 	ios.Printf("DuckLake: format %s, snapshot %d, adds snapshots %d..%d\n", rec.DuckLake.Format, rec.DuckLake.Snapshot, rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last)
 	ios.Printf("Data:     %s\n", rec.DuckLake.DataPath)
-	ios.Printf("\n    %s\n\n", strings.ReplaceAll(rec.Message, "\n", "\n    "))
+	ios.Printf("\n    %s\n\n", strings.ReplaceAll(printable(rec.Message), "\n", "\n    "))
 	t := ds.Totals
 	ios.Printf("%s %d schema(s), %d table(s), %d view(s), %d rows, %d data file(s), %s\n", ios.Heading("Dataset:"), t.Schemas, t.Tables, t.Views, t.Rows, t.DataFiles, term.Bytes(t.DataBytes))
 	for _, s := range ds.Schemas {

@@ -53,9 +53,9 @@ func runStatus(ctx context.Context, ios *term.IO, g *globals) error {
 	}
 	ios.Printf("%d new snapshot(s):\n", len(st.Snapshots))
 	for _, s := range st.Snapshots {
-		line := "  " + ios.Dim(s.Time.UTC().Format(time.RFC3339)) + "  snapshot " + strconv.FormatInt(s.ID, 10) + "  " + s.Changes
+		line := "  " + ios.Dim(s.Time.UTC().Format(time.RFC3339)) + "  snapshot " + strconv.FormatInt(s.ID, 10) + "  " + oneLine(s.Changes)
 		if s.Message != "" {
-			line += "  " + ios.Dim("("+s.Message+")")
+			line += "  " + ios.Dim("("+oneLine(s.Message)+")")
 		}
 		ios.Printf("%s\n", line)
 	}

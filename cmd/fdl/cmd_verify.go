@@ -15,25 +15,41 @@ func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }
 
 type verifyOptions struct {
 	SkipCatalogs bool
+	Data         bool
 }
 
 func newVerifyCmd(ios *term.IO, g *globals) *cobra.Command {
 	o := &verifyOptions{}
 	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Check refs, records and catalog checksums",
-		Long: `Check that every ref points at a complete version, every record parses and
-its parents exist, seq is the parent's + 1, and every catalog's size and
-sha256 match its record. Exits 1 naming each problem. Version folders
-without version.json that no ref reaches (an interrupted push) are listed
-but are not problems.`,
+		Short: "Check refs, records, catalogs, retention and (--data) data files",
+		Long: `Check that every ref points at a complete version in retention, every record
+parses and its parents exist, seq is the parent's + 1; that the retention
+policy, floor, markers and ref log entries parse; that every version out of
+retention has its marker (retired.json) and no catalog or dataset.json left;
+and, for every version in retention, that its catalog's size and sha256
+match its record and the DuckLake catalog invariants hold inside it (schema,
+table and data-file references, end_snapshot > begin_snapshot, snapshot ids
+without gaps, next_catalog_id and next_file_id above every id used).
+
+With --data, also check that every data file a catalog in retention can read
+(at or after its floor snapshot) exists in the store; files outside the
+repository are counted, not checked.
+
+Exits 1 naming each problem with a stable code (--json: problems[].code;
+docs/cli.md lists them). Version folders without version.json that no ref
+reaches (an interrupted push) are listed but are not problems.`,
 		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if o.Data && o.SkipCatalogs {
+				return usageError{errorf("--data reads every catalog in retention: it does not go with --skip-catalogs")}
+			}
 			return runVerify(cmd.Context(), ios, g, o)
 		},
 	}
 	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
-	cmd.Flags().BoolVar(&o.SkipCatalogs, "skip-catalogs", false, "do not read catalogs to check their sha256")
+	cmd.Flags().BoolVar(&o.SkipCatalogs, "skip-catalogs", false, "do not read catalogs (no sha256 or catalog invariant checks)")
+	cmd.Flags().BoolVar(&o.Data, "data", false, "also check that every data file a catalog in retention can read exists")
 	return cmd
 }
 
@@ -43,7 +59,7 @@ func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) 
 		return err
 	}
 	defer r.Close()
-	rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: o.SkipCatalogs})
+	rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: o.SkipCatalogs, Data: o.Data})
 	if err != nil {
 		return err
 	}
@@ -60,6 +76,16 @@ func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) 
 		}
 		if rep.OK() {
 			ios.Printf("%s: %d ref(s), %d version(s), %d catalog(s) checked\n", ios.OK("ok"), rep.Refs, rep.Versions, rep.Catalogs)
+			if rep.Retired > 0 {
+				ios.Printf("%d version(s) out of retention (records kept, catalogs deleted)\n", rep.Retired)
+			}
+			if o.Data {
+				ios.Printf("%d data file(s) in the store checked", rep.DataFiles)
+				if rep.DataOutside > 0 {
+					ios.Printf("; %d catalog row(s) name files outside the repository (not checked)", rep.DataOutside)
+				}
+				ios.Printf("\n")
+			}
 		}
 	}
 	if !rep.OK() {

@@ -55,10 +55,10 @@ func TestGeneratedDocs(t *testing.T) {
 }
 
 // TestLibraryDependencies keeps the library free of CLI packages: repo,
-// refs, version and internal/store, internal/ducklake never import cobra,
-// lipgloss or cmd/ (STYLE.md §3).
+// refs, version, retention and internal/store, internal/ducklake never
+// import cobra, lipgloss or cmd/ (STYLE.md §3).
 func TestLibraryDependencies(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "../../repo", "../../refs", "../../version",
+	out, err := exec.Command("go", "list", "-deps", "../../repo", "../../refs", "../../version", "../../retention",
 		"../../internal/store/...", "../../internal/ducklake/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)

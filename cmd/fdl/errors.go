@@ -8,6 +8,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/retention"
 )
 
 // errorKind names an error for JSON output; the kinds are stable
@@ -25,11 +26,18 @@ func errorKind(err error, code int) string {
 		target error
 		kind   string
 	}{
+		{repo.ErrGCRefused, "gc_refused"},
+		{repo.ErrAheadOfFloor, "ahead_of_floor"},
+		{repo.ErrRetentionConflict, "retention_conflict"},
+		{repo.ErrRetired, "retired"},
+		{retention.ErrInvalid, "invalid_retention"},
+		{repo.ErrBadLog, "invalid_reflog"},
 		{repo.ErrChecksum, "checksum"},
 		{ducklake.ErrLocked, "locked"},
 		{ducklake.ErrNotCatalog, "not_catalog"},
 		{ducklake.ErrUnsupportedFormat, "unsupported_format"},
 		{ducklake.ErrSQLite, "sqlite_catalog"},
+		{ducklake.ErrCorrupt, "corrupt_catalog"},
 		{repo.ErrNotRepository, "not_repository"},
 		{repo.ErrNotWorkdir, "not_workdir"},
 		{repo.ErrNothingToCommit, "nothing_to_commit"},

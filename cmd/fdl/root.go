@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -41,6 +43,8 @@ type globals struct {
 	Verbose bool
 	Quiet   bool
 	Repo    string // --repo: repository URL for commands that need no working catalog
+
+	ios *term.IO // for debug lines
 }
 
 // stepHook, when set (by tests), is passed to the library as Options.Step.
@@ -53,7 +57,7 @@ func Main() int { return run(os.Args[1:], term.System()) }
 func run(args []string, ios *term.IO) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	g := &globals{}
+	g := &globals{ios: ios}
 	root := newRootCmd(ios, g)
 	root.SetArgs(args)
 	root.SetOut(ios.Out)
@@ -61,6 +65,9 @@ func run(args []string, ios *term.IO) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
+	}
+	if strings.HasPrefix(err.Error(), "unknown command ") || strings.HasPrefix(err.Error(), "unknown shorthand flag") {
+		err = usageError{err}
 	}
 	code := exitCode(ctx, err)
 	printError(ios, g, err, code)
@@ -79,12 +86,21 @@ DuckDB ATTACH.
 ` + exitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if g.NoColor || g.JSON {
 				ios.Color = false
 			}
 			ios.Verbose = ios.Verbose || g.Verbose
 			ios.Quiet = ios.Quiet || g.Quiet
+			if g.Dir != "" {
+				// Like git -C: every relative path is then relative to DIR.
+				if err := os.Chdir(g.Dir); err != nil {
+					return usageError{fmt.Errorf("-C %s: %w", g.Dir, unwrapPathError(err))}
+				}
+				ios.Debugf("working in %s", g.Dir)
+				g.Dir = ""
+			}
+			return nil
 		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
@@ -98,6 +114,7 @@ DuckDB ATTACH.
 		newInitCmd(ios, g), newCheckoutCmd(ios, g), newStatusCmd(ios, g), newCommitCmd(ios, g),
 		newPushCmd(ios, g), newLogCmd(ios, g), newShowCmd(ios, g), newTagCmd(ios, g),
 		newBranchCmd(ios, g), newVerifyCmd(ios, g),
+		newRetentionCmd(ios, g), newGCCmd(ios, g), newReflogCmd(ios, g),
 	)
 	return root
 }
@@ -173,11 +190,11 @@ func (g *globals) openRepo(ctx context.Context) (*repo.Repo, error) {
 		}
 		url = w.State.Repository
 	}
-	r, err := repo.Open(ctx, url)
-	if err != nil {
-		return nil, err
+	ios := g.ios
+	if ios != nil {
+		ios.Debugf("repository %s", url)
 	}
-	return r, nil
+	return repo.Open(ctx, url)
 }
 
 // hooks returns the library options: progress drawn on stderr and the test
@@ -185,8 +202,18 @@ func (g *globals) openRepo(ctx context.Context) (*repo.Repo, error) {
 func (g *globals) hooks(ios *term.IO) (repo.Options, *term.Progress) {
 	p := ios.NewProgress(g.JSON)
 	return repo.Options{
-		Progress: func(e repo.Event) { p.Update(e.Op, filepath.Base(e.Name), e.Done, e.Total) },
-		Step:     stepHook,
+		Progress: func(e repo.Event) {
+			if e.Done == e.Total {
+				ios.Debugf("%s %s: %d bytes", e.Op, e.Name, e.Done)
+			}
+			p.Update(e.Op, filepath.Base(e.Name), e.Done, e.Total)
+		},
+		Step: func(step string) {
+			ios.Debugf("step %s", step)
+			if stepHook != nil {
+				stepHook(step)
+			}
+		},
 	}, p
 }
 
@@ -196,5 +223,15 @@ func printJSON(ios *term.IO, v any) error {
 		return err
 	}
 	_, err = fmt.Fprintln(ios.Out, string(b))
+	return err
+}
+
+// unwrapPathError turns "chdir x: no such file or directory" into the
+// reason alone, as the caller names the path.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
 	return err
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,7 +20,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/cloudtest"
 	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -28,20 +32,30 @@ var update = flag.Bool("update", false, "update testscript golden files")
 // scripts (and Go tests here) run them as separate processes.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"fdl":      fdlTestMain,
-		"holdlock": holdLockMain,
+		"fdl":       fdlTestMain,
+		"holdlock":  holdLockMain,
+		"holdflock": holdFlockMain,
 	})
 }
 
 // fdlTestMain is fdl's main with one test-only addition: FDL_TEST_KILL_AT
-// names a commit or push step at which the process kills itself with
-// SIGKILL (a real crash, for the crash tests).
+// names a commit, push or gc step at which the process kills itself with
+// SIGKILL (a real crash, for the crash tests); "STEP#N" kills at the N-th
+// time the step is reached (gc repeats its steps for each object).
 func fdlTestMain() {
 	if at := os.Getenv("FDL_TEST_KILL_AT"); at != "" {
+		name, nth := at, 1
+		if i := strings.LastIndexByte(at, '#'); i >= 0 {
+			name = at[:i]
+			fmt.Sscan(at[i+1:], &nth)
+		}
+		seen := 0
 		stepHook = func(step string) {
-			if step == at {
-				syscall.Kill(os.Getpid(), syscall.SIGKILL)
-				time.Sleep(time.Minute)
+			if step == name {
+				if seen++; seen == nth {
+					syscall.Kill(os.Getpid(), syscall.SIGKILL)
+					time.Sleep(time.Minute)
+				}
 			}
 		}
 	}
@@ -67,21 +81,81 @@ func sharedCatalogs(t testing.TB) string {
 	return ""
 }
 
-func TestScripts(t *testing.T) {
+// TestScripts runs the command scripts on a folder repository ($REPO is
+// "repo" in the script's work directory).
+func TestScripts(t *testing.T) { runScripts(t, "") }
+
+// TestScriptsS3 runs the same scripts on a repository on the S3 server
+// (versitygw) that .ci/run starts; skipped without it outside CI.
+func TestScriptsS3(t *testing.T) { runScripts(t, cloudtest.S3(t)) }
+
+// TestScriptsAzure runs the same scripts on a repository on Azurite.
+func TestScriptsAzure(t *testing.T) { runScripts(t, cloudtest.Azure(t)) }
+
+// TestScriptsGCS runs the same scripts on an in-process fake-gcs-server.
+func TestScriptsGCS(t *testing.T) { runScripts(t, cloudtest.FakeGCS(t)) }
+
+// runScripts runs testdata/script with $REPO set to a fresh repository
+// location for each script: "repo" (a folder in $WORK) when base is "",
+// else a fresh prefix of the object-store URL base. The condition [cloud]
+// holds for object stores. $DATA is where Parquet files written by the
+// scripts land: the repository's data/ folder on a folder store; on an
+// object store a local folder, because DuckDB here cannot write to s3:// or
+// az:// (its httpfs and azure extensions are not built in and cannot be
+// downloaded), so scripts point new catalogs there with setdatapath.
+func runScripts(t *testing.T, base string) {
 	shared := sharedCatalogs(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
-		UpdateScripts:       *update,
+		UpdateScripts:       *update && base == "",
 		RequireExplicitExec: false,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("SHARED", shared)
 			e.Setenv("FDL_AUTHOR", "tester")
+			// The scripts written before SQLite working catalogs test the
+			// DuckDB-format one; sqlite.txtar sets its own.
+			e.Setenv("FDL_CATALOG_FORMAT", "duckdb")
 			e.Setenv("NO_COLOR", "1")
 			e.Setenv("CTRL", "bad\x01name")
+			// The clouds' SDKs read their settings and credentials from
+			// the environment; testscript starts scripts with a clean one.
+			for _, kv := range os.Environ() {
+				k, v, _ := strings.Cut(kv, "=")
+				for _, p := range []string{"AWS_", "AZURE_", "STORAGE_EMULATOR_HOST", "GOOGLE_", "FDL_TEST_"} {
+					if strings.HasPrefix(k, p) {
+						e.Setenv(k, v)
+					}
+				}
+			}
+			e.Setenv("AWS_EC2_METADATA_DISABLED", "true") // never ask a metadata server
+			if base == "" {
+				e.Setenv("REPO", "repo")
+				e.Setenv("DATA", filepath.Join(e.WorkDir, "repo", "data"))
+			} else {
+				e.Setenv("REPO", cloudtest.WithPrefix(base, "script"))
+				e.Setenv("DATA", filepath.Join(e.WorkDir, "localdata"))
+			}
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "cloud" {
+				return base != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: scriptCmds(),
 	})
+}
+
+// storeArg opens the store a script argument names: a URL as is, a path
+// relative to the script's directory.
+func storeArg(ts *testscript.TestScript, arg string) store.Store {
+	if !strings.Contains(arg, "://") {
+		arg = ts.MkAbs(arg)
+	}
+	st, err := store.Open(context.Background(), arg)
+	ts.Check(err)
+	return st
 }
 
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
@@ -98,8 +172,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 			if len(args) != 3 {
 				ts.Fatalf("usage: refvar URL REF VAR")
 			}
-			st, err := store.Open(context.Background(), ts.MkAbs(args[0]))
-			ts.Check(err)
+			st := storeArg(ts, args[0])
 			defer st.Close()
 			ref, err := refs.New(st).Read(context.Background(), refs.Name(args[1]))
 			ts.Check(err)
@@ -158,14 +231,14 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 			if len(args) != 2 {
 				ts.Fatalf("usage: treehash DIR VAR")
 			}
-			ts.Setenv(args[1], treeHash(ts, ts.MkAbs(args[0])))
+			ts.Setenv(args[1], treeHash(ts, mkAbsPath(ts, args[0])))
 		},
 		// treesame DIR VAR: the tree under DIR still has the digest in $VAR.
 		"treesame": func(ts *testscript.TestScript, neg bool, args []string) {
 			if len(args) != 2 {
 				ts.Fatalf("usage: treesame DIR VAR")
 			}
-			if same := treeHash(ts, ts.MkAbs(args[0])) == ts.Getenv(args[1]); same == neg {
+			if same := treeHash(ts, mkAbsPath(ts, args[0])) == ts.Getenv(args[1]); same == neg {
 				ts.Fatalf("tree %s changed: %v (want unchanged: %v)", args[0], !same, !neg)
 			}
 		},
@@ -175,7 +248,9 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 			if len(args) != 4 {
 				ts.Fatalf("usage: recordvar REPO ID FIELD VAR")
 			}
-			b, err := os.ReadFile(filepath.Join(ts.MkAbs(args[0]), "versions", args[1], "version.json"))
+			st := storeArg(ts, args[0])
+			defer st.Close()
+			b, _, err := store.ReadAll(context.Background(), st, "versions/"+args[1]+"/version.json")
 			ts.Check(err)
 			rec, err := version.ParseRecord(b, version.ID(args[1]))
 			ts.Check(err)
@@ -183,12 +258,110 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 				"snapshot": fmt.Sprint(rec.DuckLake.Snapshot), "parent": string(rec.Parent())}[args[2]]
 			ts.Setenv(args[3], v)
 		},
+		// stored URL KEY...: each key holds an object in the store at URL
+		// (a folder path or a store URL); with !, none does.
+		"stored": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) < 2 {
+				ts.Fatalf("usage: stored URL KEY...")
+			}
+			st := storeArg(ts, args[0])
+			defer st.Close()
+			for _, k := range args[1:] {
+				_, err := st.Stat(context.Background(), k)
+				if err != nil && !errors.Is(err, store.ErrNotExist) {
+					ts.Fatalf("stat %s: %v", k, err)
+				}
+				if (err == nil) == neg {
+					ts.Fatalf("%s: exists %v, want %v", k, err == nil, !neg)
+				}
+			}
+		},
+		// storecat URL KEY: print an object to stdout.
+		"storecat": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 2 {
+				ts.Fatalf("usage: storecat URL KEY")
+			}
+			st := storeArg(ts, args[0])
+			defer st.Close()
+			b, _, err := store.ReadAll(context.Background(), st, args[1])
+			ts.Check(err)
+			ts.Stdout().Write(b)
+		},
+		// storels URL PREFIX: print the keys under PREFIX, one a line.
+		"storels": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 2 {
+				ts.Fatalf("usage: storels URL PREFIX")
+			}
+			st := storeArg(ts, args[0])
+			defer st.Close()
+			ts.Check(st.List(context.Background(), args[1], func(oi store.ObjectInfo) error {
+				fmt.Fprintln(ts.Stdout(), oi.Key)
+				return nil
+			}))
+		},
+		// storeput URL KEY FILE: write FILE's bytes to KEY (replacing it).
+		"storeput": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 3 {
+				ts.Fatalf("usage: storeput URL KEY FILE")
+			}
+			st := storeArg(ts, args[0])
+			defer st.Close()
+			b, err := os.ReadFile(ts.MkAbs(args[2]))
+			ts.Check(err)
+			ts.Check(st.Delete(context.Background(), args[1]))
+			ts.Check(st.Create(context.Background(), args[1], bytes.NewReader(b)))
+		},
+		// storerm URL KEY...: delete objects.
+		"storerm": func(ts *testscript.TestScript, neg bool, args []string) {
+			st := storeArg(ts, args[0])
+			defer st.Close()
+			for _, k := range args[1:] {
+				ts.Check(st.Delete(context.Background(), k))
+			}
+		},
+		// storeflip URL KEY OFFSET: change one byte of an object (damage a
+		// catalog), by rewriting it.
+		"storeflip": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 3 {
+				ts.Fatalf("usage: storeflip URL KEY OFFSET")
+			}
+			var off int
+			fmt.Sscan(args[2], &off)
+			st := storeArg(ts, args[0])
+			defer st.Close()
+			b, _, err := store.ReadAll(context.Background(), st, args[1])
+			ts.Check(err)
+			b[off] ^= 0xff
+			ts.Check(st.Delete(context.Background(), args[1]))
+			ts.Check(st.Create(context.Background(), args[1], bytes.NewReader(b)))
+		},
+		// setdatapath CATALOG DIR: make a working catalog's data_path the
+		// local folder DIR (for object-store runs, see runScripts).
+		"setdatapath": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 2 {
+				ts.Fatalf("usage: setdatapath CATALOG DIR")
+			}
+			dir := strings.TrimSuffix(filepath.ToSlash(ts.MkAbs(args[1])), "/") + "/"
+			sqlexecCmd(ts, false, []string{args[0], "UPDATE ducklake_metadata SET value = " + repo.SQLString(dir) + " WHERE key = 'data_path'"})
+		},
+		// basevar DIR VAR: set $VAR to the working directory's base version.
+		"basevar": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 2 {
+				ts.Fatalf("usage: basevar DIR VAR")
+			}
+			w, err := repo.OpenWorkdir(ts.MkAbs(args[0]))
+			ts.Check(err)
+			ts.Setenv(args[1], string(w.State.Base))
+		},
 		"lakewrite": lakewriteCmd,
 		"sqlexec":   sqlexecCmd,
 	}
 }
 
 func treeHash(ts *testscript.TestScript, dir string) string {
+	if strings.Contains(dir, "://") {
+		return storeHash(ts, dir)
+	}
 	h := sha256.New()
 	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
 		if err != nil {
@@ -226,4 +399,28 @@ func gunzip(ts *testscript.TestScript, src, dst string) {
 	ts.Check(out.Close())
 }
 
-var _ = strings.TrimSpace
+// mkAbsPath is ts.MkAbs for paths; URLs are returned as they are.
+func mkAbsPath(ts *testscript.TestScript, p string) string {
+	if strings.Contains(p, "://") {
+		return p
+	}
+	return ts.MkAbs(p)
+}
+
+// storeHash is a digest of every object (keys and bytes) in a store.
+func storeHash(ts *testscript.TestScript, url string) string {
+	st := storeArg(ts, url)
+	defer st.Close()
+	h := sha256.New()
+	ctx := context.Background()
+	ts.Check(st.List(ctx, "", func(oi store.ObjectInfo) error {
+		b, _, err := store.ReadAll(ctx, st, oi.Key)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", oi.Key, len(b))
+		h.Write(b)
+		return nil
+	}))
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -53,13 +53,25 @@ type Catalog struct {
 	format   string
 	dataPath string
 	tables   map[string][]string // present tables -> columns in physical order
+	backend  Backend             // the file's catalog database
 }
 
-// Open opens the DuckDB-format DuckLake catalog at path read-only.
+// Open opens the DuckLake catalog at path read-only.
 //
-// Before DuckDB sees the file its header is sniffed: a SQLite file gives
-// ErrSQLite, a file without the DuckDB magic gives ErrNotCatalog. The file is
-// then attached READ_ONLY in a private in-memory DuckDB; DuckDB replays a
+// Before DuckDB sees the file its header is sniffed (DetectBackend): a file
+// that is neither a DuckDB nor a SQLite database gives ErrNotCatalog.
+//
+// A SQLite-format catalog is read in one SQLite read transaction (one
+// committed state, including rows in its -wal file, while other processes
+// may go on writing; retried on SQLITE_BUSY for at most a minute, then
+// ErrLocked) into a private in-memory DuckDB database with the tables and
+// column types of a DuckDB-format catalog of the same format, so every
+// method works alike. The file is opened read-only (SQLite mode=ro) and
+// checked first: a truncated file, or a -wal file whose committed frames
+// SQLite would silently skip, gives ErrCorrupt; a SQLite file without the
+// ducklake tables gives ErrNotCatalog.
+//
+// A DuckDB-format file is attached READ_ONLY in a private in-memory DuckDB; DuckDB replays a
 // committed ".wal" beside the file in memory (the file and the WAL are not
 // changed; for a path holding '?' DuckDB looks for the WAL where it writes
 // it, see walPath). Errors:
@@ -76,6 +88,13 @@ func Open(ctx context.Context, path string) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
+	backend, err := DetectBackend(abs)
+	if err != nil {
+		return nil, err
+	}
+	if backend == BackendSQLite {
+		return openSQLiteCatalog(ctx, abs)
+	}
 	if _, err := readHeader(abs); err != nil {
 		return nil, err
 	}
@@ -85,7 +104,7 @@ func Open(ctx context.Context, path string) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Catalog{path: abs, db: db, conn: conn}
+	c := &Catalog{path: abs, db: db, conn: conn, backend: BackendDuckDB}
 	if err := c.attach(ctx); err != nil {
 		c.Close()
 		return nil, err
@@ -241,6 +260,9 @@ func (c *Catalog) metadataValue(ctx context.Context, key string) (string, bool, 
 	}
 	return v.String, v.Valid, nil
 }
+
+// Backend returns the catalog database the file is stored in.
+func (c *Catalog) Backend() Backend { return c.backend }
 
 // Path returns the absolute path of the catalog file.
 func (c *Catalog) Path() string { return c.path }

@@ -179,18 +179,6 @@ func TestOpenRealCatalogs(t *testing.T) {
 	}
 }
 
-func TestOpenSQLite(t *testing.T) {
-	dir := t.TempDir()
-	path := gunzipCatalog(t, "ahri-tre-v0.2.sqlite", dir, "")
-	_, err := Open(context.Background(), path)
-	if !errors.Is(err, ErrSQLite) {
-		t.Fatalf("Open(sqlite) = %v, want ErrSQLite", err)
-	}
-	if !strings.Contains(err.Error(), path) {
-		t.Errorf("error %q does not name the file", err)
-	}
-}
-
 func TestOpenNotCatalog(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -24,8 +24,21 @@ const (
 	frozenAlias       = "fdl_frozen"
 )
 
-// Freeze writes to dst a single-file copy of the DuckDB-format DuckLake
-// catalog src: every committed row of every table (including rows still in
+// Freeze writes to dst a single-file DuckDB-format copy of the DuckLake
+// catalog src.
+//
+// When src is a SQLite-format catalog, it is read in one SQLite read
+// transaction (one committed state including the rows of its -wal file,
+// while other processes may go on writing; retried on SQLITE_BUSY for at
+// most a minute) and written as a new DuckDB database whose tables, column
+// types (BOOLEAN, UUID, TIMESTAMP WITH TIME ZONE, …) and PRIMARY KEY / NOT
+// NULL constraints are those of a DuckDB-format catalog of the same DuckLake
+// format, inlined-data tables included, in the storage version the
+// extension of that format wrote (storageForFormat). Errors as Open gives
+// them for SQLite files (ErrCorrupt, ErrNotCatalog, ErrUnsupportedFormat,
+// ErrLocked).
+//
+// When src is a DuckDB-format catalog, dst gets every committed row of every table (including rows still in
 // src's .wal, which DuckDB replays when attaching), with the same tables,
 // column names, column types and PRIMARY KEY / NOT NULL constraints, and no
 // .wal beside it. dst is written with the STORAGE_VERSION that src's header
@@ -54,6 +67,16 @@ func Freeze(ctx context.Context, src, dst string) (info FreezeInfo, err error) {
 	dstAbs, err := filepath.Abs(dst)
 	if err != nil {
 		return info, err
+	}
+	if backend, err := DetectBackend(srcAbs); err != nil {
+		return info, err
+	} else if backend == BackendSQLite {
+		for _, p := range []string{dstAbs, dstAbs + ".wal", walPath(dstAbs)} {
+			if _, err := os.Lstat(p); err == nil {
+				return info, fmt.Errorf("freeze %s: %s: %w", srcAbs, p, fs.ErrExist)
+			}
+		}
+		return freezeSQLite(ctx, srcAbs, dstAbs)
 	}
 	storage, err := ReadStorage(srcAbs)
 	if err != nil {
@@ -91,7 +114,7 @@ func Freeze(ctx context.Context, src, dst string) (info FreezeInfo, err error) {
 	if err != nil {
 		return info, err
 	}
-	c := &Catalog{path: srcAbs, db: db, conn: conn}
+	c := &Catalog{path: srcAbs, db: db, conn: conn, backend: BackendDuckDB}
 	defer c.Close()
 	if err := c.attach(ctx); err != nil {
 		return info, err

@@ -221,9 +221,10 @@ func TestFreezeRefusals(t *testing.T) {
 		t.Errorf("Freeze beside a stale WAL: %v", err)
 	}
 
+	// A SQLite source is converted, but never over an existing dst.
 	sqlite := gunzipCatalog(t, "ahri-tre-v0.2.sqlite", dir, "")
-	if _, err := Freeze(ctx, sqlite, filepath.Join(out, "a.duckdb")); !errors.Is(err, ErrSQLite) {
-		t.Errorf("Freeze(sqlite): %v", err)
+	if _, err := Freeze(ctx, sqlite, existing); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("Freeze(sqlite) onto an existing dst: %v", err)
 	}
 	plain := filepath.Join(dir, "plain.duckdb")
 	withWritable(t, plain, "CREATE TABLE t(i INTEGER)")

@@ -1,6 +1,8 @@
-// Package ducklake reads DuckLake catalogs stored as DuckDB files with plain
-// SQL over the ducklake_* tables (the ducklake extension is not needed), and
-// freezes a working catalog into a single-file copy.
+// Package ducklake reads DuckLake catalogs stored as DuckDB or SQLite files
+// with plain SQL over the ducklake_* tables (the ducklake extension is not
+// needed), freezes a working catalog into a single-file DuckDB copy, and
+// converts a DuckDB-format catalog into a SQLite-format one
+// (ConvertToSQLite) and back (Freeze).
 //
 // Source of the rules: the DuckLake specification (ducklake.select/docs) and
 // the catalogs observed in testdata/catalogs/MANIFEST.md. The set of tables
@@ -21,8 +23,10 @@ var (
 	ErrUnsupportedFormat = errors.New("unsupported DuckLake format")
 	// ErrLocked: another process holds the DuckDB file lock.
 	ErrLocked = errors.New("catalog is locked by another process")
-	// ErrSQLite: the file is a SQLite-format catalog (not supported yet).
-	ErrSQLite = errors.New("SQLite-format catalogs are not supported yet")
+	// ErrSQLite: the file is a SQLite database where a DuckDB database file
+	// is needed (ReadStorage reads a DuckDB header). Open, Freeze and
+	// ConvertToSQLite read SQLite-format catalogs.
+	ErrSQLite = errors.New("a SQLite database, not a DuckDB database file")
 	// ErrSnapshotNotFound: the catalog has no ducklake_snapshot row with the
 	// requested id (or no snapshot at all).
 	ErrSnapshotNotFound = errors.New("snapshot not found")

@@ -6,3 +6,6 @@ import "context"
 func (l *Local) LockForTest(ctx context.Context, key string) (unlock func(), err error) {
 	return l.lock(ctx, key)
 }
+
+// RedactForTest exposes redactString.
+func RedactForTest(s string) string { return redactString(s) }

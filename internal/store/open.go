@@ -15,15 +15,19 @@ import (
 // messages (callers redact credentials from it first).
 type opener func(ctx context.Context, u *url.URL, raw string) (Store, error)
 
-// openers maps a URL scheme to the function that opens it. Add cloud stores
-// here (s3, gs, azblob, http, https).
+// openers maps a URL scheme to the function that opens it.
 var openers = map[string]opener{
-	"file": openFileURL,
-	"mem":  openMemURL,
+	"file":   openFileURL,
+	"mem":    openMemURL,
+	"s3":     openS3,
+	"gs":     openGCS,
+	"azblob": openAzure,
+	"http":   openHTTP,
+	"https":  openHTTP,
 }
 
 // planned are schemes fdl will support but this build does not yet.
-var planned = map[string]bool{"s3": true, "gs": true, "azblob": true, "http": true, "https": true}
+var planned = map[string]bool{}
 
 var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 
@@ -34,13 +38,20 @@ var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 //     its first write).
 //   - mem://NAME: the process-wide in-memory store called NAME; every Open of
 //     the same NAME returns the same *Memory, for tests.
+//   - s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, azblob://CONTAINER/PREFIX: a
+//     *Cloud on Amazon S3 (and S3-compatible servers), Google Cloud Storage
+//     or Azure Blob Storage; options in the URL's query and credentials from
+//     the environment as each cloud's SDK reads them (docs/stores.md).
+//   - http://… or https://…: a read-only *HTTP store on a repository
+//     published by a static web server or a public bucket; every write
+//     fails with ErrReadOnly.
 //
 // Errors: an empty URL; an unsupported scheme (the message lists the ones
 // that work); a malformed file:// or mem:// URL; a path that exists but is
 // not a folder. Messages quote the URL with any password redacted.
 func Open(ctx context.Context, rawURL string) (Store, error) {
 	if rawURL == "" {
-		return nil, fmt.Errorf("empty store URL: use a folder path, file://, s3://, gs:// or azblob://")
+		return nil, fmt.Errorf("empty store URL: use a folder path, file://, s3://, gs://, azblob:// or http(s)://")
 	}
 	m := schemeRE.FindStringSubmatch(rawURL)
 	if m == nil || (runtime.GOOS == "windows" && len(m[1]) == 1) {
@@ -58,7 +69,7 @@ func Open(ctx context.Context, rawURL string) (Store, error) {
 	if planned[scheme] {
 		return nil, fmt.Errorf("store URL %q: %s:// stores are not supported yet: use a folder path or file://", u.Redacted(), scheme)
 	}
-	return nil, fmt.Errorf("unsupported store URL %q: use a folder path, file://, s3://, gs:// or azblob://", u.Redacted())
+	return nil, fmt.Errorf("unsupported store URL %q: use a folder path, file://, s3://, gs://, azblob:// or http(s)://", u.Redacted())
 }
 
 // openFileURL opens file:///abs/path or file://localhost/abs/path.

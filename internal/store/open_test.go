@@ -75,12 +75,11 @@ func TestOpenMem(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	cases := []struct{ raw, wantMsg string }{
 		{"", "empty store URL"},
-		{"ftp://host/x", `unsupported store URL "ftp://host/x": use a folder path, file://, s3://, gs:// or azblob://`},
+		{"ftp://host/x", `unsupported store URL "ftp://host/x": use a folder path, file://, s3://, gs://, azblob:// or http(s)://`},
 		{"weird+scheme://x", `unsupported store URL "weird+scheme://x"`},
-		{"s3://bucket/prefix", "not supported yet"},
-		{"gs://bucket", "not supported yet"},
-		{"azblob://c", "not supported yet"},
-		{"https://user:secret@example.com/x", "https://user:xxxxx@example.com/x"},
+		{"ftp://user:secret@example.com/x", "ftp://user:xxxxx@example.com/x"},
+		{"https://", "use http(s)://HOST/PATH"},
+		{"s3://user:secret@bucket/x", "s3://user:xxxxx@bucket/x"},
 		{"file://otherhost/x", "file:///absolute/path"},
 		{"file:///x?no_tmp_dir=true", "no user, query or fragment"},
 		{"mem://", "mem://NAME"},

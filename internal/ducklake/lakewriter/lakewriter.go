@@ -1,5 +1,7 @@
 // Package lakewriter writes DuckLake catalogs with plain SQL, the way DuckDB's
-// ducklake extension writes them, without needing the extension.
+// ducklake extension writes them, without needing the extension. It writes
+// DuckDB-format catalogs directly and SQLite-format ones through an
+// in-memory mirror (sqlite.go).
 //
 // fdl uses [Create] to make new working catalogs; the demo and the tests use
 // the [Writer] returned by [Open] to add snapshots (tables, inserts, deletes,
@@ -30,8 +32,8 @@
 // Formats: [Create] makes 1.0 (default) or 0.4 catalogs, which share one table
 // layout. [Open] writes to catalogs whose ducklake_metadata version is 0.3,
 // 0.4 or 1.0 and adapts to the columns the catalog actually has; it refuses
-// every other version with [ErrUnsupportedFormat]. Only DuckDB-format catalogs
-// (not SQLite or Postgres metadata) and only primitive column types are
+// every other version with [ErrUnsupportedFormat]. DuckDB- and SQLite-format
+// catalogs (not Postgres metadata) and only primitive column types are
 // supported.
 package lakewriter
 
@@ -45,6 +47,8 @@ import (
 	"strings"
 
 	_ "github.com/duckdb/duckdb-go/v2" // database/sql driver "duckdb"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of these (test
@@ -136,6 +140,7 @@ type Writer struct {
 	dataPath string // as stored in ducklake_metadata
 	dataDir  string // resolved local directory, ends in "/"; "" if not local
 	closed   bool
+	lite     *liteState // non-nil for a SQLite-format catalog (sqlite.go)
 }
 
 // Create creates a new, empty DuckLake catalog at path (a DuckDB database
@@ -228,9 +233,16 @@ func Create(ctx context.Context, path string, opts CreateOptions) error {
 // that attached it, which is that directory when the extension chose the
 // default "<catalog>.files/"). Existing files keep their DuckDB storage
 // version.
+//
+// A SQLite-format catalog (ducklake.DetectBackend) is written through an
+// in-memory DuckDB mirror, one SQLite write transaction per snapshot; see
+// sqlite.go. No lock is held between operations.
 func Open(ctx context.Context, path string) (*Writer, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if b, err := ducklake.DetectBackend(path); err == nil && b == ducklake.BackendSQLite {
+		return openSQLite(ctx, path)
 	}
 	db, conn, err := openDuckDB(ctx)
 	if err != nil {

@@ -88,6 +88,14 @@ func (w *Writer) run(ctx context.Context, what string, fn func(o *op) error) (er
 	if w.closed {
 		return ErrClosed
 	}
+	if w.lite != nil {
+		// SQLite: take the write lock and re-read the catalog first; the
+		// difference is written back after the DuckDB commit below.
+		if err := w.lite.begin(ctx, w); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		defer w.lite.end()
+	}
 	if _, err := w.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -127,6 +135,9 @@ func (w *Writer) run(ctx context.Context, what string, fn func(o *op) error) (er
 	}
 	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
+	}
+	if w.lite != nil {
+		return w.lite.apply(ctx, w)
 	}
 	return nil
 }

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
+)
+
+type gcOptions struct {
+	Yes bool
+}
+
+func newGCCmd(ios *term.IO, g *globals) *cobra.Command {
+	o := &gcOptions{}
+	cmd := &cobra.Command{
+		Use:   "gc",
+		Short: "Plan (and with --yes apply) the retention policy: delete what nothing keeps",
+		Long: `Apply the retention policy ('fdl retention'). Without --yes, print the plan
+and change nothing: how the retention floor moves, which versions leave
+retention (their catalog and dataset.json go; their record stays), which data
+files no catalog in retention can read, which abandoned uploads go, and how
+many bytes all that is.
+
+With --yes, carry the plan out in four steps, each safe to interrupt and
+resumed by running gc again:
+  1. move the floor (retention/floor.json, one compare-and-swap): from now
+     on checkout refuses the versions leaving retention;
+  2. for each of them, write a marker (versions/<id>/retired.json) and then
+     delete its catalog and dataset.json, never its version.json;
+  3. delete data files no catalog in retention can read: files ended before
+     their catalog's floor snapshot, files only retired catalogs list, and
+     files no catalog lists that are older than the grace period;
+  4. delete incomplete versions and versions no ref or ref log reaches that
+     are older than the grace period.
+gc deletes nothing outside the repository's data/ and versions/. It refuses
+to run while a ref is empty, garbage or names a missing version, or while a
+catalog it must read is damaged. Run one gc at a time.
+
+On a terminal long lists are cut to 10 items (-v: all); otherwise every item
+is printed. --json prints the whole plan (and, with --yes, what was done).`,
+		Example: `  fdl gc --repo s3://bucket/sales          # the plan; nothing changes
+  fdl gc --repo s3://bucket/sales --yes`,
+		Args: args(0, 0),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return runGC(cmd.Context(), ios, g, o)
+		},
+	}
+	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
+	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "apply the plan (default: only print it)")
+	return cmd
+}
+
+// gcOutput is 'fdl gc --json'.
+type gcOutput struct {
+	Plan   *repo.GCPlan   `json:"plan"`
+	Result *repo.GCResult `json:"result,omitempty"`
+}
+
+func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
+	r, err := g.openRepo(ctx)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	r.SetOptions(repo.Options{Step: stepHook})
+	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	if err != nil {
+		return err
+	}
+	out := gcOutput{Plan: plan}
+	if !g.JSON {
+		printPlan(ctx, ios, g, r, plan)
+	}
+	if o.Yes && !plan.Empty() {
+		res, err := r.ApplyGC(ctx, plan)
+		out.Result = res
+		if err != nil {
+			return err
+		}
+	}
+	if g.JSON {
+		return printJSON(ios, out)
+	}
+	switch {
+	case plan.Empty():
+		ios.Printf("Nothing to do.\n")
+	case !o.Yes:
+		ios.Printf("This was the plan: nothing changed. Apply it with: fdl gc --yes\n")
+	default:
+		res := out.Result
+		if res.FloorMoved {
+			ios.Printf("%s moved the floor to generation %d\n", ios.OK("done:"), res.Floor)
+		}
+		ios.Printf("%s wrote %d marker(s), deleted %d catalog/dataset file(s), %d data file(s), %d abandoned upload(s): %s freed\n",
+			ios.OK("done:"), res.Marked, res.Excised, res.DataFiles, res.Abandoned, term.Bytes(res.Bytes))
+	}
+	return nil
+}
+
+// printPlan prints a plan for people (or, off a terminal, for grep).
+func printPlan(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, p *repo.GCPlan) {
+	n, _ := r.ShortLen(ctx)
+	limit := 10
+	if !ios.OutTTY || g.Verbose || ios.Verbose {
+		limit = -1
+	}
+	more := func(i, total int) bool {
+		if limit >= 0 && i == limit {
+			ios.Printf("  … and %d more (-v or --json lists all)\n", total-limit)
+			return true
+		}
+		return false
+	}
+	ios.Printf("%s %s, policy:\n", ios.Heading("gc plan for"), r.URL())
+	for _, rule := range p.Policy.Rules() {
+		ios.Printf("  %s\n", rule)
+	}
+	switch {
+	case p.FloorMoves:
+		ios.Printf("%s moves from generation %d to %d: %d version(s) out of retention", ios.Heading("Floor:"), p.FloorGeneration, p.NewFloor.Generation, len(p.NewFloor.Retired))
+		if len(p.Unretire) > 0 {
+			ios.Printf(", %d taken back into retention", len(p.Unretire))
+		}
+		ios.Printf("\n")
+	case p.FloorGeneration > 0:
+		ios.Printf("%s stays at generation %d\n", ios.Heading("Floor:"), p.FloorGeneration)
+	default:
+		ios.Printf("%s does not move\n", ios.Heading("Floor:"))
+	}
+	for _, b := range p.Branches {
+		ios.Printf("  branch %s: head %s; in retention from seq %d (%s, snapshot %d)\n", ios.Ref(refs.Name(b.Branch).Short()), ios.ID(repo.Short(b.Head, n)), b.Seq, ios.ID(repo.Short(b.Floor, n)), b.Snapshot)
+	}
+	ios.Printf("%s %d version(s), %s\n", ios.Heading("Catalogs to delete:"), p.Totals.Catalogs, term.Bytes(p.Totals.CatalogBytes))
+	for i, rt := range p.Retire {
+		if more(i, len(p.Retire)) {
+			break
+		}
+		state := ""
+		if rt.Marked {
+			state = " (marked already)"
+		}
+		ios.Printf("  retire seq %d %s%s: %s\n", rt.Seq, ios.ID(repo.Short(rt.ID, n)), state, rt.Reason)
+	}
+	ios.Printf("%s %d, %s\n", ios.Heading("Data files to delete:"), p.Totals.DataFiles, term.Bytes(p.Totals.DataBytes))
+	for i, f := range p.DataFiles {
+		if more(i, len(p.DataFiles)) {
+			break
+		}
+		ios.Printf("  delete %s  %s  %s\n", f.Key, f.Reason, term.Bytes(f.Size))
+	}
+	ios.Printf("%s %d, %s\n", ios.Heading("Abandoned uploads to delete:"), p.Totals.Abandoned, term.Bytes(p.Totals.AbandonedBytes))
+	for i, a := range p.Abandoned {
+		if more(i, len(p.Abandoned)) {
+			break
+		}
+		ios.Printf("  abandoned %s: %s\n", ios.ID(string(a.ID)), a.Reason)
+	}
+	ios.Printf("%s %s\n", ios.Heading("Total to delete:"), term.Bytes(p.Totals.Bytes))
+	d := p.Data
+	ios.Printf("Kept: %d version(s) in retention, %d data file(s) (%s)", len(p.Kept), d.Kept, term.Bytes(d.KeptBytes))
+	if d.Young > 0 {
+		ios.Printf(", %d file(s) no catalog lists, younger than the grace period", d.Young)
+	}
+	if len(p.Young) > 0 {
+		ios.Printf(", %d unreferenced upload(s) younger than the grace period", len(p.Young))
+	}
+	if d.Outside > 0 {
+		ios.Printf("; %d catalog row(s) name files outside the repository (never deleted)", d.Outside)
+	}
+	ios.Printf("\n")
+	for _, w := range p.Warnings {
+		ios.Printf("%s %s\n", ios.Bad("warning:"), w)
+	}
+	ios.Debugf("gc plan: %d catalog(s) read in %s (fetch %s, scan %s); total %s",
+		d.CatalogsRead, ms(p.Timing.FetchMS+p.Timing.ScanMS), ms(p.Timing.FetchMS), ms(p.Timing.ScanMS), ms(p.Timing.TotalMS))
+}
+
+func ms(n int64) string { return fmt.Sprint(time.Duration(n) * time.Millisecond) }

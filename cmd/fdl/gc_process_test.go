@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// gcTemplate builds, once per test, a folder repository with 10 versions
+// (appends, deletes, both kinds of compaction, a dropped table, inlined
+// rows), keep-last 3, an abandoned upload and a stray data file, both 10
+// days old. It returns the repository's path.
+func gcTemplate(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	url := filepath.Join(dir, "repo")
+	r, err := repo.Init(ctx, url, repo.InitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	wdir := filepath.Join(dir, "w")
+	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: wdir}); err != nil {
+		t.Fatal(err)
+	}
+	col := func(n, typ string) lakewriter.ColumnDef {
+		return lakewriter.ColumnDef{Name: n, Type: typ, Nullable: true}
+	}
+	noChange := func(err error) error {
+		if errors.Is(err, lakewriter.ErrNoChange) {
+			return nil
+		}
+		return err
+	}
+	for i := 1; i <= 10; i++ {
+		write(t, wdir, func(w *lakewriter.Writer) error {
+			if i == 1 {
+				for _, tb := range []string{"orders", "events", "tmp", "small"} {
+					if _, err := w.CreateTable(ctx, "main", tb, []lakewriter.ColumnDef{col("id", "int64")}); err != nil {
+						return err
+					}
+				}
+				if err := w.Insert(ctx, "main", "tmp", "SELECT 1 AS id"); err != nil {
+					return err
+				}
+			}
+			if err := w.Insert(ctx, "main", "orders", fmt.Sprintf("SELECT %d + i AS id FROM range(20) t(i)", i*100)); err != nil {
+				return err
+			}
+			if err := w.Insert(ctx, "main", "events", fmt.Sprintf("SELECT %d AS id", i)); err != nil {
+				return err
+			}
+			if i%3 == 0 {
+				if err := noChange(w.DeleteWhere(ctx, "main", "orders", fmt.Sprintf("id %% 7 = %d", i%7))); err != nil {
+					return err
+				}
+			}
+			if i%4 == 0 {
+				if err := noChange(w.Compact(ctx, "main", "orders")); err != nil {
+					return err
+				}
+			}
+			if i%5 == 0 {
+				if err := noChange(w.Compact(ctx, "main", "events")); err != nil {
+					return err
+				}
+			}
+			if i == 5 {
+				if err := w.DropTable(ctx, "main", "tmp"); err != nil {
+					return err
+				}
+			}
+			if i == 6 {
+				return w.InsertInlined(ctx, "main", "small", "SELECT 6 AS id")
+			}
+			return nil
+		})
+		wd, err := repo.OpenWorkdir(wdir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wd.Commit(ctx, repo.CommitOptions{Message: fmt.Sprintf("v%d", i), Author: "t"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wd.Push(ctx, r, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 3; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	// An abandoned upload and a stray data file, ten days old.
+	old := time.Now().Add(-10 * 24 * time.Hour)
+	id, _ := version.NewID()
+	for _, p := range []string{filepath.Join(url, "versions", string(id), version.CatalogFile), filepath.Join(url, "versions", string(id), version.DatasetFile), filepath.Join(url, "data", "main", "orders", "stray.parquet")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("abandoned"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return url
+}
+
+// copyTree copies a repository keeping modification times.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "repo")
+	if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	return dst
+}
+
+// endState digests a repository after gc: every key, and the bytes of
+// every object except those carrying the time gc ran (the floor, markers).
+func endState(t *testing.T, url string) map[string]string {
+	t.Helper()
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	out := map[string]string{}
+	err = st.List(context.Background(), "", func(o store.ObjectInfo) error {
+		if strings.HasPrefix(o.Key, "retention/") || strings.HasSuffix(o.Key, "/"+retention.MarkerFile) {
+			out[o.Key] = "(timestamped)"
+			return nil
+		}
+		b, _, err := store.ReadAll(context.Background(), st, o.Key)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		out[o.Key] = hex.EncodeToString(sum[:])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// neededFiles returns the data files the kept catalogs can read at or after
+// their floor, by path, read from the catalogs of a repository after gc.
+func neededFiles(t *testing.T, url string) []string {
+	t.Helper()
+	ctx := context.Background()
+	r, err := repo.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	head := branchHead(t, url)
+	log, err := r.Log(ctx, head, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor := log[len(log)-1].DuckLake.Snapshot
+	var out []string
+	for _, rec := range log {
+		dst := filepath.Join(t.TempDir(), "c.duckdb")
+		if err := r.FetchCatalog(ctx, rec, dst); err != nil {
+			t.Fatal(err)
+		}
+		c, err := ducklake.Open(ctx, dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := c.DataFiles(ctx)
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if f.EndSnapshot == nil || *f.EndSnapshot > max(f.BeginSnapshot, floor) {
+				out = append(out, f.ResolvedPath)
+			}
+		}
+	}
+	return out
+}
+
+// TestGCKillAtEveryStep kills 'fdl gc --yes' (SIGKILL) at each of its
+// steps — before the floor moves, at the first and a later marker, catalog
+// and dataset deletion, data file deletion and abandoned-upload deletion —
+// then checks that no file a kept catalog reads is missing, runs gc again,
+// and compares the end state with an uninterrupted run: the same objects,
+// verify --data clean (DESIGN.md §4.7).
+func TestGCKillAtEveryStep(t *testing.T) {
+	tmpl := gcTemplate(t)
+	env := []string{"TMPDIR=" + t.TempDir()}
+	ref := copyTree(t, tmpl)
+	out := mustFdl(t, "--repo", ref, "gc", "--yes")
+	if !strings.Contains(out, "moved the floor to generation 1") {
+		t.Fatalf("reference gc:\n%s", out)
+	}
+	want := endState(t, ref)
+	needed := neededFiles(t, ref)
+	if len(needed) == 0 {
+		t.Fatal("no needed files")
+	}
+	for _, k := range []string{"data/main/orders/stray.parquet"} {
+		if _, ok := want[k]; ok {
+			t.Fatalf("the reference run kept %s", k)
+		}
+	}
+	steps := []string{"gc:floor", "gc:marker", "gc:marker#4", "gc:catalog", "gc:catalog#5", "gc:dataset", "gc:dataset#7",
+		"gc:data", "gc:data#4", "gc:abandoned", "gc:abandoned#2"}
+	for _, step := range steps {
+		t.Run(step, func(t *testing.T) {
+			url := copyTree(t, tmpl)
+			code, out := fdlProc(t, append(env, "FDL_TEST_KILL_AT="+step), "--repo", url, "gc", "--yes")
+			if code != -1 {
+				t.Fatalf("gc was not killed at %s: exit %d\n%s", step, code, out)
+			}
+			for _, p := range needed {
+				if _, err := os.Stat(p); err != nil {
+					t.Fatalf("after a kill at %s a kept file is missing: %v", step, err)
+				}
+			}
+			if code, out := fdlProc(t, env, "--repo", url, "log"); code != 0 {
+				t.Fatalf("log after a kill: exit %d\n%s", code, out)
+			}
+			if code, out := fdlProc(t, env, "--repo", url, "gc", "--yes"); code != 0 {
+				t.Fatalf("gc after a kill at %s: exit %d\n%s", step, code, out)
+			}
+			got := endState(t, url)
+			var diff []string
+			for k, v := range want {
+				if got[k] != v {
+					diff = append(diff, fmt.Sprintf("%s: want %.12s, got %.12s", k, v, got[k]))
+				}
+			}
+			for k, v := range got {
+				if _, ok := want[k]; !ok {
+					diff = append(diff, fmt.Sprintf("%s: extra %.12s", k, v))
+				}
+			}
+			slices.Sort(diff)
+			if len(diff) > 0 {
+				t.Fatalf("end state after a kill at %s differs from an uninterrupted gc:\n%s", step, strings.Join(diff, "\n"))
+			}
+			if code, out := fdlProc(t, env, "--repo", url, "verify", "--data"); code != 0 {
+				t.Fatalf("verify --data after a kill at %s and a rerun: exit %d\n%s", step, code, out)
+			}
+		})
+	}
+}

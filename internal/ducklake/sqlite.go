@@ -1,0 +1,820 @@
+package ducklake
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	sqlite3 "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver (cgo, bundles SQLite)
+)
+
+// SQLite access settings.
+const (
+	// SQLiteBusyTimeout is how long one SQLite call waits for a lock held by
+	// another process (PRAGMA busy_timeout), in milliseconds. fdl also
+	// prints it in the ATTACH line for DuckDB (META_BUSY_TIMEOUT).
+	SQLiteBusyTimeout = 5000
+	// sqliteRetryFor bounds how long a read retries after SQLITE_BUSY /
+	// SQLITE_LOCKED before it gives up with ErrLocked.
+	sqliteRetryFor = 60 * time.Second
+)
+
+// sqliteDSN is the mattn/go-sqlite3 DSN of path as a SQLite URI filename
+// (the path is percent-encoded, so '?', '#', '%' and spaces are safe).
+func sqliteDSN(path string, params string) string {
+	u := url.URL{Path: filepath.ToSlash(path)}
+	return "file:" + u.EscapedPath() + "?" + params
+}
+
+// isSQLiteBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED.
+func isSQLiteBusy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
+}
+
+// classifySQLiteError maps SQLite's corruption codes to ErrCorrupt and
+// "file is not a database" to ErrNotCatalog, naming the file.
+func classifySQLiteError(path, doing string, err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case sqlite3.ErrCorrupt:
+			return fmt.Errorf("%w: %s: %s: %v; restore it from a copy", ErrCorrupt, path, doing, err)
+		case sqlite3.ErrNotADB:
+			return fmt.Errorf("%w: %s: %v", ErrNotCatalog, path, err)
+		case sqlite3.ErrBusy, sqlite3.ErrLocked:
+			return fmt.Errorf("%w: %s: %s: %v (retried for %s)", ErrLocked, path, doing, err, sqliteRetryFor)
+		}
+	}
+	return fmt.Errorf("%s: %s: %w", path, doing, err)
+}
+
+// sqliteTable is one table of a SQLite catalog, with what is needed to
+// rebuild it in DuckDB.
+type sqliteTable struct {
+	name  string
+	kind  tableKind
+	cols  []string
+	decl  []string // declared SQLite types
+	duck  []string // DuckDB types
+	pk    []string // PRIMARY KEY columns in key order
+	notNu []bool   // NOT NULL
+}
+
+// sqliteSnapshot is one read transaction on a SQLite catalog: everything
+// read through it is one committed state of the file and its WAL.
+type sqliteSnapshot struct {
+	path   string
+	db     *sql.DB
+	conn   *sql.Conn
+	tables []*sqliteTable
+	format string
+	// rowIDCol, when set, is an extra BIGINT column copyInto adds to every
+	// table, holding the row's SQLite rowid (CopySQLiteInto).
+	rowIDCol string
+}
+
+// openSQLiteSnapshot checks the file and its WAL (checkSQLiteFile), opens it
+// read-only (SQLite URI mode=ro: it is never written, and closing never
+// checkpoints), starts a read transaction and reads the table layout inside
+// it. In WAL mode the transaction sees the last commit before it started
+// while other processes go on writing. Busy errors are returned as they are
+// (withSQLiteSnapshot retries them).
+func openSQLiteSnapshot(ctx context.Context, path string) (s *sqliteSnapshot, err error) {
+	if _, err := checkSQLiteFile(path); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite3", sqliteDSN(path, "mode=ro&_busy_timeout="+strconv.Itoa(SQLiteBusyTimeout)))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	s = &sqliteSnapshot{path: path, db: db}
+	snap := s
+	defer func() {
+		if err != nil {
+			snap.close()
+		}
+	}()
+	if s.conn, err = db.Conn(ctx); err != nil {
+		return nil, classifySQLiteError(path, "open", err)
+	}
+	if _, err = s.conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return nil, classifySQLiteError(path, "begin a read transaction", err)
+	}
+	// The first read takes the snapshot (and the WAL read lock).
+	var n int64
+	if err = s.conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		if isSQLiteBusy(err) {
+			return nil, err
+		}
+		return nil, classifySQLiteError(path, "read the schema", err)
+	}
+	if err = s.quickCheck(ctx); err != nil {
+		return nil, err
+	}
+	if err = s.readLayout(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *sqliteSnapshot) close() {
+	if s.conn != nil {
+		_, _ = s.conn.ExecContext(context.Background(), "ROLLBACK")
+		s.conn.Close()
+		s.conn = nil
+	}
+	if s.db != nil {
+		s.db.Close()
+		s.db = nil
+	}
+}
+
+// quickCheck runs PRAGMA quick_check on the snapshot: it finds pages cut off
+// by truncation and damaged b-trees.
+func (s *sqliteSnapshot) quickCheck(ctx context.Context) error {
+	rows, err := s.conn.QueryContext(ctx, "PRAGMA quick_check(5)")
+	if err != nil {
+		if isSQLiteBusy(err) {
+			return err
+		}
+		return classifySQLiteError(s.path, "check the database", err)
+	}
+	defer rows.Close()
+	var msgs []string
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			return classifySQLiteError(s.path, "check the database", err)
+		}
+		msgs = append(msgs, m)
+	}
+	if err := rows.Err(); err != nil {
+		if isSQLiteBusy(err) {
+			return err
+		}
+		return classifySQLiteError(s.path, "check the database", err)
+	}
+	if len(msgs) != 1 || msgs[0] != "ok" {
+		return fmt.Errorf("%w: %s: SQLite's quick_check reports: %s; restore it from a copy", ErrCorrupt, s.path, strings.Join(msgs, "; "))
+	}
+	return nil
+}
+
+// readLayout lists the tables, their columns, declared types and
+// constraints, maps each column to its DuckDB type, and reads the format.
+func (s *sqliteSnapshot) readLayout(ctx context.Context) error {
+	rows, err := s.conn.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid")
+	if err != nil {
+		return classifySQLiteError(s.path, "list tables", err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return classifySQLiteError(s.path, "list tables", err)
+		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return classifySQLiteError(s.path, "list tables", err)
+	}
+	byName := map[string]*sqliteTable{}
+	for _, n := range names {
+		t := &sqliteTable{name: n, kind: classifyTable(n)}
+		if err := s.readColumns(ctx, t); err != nil {
+			return err
+		}
+		s.tables = append(s.tables, t)
+		byName[n] = t
+	}
+	if byName["ducklake_metadata"] == nil || byName["ducklake_snapshot"] == nil {
+		return fmt.Errorf("%w: %s is a SQLite database without the ducklake_metadata and ducklake_snapshot tables", ErrNotCatalog, s.path)
+	}
+	var version sql.NullString
+	q := `SELECT "value" FROM ducklake_metadata WHERE "key" = 'version'`
+	if slices.Contains(byName["ducklake_metadata"].cols, "scope") {
+		q += ` AND "scope" IS NULL`
+	}
+	err = s.conn.QueryRowContext(ctx, q+" LIMIT 1").Scan(&version)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !version.Valid) {
+		return fmt.Errorf("%w: %s: ducklake_metadata has no 'version' row", ErrNotCatalog, s.path)
+	}
+	if err != nil {
+		return classifySQLiteError(s.path, "read ducklake_metadata", err)
+	}
+	if !slices.Contains(supportedFormats, version.String) {
+		return fmt.Errorf("%w %q in %s (supported: %s)", ErrUnsupportedFormat, version.String, s.path, strings.Join(supportedFormats, ", "))
+	}
+	s.format = version.String
+	return s.resolveTypes(ctx, byName)
+}
+
+func (s *sqliteSnapshot) readColumns(ctx context.Context, t *sqliteTable) error {
+	rows, err := s.conn.QueryContext(ctx, "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?) ORDER BY cid", t.name)
+	if err != nil {
+		return classifySQLiteError(s.path, "read the columns of "+t.name, err)
+	}
+	defer rows.Close()
+	type pkCol struct {
+		name string
+		pos  int
+	}
+	var pks []pkCol
+	for rows.Next() {
+		var name, typ string
+		var notNull, pk int
+		if err := rows.Scan(&name, &typ, &notNull, &pk); err != nil {
+			return classifySQLiteError(s.path, "read the columns of "+t.name, err)
+		}
+		t.cols = append(t.cols, name)
+		t.decl = append(t.decl, typ)
+		t.notNu = append(t.notNu, notNull != 0)
+		if pk > 0 {
+			pks = append(pks, pkCol{name, pk})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return classifySQLiteError(s.path, "read the columns of "+t.name, err)
+	}
+	slices.SortFunc(pks, func(a, b pkCol) int { return a.pos - b.pos })
+	for _, p := range pks {
+		t.pk = append(t.pk, p.name)
+	}
+	return nil
+}
+
+// resolveTypes gives every column of every table its DuckDB type: from
+// metadataColumns for ducklake_* tables, BIGINT for inlined deletions, and
+// for inlined-data tables from the ducklake_column rows of the table as it
+// was at the inlined table's schema version. A table or column fdl cannot
+// type exactly is refused with ErrUnsupportedFormat.
+func (s *sqliteSnapshot) resolveTypes(ctx context.Context, byName map[string]*sqliteTable) error {
+	var lake *lakeColumns
+	for _, t := range s.tables {
+		t.duck = make([]string, len(t.cols))
+		switch t.kind {
+		case kindMetadata:
+			for i, c := range t.cols {
+				typ, ok := metadataColumns[t.name][c]
+				if !ok {
+					return fmt.Errorf("%w: %s (format %s): table %s has a column %s that no DuckLake format fdl knows has", ErrUnsupportedFormat, s.path, s.format, t.name, c)
+				}
+				t.duck[i] = typ
+			}
+		case kindInlinedDelete:
+			for i := range t.cols {
+				t.duck[i] = tBigint
+			}
+		case kindInlinedData:
+			if lake == nil {
+				var err error
+				if lake, err = s.readLakeColumns(ctx, byName); err != nil {
+					return err
+				}
+			}
+			if err := lake.typeInlined(t); err != nil {
+				return fmt.Errorf("%w: %s: %v", ErrUnsupportedFormat, s.path, err)
+			}
+		default:
+			return fmt.Errorf("%w: %s has a table %s that is not a DuckLake table; fdl converts only DuckLake catalogs", ErrUnsupportedFormat, s.path, t.name)
+		}
+	}
+	return nil
+}
+
+// lakeColumns holds ducklake_column and the schema version of each snapshot,
+// to type inlined-data tables.
+type lakeColumns struct {
+	rows      []lakeColumnRow
+	snapshots [][2]int64 // (snapshot_id, schema_version) ordered by id
+}
+
+type lakeColumnRow struct {
+	id, table, order, begin int64
+	end, parent             sql.NullInt64
+	name, typ               string
+}
+
+func (s *sqliteSnapshot) readLakeColumns(ctx context.Context, byName map[string]*sqliteTable) (*lakeColumns, error) {
+	lc := &lakeColumns{}
+	if byName["ducklake_column"] == nil {
+		return lc, nil
+	}
+	rows, err := s.conn.QueryContext(ctx, "SELECT column_id, table_id, column_order, begin_snapshot, end_snapshot, parent_column, column_name, column_type FROM ducklake_column")
+	if err != nil {
+		return nil, classifySQLiteError(s.path, "read ducklake_column", err)
+	}
+	for rows.Next() {
+		var r lakeColumnRow
+		if err := rows.Scan(&r.id, &r.table, &r.order, &r.begin, &r.end, &r.parent, &r.name, &r.typ); err != nil {
+			rows.Close()
+			return nil, classifySQLiteError(s.path, "read ducklake_column", err)
+		}
+		lc.rows = append(lc.rows, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, classifySQLiteError(s.path, "read ducklake_column", err)
+	}
+	rows, err = s.conn.QueryContext(ctx, "SELECT snapshot_id, schema_version FROM ducklake_snapshot ORDER BY snapshot_id")
+	if err != nil {
+		return nil, classifySQLiteError(s.path, "read ducklake_snapshot", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var sv sql.NullInt64
+		if err := rows.Scan(&id, &sv); err != nil {
+			return nil, classifySQLiteError(s.path, "read ducklake_snapshot", err)
+		}
+		lc.snapshots = append(lc.snapshots, [2]int64{id, sv.Int64})
+	}
+	return lc, rows.Err()
+}
+
+// typeInlined sets the DuckDB types of an inlined-data table
+// ducklake_inlined_data_<table_id>_<schema_version>: row_id, begin_snapshot
+// and end_snapshot are BIGINT; the other columns are the table's top-level
+// columns at the first snapshot with that schema version, in column_order
+// (the extension creates the table from exactly these:
+// GetInlinedTableQuery). When that snapshot no longer exists (expired) each
+// column is looked up by name among the table's columns, which must then
+// all have one type.
+func (lc *lakeColumns) typeInlined(t *sqliteTable) error {
+	m := inlinedDataRE.FindStringSubmatch(t.name)
+	tableID, _ := strconv.ParseInt(m[1], 10, 64)
+	sv, _ := strconv.ParseInt(m[2], 10, 64)
+	if len(t.cols) < len(inlinedInternalColumns) || !slices.Equal(t.cols[:3], inlinedInternalColumns) {
+		return fmt.Errorf("inlined-data table %s does not start with columns %v", t.name, inlinedInternalColumns)
+	}
+	user := t.cols[3:]
+	for i := 0; i < 3; i++ {
+		t.duck[i] = tBigint
+	}
+	byParent := map[int64][]lakeColumnRow{}
+	for _, r := range lc.rows {
+		if r.parent.Valid && r.table == tableID {
+			byParent[r.parent.Int64] = append(byParent[r.parent.Int64], r)
+		}
+	}
+	build := func(r lakeColumnRow, at int64) *lakeColumn {
+		var rec func(r lakeColumnRow) *lakeColumn
+		rec = func(r lakeColumnRow) *lakeColumn {
+			c := &lakeColumn{id: r.id, name: r.name, typ: r.typ}
+			kids := slices.Clone(byParent[r.id])
+			slices.SortFunc(kids, func(a, b lakeColumnRow) int { return int(a.order - b.order) })
+			for _, k := range kids {
+				if visibleAt(k, at) {
+					c.children = append(c.children, rec(k))
+				}
+			}
+			return c
+		}
+		return rec(r)
+	}
+	at := int64(-1)
+	for _, s := range lc.snapshots {
+		if s[1] == sv {
+			at = s[0]
+			break
+		}
+	}
+	var top []lakeColumnRow
+	if at >= 0 {
+		for _, r := range lc.rows {
+			if r.table == tableID && !r.parent.Valid && visibleAt(r, at) {
+				top = append(top, r)
+			}
+		}
+		slices.SortFunc(top, func(a, b lakeColumnRow) int { return int(a.order - b.order) })
+	}
+	names := make([]string, len(top))
+	for i, r := range top {
+		names[i] = r.name
+	}
+	if at >= 0 && slices.Equal(names, user) {
+		for i, r := range top {
+			typ, err := duckDBTypeOf(build(r, at))
+			if err != nil {
+				return fmt.Errorf("inlined-data table %s: %v", t.name, err)
+			}
+			t.duck[3+i] = typ
+		}
+		return nil
+	}
+	for i, name := range user {
+		typ := ""
+		for _, r := range lc.rows {
+			if r.table != tableID || r.parent.Valid || r.name != name {
+				continue
+			}
+			at := r.begin
+			got, err := duckDBTypeOf(build(r, at))
+			if err != nil {
+				return fmt.Errorf("inlined-data table %s: %v", t.name, err)
+			}
+			if typ != "" && got != typ {
+				return fmt.Errorf("inlined-data table %s: column %q had types %s and %s; fdl cannot tell which one the table holds", t.name, name, typ, got)
+			}
+			typ = got
+		}
+		if typ == "" {
+			return fmt.Errorf("inlined-data table %s: column %q is not a column of table %d in ducklake_column", t.name, name, tableID)
+		}
+		t.duck[3+i] = typ
+	}
+	return nil
+}
+
+func visibleAt(r lakeColumnRow, at int64) bool {
+	return r.begin <= at && (!r.end.Valid || at < r.end.Int64)
+}
+
+// withSQLiteSnapshot runs fn on a fresh read snapshot of path, again (on a
+// new snapshot) while it fails with SQLITE_BUSY or SQLITE_LOCKED, for at
+// most sqliteRetryFor; fn must undo its own partial work before returning an
+// error. Then the error is ErrLocked, naming the file.
+func withSQLiteSnapshot(ctx context.Context, path string, fn func(s *sqliteSnapshot) error) error {
+	deadline := time.Now().Add(sqliteRetryFor)
+	wait := 20 * time.Millisecond
+	for {
+		s, err := openSQLiteSnapshot(ctx, path)
+		if err == nil {
+			err = fn(s)
+			s.close()
+		}
+		if err == nil || !isSQLiteBusy(err) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: %s stayed locked by another process for %s (%v); try again when its writers are idle", ErrLocked, path, sqliteRetryFor, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, time.Second)
+	}
+}
+
+// copyInto creates every table of the snapshot in the DuckDB database
+// attached as alias (schema main) with the DuckDB types and constraints a
+// DuckDB-format catalog of the same format has, and copies every row: each
+// table is read into a staging table whose columns have the SQLite storage
+// types (BIGINT, BLOB or VARCHAR, see stageType) with DuckDB's Appender, then
+// cast by DuckDB into the final table (VARCHAR to UUID, to TIMESTAMP WITH
+// TIME ZONE, BIGINT 0/1 to BOOLEAN, …), as DuckDB's own sqlite scanner
+// reads them. It returns each table's row count.
+func (s *sqliteSnapshot) copyInto(ctx context.Context, duck *sql.Conn, alias string) (map[string]int64, error) {
+	counts := map[string]int64{}
+	for _, t := range s.tables {
+		n, err := s.copyTable(ctx, duck, alias, t)
+		if err != nil {
+			return nil, err
+		}
+		counts[t.name] = n
+		if testHookAfterTable != nil {
+			testHookAfterTable(t.name)
+		}
+	}
+	return counts, nil
+}
+
+// testHookAfterTable, when set by a test, runs after each table is copied
+// (to write to the catalog in the middle of a read).
+var testHookAfterTable func(table string)
+
+func (s *sqliteSnapshot) copyTable(ctx context.Context, duck *sql.Conn, alias string, t *sqliteTable) (int64, error) {
+	target := quoteIdent(alias) + ".main." + quoteIdent(t.name)
+	var defs []string
+	for i, c := range t.cols {
+		d := quoteIdent(c) + " " + t.duck[i]
+		if len(t.pk) == 1 && t.pk[0] == c {
+			d += " PRIMARY KEY"
+		} else if t.notNu[i] {
+			d += " NOT NULL"
+		}
+		defs = append(defs, d)
+	}
+	if len(t.pk) > 1 {
+		var q []string
+		for _, p := range t.pk {
+			q = append(q, quoteIdent(p))
+		}
+		defs = append(defs, "PRIMARY KEY ("+strings.Join(q, ", ")+")")
+	}
+	if s.rowIDCol != "" {
+		defs = append(defs, quoteIdent(s.rowIDCol)+" BIGINT")
+	}
+	if _, err := duck.ExecContext(ctx, "CREATE TABLE "+target+" ("+strings.Join(defs, ", ")+")"); err != nil {
+		return 0, fmt.Errorf("convert %s: create %s: %w", s.path, t.name, err)
+	}
+	stage := make([]string, len(t.cols))
+	direct := true
+	for i := range t.cols {
+		stage[i] = stageType(t.decl[i])
+		if stage[i] != t.duck[i] {
+			direct = false
+		}
+	}
+	into := t.name
+	if !direct {
+		into = "__fdl_stage"
+		var sdefs []string
+		for i, c := range t.cols {
+			sdefs = append(sdefs, quoteIdent(c)+" "+stage[i])
+		}
+		if s.rowIDCol != "" {
+			sdefs = append(sdefs, quoteIdent(s.rowIDCol)+" BIGINT")
+		}
+		if _, err := duck.ExecContext(ctx, "CREATE TABLE "+quoteIdent(alias)+".main."+quoteIdent(into)+" ("+strings.Join(sdefs, ", ")+")"); err != nil {
+			return 0, fmt.Errorf("convert %s: %w", s.path, err)
+		}
+	}
+	n, err := s.appendRows(ctx, duck, alias, into, t, stage)
+	if err != nil {
+		return 0, err
+	}
+	if !direct {
+		var sel []string
+		for i, c := range t.cols {
+			sel = append(sel, fmt.Sprintf("CAST(%s AS %s)", quoteIdent(c), t.duck[i]))
+		}
+		if s.rowIDCol != "" {
+			sel = append(sel, quoteIdent(s.rowIDCol))
+		}
+		stageName := quoteIdent(alias) + ".main." + quoteIdent(into)
+		if _, err := duck.ExecContext(ctx, "INSERT INTO "+target+" SELECT "+strings.Join(sel, ", ")+" FROM "+stageName); err != nil {
+			return 0, fmt.Errorf("convert %s: table %s holds a value that is not a %s as DuckLake stores it: %w", s.path, t.name, strings.Join(slices.Compact(slices.Sorted(slices.Values(t.duck))), "/"), err)
+		}
+		if _, err := duck.ExecContext(ctx, "DROP TABLE "+stageName); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// appendRows reads every row of t from SQLite and appends it to the DuckDB
+// table alias.main.into, whose columns have the staging types.
+func (s *sqliteSnapshot) appendRows(ctx context.Context, duck *sql.Conn, alias, into string, t *sqliteTable, stage []string) (int64, error) {
+	var cols []string
+	for _, c := range t.cols {
+		cols = append(cols, quoteIdent(c))
+	}
+	if s.rowIDCol != "" {
+		cols = append(cols, "rowid")
+		stage = append(slices.Clone(stage), tBigint)
+	}
+	rows, err := s.conn.QueryContext(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+quoteIdent(t.name))
+	if err != nil {
+		if isSQLiteBusy(err) {
+			return 0, err
+		}
+		return 0, classifySQLiteError(s.path, "read "+t.name, err)
+	}
+	defer rows.Close()
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	row := make([]driver.Value, len(cols))
+	var n int64
+	err = duck.Raw(func(dc any) error {
+		app, err := duckdb.NewAppender(dc.(driver.Conn), alias, "main", into)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				app.Close()
+				return classifySQLiteError(s.path, "read "+t.name, err)
+			}
+			for i, v := range vals {
+				if row[i], err = stageValue(v, stage[i]); err != nil {
+					app.Close()
+					return fmt.Errorf("%w: %s: table %s, column %s, row %d: %v", ErrCorrupt, s.path, t.name, cols[i], n+1, err)
+				}
+			}
+			if err := app.AppendRow(row...); err != nil {
+				app.Close()
+				return fmt.Errorf("convert %s: table %s: %w", s.path, t.name, err)
+			}
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			app.Close()
+			if isSQLiteBusy(err) {
+				return err
+			}
+			return classifySQLiteError(s.path, "read "+t.name, err)
+		}
+		return app.Close()
+	})
+	return n, err
+}
+
+// stageValue turns a value read from SQLite into the Go value the Appender
+// takes for the staging type: int64 for BIGINT, []byte for BLOB, string for
+// VARCHAR (numbers formatted exactly), nil for NULL.
+func stageValue(v any, stage string) (driver.Value, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch stage {
+	case tBigint:
+		switch x := v.(type) {
+		case int64:
+			return x, nil
+		case float64:
+			if x == float64(int64(x)) {
+				return int64(x), nil
+			}
+		case string:
+			if i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64); err == nil {
+				return i, nil
+			}
+		case []byte:
+			if i, err := strconv.ParseInt(strings.TrimSpace(string(x)), 10, 64); err == nil {
+				return i, nil
+			}
+		}
+		return nil, fmt.Errorf("holds %v (%T) where DuckLake stores an integer", v, v)
+	case tBlob:
+		switch x := v.(type) {
+		case []byte:
+			return slices.Clone(x), nil
+		case string:
+			return []byte(x), nil
+		}
+		return []byte(formatNumber(v)), nil
+	}
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case []byte:
+		return string(x), nil
+	case int64, float64:
+		return formatNumber(x), nil
+	case time.Time:
+		return x.UTC().Format("2006-01-02 15:04:05.999999-07"), nil
+	}
+	return nil, fmt.Errorf("holds a value of Go type %T", v)
+}
+
+// openSQLiteCatalog opens a SQLite-format catalog: it reads one consistent
+// snapshot of it (withSQLiteSnapshot) into a private in-memory DuckDB
+// database attached as the catalog, so every Catalog method reads it as
+// it reads a DuckDB-format catalog. The file is opened read-only.
+func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
+	var c *Catalog
+	err := withSQLiteSnapshot(ctx, path, func(s *sqliteSnapshot) error {
+		db, conn, err := newDuckDB(ctx, []string{"SET temp_directory = ''", "SET TimeZone = 'UTC'"})
+		if err != nil {
+			return err
+		}
+		cc := &Catalog{path: path, db: db, conn: conn, backend: BackendSQLite}
+		if _, err := conn.ExecContext(ctx, "ATTACH ':memory:' AS "+quoteIdent(catalogAlias)); err != nil {
+			cc.Close()
+			return err
+		}
+		if _, err := s.copyInto(ctx, conn, catalogAlias); err != nil {
+			cc.Close()
+			return err
+		}
+		c = cc
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.load(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// storageForFormat is the DuckDB storage version fdl writes a frozen
+// catalog in when its working catalog is SQLite (there is no DuckDB header
+// to keep): what DuckDB's ducklake extension of that DuckLake format wrote
+// for a DuckDB catalog file (storage 64 up to DuckDB 1.4, 68 from DuckDB
+// 1.5, whose extension writes 0.4 and 1.0; compare the real catalogs in
+// MANIFEST.md).
+func storageForFormat(format string) Storage {
+	switch format {
+	case "0.4-dev1", "0.4", "1.0":
+		return Storage{Number: 68, MinDuckDB: storageVersions[68]}
+	}
+	return Storage{Number: 64, MinDuckDB: storageVersions[64]}
+}
+
+// freezeSQLite is Freeze for a SQLite-format source: one consistent read
+// snapshot of src (with the rows of its -wal file) becomes a new
+// DuckDB-format catalog at dst with the tables and column types a
+// DuckDB-format catalog of the same DuckLake format has.
+func freezeSQLite(ctx context.Context, srcAbs, dstAbs string) (info FreezeInfo, err error) {
+	workParent := filepath.Dir(dstAbs)
+	if strings.Contains(workParent, "?") {
+		workParent = os.TempDir()
+	}
+	work, err := os.MkdirTemp(workParent, ".fdl-freeze-*")
+	if err != nil {
+		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
+	}
+	defer os.RemoveAll(work)
+	tmp := filepath.Join(work, "catalog.duckdb")
+	var storage Storage
+	err = withSQLiteSnapshot(ctx, srcAbs, func(s *sqliteSnapshot) error {
+		os.Remove(tmp)
+		os.Remove(tmp + ".wal")
+		storage = storageForFormat(s.format)
+		db, conn, err := newDuckDB(ctx, []string{
+			"SET memory_limit = " + quoteString(freezeMemoryLimit),
+			"SET temp_directory = " + quoteString(filepath.Join(work, "spill")),
+			"SET TimeZone = 'UTC'",
+		})
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (STORAGE_VERSION %s)", quoteString(tmp), quoteIdent(frozenAlias), quoteString(storage.MinDuckDB))); err != nil {
+			return fmt.Errorf("freeze %s: %w", srcAbs, err)
+		}
+		counts, err := s.copyInto(ctx, conn, frozenAlias)
+		if err == nil {
+			err = checkCounts(ctx, conn, frozenAlias, counts)
+		}
+		if err == nil {
+			_, err = conn.ExecContext(ctx, "CHECKPOINT "+quoteIdent(frozenAlias))
+		}
+		if _, derr := conn.ExecContext(ctx, "DETACH "+quoteIdent(frozenAlias)); err == nil && derr != nil {
+			err = derr
+		}
+		if err != nil {
+			return fmt.Errorf("freeze %s: %w", srcAbs, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return info, err
+	}
+	if _, err := os.Lstat(walPath(tmp)); err == nil {
+		return info, fmt.Errorf("freeze %s: DuckDB left a WAL beside the copy", srcAbs)
+	}
+	got, err := ReadStorage(tmp)
+	if err != nil {
+		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
+	}
+	if got.Number != storage.Number {
+		return info, fmt.Errorf("freeze %s: copy has storage version %d, want %d", srcAbs, got.Number, storage.Number)
+	}
+	cat, err := Open(ctx, tmp)
+	if err != nil {
+		return info, fmt.Errorf("freeze %s: the copy does not open: %w", srcAbs, err)
+	}
+	last, err := cat.LastSnapshot(ctx)
+	format := cat.Format()
+	cat.Close()
+	if err != nil {
+		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
+	}
+	if err := syncFile(tmp); err != nil {
+		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
+	}
+	if err := placeNew(tmp, dstAbs); err != nil {
+		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
+	}
+	syncDir(filepath.Dir(dstAbs))
+	return FreezeInfo{Format: format, Snapshot: last, Storage: got}, nil
+}
+
+// checkCounts checks that each table of alias has the number of rows read.
+func checkCounts(ctx context.Context, conn *sql.Conn, alias string, counts map[string]int64) error {
+	for t, want := range counts {
+		var got int64
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+quoteIdent(alias)+".main."+quoteIdent(t)).Scan(&got); err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("table %s: copy has %d rows, source %d", t, got, want)
+		}
+	}
+	return nil
+}

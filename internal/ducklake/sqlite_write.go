@@ -1,0 +1,409 @@
+package ducklake
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// ConvertToSQLite writes dst, a new SQLite-format DuckLake catalog holding
+// every table and row of the DuckDB-format catalog src, laid out as DuckDB's
+// ducklake extension lays out a SQLite catalog of the same DuckLake format:
+// the same table and column names; declared SQLite types BIGINT (BOOLEAN and
+// integers), VARCHAR (VARCHAR, UUID, TIMESTAMP WITH TIME ZONE, …), DOUBLE or
+// BLOB as DuckDB's sqlite extension maps them; the same PRIMARY KEY and NOT
+// NULL columns; column names quoted where DuckDB quotes them ("key",
+// "value", "scope", "sql", "transform", "type", …). Values are stored as the
+// extension stores them: UUIDs as dashed text, booleans as the integers 0
+// and 1, timestamps as text in UTC such as "2025-06-24 02:27:07.261+00".
+// Inlined-data tables (ducklake_inlined_data_*, ducklake_inlined_delete_*)
+// are carried over row for row, typed as the SQLite metadata manager types
+// them (FLOAT, DOUBLE, TIMESTAMP WITH TIME ZONE and nested types as VARCHAR
+// text that DuckDB casts back exactly). No data is written to Parquet.
+//
+// dst is left in WAL journal mode (so several processes can attach it) as a
+// single file: it is built in a temporary file beside dst, checked (tables
+// and row counts), fsynced and moved into place with a create-only link.
+// src is attached read-only and never changed. ConvertFromSQLite (Freeze)
+// is the inverse: for every catalog fdl reads, converting to SQLite and back
+// gives the same tables, column types, constraints and rows.
+//
+// Errors: fs.ErrExist when dst (or dst-wal) exists; ErrLocked, ErrNotCatalog,
+// ErrUnsupportedFormat as Open gives them, and ErrUnsupportedFormat for a
+// table or column fdl cannot type exactly in SQLite (naming it).
+func ConvertToSQLite(ctx context.Context, src, dst string) (err error) {
+	srcAbs, err := filepath.Abs(src)
+	if err != nil {
+		return err
+	}
+	dstAbs, err := filepath.Abs(dst)
+	if err != nil {
+		return err
+	}
+	for _, p := range []string{dstAbs, dstAbs + "-wal", dstAbs + "-journal"} {
+		if _, err := os.Lstat(p); err == nil {
+			return fmt.Errorf("convert %s to SQLite: %s: %w", srcAbs, p, fs.ErrExist)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("convert %s to SQLite: %w", srcAbs, err)
+		}
+	}
+	c, err := Open(ctx, srcAbs)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if c.backend == BackendSQLite {
+		return fmt.Errorf("convert %s to SQLite: %w: it is already a SQLite catalog", srcAbs, ErrUnsupportedFormat)
+	}
+	if _, err := c.conn.ExecContext(ctx, "SET TimeZone = 'UTC'"); err != nil {
+		return err
+	}
+	tables, err := c.duckLayout(ctx)
+	if err != nil {
+		return err
+	}
+	keywords, err := duckKeywords(ctx, c.conn)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp(filepath.Dir(dstAbs), ".fdl-sqlite-*")
+	if err != nil {
+		return fmt.Errorf("convert %s to SQLite: %w", srcAbs, err)
+	}
+	defer os.RemoveAll(work)
+	tmp := filepath.Join(work, "catalog.sqlite")
+	if err := c.writeSQLite(ctx, tmp, tables, keywords); err != nil {
+		return fmt.Errorf("convert %s to SQLite: %w", srcAbs, err)
+	}
+	for _, p := range []string{tmp + "-wal", tmp + "-shm", tmp + "-journal"} {
+		if _, err := os.Lstat(p); err == nil {
+			return fmt.Errorf("convert %s to SQLite: SQLite left %s beside the copy", srcAbs, filepath.Base(p))
+		}
+	}
+	if err := syncFile(tmp); err != nil {
+		return err
+	}
+	if err := placeNew(tmp, dstAbs); err != nil {
+		return fmt.Errorf("convert %s to SQLite: %w", srcAbs, err)
+	}
+	syncDir(filepath.Dir(dstAbs))
+	return nil
+}
+
+// duckTable is one table of a DuckDB-format catalog.
+type duckTable struct {
+	name    string
+	kind    tableKind
+	cols    []string
+	types   []string
+	notNull map[string]bool
+	pk      []string
+}
+
+// duckLayout reads the tables, column types and constraints of the attached
+// DuckDB catalog and checks that each can be written to SQLite exactly.
+func (c *Catalog) duckLayout(ctx context.Context) ([]*duckTable, error) {
+	return c.duckLayoutAlias(ctx, catalogAlias)
+}
+
+func (c *Catalog) duckLayoutAlias(ctx context.Context, alias string) ([]*duckTable, error) {
+	rows, err := c.conn.QueryContext(ctx, `SELECT table_name, column_name, data_type FROM duckdb_columns()
+		WHERE database_name = ? AND schema_name = ? ORDER BY table_oid, column_index`, alias, c.schema)
+	if err != nil {
+		return nil, fmt.Errorf("read the columns of %s: %w", c.path, err)
+	}
+	var tables []*duckTable
+	byName := map[string]*duckTable{}
+	for rows.Next() {
+		var tn, cn, ty string
+		if err := rows.Scan(&tn, &cn, &ty); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		t := byName[tn]
+		if t == nil {
+			t = &duckTable{name: tn, kind: classifyTable(tn), notNull: map[string]bool{}}
+			byName[tn] = t
+			tables = append(tables, t)
+		}
+		t.cols = append(t.cols, cn)
+		t.types = append(t.types, ty)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	crows, err := c.conn.QueryContext(ctx, `SELECT table_name, constraint_type, constraint_column_names FROM duckdb_constraints()
+		WHERE database_name = ? AND schema_name = ? AND constraint_type IN ('PRIMARY KEY', 'NOT NULL')`, alias, c.schema)
+	if err != nil {
+		return nil, fmt.Errorf("read the constraints of %s: %w", c.path, err)
+	}
+	defer crows.Close()
+	for crows.Next() {
+		var tn, ct string
+		var names duckdbList
+		if err := crows.Scan(&tn, &ct, &names); err != nil {
+			return nil, err
+		}
+		t := byName[tn]
+		if t == nil {
+			continue
+		}
+		if ct == "PRIMARY KEY" {
+			t.pk = names
+		} else {
+			for _, n := range names {
+				t.notNull[n] = true
+			}
+		}
+	}
+	if err := crows.Err(); err != nil {
+		return nil, err
+	}
+	for _, t := range tables {
+		switch t.kind {
+		case kindMetadata:
+			for i, col := range t.cols {
+				want, ok := metadataColumns[t.name][col]
+				if !ok {
+					return nil, fmt.Errorf("%w: %s (format %s): table %s has a column %s that no DuckLake format fdl knows has", ErrUnsupportedFormat, c.path, c.format, t.name, col)
+				}
+				if t.types[i] != want {
+					return nil, fmt.Errorf("%w: %s (format %s): column %s.%s is %s, DuckLake stores %s", ErrUnsupportedFormat, c.path, c.format, t.name, col, t.types[i], want)
+				}
+			}
+		case kindInlinedDelete:
+			for i, col := range t.cols {
+				if t.types[i] != tBigint {
+					return nil, fmt.Errorf("%w: %s: column %s.%s is %s, not BIGINT", ErrUnsupportedFormat, c.path, t.name, col, t.types[i])
+				}
+			}
+		case kindInlinedData:
+			if len(t.cols) < 3 || strings.Join(t.cols[:3], ",") != strings.Join(inlinedInternalColumns, ",") {
+				return nil, fmt.Errorf("%w: %s: inlined-data table %s does not start with columns %v", ErrUnsupportedFormat, c.path, t.name, inlinedInternalColumns)
+			}
+		default:
+			return nil, fmt.Errorf("%w: %s has a table %s that is not a DuckLake table; fdl converts only DuckLake catalogs", ErrUnsupportedFormat, c.path, t.name)
+		}
+	}
+	return tables, nil
+}
+
+// duckdbList scans a DuckDB VARCHAR[] value.
+type duckdbList []string
+
+func (l *duckdbList) Scan(v any) error {
+	xs, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("want a list, got %T", v)
+	}
+	*l = nil
+	for _, x := range xs {
+		s, ok := x.(string)
+		if !ok {
+			return fmt.Errorf("want a list of strings, got %T", x)
+		}
+		*l = append(*l, s)
+	}
+	return nil
+}
+
+// duckKeywords returns DuckDB's keywords (duckdb_keywords()), lower-case.
+func duckKeywords(ctx context.Context, conn *sql.Conn) (map[string]bool, error) {
+	rows, err := conn.QueryContext(ctx, "SELECT lower(keyword_name) FROM duckdb_keywords()")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		out[k] = true
+	}
+	return out, rows.Err()
+}
+
+var plainIdentRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// sqliteIdent writes a name as DuckDB's KeywordHelper::WriteOptionallyQuoted
+// does when the sqlite extension creates a table: bare when it is a
+// lower-case identifier and not a keyword, else double-quoted.
+func sqliteIdent(name string, keywords map[string]bool) string {
+	if plainIdentRE.MatchString(name) && !keywords[name] {
+		return name
+	}
+	return quoteIdent(name)
+}
+
+// sqliteCreateTable is the CREATE TABLE statement DuckDB's sqlite extension
+// sends to SQLite for t (GetCreateTableSQL; TableCatalogEntry::ColumnsToSQL).
+func sqliteCreateTable(t *duckTable, keywords map[string]bool) (string, []string) {
+	decls := make([]string, len(t.cols))
+	var defs []string
+	for i, col := range t.cols {
+		decls[i] = sqliteDeclType(t.types[i], t.kind == kindInlinedData && i >= 3)
+		d := sqliteIdent(col, keywords) + " " + decls[i]
+		if len(t.pk) == 1 && t.pk[0] == col {
+			d += " PRIMARY KEY"
+		} else if t.notNull[col] {
+			d += " NOT NULL"
+		}
+		defs = append(defs, d)
+	}
+	if len(t.pk) > 1 {
+		var q []string
+		for _, p := range t.pk {
+			q = append(q, sqliteIdent(p, keywords))
+		}
+		defs = append(defs, "PRIMARY KEY("+strings.Join(q, ", ")+")")
+	}
+	return "CREATE TABLE " + sqliteIdent(t.name, keywords) + "(" + strings.Join(defs, ", ") + ")", decls
+}
+
+// writeSQLite creates the SQLite file path with every table of c and its
+// rows, then switches it to WAL journal mode and closes it (SQLite
+// checkpoints and removes the WAL when its last connection closes).
+func (c *Catalog) writeSQLite(ctx context.Context, path string, tables []*duckTable, keywords map[string]bool) error {
+	db, err := sql.Open("sqlite3", sqliteDSN(path, "mode=rwc&_busy_timeout=5000"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// A new private file: no journal while loading; WAL at the end.
+	for _, p := range []string{"PRAGMA journal_mode = OFF", "PRAGMA synchronous = OFF"} {
+		if _, err := conn.ExecContext(ctx, p); err != nil {
+			return err
+		}
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return err
+	}
+	counts := map[string]int64{}
+	for _, t := range tables {
+		n, err := c.writeSQLiteTable(ctx, conn, t, keywords)
+		if err != nil {
+			conn.ExecContext(ctx, "ROLLBACK")
+			return err
+		}
+		counts[t.name] = n
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	for name, want := range counts {
+		var got int64
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+quoteIdent(name)).Scan(&got); err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("table %s: SQLite copy has %d rows, source %d", name, got, want)
+		}
+	}
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+		return err
+	}
+	if mode != "wal" {
+		return fmt.Errorf("SQLite did not switch %s to WAL mode (journal_mode %s)", path, mode)
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = FULL"); err != nil {
+		return err
+	}
+	if err := conn.Close(); err != nil {
+		return err
+	}
+	return db.Close()
+}
+
+// writeSQLiteTable creates t in SQLite and copies its rows, each value cast
+// by DuckDB to the SQLite column's type (BOOLEAN to BIGINT 0/1, UUID and
+// TIMESTAMP WITH TIME ZONE to VARCHAR text in UTC, …), as DuckDB does when
+// the extension inserts into a SQLite table.
+func (c *Catalog) writeSQLiteTable(ctx context.Context, conn *sql.Conn, t *duckTable, keywords map[string]bool) (int64, error) {
+	ddl, decls := sqliteCreateTable(t, keywords)
+	if _, err := conn.ExecContext(ctx, ddl); err != nil {
+		return 0, fmt.Errorf("%s: %w", ddl, err)
+	}
+	sel := make([]string, len(t.cols))
+	names := make([]string, len(t.cols))
+	marks := make([]string, len(t.cols))
+	for i, col := range t.cols {
+		sel[i] = fmt.Sprintf("CAST(%s AS %s)", quoteIdent(col), decls[i])
+		names[i] = quoteIdent(col)
+		marks[i] = "?"
+	}
+	rows, err := c.conn.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+c.t(t.name))
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", t.name, err)
+	}
+	defer rows.Close()
+	stmt, err := conn.PrepareContext(ctx, "INSERT INTO "+quoteIdent(t.name)+" ("+strings.Join(names, ", ")+") VALUES ("+strings.Join(marks, ", ")+")")
+	if err != nil {
+		return 0, err
+	}
+	defer stmt.Close()
+	vals := make([]any, len(t.cols))
+	ptrs := make([]any, len(t.cols))
+	for i, d := range decls {
+		switch d {
+		case tBigint:
+			ptrs[i] = new(sql.NullInt64)
+		case tDouble:
+			ptrs[i] = new(sql.NullFloat64)
+		case tBlob:
+			ptrs[i] = new([]byte)
+		default:
+			ptrs[i] = new(sql.NullString)
+		}
+	}
+	var n int64
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return 0, fmt.Errorf("read %s: %w", t.name, err)
+		}
+		for i, p := range ptrs {
+			switch x := p.(type) {
+			case *sql.NullInt64:
+				vals[i] = nil
+				if x.Valid {
+					vals[i] = x.Int64
+				}
+			case *sql.NullFloat64:
+				vals[i] = nil
+				if x.Valid {
+					vals[i] = x.Float64
+				}
+			case *[]byte:
+				vals[i] = nil
+				if *x != nil {
+					vals[i] = *x
+				}
+			case *sql.NullString:
+				vals[i] = nil
+				if x.Valid {
+					vals[i] = x.String
+				}
+			}
+		}
+		if _, err := stmt.ExecContext(ctx, vals...); err != nil {
+			return 0, fmt.Errorf("write %s: %w", t.name, err)
+		}
+		n++
+	}
+	return n, rows.Err()
+}

@@ -1,0 +1,460 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+// ErrNoConditionalWrites: the store accepted a write it should have refused
+// (it ignores If-None-Match, If-Match or their GCS and Azure equivalents), or
+// refused every conditional write. fdl never writes to such a store: its
+// compare-and-swap would silently become last-writer-wins.
+var ErrNoConditionalWrites = errors.New("the store does not honour conditional writes")
+
+// probePrefix starts the name of the objects Cloud writes to test the
+// store's conditional writes. It is not a valid key element (see CheckKey),
+// so no key collides with a probe and List never shows one.
+const probePrefix = tmpPrefix + "probe-"
+
+// contentType is the Content-Type of every object Cloud writes. It is given
+// explicitly: blob.Bucket.Upload requires one, and sniffing would put a
+// guess into the store.
+const contentType = "application/octet-stream"
+
+// unknownToken is returned by a write whose response named no version (an
+// S3-compatible server that sends no ETag): a Swap from it is refused.
+const unknownToken Token = "unknown-version"
+
+// Cloud is a Store over an object store bucket reached through gocloud.dev/blob:
+// Amazon S3 and S3-compatible servers (s3://), Google Cloud Storage (gs://)
+// and Azure Blob Storage (azblob://). Open makes one from a URL; docs/stores.md
+// lists the URL options and the environment each SDK reads.
+//
+// A key "refs/heads/main" is the object "<prefix>/refs/heads/main" of the
+// bucket, where prefix is the URL's path. How it keeps the Store guarantees:
+//   - Create is one upload with the store's create-only condition (S3 and
+//     Azure "If-None-Match: *", GCS generation 0). Objects appear whole when
+//     the upload (single request, multipart or block list) completes; a
+//     failed or cancelled upload leaves nothing visible. Large objects stream
+//     in parts of 8 MiB (S3, Azure) or 16 MiB chunks (GCS), a bounded number
+//     at a time, so memory does not grow with the object.
+//   - Swap is one upload conditional on the Token: S3 If-Match on the ETag,
+//     GCS a generation-match precondition, Azure If-Match on the ETag.
+//     gocloud has no If-Match option, so the condition is set on the SDK's
+//     own request through WriterOptions.BeforeWrite; every conditional write
+//     goes through blob.Bucket.Upload (azureblob's Writer.Write path panics
+//     after a failed upload).
+//   - Get reads the bytes and takes the Token from the headers of the same
+//     response (S3 and Azure ETag, GCS generation): no second request that
+//     could see another version.
+//   - A refused condition is ErrConflict (Swap) or ErrExist (Create): HTTP
+//     412, Azure 409 BlobAlreadyExists, S3's 404 for If-Match on a missing
+//     key, and AWS's 409 ConditionalRequestConflict (a concurrent conditional
+//     write to the same key) all count as refusals.
+//   - Before its first write, a Cloud tests that the store enforces those
+//     conditions (see probe) and refuses to write to one that does not, with
+//     ErrNoConditionalWrites.
+//   - List collects the keys under the prefix and sorts them in byte order
+//     (services list in their own order, and gocloud escapes some characters
+//     on Azure), so it holds one ObjectInfo per listed object in memory.
+//     Keys that are not valid keys (a "folder/" placeholder made by a web
+//     console, a probe) are not listed.
+//   - Delete is unconditional (not every service honours a conditional
+//     delete); refs are deleted by swapping in a tombstone (package refs).
+//
+// Error messages name the object by its Location and never contain
+// credentials (see redactSecrets).
+type Cloud struct {
+	bucket *blob.Bucket
+	be     backend
+	scheme string // of Location: "s3", "gs" or "az"
+	name   string // bucket or container
+	prefix string // "" or "a/b/" (with the trailing slash)
+	// closeFn, if set, releases a client the bucket does not own.
+	closeFn func() error
+
+	probeMu   sync.Mutex
+	probed    bool
+	probeErr  error // a permanent refusal (wraps ErrNoConditionalWrites)
+	skipProbe bool  // tests of the probe itself
+}
+
+var _ Store = (*Cloud)(nil)
+
+// backend is what differs between S3, GCS and Azure: how a version Token is
+// read and checked, and how a new object's Token is learnt.
+type backend interface {
+	// readToken returns the Token of the object version r reads, from the
+	// response that carries r's bytes.
+	readToken(r *blob.Reader) (Token, error)
+	// write prepares a conditional write: the context to upload with and the
+	// BeforeWrite hook that adds "only if the current version is old" to the
+	// SDK's request (old is never NoToken: create-only uses IfNotExist).
+	// ok is false if old cannot be one of this store's Tokens (a conflict).
+	write(ctx context.Context, old Token) (wctx context.Context, w written, ok bool)
+	// wrongToken returns a well-formed Token that is not cur's (for probe).
+	wrongToken(cur Token) Token
+	// secret returns the DuckDB CREATE SECRET statement a reader needs.
+	secret() string
+}
+
+// written is one prepared write: its BeforeWrite hook (nil for none) and,
+// after the upload succeeded, the new object's Token.
+type written interface {
+	beforeWrite(as func(any) bool) error
+	token() Token
+}
+
+// Location returns "<scheme>://<bucket>/<prefix><key>" in the URL form DuckDB
+// reads: s3:// for S3, gs:// for GCS, az:// for Azure (the account comes from
+// the reader's DuckDB secret). Location("") is the root, without a trailing
+// slash. It never holds the URL's query (endpoint, region, …).
+func (c *Cloud) Location(key string) string {
+	root := c.scheme + "://" + c.name
+	if c.prefix != "" {
+		root += "/" + strings.TrimSuffix(c.prefix, "/")
+	}
+	if key == "" {
+		return root
+	}
+	return root + "/" + key
+}
+
+// DuckDBSecret returns the DuckDB statement that gives a reader access to
+// this store's locations (no credentials in it: a credential chain provider
+// or placeholders to fill in), e.g.
+// "CREATE SECRET (TYPE s3, PROVIDER credential_chain, REGION 'eu-west-1');".
+func (c *Cloud) DuckDBSecret() string { return c.be.secret() }
+
+// Close releases the bucket's clients.
+func (c *Cloud) Close() error {
+	err := c.bucket.Close()
+	if c.closeFn != nil {
+		if cerr := c.closeFn(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+func (c *Cloud) fail(key, what string, err error) error {
+	return redactSecrets(fmt.Errorf("%s: %s: %w", c.Location(key), what, err))
+}
+
+// ctxFail returns ctx's error (wrapped with the location) if ctx is done.
+func (c *Cloud) ctxFail(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", c.Location(key), err)
+	}
+	return nil
+}
+
+// Get opens key for reading; the Token comes from the same response.
+// Errors: ErrNotExist, ErrInvalidKey, the store's errors naming the location.
+func (c *Cloud) Get(ctx context.Context, key string) (io.ReadCloser, Token, error) {
+	if err := begin(ctx, key); err != nil {
+		return nil, "", err
+	}
+	return c.get(ctx, key)
+}
+
+// get is Get without the key check (the probe's key is not a valid key).
+func (c *Cloud) get(ctx context.Context, key string) (io.ReadCloser, Token, error) {
+	r, err := c.bucket.NewReader(ctx, c.prefix+key, nil)
+	if err != nil {
+		if cerr := c.ctxFail(ctx, key); cerr != nil {
+			return nil, "", cerr
+		}
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return nil, "", fmt.Errorf("%s: %w", c.Location(key), ErrNotExist)
+		}
+		return nil, "", c.fail(key, "read", err)
+	}
+	tok, err := c.be.readToken(r)
+	if err != nil {
+		r.Close()
+		return nil, "", c.fail(key, "read", err)
+	}
+	return r, tok, nil
+}
+
+// Stat returns key's size and modification time. Errors: ErrNotExist,
+// ErrInvalidKey.
+func (c *Cloud) Stat(ctx context.Context, key string) (ObjectInfo, error) {
+	if err := begin(ctx, key); err != nil {
+		return ObjectInfo{}, err
+	}
+	a, err := c.bucket.Attributes(ctx, c.prefix+key)
+	if err != nil {
+		if cerr := c.ctxFail(ctx, key); cerr != nil {
+			return ObjectInfo{}, cerr
+		}
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return ObjectInfo{}, fmt.Errorf("%s: %w", c.Location(key), ErrNotExist)
+		}
+		return ObjectInfo{}, c.fail(key, "stat", err)
+	}
+	return ObjectInfo{Key: key, Size: a.Size, ModTime: a.ModTime}, nil
+}
+
+// Create uploads r to key only if key holds no object (streaming; see Cloud).
+// Errors: ErrExist (nothing written), ErrNoConditionalWrites, ErrInvalidKey,
+// r's error or ctx's error (nothing written), the store's errors.
+func (c *Cloud) Create(ctx context.Context, key string, r io.Reader) error {
+	if err := begin(ctx, key); err != nil {
+		return err
+	}
+	if err := c.probe(ctx); err != nil {
+		return err
+	}
+	_, err := c.upload(ctx, key, r, NoToken)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errRefused):
+		return fmt.Errorf("%s: %w", c.Location(key), ErrExist)
+	}
+	return err
+}
+
+// Swap writes data to key if key still holds the version old (or, for
+// NoToken, holds nothing), and returns the new version's Token, learnt from
+// the write's own response. Errors: ErrConflict (nothing written),
+// ErrNoConditionalWrites, ErrInvalidKey, an error for data larger than
+// MaxSwapSize, the store's errors.
+func (c *Cloud) Swap(ctx context.Context, key string, old Token, data []byte) (Token, error) {
+	if err := begin(ctx, key); err != nil {
+		return "", err
+	}
+	if len(data) > MaxSwapSize {
+		return "", fmt.Errorf("%s: swap of %d bytes: larger than %d", c.Location(key), len(data), MaxSwapSize)
+	}
+	if err := c.probe(ctx); err != nil {
+		return "", err
+	}
+	tok, err := c.upload(ctx, key, bytes.NewReader(data), old)
+	if errors.Is(err, errRefused) {
+		return "", fmt.Errorf("%s: %w", c.Location(key), ErrConflict)
+	}
+	return tok, err
+}
+
+// errRefused marks an upload the store refused because its condition did
+// not hold; Create turns it into ErrExist, Swap into ErrConflict.
+var errRefused = errors.New("condition not met")
+
+// upload writes r to key, create-only if old is NoToken, else only if key
+// holds version old. It returns the new Token, or an error wrapping
+// errRefused when the condition did not hold.
+func (c *Cloud) upload(ctx context.Context, key string, r io.Reader, old Token) (Token, error) {
+	uctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	opts := &blob.WriterOptions{ContentType: contentType}
+	var w written
+	if old == NoToken {
+		opts.IfNotExist = true
+		uctx, w, _ = c.be.write(uctx, NoToken)
+	} else {
+		var ok bool
+		uctx, w, ok = c.be.write(uctx, old)
+		if !ok {
+			return "", errRefused
+		}
+	}
+	if w != nil {
+		opts.BeforeWrite = w.beforeWrite
+	}
+	// A failing reader cancels the upload before the SDK sees the error, so
+	// no driver finishes an upload with the bytes read so far.
+	sr := &stopReader{r: r, cancel: cancel}
+	err := c.bucket.Upload(uctx, c.prefix+key, sr, opts)
+	if err == nil {
+		if w == nil {
+			return "", nil
+		}
+		if tok := w.token(); tok != NoToken {
+			return tok, nil
+		}
+		// The response carried no version: a Token that never matches, so
+		// a Swap from it is refused rather than unconditional.
+		return unknownToken, nil
+	}
+	if sr.err != nil {
+		return "", fmt.Errorf("%s: %w", c.Location(key), sr.err)
+	}
+	if cerr := c.ctxFail(ctx, key); cerr != nil {
+		return "", cerr
+	}
+	if isRefusal(err, old != NoToken) {
+		return "", fmt.Errorf("%s: %w", c.Location(key), errRefused)
+	}
+	return "", c.fail(key, "write", err)
+}
+
+// isRefusal tells whether a failed conditional write was refused because its
+// condition did not hold (STORES.md): a precondition failure (HTTP 412,
+// Azure 409 BlobAlreadyExists), a 404 for If-Match on a missing key (S3),
+// or AWS's 409 ConditionalRequestConflict.
+func isRefusal(err error, ifMatch bool) bool {
+	switch gcerrors.Code(err) {
+	case gcerrors.FailedPrecondition:
+		return true
+	case gcerrors.NotFound:
+		return ifMatch
+	}
+	return hasErrorCode(err, "ConditionalRequestConflict", "PreconditionFailed", "ConditionNotMet", "BlobAlreadyExists")
+}
+
+// stopReader passes reads through; on the first error other than io.EOF it
+// records the error and cancels the upload.
+type stopReader struct {
+	r      io.Reader
+	cancel context.CancelFunc
+	err    error
+}
+
+func (s *stopReader) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF {
+		s.err = err
+		s.cancel()
+	}
+	return n, err
+}
+
+// List calls fn in byte order of the keys for every object under prefix, as
+// listed when List began (see Cloud for memory). Errors: ErrInvalidKey for a
+// bad prefix, fn's error, ctx's error, the store's errors.
+func (c *Cloud) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkPrefix(prefix); err != nil {
+		return err
+	}
+	var infos []ObjectInfo
+	it := c.bucket.List(&blob.ListOptions{Prefix: c.prefix + prefix})
+	for {
+		o, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			return redactSecrets(fmt.Errorf("%s: list: %w", c.Location(prefix), err))
+		}
+		key := strings.TrimPrefix(o.Key, c.prefix)
+		if o.IsDir || CheckKey(key) != nil {
+			continue
+		}
+		infos = append(infos, ObjectInfo{Key: key, Size: o.Size, ModTime: o.ModTime})
+	}
+	slices.SortFunc(infos, func(a, b ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
+	for _, info := range infos {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(info); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete removes key; a missing key is not an error. Errors: ErrInvalidKey,
+// the store's errors.
+func (c *Cloud) Delete(ctx context.Context, key string) error {
+	if err := begin(ctx, key); err != nil {
+		return err
+	}
+	err := c.bucket.Delete(ctx, c.prefix+key)
+	if err == nil || gcerrors.Code(err) == gcerrors.NotFound {
+		return nil
+	}
+	if cerr := c.ctxFail(ctx, key); cerr != nil {
+		return cerr
+	}
+	return c.fail(key, "delete", err)
+}
+
+// probe checks, once per Cloud before its first write, that the store
+// enforces conditional writes, with a probe object ".tmp-probe-<random>" at
+// the root (not a valid key, so never listed, and removed afterwards):
+//
+//  1. create it create-only: must succeed;
+//  2. create it create-only again: must be refused (If-None-Match honoured);
+//  3. swap it from a made-up Token: must be refused (If-Match honoured);
+//  4. swap it from its real Token: must succeed (If-Match understood).
+//
+// A store that fails 2–4 (a proxy that strips the headers, an S3-compatible
+// server without conditional writes) is refused for good with an error
+// wrapping ErrNoConditionalWrites; other errors (network, permission,
+// cancelled context) are returned and the probe runs again on the next
+// write. It costs five requests per process that writes.
+func (c *Cloud) probe(ctx context.Context) error {
+	c.probeMu.Lock()
+	defer c.probeMu.Unlock()
+	if c.probed || c.skipProbe {
+		return c.probeErr
+	}
+	key := probePrefix + randomName()
+	refuse := func(what string) error {
+		c.probed = true
+		c.probeErr = fmt.Errorf("%s: %w: %s; fdl refuses to write there, because two concurrent pushes could then both \"win\" and one would be lost silently. Use a store that supports conditional writes (AWS S3, Cloudflare R2, Google Cloud Storage, Azure Blob Storage, MinIO, versitygw), or remove the proxy that strips If-Match/If-None-Match headers (docs/stores.md)",
+			c.Location(""), ErrNoConditionalWrites, what)
+		return c.probeErr
+	}
+	defer func() {
+		// Best effort: a leftover probe is hidden from List anyway.
+		_ = c.bucket.Delete(context.WithoutCancel(ctx), c.prefix+key)
+	}()
+	if _, err := c.upload(ctx, key, strings.NewReader("probe 1\n"), NoToken); err != nil {
+		if errors.Is(err, errRefused) {
+			return refuse("it refused to create a new object create-only (If-None-Match: *)")
+		}
+		return fmt.Errorf("checking that %s supports conditional writes: %w", c.Location(""), err)
+	}
+	_, err := c.upload(ctx, key, strings.NewReader("probe 2\n"), NoToken)
+	switch {
+	case err == nil:
+		return refuse("it overwrote an existing object although the write was create-only (If-None-Match: * ignored)")
+	case !errors.Is(err, errRefused):
+		return fmt.Errorf("checking that %s supports conditional writes: %w", c.Location(""), err)
+	}
+	rc, cur, err := c.get(ctx, key)
+	if err == nil {
+		rc.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("checking that %s supports conditional writes: %w", c.Location(""), err)
+	}
+	_, err = c.upload(ctx, key, strings.NewReader("probe 3\n"), c.be.wrongToken(cur))
+	switch {
+	case err == nil:
+		return refuse("it overwrote an object although the write was conditional on another version (If-Match ignored)")
+	case !errors.Is(err, errRefused):
+		return fmt.Errorf("checking that %s supports conditional writes (If-Match): %w", c.Location(""), err)
+	}
+	if _, err := c.upload(ctx, key, strings.NewReader("probe 4\n"), cur); err != nil {
+		if ctx.Err() != nil || !errors.Is(err, errRefused) {
+			return fmt.Errorf("checking that %s supports conditional writes: %w", c.Location(""), err)
+		}
+		return refuse("it refused a write conditional on the object's current version (If-Match with the ETag it returned)")
+	}
+	c.probed = true
+	return nil
+}

@@ -1,0 +1,826 @@
+package repo_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// history is a repository built by the spec-following writer.
+type history struct {
+	dir  string // holds repo/ and the working directory w/
+	url  string
+	r    *repo.Repo
+	recs []*version.Record // oldest first
+	wd   string
+}
+
+// historyOps is what version i (1-based) does: appends every time,
+// deletes, compaction (rewrite of files with deletes, and merge of
+// adjacent files, which removes the merged files' rows), dropped tables,
+// inlined rows.
+func historyOps(ctx context.Context, w *lakewriter.Writer, i int) error {
+	ok := func(err error) error {
+		if errors.Is(err, lakewriter.ErrNoChange) {
+			return nil
+		}
+		return err
+	}
+	c := func(n, t string) lakewriter.ColumnDef { return lakewriter.ColumnDef{Name: n, Type: t, Nullable: true} }
+	if i == 1 {
+		for _, tb := range []struct {
+			name string
+			cols []lakewriter.ColumnDef
+		}{{"orders", []lakewriter.ColumnDef{c("id", "int64"), c("amount", "float64")}}, {"events", []lakewriter.ColumnDef{c("k", "int32")}},
+			{"tmp", []lakewriter.ColumnDef{c("x", "int32")}}, {"small", []lakewriter.ColumnDef{c("k", "int32")}}} {
+			if _, err := w.CreateTable(ctx, "main", tb.name, tb.cols); err != nil {
+				return err
+			}
+		}
+		if err := w.Insert(ctx, "main", "tmp", "SELECT i::INTEGER AS x FROM range(10) t(i)"); err != nil {
+			return err
+		}
+	}
+	if err := w.Insert(ctx, "main", "orders", fmt.Sprintf("SELECT %d + i AS id, i * 1.5 AS amount FROM range(100) t(i)", i*1000)); err != nil {
+		return err
+	}
+	if err := w.Insert(ctx, "main", "events", fmt.Sprintf("SELECT %d::INTEGER AS k", i)); err != nil {
+		return err
+	}
+	if i%5 == 0 {
+		if err := ok(w.DeleteWhere(ctx, "main", "orders", fmt.Sprintf("id %% 10 = %d", i%10))); err != nil {
+			return err
+		}
+	}
+	if i%7 == 0 {
+		if err := ok(w.Compact(ctx, "main", "orders")); err != nil {
+			return err
+		}
+	}
+	if i%9 == 0 {
+		if err := ok(w.Compact(ctx, "main", "events")); err != nil {
+			return err
+		}
+	}
+	switch i {
+	case 9:
+		if err := w.DropTable(ctx, "main", "tmp"); err != nil {
+			return err
+		}
+	case 12:
+		if _, err := w.CreateTable(ctx, "main", "tmp2", []lakewriter.ColumnDef{c("y", "int64")}); err != nil {
+			return err
+		}
+		if err := w.Insert(ctx, "main", "tmp2", "SELECT i AS y FROM range(5) t(i)"); err != nil {
+			return err
+		}
+	case 20:
+		if err := w.DropTable(ctx, "main", "tmp2"); err != nil {
+			return err
+		}
+	}
+	if i%4 == 0 {
+		if err := w.InsertInlined(ctx, "main", "small", fmt.Sprintf("SELECT %d::INTEGER AS k", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildHistory makes a folder repository whose main holds n versions made
+// by historyOps, each committed and pushed.
+func buildHistory(t testing.TB, n int) *history {
+	t.Helper()
+	ctx := context.Background()
+	h := &history{dir: t.TempDir()}
+	h.url = filepath.Join(h.dir, "repo")
+	r, err := repo.Init(ctx, h.url, repo.InitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.r = r
+	t.Cleanup(func() { r.Close() })
+	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(h.dir, "w")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.wd = res.Dir
+	for i := 1; i <= n; i++ {
+		w, err := lakewriter.Open(ctx, res.Catalog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := historyOps(ctx, w, i); err != nil {
+			w.Close()
+			t.Fatalf("version %d: %v", i, err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		wd, err := repo.OpenWorkdir(res.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := wd.Commit(ctx, repo.CommitOptions{Message: fmt.Sprintf("version %d", i), Author: "t"}, nil)
+		if err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+		if _, err := wd.Push(ctx, r, ""); err != nil {
+			t.Fatalf("push %d: %v", i, err)
+		}
+		h.recs = append(h.recs, rec)
+	}
+	return h
+}
+
+// treeDigest digests every file under dir: names, modes, bytes.
+func treeDigest(t testing.TB, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "%s\x00%v\x00", rel, d.IsDir())
+		if d.Type().IsRegular() {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			io.Copy(h, f)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// dataKeys lists the keys under data/.
+func dataKeys(t testing.TB, r *repo.Repo) []string {
+	t.Helper()
+	var out []string
+	if err := r.Store().List(context.Background(), repo.DataPrefix, func(o store.ObjectInfo) error {
+		out = append(out, o.Key)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// catalogFiles opens a version's catalog (fetched, checksum-checked) and
+// returns its data-file rows.
+func catalogFiles(t testing.TB, r *repo.Repo, rec *version.Record) []ducklake.DataFile {
+	t.Helper()
+	ctx := context.Background()
+	dst := filepath.Join(t.TempDir(), "c.duckdb")
+	if err := r.FetchCatalog(ctx, rec, dst); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ducklake.Open(ctx, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	files, err := c.DataFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// keyOf maps a resolved path inside the repository's data folder to its
+// key, the plain way (the writer spells every path the same way).
+func keyOf(t testing.TB, r *repo.Repo, p string) string {
+	t.Helper()
+	rest, ok := strings.CutPrefix(p, r.DataLocation())
+	if !ok {
+		t.Fatalf("%s is not under %s", p, r.DataLocation())
+	}
+	return repo.DataPrefix + rest
+}
+
+// TestGCKeepLastFive builds 32 versions with the spec-following writer
+// (compaction that rewrites files and compaction that merges them, deletes,
+// two dropped tables, inlined rows), sets keep-last 5, and checks that gc
+// deletes exactly what the rule says: the catalogs of seq 1..27 (records
+// stay, markers appear), and every data file except those a kept catalog
+// (seq 28..32) can read at or after seq 28's snapshot — computed here
+// independently from the catalogs. A plan changes nothing, byte for byte.
+// Afterwards every kept version's files exist and read, verify --data is
+// clean, log marks the retired versions, checkout refuses them.
+func TestGCKeepLastFive(t *testing.T) {
+	ctx := context.Background()
+	h := buildHistory(t, 32)
+	r := h.r
+	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 5; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	kept, retired := h.recs[27:], h.recs[:27]
+	floor := kept[0].DuckLake.Snapshot
+
+	// The rule, computed from the catalogs directly: a kept catalog keeps
+	// the files it can read at or after the floor; a file no catalog lists
+	// at all stays while younger than the grace period (here: files a
+	// merging compaction wrote and merged away within one version).
+	want := map[string]bool{}
+	listed := map[string]bool{}
+	for _, rec := range h.recs {
+		for _, f := range catalogFiles(t, r, rec) {
+			k := keyOf(t, r, f.ResolvedPath)
+			listed[k] = true
+			if rec.Seq >= kept[0].Seq && (f.EndSnapshot == nil || *f.EndSnapshot > max(f.BeginSnapshot, floor)) {
+				want[k] = true
+			}
+		}
+	}
+	before := dataKeys(t, r)
+	unlisted := 0
+	for _, k := range before {
+		if !listed[k] {
+			want[k] = true
+			unlisted++
+		}
+	}
+	if unlisted == 0 {
+		t.Fatal("the history should leave files no catalog lists (merged within the version that wrote them)")
+	}
+	for k := range want {
+		if !slices.Contains(before, k) {
+			t.Fatalf("kept file %s is not in the store before gc", k)
+		}
+	}
+	if plan0, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(8 * 24 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	} else if plan0.Data.Young != 0 {
+		t.Fatalf("past the grace period %d unlisted files are still kept", plan0.Data.Young)
+	}
+	var wantDeleted []string
+	for _, k := range before {
+		if !want[k] {
+			wantDeleted = append(wantDeleted, k)
+		}
+	}
+
+	// The plan: exactly that, and no byte changes.
+	digest := treeDigest(t, h.url)
+	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := treeDigest(t, h.url); got != digest {
+		t.Fatal("planning changed the repository")
+	}
+	var planned []string
+	reasons := map[string]int{}
+	for _, d := range plan.DataFiles {
+		planned = append(planned, d.Key)
+		reasons[d.Reason]++
+	}
+	if !slices.Equal(planned, wantDeleted) {
+		t.Fatalf("plan deletes %d data files, the rule says %d:\nplan %v\nrule %v", len(planned), len(wantDeleted), planned, wantDeleted)
+	}
+	if reasons[retention.ReasonEnded] == 0 || reasons[retention.ReasonRetired] == 0 {
+		t.Fatalf("the history should exercise files ended before the floor and files only retired catalogs list: %v", reasons)
+	}
+	var planRetired []version.ID
+	for _, rt := range plan.Retire {
+		planRetired = append(planRetired, rt.ID)
+	}
+	var wantRetired []version.ID
+	for _, rec := range retired {
+		wantRetired = append(wantRetired, rec.ID)
+	}
+	if !slices.Equal(planRetired, wantRetired) || !plan.FloorMoves || len(plan.Abandoned) != 0 {
+		t.Fatalf("plan retires %v (floor moves %v, abandoned %d), want seq 1..27", planRetired, plan.FloorMoves, len(plan.Abandoned))
+	}
+	if len(plan.Branches) != 1 || plan.Branches[0].Floor != kept[0].ID || plan.Branches[0].Snapshot != floor {
+		t.Fatalf("branch floor %+v, want seq 28 at snapshot %d", plan.Branches, floor)
+	}
+
+	// Apply.
+	res, err := r.ApplyGC(ctx, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.FloorMoved || res.Marked != 27 || res.DataFiles != len(wantDeleted) || res.Skipped != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	after := dataKeys(t, r)
+	var wantAfter []string
+	for k := range want {
+		wantAfter = append(wantAfter, k)
+	}
+	sort.Strings(wantAfter)
+	if !slices.Equal(after, wantAfter) {
+		t.Fatalf("after gc data/ holds %v, want %v", after, wantAfter)
+	}
+	for _, rec := range retired {
+		for file, present := range map[string]bool{version.RecordFile: true, retention.MarkerFile: true, version.CatalogFile: false, version.DatasetFile: false} {
+			_, err := r.Store().Stat(ctx, repo.VersionKey(rec.ID, file))
+			if (err == nil) != present {
+				t.Fatalf("seq %d: %s present %v, want %v", rec.Seq, file, err == nil, present)
+			}
+		}
+	}
+	// Every kept version's rows resolve to existing, readable files.
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, rec := range kept {
+		for _, f := range catalogFiles(t, r, rec) {
+			s := rec.DuckLake.Snapshot
+			if f.BeginSnapshot > s || (f.EndSnapshot != nil && *f.EndSnapshot <= s) {
+				continue
+			}
+			var n int64
+			if err := db.QueryRow("SELECT count(*) FROM read_parquet(" + repo.SQLString(f.ResolvedPath) + ")").Scan(&n); err != nil {
+				t.Fatalf("seq %d: file %d (%s): %v", rec.Seq, f.ID, f.ResolvedPath, err)
+			}
+		}
+		ds, err := r.Dataset(ctx, rec.ID)
+		if err != nil || ds.Totals.Rows == 0 {
+			t.Fatalf("seq %d: dataset %v", rec.Seq, err)
+		}
+	}
+	rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Retired != 27 || rep.DataFiles == 0 {
+		t.Fatalf("verify --data: %+v", rep)
+	}
+	// A second plan finds nothing to do.
+	again, err := r.PlanGC(ctx, repo.GCOptions{})
+	if err != nil || !again.Empty() {
+		t.Fatalf("second plan: %+v %v", again, err)
+	}
+	// Readers treat retired versions as such.
+	ret, err := r.Retirement(ctx, retired[3].ID)
+	if err != nil || ret == nil || !ret.Marked {
+		t.Fatalf("retirement of seq 4: %+v %v", ret, err)
+	}
+	ids, err := r.RetiredIDs(ctx)
+	if err != nil || len(ids) != 27 || ids[kept[0].ID] {
+		t.Fatalf("retired ids: %d %v", len(ids), err)
+	}
+	_, err = r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(h.dir, "old"), Rev: string(retired[3].ID)})
+	var re *repo.RetiredError
+	if !errors.As(err, &re) || re.Seq != 4 || !strings.Contains(err.Error(), "left retention on") {
+		t.Fatalf("checkout of a retired version: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "old")); !os.IsNotExist(err) {
+		t.Fatalf("a refused checkout left its directory")
+	}
+	if _, err := r.CreateTag(ctx, "old", string(retired[3].ID)); !errors.Is(err, repo.ErrRetired) {
+		t.Fatalf("tag on a retired version: %v", err)
+	}
+	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(h.dir, "new"), Rev: string(kept[0].ID)}); err != nil {
+		t.Fatalf("checkout of the floor version: %v", err)
+	}
+}
+
+// TestGCSpellings: the same data file spelled differently in two catalogs
+// (plain path vs file:// URL, a trailing slash, relative vs absolute) is
+// one file: a kept catalog spelling it one way protects it from a retired
+// catalog spelling it another (docs/spec.md §16).
+func TestGCSpellings(t *testing.T) {
+	ctx := context.Background()
+	h := buildHistory(t, 2)
+	r := h.r
+	cat := filepath.Join(h.wd, repo.CatalogName)
+	db, err := sql.Open("duckdb", cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Make every path absolute and spell it oddly: file://, a trailing
+	// slash, doubled slashes.
+	_, err = db.Exec(`UPDATE ducklake_data_file SET path = 'file://' || replace(` + repo.SQLString(r.DataLocation()) + ` || 'main/' || t.path || ducklake_data_file.path, '/main/', '//main/') || '/', path_is_relative = false
+		FROM ducklake_table t WHERE t.table_id = ducklake_data_file.table_id AND t.end_snapshot IS NULL AND ducklake_data_file.path_is_relative`)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := lakewriter.Open(ctx, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Insert(ctx, "main", "events", "SELECT 99::INTEGER AS k"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	wd, _ := repo.OpenWorkdir(h.wd)
+	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "odd spellings", Author: "t"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wd.Push(ctx, r, ""); err != nil {
+		t.Fatal(err)
+	}
+	// The newest catalog spells files as file:// URLs with slashes.
+	log, _ := r.Log(ctx, mustHead(t, r), 0)
+	odd := 0
+	for _, f := range catalogFiles(t, r, log[0]) {
+		if strings.HasPrefix(f.ResolvedPath, "file://") && strings.HasSuffix(f.ResolvedPath, "/") {
+			odd++
+		}
+	}
+	if odd == 0 {
+		t.Fatal("the catalog has no oddly spelled path")
+	}
+	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 1; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Retire) != 2 {
+		t.Fatalf("retire %d versions, want 2", len(plan.Retire))
+	}
+	for _, rt := range plan.Retire {
+		if rt.FreesCount != 0 {
+			t.Errorf("seq %d frees %d files: its plain paths were not matched with the kept catalog's file:// URLs", rt.Seq, rt.FreesCount)
+		}
+	}
+	for _, d := range plan.DataFiles {
+		if d.Reason == retention.ReasonRetired {
+			t.Errorf("%s would be deleted as listed only by retired versions", d.Key)
+		}
+	}
+	if _, err := r.ApplyGC(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify --data after gc: %+v %v", rep, err)
+	}
+}
+
+func mustHead(t testing.TB, r *repo.Repo) version.ID {
+	t.Helper()
+	ref, err := r.Refs().Read(context.Background(), "refs/heads/main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref.ID
+}
+
+// TestGCReachability: versions reachable only from a tag or a request ref
+// keep their catalog; a branch moved back keeps the undone versions in the
+// ref log, and gc keeps them while keep-within says so; an in-flight push
+// (uploaded, ref not moved) and a working catalog's uncommitted data files
+// survive within the grace period, and go after it.
+func TestGCReachability(t *testing.T) {
+	ctx := context.Background()
+	h := buildHistory(t, 8)
+	r := h.r
+	v := h.recs
+	// A tag on seq 2, a request ref on seq 3, main moved back to seq 6
+	// (seq 7 and 8 undone, reached only by the ref log).
+	if _, err := r.CreateTag(ctx, "t2", string(v[1].ID)); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := refs.Request("r3")
+	if err := r.Refs().Create(ctx, req, v[2].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.MoveBranch(ctx, "main", "main~2", repo.MoveOptions{}); !errors.Is(err, repo.ErrRefused) {
+		t.Fatalf("moving back without Backwards: %v", err)
+	}
+	mv, err := r.MoveBranch(ctx, "main", "main~2", repo.MoveOptions{Backwards: true, Why: "bad loads"})
+	if err != nil || len(mv.Undone) != 2 || mv.Undone[0] != v[7].ID {
+		t.Fatalf("move back: %+v %v", mv, err)
+	}
+	log, _, err := r.RefLog(ctx, "refs/heads/main")
+	if err != nil || log[0].Action != repo.ActionMoveBack || log[0].Old != v[7].ID || log[0].New != v[5].ID || log[0].Why != "bad loads" {
+		t.Fatalf("ref log: %+v %v", log, err)
+	}
+
+	// An in-flight push: seq 9 uploaded by hand, the ref not moved.
+	inflight := v[7].ID // placeholder replaced below
+	{
+		wd, _ := repo.OpenWorkdir(h.wd)
+		w, err := lakewriter.Open(ctx, wd.CatalogPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Insert(ctx, "main", "events", "SELECT 1000::INTEGER AS k"); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "in flight", Author: "t"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inflight = rec.ID
+		pend, _ := wd.PendingVersions()
+		for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
+			b, err := os.ReadFile(filepath.Join(pend[0].Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Store().Create(ctx, repo.VersionKey(rec.ID, f), strings.NewReader(string(b))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A working catalog's uncommitted data file.
+	w, err := lakewriter.Open(ctx, filepath.Join(h.wd, repo.CatalogName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Insert(ctx, "main", "orders", "SELECT 777777 AS id, 1.0 AS amount"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	listed := map[string]bool{}
+	for _, rec := range v {
+		for _, f := range catalogFiles(t, r, rec) {
+			listed[keyOf(t, r, f.ResolvedPath)] = true
+		}
+	}
+	pendRec, _ := r.Record(ctx, inflight)
+	for _, f := range catalogFiles(t, r, pendRec) {
+		listed[keyOf(t, r, f.ResolvedPath)] = true
+	}
+	var uncommitted []string
+	for _, k := range dataKeys(t, r) {
+		if !listed[k] {
+			uncommitted = append(uncommitted, k)
+		}
+	}
+	if len(uncommitted) != 1 {
+		t.Fatalf("uncommitted files %v, want 1", uncommitted)
+	}
+
+	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error {
+		p.KeepLast, p.KeepWithin = 2, retention.Duration(time.Hour)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(now time.Time, wantKept []version.ID, wantGone bool) {
+		t.Helper()
+		plan, err := r.PlanGC(ctx, repo.GCOptions{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []version.ID
+		for _, k := range plan.Kept {
+			got = append(got, k.ID)
+		}
+		if !slices.Equal(got, wantKept) {
+			t.Fatalf("at %s kept %v, want %v", now, got, wantKept)
+		}
+		var dels []string
+		for _, d := range plan.DataFiles {
+			dels = append(dels, d.Key)
+		}
+		abandoned := slices.ContainsFunc(plan.Abandoned, func(a retention.Abandoned) bool { return a.ID == inflight })
+		young := slices.Contains(plan.Young, inflight)
+		if slices.Contains(dels, uncommitted[0]) != wantGone || abandoned != wantGone || young == wantGone {
+			t.Fatalf("at %s: uncommitted file deleted %v, in-flight push abandoned %v young %v; want gone %v", now, slices.Contains(dels, uncommitted[0]), abandoned, young, wantGone)
+		}
+	}
+	now := time.Now()
+	// Now: every version is younger than an hour: all kept, nothing goes.
+	check(now, idsOf(v), false)
+	// Two days on: the tag's, the request's, main's last two; the undone
+	// versions retire (keep-within no longer holds them); the in-flight
+	// push and the uncommitted file are still within the grace period.
+	check(now.Add(48*time.Hour), []version.ID{v[1].ID, v[2].ID, v[4].ID, v[5].ID}, false)
+	// Eight days on: past the 7-day grace period, they go.
+	check(now.Add(8*24*time.Hour), []version.ID{v[1].ID, v[2].ID, v[4].ID, v[5].ID}, true)
+
+	// Apply two days on: the undone versions keep their records and stay in
+	// the ref log; the tag's and the request's versions keep their catalogs.
+	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: now.Add(48 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ApplyGC(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []version.ID{v[1].ID, v[2].ID, inflight} {
+		if _, err := r.Store().Stat(ctx, repo.VersionKey(id, version.CatalogFile)); err != nil {
+			t.Errorf("catalog of %s: %v", id, err)
+		}
+	}
+	for _, id := range []version.ID{v[6].ID, v[7].ID} {
+		if _, err := r.Record(ctx, id); err != nil {
+			t.Errorf("record of undone %s: %v", id, err)
+		}
+		if ret, _ := r.Retirement(ctx, id); ret == nil {
+			t.Errorf("undone %s is not retired", id)
+		}
+	}
+	if _, err := r.Store().Stat(ctx, uncommitted[0]); err != nil {
+		t.Errorf("uncommitted data file: %v", err)
+	}
+	rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+}
+
+func idsOf(recs []*version.Record) []version.ID {
+	var out []version.ID
+	for _, r := range recs {
+		out = append(out, r.ID)
+	}
+	return out
+}
+
+// TestGCRefusesBadRefs: an empty, garbage or dangling branch ref makes gc
+// refuse to plan, naming the ref.
+func TestGCRefusesBadRefs(t *testing.T) {
+	ctx := context.Background()
+	h := buildHistory(t, 2)
+	r := h.r
+	missing, _ := version.NewID()
+	for name, content := range map[string]string{"empty": "", "garbage": "not an id\n", "dangling": string(missing) + "\n"} {
+		key := "refs/heads/" + name
+		if err := r.Store().Create(ctx, key, strings.NewReader(content)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := r.PlanGC(ctx, repo.GCOptions{})
+		if !errors.Is(err, repo.ErrGCRefused) || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s branch: %v", name, err)
+		}
+		r.Store().Delete(ctx, key)
+	}
+	if _, err := r.PlanGC(ctx, repo.GCOptions{}); err != nil {
+		t.Fatalf("after removing the bad refs: %v", err)
+	}
+}
+
+// TestExciseAheadOfFloor: deleting a version's catalog is refused until the
+// floor takes it out of retention.
+func TestExciseAheadOfFloor(t *testing.T) {
+	ctx := context.Background()
+	h := buildHistory(t, 3)
+	r := h.r
+	err := r.Excise(ctx, h.recs[0].ID, nil)
+	if !errors.Is(err, repo.ErrAheadOfFloor) || !strings.Contains(err.Error(), string(h.recs[0].ID)) {
+		t.Fatalf("excise without a floor: %v", err)
+	}
+	if _, err := r.Store().Stat(ctx, repo.VersionKey(h.recs[0].ID, version.CatalogFile)); err != nil {
+		t.Fatalf("the refused excise deleted the catalog: %v", err)
+	}
+	// Once the floor retires seq 1 (keep-last 2), excising it works; seq 2
+	// is still ahead of the floor.
+	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 2; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := *plan.NewFloor
+	b, _ := f.Marshal()
+	if _, err := r.Store().Swap(ctx, retention.FloorKey, store.NoToken, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Excise(ctx, h.recs[1].ID, nil); !errors.Is(err, repo.ErrAheadOfFloor) {
+		t.Fatalf("excise of a kept version: %v", err)
+	}
+	if err := r.Excise(ctx, h.recs[0].ID, []string{}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Marker(ctx, h.recs[0].ID)
+	if err != nil || m == nil || m.Floor != f.Generation {
+		t.Fatalf("marker %+v %v", m, err)
+	}
+	// A plan made before another floor move does not apply: the floor's
+	// compare-and-swap fails and nothing is deleted.
+	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 1; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := r.PlanGC(ctx, repo.GCOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := r.PlanGC(ctx, repo.GCOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ApplyGC(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	digest := treeDigest(t, h.url)
+	if _, err := r.ApplyGC(ctx, stale); !errors.Is(err, repo.ErrRetentionConflict) {
+		t.Fatalf("stale plan: %v", err)
+	}
+	if treeDigest(t, h.url) != digest {
+		t.Fatal("a refused stale plan changed the repository")
+	}
+}
+
+// TestVerifyFull: verify reports broken catalog invariants with stable
+// codes, retired versions that kept their catalog, missing data files
+// (--data) and ref log entries that do not parse.
+func TestVerifyFull(t *testing.T) {
+	ctx := context.Background()
+	h := buildHistory(t, 2)
+	r := h.r
+	// A catalog that breaks the invariants but matches its record: break
+	// the working catalog, then commit and push it.
+	cat := filepath.Join(h.wd, repo.CatalogName)
+	db, err := sql.Open("duckdb", cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"INSERT INTO ducklake_column (column_id, begin_snapshot, end_snapshot, table_id, column_order, column_name, column_type, nulls_allowed) VALUES (1, 1, NULL, 424242, 1, 'ghost', 'int32', true)",
+		"UPDATE ducklake_data_file SET end_snapshot = begin_snapshot WHERE data_file_id = (SELECT min(data_file_id) FROM ducklake_data_file)",
+		"UPDATE ducklake_snapshot SET next_file_id = 0 WHERE snapshot_id = (SELECT max(snapshot_id) FROM ducklake_snapshot)",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	w, err := lakewriter.Open(ctx, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.CreateTable(ctx, "main", "later", []lakewriter.ColumnDef{{Name: "x", Type: "int32", Nullable: true}}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	wd, _ := repo.OpenWorkdir(h.wd)
+	broken, err := wd.Commit(ctx, repo.CommitOptions{Message: "broken", Author: "t"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wd.Push(ctx, r, ""); err != nil {
+		t.Fatal(err)
+	}
+	// A data file the head can read, removed.
+	var gone string
+	for _, f := range catalogFiles(t, r, h.recs[1]) {
+		if f.EndSnapshot == nil && !f.Delete {
+			gone = keyOf(t, r, f.ResolvedPath)
+			break
+		}
+	}
+	if err := r.Store().Delete(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	// A marker beside a catalog (a gc that stopped half way).
+	mk := &retention.Marker{Format: 1, Version: h.recs[0].ID, RetiredAt: time.Now().UTC(), Floor: 1, DataFiles: []string{}}
+	b, _ := mk.Marshal()
+	if err := r.Store().Create(ctx, repo.VersionKey(h.recs[0].ID, retention.MarkerFile), strings.NewReader(string(b))); err != nil {
+		t.Fatal(err)
+	}
+	// A ref log entry that does not parse.
+	if err := r.Store().Create(ctx, repo.LogsPrefix+"refs/heads/main/x.json", strings.NewReader("{")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := map[string]string{}
+	for _, p := range rep.Problems {
+		codes[p.Code] = p.Object
+	}
+	for code, obj := range map[string]string{
+		"catalog-column-table": string(broken.ID), "catalog-end-before-begin": string(broken.ID), "catalog-counter": string(broken.ID),
+		repo.CodeRetiredCatalog: string(h.recs[0].ID), repo.CodeDataMissing: gone, repo.CodeReflogInvalid: "",
+	} {
+		if got, ok := codes[code]; !ok || got != obj {
+			t.Errorf("problem %s on %q: got %q (present %v); all: %+v", code, obj, got, ok, rep.Problems)
+		}
+	}
+	// gc refuses while a ref log entry does not parse.
+	if _, err := r.PlanGC(ctx, repo.GCOptions{}); !errors.Is(err, repo.ErrGCRefused) || !strings.Contains(err.Error(), "x.json") {
+		t.Fatalf("gc with a bad ref log entry: %v", err)
+	}
+}

@@ -1,0 +1,248 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// Verify problem codes added with retention (docs/cli.md lists every code).
+const (
+	CodePolicyInvalid    = "policy-invalid"      // retention/policy.json does not parse
+	CodeFloorInvalid     = "floor-invalid"       // retention/floor.json does not parse
+	CodeReflogInvalid    = "reflog-invalid"      // a ref log entry does not parse
+	CodeRefRetired       = "ref-retired"         // a ref points at a version out of retention
+	CodeMarkerInvalid    = "marker-invalid"      // retired.json does not parse
+	CodeRetiredCatalog   = "retired-has-catalog" // a marked version still has its catalog or dataset.json
+	CodeRetiredNoMarker  = "retired-no-marker"   // the floor retires a version whose catalog is gone without a marker
+	CodeDataMissing      = "data-missing"        // --data: a file a catalog in retention can read is not in the store
+	CodeDataPathInvalid  = "data-path-invalid"   // --data: a data-file path cannot be normalised
+	codeCatalogInvariant = "catalog-"            // + a ducklake.Violation code
+)
+
+// verifyState is what the retention-aware checks of Verify share.
+type verifyState struct {
+	retired map[version.ID]bool
+	floor   *retention.Floor
+	markers map[version.ID]bool // versions with a retired.json object
+	reached map[version.ID]bool // every parent of every ref and ref log id
+	dp      *retention.DataPlanner
+	tmp     string
+}
+
+// verifyRetention starts the retention side of Verify: the policy, the
+// floor and the ref logs parse; it returns what the later checks need.
+func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(code, obj, format string, a ...any)) (*verifyState, error) {
+	vs := &verifyState{retired: map[version.ID]bool{}, markers: map[version.ID]bool{}, reached: map[version.ID]bool{}}
+	if _, _, err := r.Policy(ctx); err != nil {
+		if !errors.Is(err, retention.ErrInvalid) {
+			return nil, err
+		}
+		add(CodePolicyInvalid, retention.PolicyKey, "%v", err)
+	}
+	f, _, err := r.Floor(ctx)
+	if err != nil {
+		if !errors.Is(err, retention.ErrInvalid) {
+			return nil, err
+		}
+		add(CodeFloorInvalid, retention.FloorKey, "%v", err)
+	}
+	vs.floor = f
+	for _, rt := range f.RetiredList() {
+		vs.retired[rt.ID] = true
+	}
+	err = r.st.List(ctx, VersionsPrefix, func(oi store.ObjectInfo) error {
+		if id, file, ok := splitVersionKey(oi.Key); ok && file == retention.MarkerFile {
+			vs.markers[id] = true
+			vs.retired[id] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list versions: %w", err)
+	}
+	entries, bad, err := r.RefLog(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range bad {
+		add(CodeReflogInvalid, "", "%v", e)
+	}
+	good, _, err := r.refs.List(ctx, "refs/")
+	if err != nil {
+		return nil, err
+	}
+	var starts []version.ID
+	for _, ref := range good {
+		starts = append(starts, ref.ID)
+		if vs.retired[ref.ID] {
+			add(CodeRefRetired, string(ref.Name), "%s points at version %s, which is out of retention: readers cannot check it out; move the ref to a version in retention", ref.Name, ref.ID)
+		}
+	}
+	for _, e := range entries {
+		for _, id := range []version.ID{e.Old, e.New} {
+			if id != "" {
+				starts = append(starts, id)
+			}
+		}
+	}
+	for len(starts) > 0 {
+		id := starts[len(starts)-1]
+		starts = starts[:len(starts)-1]
+		if vs.reached[id] {
+			continue
+		}
+		vs.reached[id] = true
+		if rec, err := r.Record(ctx, id); err == nil {
+			starts = append(starts, rec.Parents...)
+		}
+	}
+	if o.Data {
+		norm, err := r.normaliser()
+		if err != nil {
+			return nil, err
+		}
+		vs.dp = retention.NewDataPlanner(norm)
+	}
+	if !o.SkipCatalogs {
+		if vs.tmp, err = os.MkdirTemp("", "fdl-verify-*"); err != nil {
+			return nil, err
+		}
+	}
+	return vs, nil
+}
+
+func (vs *verifyState) close() {
+	if vs != nil && vs.tmp != "" {
+		os.RemoveAll(vs.tmp)
+	}
+}
+
+// splitVersionKey splits "versions/<id>/<file>".
+func splitVersionKey(key string) (version.ID, string, bool) {
+	rest, ok := strings.CutPrefix(key, VersionsPrefix)
+	if !ok {
+		return "", "", false
+	}
+	id, file, ok := strings.Cut(rest, "/")
+	return version.ID(id), file, ok && id != ""
+}
+
+// verifyRetired checks a version out of retention: a marked one has a
+// marker that parses and neither catalog nor dataset.json; one only the
+// floor retires may still have them, but not lack its catalog without a
+// marker.
+func (r *Repo) verifyRetired(ctx context.Context, vs *verifyState, id version.ID, add func(code, obj, format string, a ...any)) error {
+	has := func(file string) (bool, error) {
+		_, err := r.st.Stat(ctx, VersionKey(id, file))
+		if errors.Is(err, store.ErrNotExist) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	cat, err := has(version.CatalogFile)
+	if err != nil {
+		return err
+	}
+	ds, err := has(version.DatasetFile)
+	if err != nil {
+		return err
+	}
+	if !vs.markers[id] {
+		if !cat {
+			add(CodeRetiredNoMarker, string(id), "the floor takes version %s out of retention and its catalog is gone, but it has no %s; run fdl gc --yes to write it", id, retention.MarkerFile)
+		}
+		return nil
+	}
+	if _, err := r.Marker(ctx, id); err != nil {
+		if !errors.Is(err, retention.ErrInvalid) {
+			return err
+		}
+		add(CodeMarkerInvalid, string(id), "%v", err)
+	}
+	if cat || ds {
+		add(CodeRetiredCatalog, string(id), "version %s is retired (it has %s) but its catalog or dataset.json is still there: a gc stopped half way; run fdl gc --yes again", id, retention.MarkerFile)
+	}
+	return nil
+}
+
+// verifyCatalog fetches a version's catalog (checking its size and sha256),
+// checks the DuckLake catalog invariants inside it (DESIGN.md §5) and, with
+// --data, records the data files it can read at or after its floor.
+func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.Record, add func(code, obj, format string, a ...any)) error {
+	dst := filepath.Join(vs.tmp, string(rec.ID)+".duckdb")
+	if err := r.FetchCatalog(ctx, rec, dst); err != nil {
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		code := "catalog-unreadable"
+		if errors.Is(err, ErrChecksum) {
+			code = "checksum-mismatch"
+		}
+		add(code, string(rec.ID), "%v", err)
+		return nil
+	}
+	defer os.Remove(dst)
+	c, err := ducklake.Open(ctx, dst)
+	if err != nil {
+		add("catalog-unreadable", string(rec.ID), "%v", err)
+		return nil
+	}
+	defer c.Close()
+	vio, err := c.CheckInvariants(ctx)
+	if err != nil {
+		add("catalog-unreadable", string(rec.ID), "%v", err)
+		return nil
+	}
+	for _, v := range vio {
+		add(codeCatalogInvariant+v.Code, string(rec.ID), "version %s: %s", rec.ID, v.Message)
+	}
+	if vs.dp == nil || !vs.reached[rec.ID] {
+		return nil
+	}
+	files, err := c.DataFiles(ctx)
+	if err != nil {
+		add("catalog-unreadable", string(rec.ID), "%v", err)
+		return nil
+	}
+	recOf := func(id version.ID) *version.Record {
+		x, err := r.Record(ctx, id)
+		if err != nil {
+			return nil
+		}
+		return x
+	}
+	floor := retention.FloorSnapshot(rec.ID, recOf, func(id version.ID) bool { return !vs.retired[id] })
+	if err := vs.dp.AddLive(rec.ID, floor, files); err != nil {
+		add(CodeDataPathInvalid, string(rec.ID), "%v", err)
+	}
+	return nil
+}
+
+// verifyData lists data/ once and reports every file a catalog in
+// retention can read at or after its floor that the store lacks.
+func (r *Repo) verifyData(ctx context.Context, vs *verifyState, rep *VerifyReport, add func(code, obj, format string, a ...any)) error {
+	var listing []store.ObjectInfo
+	if err := r.st.List(ctx, DataPrefix, func(oi store.ObjectInfo) error {
+		listing = append(listing, oi)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("list %s: %w", DataPrefix, err)
+	}
+	vs.dp.Plan(listing, time.Time{}, 0) // only Missing is used
+	for _, k := range vs.dp.Missing() {
+		add(CodeDataMissing, k, "%s is not in the store, but a catalog in retention can read it (at or after its floor snapshot)", r.st.Location(k))
+	}
+	st := vs.dp.Stats()
+	rep.DataFiles, rep.DataOutside = st.Listed, st.Outside
+	return nil
+}

@@ -1,0 +1,220 @@
+package retention
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// Reasons a data file is deleted (DataDeletion.Reason; stable strings).
+const (
+	// ReasonEnded: every catalog in retention that lists the file ended it
+	// (end_snapshot) at or before that catalog's floor snapshot.
+	ReasonEnded = "ended-before-floor"
+	// ReasonRetired: only catalogs of versions out of retention list it.
+	ReasonRetired = "retired-only"
+	// ReasonUnlisted: no catalog lists it and it is older than the grace
+	// period by the store's modification time.
+	ReasonUnlisted = "unlisted"
+)
+
+// DataDeletion is one data file gc deletes (step 3).
+type DataDeletion struct {
+	Key     string    `json:"key"`
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"mod_time"`
+	Reason  string    `json:"reason"`
+	// RetiredBy are the retired versions whose catalogs list the file
+	// (ReasonRetired): it is deleted only once all of them are marked.
+	RetiredBy []version.ID `json:"retired_by,omitempty"`
+}
+
+// DataStats counts what the data step saw.
+type DataStats struct {
+	Objects      int   `json:"objects"`       // objects under data/
+	Bytes        int64 `json:"bytes"`         // their size
+	Kept         int   `json:"kept"`          // kept: a catalog in retention can read them
+	KeptBytes    int64 `json:"kept_bytes"`    //
+	Young        int   `json:"young"`         // kept: no catalog lists them, younger than the grace period
+	Listed       int   `json:"listed"`        // distinct files the catalogs read list inside data/
+	Outside      int   `json:"outside"`       // rows naming files outside the repository (never deleted)
+	Missing      int   `json:"missing"`       // files a catalog in retention can read that are not in the store
+	CatalogsRead int   `json:"catalogs_read"` // catalogs whose data-file tables were scanned
+}
+
+type fileState struct {
+	needed     bool // a catalog in retention can read it at or after its floor
+	listedLive bool // a catalog in retention lists it
+	primary    bool // a catalog in retention names it (not only as an alias)
+	aliases    []string
+	retiredBy  []version.ID
+}
+
+// DataPlanner computes gc's data step (docs/spec.md §16 step 3) from the
+// data-file tables of the catalogs it reads. Add every catalog in
+// retention (AddLive) before any retiring one (AddRetiring); add markers
+// of versions already retired (AddMarker); then Plan over the listing of
+// data/. Not safe for concurrent use.
+type DataPlanner struct {
+	norm  *Normaliser
+	files map[string]*fileState
+	stats DataStats
+	// missing lists, after Plan, the keys a catalog in retention can read
+	// that the data/ listing lacks (verify --data reports them).
+	missing []string
+}
+
+// NewDataPlanner returns a planner that places paths with norm.
+func NewDataPlanner(norm *Normaliser) *DataPlanner {
+	return &DataPlanner{norm: norm, files: map[string]*fileState{}}
+}
+
+func (p *DataPlanner) state(key string) *fileState {
+	s := p.files[key]
+	if s == nil {
+		s = &fileState{}
+		p.files[key] = s
+	}
+	return s
+}
+
+// AddLive records the data and delete files of a catalog in retention whose
+// floor snapshot is floor. A row visible at a snapshot >= floor (VisibleFrom)
+// makes its file needed. Errors: ErrPath (naming the version, the file id
+// and the path) for a path that does not normalise.
+func (p *DataPlanner) AddLive(id version.ID, floor int64, files []ducklake.DataFile) error {
+	p.stats.CatalogsRead++
+	for _, f := range files {
+		pl, err := p.norm.Place(f.ResolvedPath)
+		if err != nil {
+			return pathError(id, f, err)
+		}
+		if pl.Key == "" {
+			p.stats.Outside++
+			continue
+		}
+		need := VisibleFrom(f, floor)
+		s := p.state(pl.Key)
+		s.listedLive, s.primary = true, true
+		s.needed = s.needed || need
+		if pl.Alias != "" {
+			a := p.state(pl.Alias)
+			a.listedLive, a.needed = true, true
+			if !slices.Contains(s.aliases, pl.Alias) {
+				s.aliases = append(s.aliases, pl.Alias)
+			}
+		}
+	}
+	return nil
+}
+
+// AddRetiring records the files of the catalog of a version leaving
+// retention and returns the keys no catalog in retention lists, sorted: its
+// marker's DataFiles. Call it after every AddLive. Errors: ErrPath.
+func (p *DataPlanner) AddRetiring(id version.ID, files []ducklake.DataFile) ([]string, error) {
+	p.stats.CatalogsRead++
+	var frees []string
+	for _, f := range files {
+		pl, err := p.norm.Place(f.ResolvedPath)
+		if err != nil {
+			return nil, pathError(id, f, err)
+		}
+		if pl.Key == "" || p.state(pl.Key).listedLive {
+			continue
+		}
+		frees = append(frees, pl.Key)
+	}
+	slices.Sort(frees)
+	frees = slices.Compact(frees)
+	p.AddMarker(id, frees)
+	return frees, nil
+}
+
+// AddMarker records the data files a retired version's marker names.
+func (p *DataPlanner) AddMarker(id version.ID, keys []string) {
+	for _, k := range keys {
+		s := p.state(k)
+		if !slices.Contains(s.retiredBy, id) {
+			s.retiredBy = append(s.retiredBy, id)
+		}
+	}
+}
+
+func pathError(id version.ID, f ducklake.DataFile, err error) error {
+	kind := "data file"
+	if f.Delete {
+		kind = "delete file"
+	}
+	return fmt.Errorf("version %s: catalog lists %s %d at %q (stored as %q): %w; gc deletes nothing while a path cannot be placed: fix the catalog's data_path or path, or ask for help", id, kind, f.ID, f.ResolvedPath, f.Path, err)
+}
+
+// Plan decides, for every object under data/ in listing, whether gc deletes
+// it, in key order:
+//   - kept when a catalog in retention can read it at or after its floor;
+//   - deleted (ReasonEnded) when catalogs in retention list it but every
+//     one ended it at or before its floor;
+//   - deleted (ReasonRetired) when only retired versions' catalogs list it;
+//   - deleted (ReasonUnlisted) when no catalog lists it and it is older
+//     than grace by its ModTime, else kept.
+//
+// Objects outside data/ are ignored: gc never deletes them.
+func (p *DataPlanner) Plan(listing []store.ObjectInfo, now time.Time, grace Duration) []DataDeletion {
+	out := []DataDeletion{}
+	present := make(map[string]bool, len(listing))
+	for _, o := range listing {
+		if !strings.HasPrefix(o.Key, "data/") {
+			continue
+		}
+		present[o.Key] = true
+		p.stats.Objects++
+		p.stats.Bytes += o.Size
+		s := p.files[o.Key]
+		d := DataDeletion{Key: o.Key, Size: o.Size, ModTime: o.ModTime}
+		switch {
+		case s != nil && s.needed:
+			p.stats.Kept++
+			p.stats.KeptBytes += o.Size
+			continue
+		case s != nil && s.listedLive:
+			d.Reason = ReasonEnded
+		case s != nil && len(s.retiredBy) > 0:
+			d.Reason = ReasonRetired
+			d.RetiredBy = slices.Clone(s.retiredBy)
+			slices.Sort(d.RetiredBy)
+		case now.Sub(o.ModTime) > time.Duration(grace):
+			d.Reason = ReasonUnlisted
+		default:
+			p.stats.Young++
+			continue
+		}
+		out = append(out, d)
+	}
+	p.missing = p.missing[:0]
+	for k, s := range p.files {
+		if !s.primary {
+			continue
+		}
+		p.stats.Listed++
+		if !s.needed || present[k] || slices.ContainsFunc(s.aliases, func(a string) bool { return present[a] }) {
+			continue
+		}
+		p.missing = append(p.missing, k)
+	}
+	sort.Strings(p.missing)
+	p.stats.Missing = len(p.missing)
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// Missing returns, after Plan, the keys a catalog in retention can read
+// that the listing lacks, sorted.
+func (p *DataPlanner) Missing() []string { return slices.Clone(p.missing) }
+
+// Stats returns the counts gathered so far.
+func (p *DataPlanner) Stats() DataStats { return p.stats }

@@ -1,0 +1,263 @@
+package retention
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// ErrPath is wrapped by the error for a data-file path that gc cannot
+// normalise; gc then deletes nothing (docs/spec.md §16).
+var ErrPath = errors.New("data file path cannot be normalised")
+
+// Place is where a data-file path points, normalised.
+type Place struct {
+	// Canonical is the normalised path: "/abs/path" for a local file,
+	// "scheme://bucket/key" for an object (scheme in lower case, "gcs"
+	// written "gs").
+	Canonical string
+	// Key is the store key ("data/…") when the file lies in the
+	// repository's data folder, else "" (outside the repository: gc never
+	// deletes it, DESIGN.md §5a).
+	Key string
+	// Alias is a second store key the same text may name, else "": a
+	// file:// URL holding %XX escapes names the literal file for DuckDB
+	// (which does not decode them) and the decoded file for RFC 8089. gc
+	// protects both and deletes neither on the strength of the alias alone.
+	Alias string
+}
+
+// Normaliser maps data-file paths, as DuckLake resolves them (DataFile
+// ResolvedPath: relative paths appended to their table's, schema's and
+// data_path), to store keys, so that one file spelled two ways in two
+// catalogs is recognised as one. Rules (docs/spec.md §16):
+//
+//   - "file:///p", "file://localhost/p" and "file:/p" are the local path
+//     "/p" (as DuckDB reads them);
+//   - local paths: "//" runs collapse, "." and ".." elements resolve, a
+//     trailing "/" goes; with FollowSymlinks, symbolic links in the folders
+//     resolve too (a repository reached through a link);
+//   - URLs: the scheme is lower-cased ("gcs" becomes "gs"), "//" runs in the
+//     key collapse and a trailing "/" goes; a key with "." or ".." elements
+//     is refused (object stores do not resolve them);
+//   - a path is inside the repository when it lies under one of the data
+//     folder locations given to NewNormaliser (the data/ folder as reached
+//     now, and as recorded in fdl.json at init: a moved folder keeps both).
+//
+// Refused with ErrPath: an empty path, control characters, a relative path
+// (a relative data_path is relative to the reader's working directory,
+// which gc cannot know), a file:// URL naming another host, a URL without
+// "//". A Normaliser caches answers; it is not safe for concurrent use.
+type Normaliser struct {
+	roots    []string // canonical data-folder prefixes, each ending in "/"
+	symlinks bool
+	dirs     map[string]string // local folder -> with symbolic links resolved
+	cache    map[string]placeOrErr
+}
+
+type placeOrErr struct {
+	p   Place
+	err error
+}
+
+// NewNormaliser returns a Normaliser for a repository whose data folder is
+// reached at each of dataLocations ("/abs/repo/data/", "s3://b/p/data/").
+// followSymlinks resolves symbolic links in local paths (folder stores).
+// Errors: ErrPath for a location that does not normalise.
+func NewNormaliser(dataLocations []string, followSymlinks bool) (*Normaliser, error) {
+	n := &Normaliser{symlinks: followSymlinks, dirs: map[string]string{}, cache: map[string]placeOrErr{}}
+	for _, loc := range dataLocations {
+		if loc == "" {
+			continue
+		}
+		c, _, err := n.canonical(loc)
+		if err != nil {
+			return nil, fmt.Errorf("data folder location: %w", err)
+		}
+		root := strings.TrimSuffix(c, "/") + "/"
+		dup := false
+		for _, r := range n.roots {
+			dup = dup || r == root
+		}
+		if !dup {
+			n.roots = append(n.roots, root)
+		}
+	}
+	if len(n.roots) == 0 {
+		return nil, fmt.Errorf("no data folder location given: %w", ErrPath)
+	}
+	return n, nil
+}
+
+// Roots returns the canonical data-folder prefixes, each ending in "/".
+func (n *Normaliser) Roots() []string { return append([]string(nil), n.roots...) }
+
+// Place normalises p and says whether it lies in the repository's data
+// folder. Errors: ErrPath naming p and the reason.
+func (n *Normaliser) Place(p string) (Place, error) {
+	if v, ok := n.cache[p]; ok {
+		return v.p, v.err
+	}
+	pl, err := n.place(p)
+	n.cache[p] = placeOrErr{pl, err}
+	return pl, err
+}
+
+func (n *Normaliser) place(p string) (Place, error) {
+	c, alias, err := n.canonical(p)
+	if err != nil {
+		return Place{}, err
+	}
+	pl := Place{Canonical: c, Key: n.key(c)}
+	if alias != "" && alias != c {
+		pl.Alias = n.key(alias)
+	}
+	return pl, nil
+}
+
+func (n *Normaliser) key(canonical string) string {
+	for _, r := range n.roots {
+		if rest, ok := strings.CutPrefix(canonical, r); ok && rest != "" {
+			return "data/" + rest
+		}
+	}
+	return ""
+}
+
+var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):`)
+
+// canonical returns p's canonical form and, for a file:// URL with %XX
+// escapes, the canonical form of its percent-decoded reading.
+func (n *Normaliser) canonical(p string) (string, string, error) {
+	bad := func(why string) (string, string, error) {
+		return "", "", fmt.Errorf("%q: %s: %w", p, why, ErrPath)
+	}
+	if p == "" {
+		return bad("the path is empty")
+	}
+	for _, r := range p {
+		if unicode.IsControl(r) {
+			return bad("it holds a control character")
+		}
+	}
+	m := schemeRE.FindStringSubmatch(p)
+	switch {
+	case m == nil || len(m[1]) == 1 && (len(p) < 3 || p[2] == '/' || p[2] == '\\'):
+		// A plain path (a one-letter "scheme" is a Windows drive: C:/x).
+		if m != nil {
+			return n.local(strings.ReplaceAll(p, `\`, "/"), "")
+		}
+		if !strings.HasPrefix(p, "/") {
+			return bad("it is a relative path (the catalog's data_path is relative, so it depends on the reader's working directory); give the catalog an absolute data_path")
+		}
+		return n.local(p, "")
+	case strings.EqualFold(m[1], "file"):
+		rest := p[len(m[0]):]
+		switch {
+		case strings.HasPrefix(rest, "///"):
+			rest = rest[2:]
+		case strings.HasPrefix(rest, "//"):
+			host, tail, _ := strings.Cut(rest[2:], "/")
+			if !strings.EqualFold(host, "localhost") {
+				return bad(fmt.Sprintf("a file:// URL naming host %q is not a local path", host))
+			}
+			rest = "/" + tail
+		case strings.HasPrefix(rest, "/"):
+		default:
+			return bad("a file: URL needs an absolute path (file:///abs/path)")
+		}
+		decoded := ""
+		if strings.Contains(rest, "%") {
+			if d, err := url.PathUnescape(rest); err == nil {
+				decoded = d
+			}
+		}
+		return n.local(rest, decoded)
+	default:
+		scheme := strings.ToLower(m[1])
+		if scheme == "gcs" {
+			scheme = "gs"
+		}
+		rest, ok := strings.CutPrefix(p[len(m[0]):], "//")
+		if !ok {
+			return bad("a URL needs scheme://bucket/key")
+		}
+		host, key, _ := strings.Cut(rest, "/")
+		if host == "" {
+			return bad("the URL names no bucket or host")
+		}
+		key = collapseSlashes(key)
+		key = strings.TrimSuffix(key, "/")
+		for _, el := range strings.Split(key, "/") {
+			if el == "." || el == ".." {
+				return bad("an object key with '.' or '..' elements (object stores do not resolve them)")
+			}
+		}
+		c := scheme + "://" + host
+		if key != "" {
+			c += "/" + key
+		}
+		alias := ""
+		if strings.Contains(key, "%") {
+			if d, err := url.PathUnescape(key); err == nil && d != key {
+				alias = scheme + "://" + host + "/" + d
+			}
+		}
+		return c, alias, nil
+	}
+}
+
+func collapseSlashes(s string) string {
+	for strings.Contains(s, "//") {
+		s = strings.ReplaceAll(s, "//", "/")
+	}
+	return s
+}
+
+// local cleans an absolute local path (and its decoded reading) and, with
+// symlinks on, resolves links in its folders.
+func (n *Normaliser) local(p, decoded string) (string, string, error) {
+	c := n.resolve(path.Clean(p))
+	if decoded != "" {
+		decoded = n.resolve(path.Clean(decoded))
+	}
+	return c, decoded, nil
+}
+
+// resolve evaluates symbolic links in the folders of a clean absolute path:
+// the longest existing ancestor folder is resolved, the rest appended.
+func (n *Normaliser) resolve(p string) string {
+	if !n.symlinks || p == "/" {
+		return p
+	}
+	dir, base := path.Split(p)
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		return p
+	}
+	return path.Join(n.resolveDir(dir), base)
+}
+
+func (n *Normaliser) resolveDir(dir string) string {
+	if v, ok := n.dirs[dir]; ok {
+		return v
+	}
+	v := dir
+	if r, err := filepath.EvalSymlinks(filepath.FromSlash(dir)); err == nil {
+		v = filepath.ToSlash(r)
+	} else if os.IsNotExist(err) {
+		parent, base := path.Split(dir)
+		parent = strings.TrimSuffix(parent, "/")
+		if parent != "" && parent != dir {
+			v = path.Join(n.resolveDir(parent), base)
+		}
+	}
+	n.dirs[dir] = v
+	return v
+}

@@ -1,0 +1,420 @@
+package retention
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// Object names inside versions/<id>/ that gc handles.
+const (
+	catalogFile = version.CatalogFile
+	datasetFile = version.DatasetFile
+	recordFile  = version.RecordFile
+)
+
+// Ref is a readable ref and the version it holds.
+type Ref struct {
+	Name refs.Name
+	ID   version.ID
+}
+
+// VersionState is what the store holds of one version folder.
+type VersionState struct {
+	ID version.ID
+	// Record is version.json; nil when the folder has none (incomplete).
+	Record *version.Record
+	// Marker is retired.json; nil when the version is not retired.
+	Marker *Marker
+	// Objects are every object under versions/<id>/ (List order).
+	Objects []store.ObjectInfo
+}
+
+// Has reports whether versions/<id>/<file> exists.
+func (v *VersionState) Has(file string) bool {
+	for _, o := range v.Objects {
+		if strings.HasSuffix(o.Key, "/"+file) {
+			return true
+		}
+	}
+	return false
+}
+
+// Newest returns the latest modification time of the folder's objects.
+func (v *VersionState) Newest() time.Time {
+	var t time.Time
+	for _, o := range v.Objects {
+		if o.ModTime.After(t) {
+			t = o.ModTime
+		}
+	}
+	return t
+}
+
+// Input is what the planner decides from, read by package repo.
+type Input struct {
+	Now    time.Time
+	Policy Policy
+	// Floor is the floor as stored (nil: it never moved).
+	Floor *Floor
+	// Refs are every readable ref: branches, tags, requests.
+	Refs []Ref
+	// Logged are the version ids ref log entries name (old and new).
+	Logged []version.ID
+	// Versions are every version folder, by id.
+	Versions map[version.ID]*VersionState
+}
+
+// Kept is a version in retention and the rules that keep it.
+type Kept struct {
+	ID  version.ID `json:"id"`
+	Seq int64      `json:"seq"`
+	Why []string   `json:"why"`
+}
+
+// Retire is a version out of retention whose bytes gc deletes: its catalog
+// and dataset.json, after writing its marker (gc step 2).
+type Retire struct {
+	ID        version.ID `json:"id"`
+	Seq       int64      `json:"seq"`
+	CreatedAt time.Time  `json:"created_at"`
+	Reason    string     `json:"reason"`
+	// Marked is true when its marker exists already (a gc that stopped
+	// half way); Pending when the stored floor lists it already.
+	Marked  bool `json:"marked"`
+	Pending bool `json:"pending"`
+	// Keys are the objects to delete (catalog, dataset.json) and Bytes
+	// their size.
+	Keys  []string `json:"keys"`
+	Bytes int64    `json:"bytes"`
+	// Frees are the data-file keys its marker records (no catalog in
+	// retention lists them); filled by DataPlanner.AddRetiring.
+	Frees []string `json:"-"`
+	// FreesCount is len(Frees) (or the marker's count), for output.
+	FreesCount int `json:"frees"`
+}
+
+// Abandoned is a version folder gc deletes whole (step 4): incomplete (no
+// version.json) or complete but reached by no ref and no ref log, and older
+// than the grace period by the store's modification time.
+type Abandoned struct {
+	ID       version.ID `json:"id"`
+	Complete bool       `json:"complete"`
+	Newest   time.Time  `json:"newest"`
+	Reason   string     `json:"reason"`
+	Keys     []string   `json:"keys"`
+	Bytes    int64      `json:"bytes"`
+}
+
+// Decision is the version side of a plan.
+type Decision struct {
+	Kept      []Kept      `json:"kept"`
+	Retire    []Retire    `json:"retire"`
+	Abandoned []Abandoned `json:"abandoned"`
+	// Young are versions no ref or ref log reaches, younger than the grace
+	// period: left alone (an in-flight push).
+	Young []version.ID `json:"young"`
+	// Branches is each branch's retention window.
+	Branches []BranchFloor `json:"branches"`
+	// Live maps every version whose catalog stays in retention to the
+	// snapshot from which its catalog's data files are kept (its floor).
+	Live map[version.ID]int64 `json:"-"`
+	// FloorMoves is true when the floor must move (step 1); NewFloor is
+	// the floor to write then. Unretire lists versions the stored floor
+	// retired that are back in retention (nothing of them was deleted).
+	FloorMoves bool         `json:"floor_moves"`
+	NewFloor   *Floor       `json:"new_floor,omitempty"`
+	Unretire   []version.ID `json:"unretire"`
+	// Warnings are facts worth a look that do not stop gc.
+	Warnings []string `json:"warnings"`
+}
+
+// Decide applies the policy to the versions (DESIGN.md §4.7; docs/spec.md
+// §16 steps 1, 2 and 4). It does no I/O. Errors name what makes gc refuse:
+// a ref holding a version without a complete record, a version in
+// retention whose catalog is missing without a marker, a version a ref
+// reaches that has no record.
+func Decide(in *Input) (*Decision, error) {
+	d := &Decision{Live: map[version.ID]int64{}, Kept: []Kept{}, Retire: []Retire{}, Abandoned: []Abandoned{}, Young: []version.ID{}, Unretire: []version.ID{}, Warnings: []string{}}
+	rec := func(id version.ID) *version.Record {
+		if v := in.Versions[id]; v != nil {
+			return v.Record
+		}
+		return nil
+	}
+	for _, ref := range in.Refs {
+		if rec(ref.ID) == nil {
+			return nil, fmt.Errorf("%s holds version %s, which is not a complete version in the store: gc refuses to run while a ref dangles; run 'fdl verify' and repair the ref", ref.Name, ref.ID)
+		}
+	}
+	// Reachability over every parent (DESIGN.md §4.7: nothing reachable
+	// from a ref's retained versions is deleted).
+	reach := func(starts []version.ID, seen map[version.ID]bool) {
+		queue := append([]version.ID(nil), starts...)
+		for len(queue) > 0 {
+			id := queue[len(queue)-1]
+			queue = queue[:len(queue)-1]
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			if r := rec(id); r != nil {
+				queue = append(queue, r.Parents...)
+			}
+		}
+	}
+	fromRefs := map[version.ID]bool{}
+	starts := make([]version.ID, 0, len(in.Refs))
+	for _, ref := range in.Refs {
+		starts = append(starts, ref.ID)
+	}
+	reach(starts, fromRefs)
+	fromLogs := map[version.ID]bool{}
+	reach(in.Logged, fromLogs)
+	reachable := func(id version.ID) bool { return fromRefs[id] || fromLogs[id] }
+	for id := range fromRefs {
+		if in.Versions[id] != nil && rec(id) == nil {
+			return nil, fmt.Errorf("version %s is an ancestor of a ref but has no %s: gc refuses to run; run 'fdl verify'", id, recordFile)
+		}
+	}
+
+	// Which rules keep what.
+	keep := map[version.ID][]string{}
+	add := func(id version.ID, why string) {
+		if !slices.Contains(keep[id], why) {
+			keep[id] = append(keep[id], why)
+		}
+	}
+	for _, ref := range in.Refs {
+		add(ref.ID, fmt.Sprintf("%s %s points at it", ref.Name.Kind(), ref.Name.Short()))
+	}
+	p := in.Policy
+	if p.KeepLast > 0 {
+		for _, ref := range in.Refs {
+			if !ref.Name.IsBranch() {
+				continue
+			}
+			id := ref.ID
+			for i := 0; i < p.KeepLast && id != ""; i++ {
+				add(id, fmt.Sprintf("one of the last %d versions of branch %s", p.KeepLast, ref.Name.Short()))
+				r := rec(id)
+				if r == nil {
+					break
+				}
+				id = r.Parent()
+			}
+		}
+	}
+	ids := make([]version.ID, 0, len(in.Versions))
+	for id := range in.Versions {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		r := rec(id)
+		if r == nil || !reachable(id) {
+			continue
+		}
+		if p.KeepsEverything() {
+			add(id, "the policy keeps every version")
+		} else if p.KeepWithin > 0 && in.Now.Sub(r.CreatedAt) < time.Duration(p.KeepWithin) {
+			add(id, fmt.Sprintf("created less than %s ago", p.KeepWithin))
+		}
+	}
+
+	// Classify every folder.
+	grace := time.Duration(p.Grace)
+	retiring := map[version.ID]bool{}
+	for _, id := range ids {
+		v := in.Versions[id]
+		r := v.Record
+		switch {
+		case r != nil && v.Marker != nil:
+			if len(keep[id]) > 0 {
+				d.Warnings = append(d.Warnings, fmt.Sprintf("version %s (seq %d) is kept by the policy (%s) but left retention on %s: its catalog is gone for good", id, r.Seq, strings.Join(keep[id], "; "), v.Marker.RetiredAt.Format(time.RFC3339)))
+			}
+			if keys, n := excisable(v); len(keys) > 0 {
+				d.Retire = append(d.Retire, Retire{ID: id, Seq: r.Seq, CreatedAt: r.CreatedAt, Reason: v.Marker.Reason,
+					Marked: true, Pending: in.Floor.Has(id), Keys: keys, Bytes: n, FreesCount: len(v.Marker.DataFiles)})
+			}
+		case r != nil && reachable(id) && len(keep[id]) > 0:
+			if !v.Has(catalogFile) {
+				return nil, fmt.Errorf("version %s (seq %d) is in retention (%s) but its catalog %s is missing and it has no %s: gc refuses to run, since it cannot tell which data files that version reads; run 'fdl verify'", id, r.Seq, strings.Join(keep[id], "; "), catalogFile, MarkerFile)
+			}
+			d.Kept = append(d.Kept, Kept{ID: id, Seq: r.Seq, Why: keep[id]})
+		case r != nil && reachable(id):
+			if !v.Has(catalogFile) && !in.Floor.Has(id) {
+				return nil, fmt.Errorf("version %s (seq %d) has no catalog %s and no %s, and the floor does not retire it: gc refuses to run; run 'fdl verify'", id, r.Seq, catalogFile, MarkerFile)
+			}
+			keys, n := excisable(v)
+			d.Retire = append(d.Retire, Retire{ID: id, Seq: r.Seq, CreatedAt: r.CreatedAt, Reason: retireReason(p, r, fromRefs[id], in.Now),
+				Pending: in.Floor.Has(id), Keys: keys, Bytes: n})
+			retiring[id] = true
+		case reachable(id):
+			return nil, fmt.Errorf("version %s has no %s but a ref log reaches it: gc refuses to run; run 'fdl verify'", id, recordFile)
+		default:
+			newest := v.Newest()
+			if in.Now.Sub(newest) <= grace {
+				d.Young = append(d.Young, id)
+				if r != nil && v.Has(catalogFile) {
+					d.Live[id] = 0 // floor filled below
+				}
+				continue
+			}
+			why := "no version.json (an upload that never finished)"
+			if r != nil {
+				why = "no ref and no ref log reaches it (a push that lost its race or never moved its branch)"
+			}
+			a := Abandoned{ID: id, Complete: r != nil, Newest: newest, Reason: fmt.Sprintf("%s; last written %s, older than the grace period %s", why, newest.UTC().Format(time.RFC3339), p.Grace)}
+			for _, o := range v.Objects {
+				a.Keys = append(a.Keys, o.Key)
+				a.Bytes += o.Size
+			}
+			// version.json goes first: from then on readers see the folder
+			// as incomplete, never as a version with missing parts.
+			sort.SliceStable(a.Keys, func(i, j int) bool {
+				return strings.HasSuffix(a.Keys[i], "/"+recordFile) && !strings.HasSuffix(a.Keys[j], "/"+recordFile)
+			})
+			d.Abandoned = append(d.Abandoned, a)
+		}
+	}
+	for _, k := range d.Kept {
+		d.Live[k.ID] = 0
+	}
+	// In retention: kept, or young and unreachable; never retiring or marked.
+	inRetention := func(id version.ID) bool {
+		_, ok := d.Live[id]
+		return ok
+	}
+	for id := range d.Live {
+		d.Live[id] = FloorSnapshot(id, rec, inRetention)
+	}
+	for _, ref := range in.Refs {
+		if !ref.Name.IsBranch() {
+			continue
+		}
+		f := floorVersion(ref.ID, rec, inRetention)
+		fr := rec(f)
+		d.Branches = append(d.Branches, BranchFloor{Branch: string(ref.Name), Head: ref.ID, Floor: f, Seq: fr.Seq, Snapshot: fr.DuckLake.Snapshot})
+	}
+
+	// The floor: versions out of retention that still await their marker,
+	// catalog or dataset deletion.
+	pending := map[version.ID]string{}
+	for _, rt := range d.Retire {
+		if !rt.Marked || len(rt.Keys) > 0 {
+			pending[rt.ID] = rt.Reason
+		}
+	}
+	if in.Floor != nil {
+		for _, old := range in.Floor.Retired {
+			v := in.Versions[old.ID]
+			switch {
+			case v == nil:
+			case v.Marker == nil && !retiring[old.ID]:
+				d.Unretire = append(d.Unretire, old.ID)
+			}
+		}
+	}
+	newRetire := false
+	for _, rt := range d.Retire {
+		if !rt.Marked && !in.Floor.Has(rt.ID) {
+			newRetire = true
+		}
+	}
+	d.FloorMoves = newRetire || len(d.Unretire) > 0
+	if d.FloorMoves {
+		f := &Floor{Format: Format, Generation: 1, MovedAt: in.Now.UTC().Truncate(time.Millisecond), Policy: p, Branches: d.Branches, Retired: []Retirement{}}
+		if in.Floor != nil {
+			f.Generation = in.Floor.Generation + 1
+		}
+		for id, why := range pending {
+			f.Retired = append(f.Retired, Retirement{ID: id, Reason: why})
+		}
+		slices.SortFunc(f.Retired, func(a, b Retirement) int { return strings.Compare(string(a.ID), string(b.ID)) })
+		d.NewFloor = f
+	}
+	if d.Branches == nil {
+		d.Branches = []BranchFloor{}
+	}
+	return d, nil
+}
+
+// excisable returns the catalog and dataset.json keys of a version folder
+// that are still there, and their size.
+func excisable(v *VersionState) ([]string, int64) {
+	var keys []string
+	var n int64
+	for _, o := range v.Objects {
+		if strings.HasSuffix(o.Key, "/"+catalogFile) || strings.HasSuffix(o.Key, "/"+datasetFile) {
+			keys = append(keys, o.Key)
+			n += o.Size
+		}
+	}
+	return keys, n
+}
+
+func retireReason(p Policy, r *version.Record, onRefs bool, now time.Time) string {
+	var parts []string
+	if !onRefs {
+		parts = append(parts, "only ref logs reach it")
+	} else if p.KeepLast > 0 {
+		parts = append(parts, fmt.Sprintf("not among the last %d versions of any branch", p.KeepLast))
+	}
+	if p.KeepWithin > 0 {
+		parts = append(parts, fmt.Sprintf("created %s, more than %s ago", r.CreatedAt.UTC().Format(time.RFC3339), p.KeepWithin))
+	}
+	parts = append(parts, "no ref points at it")
+	return strings.Join(parts, "; ")
+}
+
+// FloorSnapshot returns the snapshot from which the catalog of version id
+// keeps its data files: the DuckLake snapshot of the oldest version of the
+// unbroken run of versions in retention that ends at id, following first
+// parents (DESIGN.md §5: a file stays while it is visible at any snapshot
+// at or after the floor). rec returns a version's record (nil if unknown);
+// in reports whether a version is in retention.
+func FloorSnapshot(id version.ID, rec func(version.ID) *version.Record, in func(version.ID) bool) int64 {
+	if r := rec(floorVersion(id, rec, in)); r != nil {
+		return r.DuckLake.Snapshot
+	}
+	return 0
+}
+
+func floorVersion(id version.ID, rec func(version.ID) *version.Record, in func(version.ID) bool) version.ID {
+	floor := id
+	seen := map[version.ID]bool{}
+	for {
+		r := rec(floor)
+		if r == nil || seen[floor] {
+			return floor
+		}
+		seen[floor] = true
+		p := r.Parent()
+		if p == "" || !in(p) || rec(p) == nil {
+			return floor
+		}
+		floor = p
+	}
+}
+
+// VisibleFrom reports whether a data-file row is visible at some snapshot
+// at or after floor (DESIGN.md §5: visible at S when begin_snapshot <= S
+// and (end_snapshot IS NULL or S < end_snapshot); the catalog reaches every
+// snapshot up to its own, which is >= begin_snapshot). A closed row with
+// end_snapshot <= begin_snapshot breaks a catalog invariant: it counts as
+// visible, so gc never deletes on the strength of a broken row.
+func VisibleFrom(f ducklake.DataFile, floor int64) bool {
+	if f.EndSnapshot == nil {
+		return true
+	}
+	end := *f.EndSnapshot
+	return end <= f.BeginSnapshot || end > max(f.BeginSnapshot, floor)
+}
