@@ -232,8 +232,8 @@ func (e *MoveRefusedError) Unwrap() error { return ErrRefused }
 // move, so that a crash never leaves an undone version that neither a ref
 // nor a ref log reaches; if the move fails, the entry is removed. Errors:
 // refs.ErrNotFound (no such branch), *MoveRefusedError, *RetiredError
-// (rev's version left retention), *RefusedError with Race when another
-// writer moved the branch first.
+// (rev's version left retention), ErrRefused when another writer moved
+// the branch first.
 func (r *Repo) MoveBranch(ctx context.Context, name, rev string, o MoveOptions) (MoveResult, error) {
 	n, err := refs.Branch(name)
 	if err != nil {
@@ -306,7 +306,7 @@ func (r *Repo) MoveBranch(ctx context.Context, name, rev string, o MoveOptions) 
 		r.dropLog(ctx, entry)
 		if errors.Is(err, refs.ErrConflict) {
 			now, _ := r.refs.Read(ctx, n)
-			return res, &RefusedError{Branch: n, Current: now.ID, Proposed: to.ID, Race: true}
+			return res, fmt.Errorf("moving %s to %s refused: another writer moved it to %s first; nothing moved: look at it (fdl reflog %s) and run again: %w", name, to.ID, now.ID, name, ErrRefused)
 		}
 		return res, err
 	}

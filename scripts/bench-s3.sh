@@ -26,7 +26,7 @@ if [[ -z ${FDL_TEST_S3_URL:-} ]]; then
   scripts/test-servers.sh start >/dev/null
   started=1
   # shellcheck disable=SC1091
-  source "${FDL_TOOLS:-$HOME/.cache/fdl-ci}/servers.env"
+  source "${FDL_SERVERS_DIR:-${FDL_TOOLS:-$HOME/.cache/fdl-ci}/run}/servers.env"
 fi
 base=${FDL_TEST_S3_URL%%\?*}
 query=${FDL_TEST_S3_URL#*\?}
@@ -46,8 +46,8 @@ best() { # best OLD NEW: the smaller
 
 ./bin/benchgen "$OUT/big.duckdb" "$MIB"
 echo "catalog: $(( $(stat -c %s "$OUT/big.duckdb") / 1048576 )) MiB; server: $base ($query); best of $REPS"
-push_best= up_best= co_best= down_best= ver_best=
-push_rss=0 up_rss=0 co_rss=0 down_rss=0 ver_rss=0
+push_best= up_best= co_best= down_best= ver_best= cos_best=
+push_rss=0 up_rss=0 co_rss=0 down_rss=0 ver_rss=0 cos_rss=0
 for rep in $(seq 1 "$REPS"); do
   repo="$base/bench-$$-$rep?$query"
   w="$OUT/w$rep"
@@ -63,29 +63,32 @@ for rep in $(seq 1 "$REPS"); do
   measure push ./bin/fdl -q -C "$w" push
   measure up ./bin/s3xfer upload "$repo" "xfer/ducklake.duckdb" "$cat"
   measure ver ./bin/fdl -q --repo "$repo" verify
-  measure co ./bin/fdl -q checkout "$repo" "$OUT/fresh$rep"
+  measure co ./bin/fdl -q checkout "$repo" "$OUT/fresh$rep" --catalog-format duckdb
+  measure cos ./bin/fdl -q checkout "$repo" "$OUT/freshs$rep" --catalog-format sqlite
   measure down ./bin/s3xfer download "$repo" "xfer/ducklake.duckdb" "$OUT/down$rep.duckdb"
   cmp -s "$cat" "$OUT/down$rep.duckdb" || { echo "downloaded bytes differ"; exit 1; }
   # (fdl checkout itself checks the download's sha256 against the record
   # before the file appears; the working catalog is then opened by DuckDB.)
-  printf 'rep %d: push %ss (%s MiB RSS), SDK upload %ss (%s MiB); verify %ss (%s MiB), checkout %ss (%s MiB), SDK download %ss (%s MiB)\n' \
-    "$rep" "$push_s" "$push_mib" "$up_s" "$up_mib" "$ver_s" "$ver_mib" "$co_s" "$co_mib" "$down_s" "$down_mib"
+  printf 'rep %d: push %ss (%s MiB RSS), SDK upload %ss (%s MiB); verify %ss (%s MiB), checkout duckdb %ss (%s MiB), checkout sqlite %ss (%s MiB), SDK download %ss (%s MiB)\n' \
+    "$rep" "$push_s" "$push_mib" "$up_s" "$up_mib" "$ver_s" "$ver_mib" "$co_s" "$co_mib" "$cos_s" "$cos_mib" "$down_s" "$down_mib"
   push_best=$(best "$push_best" "$push_s"); up_best=$(best "$up_best" "$up_s")
   co_best=$(best "$co_best" "$co_s"); down_best=$(best "$down_best" "$down_s")
-  ver_best=$(best "$ver_best" "$ver_s")
+  ver_best=$(best "$ver_best" "$ver_s"); cos_best=$(best "$cos_best" "$cos_s")
+  (( cos_mib > cos_rss )) && cos_rss=$cos_mib
   (( ver_mib > ver_rss )) && ver_rss=$ver_mib
   (( push_mib > push_rss )) && push_rss=$push_mib
   (( up_mib > up_rss )) && up_rss=$up_mib
   (( co_mib > co_rss )) && co_rss=$co_mib
   (( down_mib > down_rss )) && down_rss=$down_mib
-  rm -rf "$w" "$OUT/fresh$rep" "$OUT/down$rep.duckdb" "$cat"
+  rm -rf "$w" "$OUT/fresh$rep" "$OUT/freshs$rep" "$OUT/down$rep.duckdb" "$cat"
 done
 mib=$(echo "$size / 1048576" | bc -l)
 printf '\n%-34s %8s %10s %12s\n' "" "best s" "MiB/s" "peak RSS MiB"
 printf '%-34s %8.2f %10.0f %12d\n' "fdl push (catalog+records+ref)" "$push_best" "$(echo "$mib / $push_best" | bc -l)" "$push_rss"
 printf '%-34s %8.2f %10.0f %12d\n' "SDK transfer manager upload" "$up_best" "$(echo "$mib / $up_best" | bc -l)" "$up_rss"
 printf '%-34s %8.2f %10.0f %12d\n' "fdl verify (download+sha256)" "$ver_best" "$(echo "$mib / $ver_best" | bc -l)" "$ver_rss"
-printf '%-34s %8.2f %10.0f %12d\n' "fdl checkout (download+sha256+open)" "$co_best" "$(echo "$mib / $co_best" | bc -l)" "$co_rss"
+printf '%-34s %8.2f %10.0f %12d\n' "fdl checkout, duckdb catalog" "$co_best" "$(echo "$mib / $co_best" | bc -l)" "$co_rss"
+printf '%-34s %8.2f %10.0f %12d\n' "fdl checkout, sqlite (default)" "$cos_best" "$(echo "$mib / $cos_best" | bc -l)" "$cos_rss"
 printf '%-34s %8.2f %10.0f %12d\n' "SDK transfer manager download" "$down_best" "$(echo "$mib / $down_best" | bc -l)" "$down_rss"
-printf 'ratios: push / SDK upload = %.2f; verify / SDK download = %.2f; checkout / SDK download = %.2f\n' \
-  "$(echo "$push_best / $up_best" | bc -l)" "$(echo "$ver_best / $down_best" | bc -l)" "$(echo "$co_best / $down_best" | bc -l)"
+printf 'ratios: push / SDK upload = %.2f; verify / SDK download = %.2f; checkout (duckdb) / SDK download = %.2f; checkout (sqlite) / SDK download = %.2f\n' \
+  "$(echo "$push_best / $up_best" | bc -l)" "$(echo "$ver_best / $down_best" | bc -l)" "$(echo "$co_best / $down_best" | bc -l)" "$(echo "$cos_best / $down_best" | bc -l)"

@@ -96,8 +96,9 @@ func TestScriptsAzure(t *testing.T) { runScripts(t, cloudtest.Azure(t)) }
 func TestScriptsGCS(t *testing.T) { runScripts(t, cloudtest.FakeGCS(t)) }
 
 // runScripts runs testdata/script with $REPO set to a fresh repository
-// location for each script: "repo" (a folder in $WORK) when base is "",
-// else a fresh prefix of the object-store URL base. The condition [cloud]
+// location for each script ($REPO2 to a second one): "repo" (a folder in
+// $WORK) when base is "", else a fresh prefix of the object-store URL base;
+// on an object store only the scripts that use $REPO run. The condition [cloud]
 // holds for object stores. $DATA is where Parquet files written by the
 // scripts land: the repository's data/ folder on a folder store; on an
 // object store a local folder, because DuckDB here cannot write to s3:// or
@@ -105,8 +106,12 @@ func TestScriptsGCS(t *testing.T) { runScripts(t, cloudtest.FakeGCS(t)) }
 // downloaded), so scripts point new catalogs there with setdatapath.
 func runScripts(t *testing.T, base string) {
 	shared := sharedCatalogs(t)
+	dir := "testdata/script"
+	if base != "" {
+		dir = scriptsUsingRepo(t, dir)
+	}
 	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+		Dir:                 dir,
 		UpdateScripts:       *update && base == "",
 		RequireExplicitExec: false,
 		Setup: func(e *testscript.Env) error {
@@ -128,11 +133,14 @@ func runScripts(t *testing.T, base string) {
 				}
 			}
 			e.Setenv("AWS_EC2_METADATA_DISABLED", "true") // never ask a metadata server
+			// $REPO2 is a second, separate repository location.
 			if base == "" {
 				e.Setenv("REPO", "repo")
+				e.Setenv("REPO2", "repo2")
 				e.Setenv("DATA", filepath.Join(e.WorkDir, "repo", "data"))
 			} else {
 				e.Setenv("REPO", cloudtest.WithPrefix(base, "script"))
+				e.Setenv("REPO2", cloudtest.WithPrefix(base, "script2"))
 				e.Setenv("DATA", filepath.Join(e.WorkDir, "localdata"))
 			}
 			return nil
@@ -145,6 +153,36 @@ func runScripts(t *testing.T, base string) {
 		},
 		Cmds: scriptCmds(),
 	})
+}
+
+// scriptsUsingRepo copies the scripts of dir that name their repository
+// as $REPO into a temporary folder and returns it: only those can run on
+// an object store (the others work on folders by path).
+func scriptsUsingRepo(t *testing.T, dir string) string {
+	t.Helper()
+	out := t.TempDir()
+	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "$REPO") {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(out, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("no script in %s uses $REPO", dir)
+	}
+	return out
 }
 
 // storeArg opens the store a script argument names: a URL as is, a path

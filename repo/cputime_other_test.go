@@ -1,0 +1,8 @@
+//go:build !unix
+
+package repo_test
+
+import "time"
+
+// cpuTime is not measured on this system (see cputime_unix_test.go).
+func cpuTime() time.Duration { return 0 }
