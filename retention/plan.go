@@ -136,6 +136,11 @@ type Decision struct {
 	Warnings []string `json:"warnings"`
 }
 
+// maxFloorRetired is the most versions a floor lists as awaiting deletion
+// (each entry is about 150 bytes; the floor must stay under
+// store.MaxSwapSize, 1 MiB). A variable so tests can lower it.
+var maxFloorRetired = 4000
+
 // Decide applies the policy to the versions (DESIGN.md §4.7; docs/spec.md
 // §16 steps 1, 2 and 4). It does no I/O. Errors name what makes gc refuse:
 // a ref holding a version without a complete record, a version in
@@ -284,6 +289,38 @@ func Decide(in *Input) (*Decision, error) {
 			})
 			d.Abandoned = append(d.Abandoned, a)
 		}
+	}
+	// The floor is one compare-and-swap object (store.MaxSwapSize): a move
+	// lists at most maxFloorRetired versions awaiting deletion. The newest
+	// of the versions beyond that stay in retention until the next gc.
+	var fresh []int
+	pendingOld := 0
+	for i, rt := range d.Retire {
+		switch {
+		case rt.Marked:
+		case in.Floor.Has(rt.ID):
+			pendingOld++
+		default:
+			fresh = append(fresh, i)
+		}
+	}
+	if room := max(maxFloorRetired-pendingOld, 0); len(fresh) > room {
+		deferred := map[int]bool{}
+		for _, i := range fresh[room:] {
+			deferred[i] = true
+			rt := d.Retire[i]
+			d.Kept = append(d.Kept, Kept{ID: rt.ID, Seq: rt.Seq, Why: []string{fmt.Sprintf("deferred to the next gc: a floor move retires at most %d versions", maxFloorRetired)}})
+			delete(retiring, rt.ID)
+		}
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%d version(s) leave retention at the next gc: a floor move retires at most %d", len(deferred), maxFloorRetired))
+		kept := d.Retire[:0]
+		for i, rt := range d.Retire {
+			if !deferred[i] {
+				kept = append(kept, rt)
+			}
+		}
+		d.Retire = kept
+		slices.SortFunc(d.Kept, func(a, b Kept) int { return strings.Compare(string(a.ID), string(b.ID)) })
 	}
 	for _, k := range d.Kept {
 		d.Live[k.ID] = 0

@@ -324,6 +324,47 @@ func TestDecideFloorResumeAndUnretire(t *testing.T) {
 	}
 }
 
+// TestDecideFloorCap: a floor move lists at most maxFloorRetired versions;
+// the newest of the others stay in retention until the next gc, whose move
+// takes them once the first ones are excised.
+func TestDecideFloorCap(t *testing.T) {
+	defer func(n int) { maxFloorRetired = n }(maxFloorRetired)
+	maxFloorRetired = 3
+	f := newFixture(t, 8)
+	v := f.ids
+	f.chain("", 0, 7)
+	f.in.Refs = []Ref{{"refs/heads/main", v[7]}}
+	f.in.Policy.KeepLast = 1
+	d, err := Decide(f.in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := retired(d); !slices.Equal(got, v[:3]) || len(d.NewFloor.Retired) != 3 || len(d.Warnings) != 1 {
+		t.Fatalf("retire %v, floor %d entries, warnings %v", got, len(d.NewFloor.Retired), d.Warnings)
+	}
+	if got := kept(d); !slices.Equal(got, v[3:]) {
+		t.Fatalf("kept %v", got)
+	}
+	// The deferred versions are in retention: their catalogs protect files,
+	// and the head's floor run reaches back to v3.
+	if _, ok := d.Live[v[3]]; !ok || d.Live[v[7]] != 30 {
+		t.Errorf("live %v", d.Live)
+	}
+	// After the first three are excised, the next move takes three more.
+	f.in.Floor = d.NewFloor
+	for _, id := range v[:3] {
+		f.in.Versions[id].Marker = &Marker{Format: 1, Version: id, RetiredAt: f.in.Now}
+		f.in.Versions[id].Objects = objects(id, f.in.Now, "version.json", "retired.json")
+	}
+	d, err = Decide(f.in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := retired(d); !slices.Equal(got, v[3:6]) || d.NewFloor.Generation != 2 || len(d.NewFloor.Retired) != 3 {
+		t.Fatalf("second move: retire %v, floor %+v", got, d.NewFloor)
+	}
+}
+
 func TestDecideRefusals(t *testing.T) {
 	f := newFixture(t, 3)
 	v := f.ids
