@@ -207,6 +207,8 @@ type GCTotals struct {
 	DataBytes      int64 `json:"data_bytes"`
 	Abandoned      int   `json:"abandoned"` // version folders deleted whole
 	AbandonedBytes int64 `json:"abandoned_bytes"`
+	Temps          int   `json:"temps"` // temporary files of interrupted writes
+	TempBytes      int64 `json:"temp_bytes"`
 	Bytes          int64 `json:"bytes"` // all of the above
 }
 
@@ -232,8 +234,14 @@ type GCPlan struct {
 	// DataFiles are the data files step 3 deletes, by key.
 	DataFiles []retention.DataDeletion `json:"data_files"`
 	Data      retention.DataStats      `json:"data"`
-	Totals    GCTotals                 `json:"totals"`
-	Timing    GCTiming                 `json:"timing"`
+	// Temps are temporary files of writes interrupted by a crash (a folder
+	// store's ".tmp-*" under data/ and versions/, store.TempCleaner) older
+	// than the grace period: step 4 deletes them. YoungTemps counts those
+	// left alone, which may be writes in progress.
+	Temps      []store.ObjectInfo `json:"temps"`
+	YoungTemps int                `json:"young_temps"`
+	Totals     GCTotals           `json:"totals"`
+	Timing     GCTiming           `json:"timing"`
 
 	floorTok store.Token
 	marked   map[version.ID]bool
@@ -241,7 +249,7 @@ type GCPlan struct {
 
 // Empty reports whether the plan changes nothing.
 func (p *GCPlan) Empty() bool {
-	return !p.FloorMoves && len(p.Retire) == 0 && len(p.DataFiles) == 0 && len(p.Abandoned) == 0
+	return !p.FloorMoves && len(p.Retire) == 0 && len(p.DataFiles) == 0 && len(p.Abandoned) == 0 && len(p.Temps) == 0
 }
 
 // PlanGC computes what gc does, writing nothing to the repository (on
@@ -347,6 +355,17 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 	}
 	plan.DataFiles = dp.Plan(listing, now, in.Policy.Grace)
 	plan.Data = dp.Stats()
+	plan.Temps = []store.ObjectInfo{}
+	if err := r.temps(ctx, func(oi store.ObjectInfo) error {
+		if now.Sub(oi.ModTime) > time.Duration(in.Policy.Grace) {
+			plan.Temps = append(plan.Temps, oi)
+		} else {
+			plan.YoungTemps++
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 
 	t := &plan.Totals
 	for _, rt := range d.Retire {
@@ -363,7 +382,11 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 		t.Abandoned++
 		t.AbandonedBytes += a.Bytes
 	}
-	t.Bytes = t.CatalogBytes + t.DataBytes + t.AbandonedBytes
+	for _, f := range plan.Temps {
+		t.Temps++
+		t.TempBytes += f.Size
+	}
+	t.Bytes = t.CatalogBytes + t.DataBytes + t.AbandonedBytes + t.TempBytes
 	plan.Timing.TotalMS = time.Since(start).Milliseconds()
 	return plan, nil
 }
@@ -564,6 +587,7 @@ type GCResult struct {
 	Excised    int   `json:"excised"` // catalogs and dataset.json files deleted
 	DataFiles  int   `json:"data_files"`
 	Abandoned  int   `json:"abandoned"` // version folders deleted whole
+	Temps      int   `json:"temps"`     // temporary files of interrupted writes deleted
 	Bytes      int64 `json:"bytes"`
 	// Skipped are data files kept because a version listing them was not
 	// marked (never expected; reported for audits).
@@ -585,7 +609,8 @@ type GCResult struct {
 //  3. delete the plan's data files (only keys under data/; a file freed by
 //     retirement only once every retired version listing it is marked);
 //  4. delete abandoned version folders (version.json first, the catalog
-//     last), unless a ref now points at one.
+//     last), unless a ref now points at one; then the temporary files of
+//     interrupted writes older than the grace period (folder stores).
 //
 // It deletes nothing outside data/ and versions/.
 func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
@@ -705,8 +730,36 @@ func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
 			res.Bytes += a.Bytes
 		}
 	}
+	if tc, ok := r.st.(store.TempCleaner); ok {
+		for _, f := range p.Temps {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			r.step("gc:temp")
+			if err := tc.RemoveTemp(ctx, f.Key); err != nil {
+				return res, err
+			}
+			res.Temps++
+			res.Bytes += f.Size
+		}
+	}
 	r.forgetIDs()
 	return res, nil
+}
+
+// temps calls fn for each temporary file of an interrupted write under
+// data/ and versions/ (store.TempCleaner; none on object stores).
+func (r *Repo) temps(ctx context.Context, fn func(store.ObjectInfo) error) error {
+	tc, ok := r.st.(store.TempCleaner)
+	if !ok {
+		return nil
+	}
+	for _, prefix := range []string{DataPrefix, VersionsPrefix} {
+		if err := tc.Temps(ctx, prefix, fn); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Excise takes one version's bytes out of the store after the floor

@@ -383,6 +383,27 @@ func (r *Repo) checkNewName(ctx context.Context, n refs.Name) error {
 			return fmt.Errorf("%s %q: a %s of that name exists (at %s), and the two would hide each other in revisions: choose another name: %w", n.Kind(), short, other.Kind(), ref.ID, refs.ErrExists)
 		}
 	}
+	// As in Git, a ref cannot also be a folder of refs ("main" and
+	// "main/x"): on a folder store the two cannot both exist, and on object
+	// stores they would read differently from a folder copy of the same
+	// repository. A deleted ref's tombstone counts: it stays in place.
+	parts := strings.Split(string(n), "/")
+	for i := 3; i < len(parts); i++ {
+		prefix := strings.Join(parts[:i], "/")
+		if _, err := r.st.Stat(ctx, prefix); err == nil {
+			return fmt.Errorf("%s %q: %s exists (a ref, or the tombstone of a deleted one), and a ref cannot also be a folder of refs: choose another name: %w", n.Kind(), short, prefix, refs.ErrExists)
+		}
+	}
+	var under string
+	if err := r.st.List(ctx, string(n)+"/", func(o store.ObjectInfo) error {
+		under = o.Key
+		return errStop
+	}); err != nil && !errors.Is(err, errStop) {
+		return err
+	}
+	if under != "" {
+		return fmt.Errorf("%s %q: %s exists under that name, and a ref cannot also be a folder of refs: choose another name: %w", n.Kind(), short, under, refs.ErrExists)
+	}
 	if refs.LooksLikeID(short) {
 		hex := strings.ToLower(strings.ReplaceAll(short, "-", ""))
 		ids, err := r.IDs(ctx)

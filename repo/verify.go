@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
+	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -24,6 +26,10 @@ type VerifyReport struct {
 	Versions int       `json:"versions"`
 	Catalogs int       `json:"catalogs_checked"`
 	Problems []Problem `json:"problems"`
+	// Notes are findings that are not faults, with the same shape as
+	// problems (catalog-snapshot-gap: snapshot ids removed by
+	// ducklake_expire_snapshots). They do not make verify fail.
+	Notes []Problem `json:"notes"`
 	// Retired counts versions out of retention (record kept, catalog gone
 	// or going); their catalogs are not checked.
 	Retired int `json:"retired"`
@@ -63,7 +69,7 @@ type VerifyOptions struct {
 // cannot be read; findings go into the report, each with a stable code
 // (docs/cli.md).
 func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
-	rep := &VerifyReport{Problems: []Problem{}, Incomplete: []version.ID{}}
+	rep := &VerifyReport{Problems: []Problem{}, Notes: []Problem{}, Incomplete: []version.ID{}}
 	add := func(code, obj, format string, a ...any) {
 		rep.Problems = append(rep.Problems, Problem{Code: code, Object: obj, Message: fmt.Sprintf(format, a...)})
 	}
@@ -145,7 +151,10 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 		}
 		if !o.SkipCatalogs {
 			rep.Catalogs++
-			if err := r.verifyCatalog(ctx, vs, rec, add); err != nil {
+			note := func(code, obj, format string, a ...any) {
+				rep.Notes = append(rep.Notes, Problem{Code: code, Object: obj, Message: fmt.Sprintf(format, a...)})
+			}
+			if err := r.verifyCatalog(ctx, vs, rec, add, note); err != nil {
 				return nil, err
 			}
 		}
@@ -154,6 +163,14 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 		if err := r.verifyData(ctx, vs, rep, add); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.temps(ctx, func(oi store.ObjectInfo) error {
+		rep.Notes = append(rep.Notes, Problem{Code: CodeTempLeftover, Object: oi.Key, Message: fmt.Sprintf(
+			"%s (%d bytes, %s) is the temporary file of a write that did not finish (a crash, or one in progress): fdl gc --yes deletes it once older than the grace period",
+			oi.Key, oi.Size, oi.ModTime.UTC().Format(time.RFC3339))})
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Object < rep.Problems[j].Object })
 	return rep, nil

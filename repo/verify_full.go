@@ -17,16 +17,26 @@ import (
 
 // Verify problem codes added with retention (docs/cli.md lists every code).
 const (
-	CodePolicyInvalid    = "policy-invalid"      // retention/policy.json does not parse
-	CodeFloorInvalid     = "floor-invalid"       // retention/floor.json does not parse
-	CodeReflogInvalid    = "reflog-invalid"      // a ref log entry does not parse
-	CodeRefRetired       = "ref-retired"         // a ref points at a version out of retention
-	CodeMarkerInvalid    = "marker-invalid"      // retired.json does not parse
-	CodeRetiredCatalog   = "retired-has-catalog" // a marked version still has its catalog or dataset.json
-	CodeRetiredNoMarker  = "retired-no-marker"   // the floor retires a version whose catalog is gone without a marker
-	CodeDataMissing      = "data-missing"        // --data: a file a catalog in retention can read is not in the store
-	CodeDataPathInvalid  = "data-path-invalid"   // --data: a data-file path cannot be normalised
-	codeCatalogInvariant = "catalog-"            // + a ducklake.Violation code
+	CodePolicyInvalid   = "policy-invalid"      // retention/policy.json does not parse
+	CodeFloorInvalid    = "floor-invalid"       // retention/floor.json does not parse
+	CodeReflogInvalid   = "reflog-invalid"      // a ref log entry does not parse
+	CodeRefRetired      = "ref-retired"         // a ref points at a version out of retention
+	CodeMarkerInvalid   = "marker-invalid"      // retired.json does not parse
+	CodeRetiredCatalog  = "retired-has-catalog" // a marked version still has its catalog or dataset.json
+	CodeRetiredNoMarker = "retired-no-marker"   // the floor retires a version whose catalog is gone without a marker
+	CodeDataMissing     = "data-missing"        // --data: a file a catalog in retention can read is not in the store
+	CodeDataPathInvalid = "data-path-invalid"   // --data: a data-file path cannot be normalised
+	// CodeCatalogRecord: the catalog's last snapshot is not the one its
+	// record says it is frozen at (id and snapshot_time).
+	CodeCatalogRecord = "catalog-record-snapshot"
+	// CodeCatalogTimeline: the catalog no longer holds its first parent's
+	// last snapshot with the same snapshot_time, so it does not continue
+	// the parent's timeline (DESIGN.md §4.6).
+	CodeCatalogTimeline = "catalog-timeline"
+	// CodeTempLeftover (a note): a folder store's temporary file of an
+	// interrupted write under data/ or versions/ (store.TempCleaner).
+	CodeTempLeftover     = "temp-leftover"
+	codeCatalogInvariant = "catalog-" // + a ducklake.Violation code
 )
 
 // verifyState is what the retention-aware checks of Verify share.
@@ -176,9 +186,12 @@ func (r *Repo) verifyRetired(ctx context.Context, vs *verifyState, id version.ID
 }
 
 // verifyCatalog fetches a version's catalog (checking its size and sha256),
-// checks the DuckLake catalog invariants inside it (DESIGN.md §5) and, with
-// --data, records the data files it can read at or after its floor.
-func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.Record, add func(code, obj, format string, a ...any)) error {
+// checks the DuckLake catalog invariants inside it (DESIGN.md §5; a gap in
+// snapshot ids goes to note, not add), that its last snapshot is the one
+// its record names and that it still holds its first parent's last snapshot
+// (DESIGN.md §4.6) and, with --data, records the data files it can read at
+// or after its floor.
+func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.Record, add, note func(code, obj, format string, a ...any)) error {
 	dst := filepath.Join(vs.tmp, string(rec.ID)+".duckdb")
 	if err := r.FetchCatalog(ctx, rec, dst); err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -204,7 +217,15 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 		return nil
 	}
 	for _, v := range vio {
+		if v.Note {
+			note(codeCatalogInvariant+v.Code, string(rec.ID), "version %s: %s", rec.ID, v.Message)
+			continue
+		}
 		add(codeCatalogInvariant+v.Code, string(rec.ID), "version %s: %s", rec.ID, v.Message)
+	}
+	if err := r.verifyLineage(ctx, c, rec, add); err != nil {
+		add("catalog-unreadable", string(rec.ID), "%v", err)
+		return nil
 	}
 	if vs.dp == nil || !vs.reached[rec.ID] {
 		return nil
@@ -225,6 +246,45 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 	if err := vs.dp.AddLive(rec.ID, floor, files); err != nil {
 		add(CodeDataPathInvalid, string(rec.ID), "%v", err)
 	}
+	return nil
+}
+
+// verifyLineage checks a catalog against its record: its last snapshot is
+// rec.DuckLake.Snapshot made at rec.DuckLake.SnapshotTime, and it holds its
+// first parent's last snapshot with the parent record's snapshot_time (the
+// rule commit enforces, DESIGN.md §4.6; older snapshots may be expired).
+func (r *Repo) verifyLineage(ctx context.Context, c *ducklake.Catalog, rec *version.Record, add func(code, obj, format string, a ...any)) error {
+	snaps, err := c.Snapshots(ctx)
+	if err != nil {
+		return err
+	}
+	if len(snaps) == 0 {
+		add(CodeCatalogRecord, string(rec.ID), "version %s: the catalog has no snapshot, its record says it is frozen at snapshot %d", rec.ID, rec.DuckLake.Snapshot)
+		return nil
+	}
+	last := snaps[len(snaps)-1]
+	if last.ID != rec.DuckLake.Snapshot || !last.Time.Equal(rec.DuckLake.SnapshotTime) {
+		add(CodeCatalogRecord, string(rec.ID), "version %s: the catalog's last snapshot is %d made %s, its record says %d made %s",
+			rec.ID, last.ID, last.Time.Format(time.RFC3339Nano), rec.DuckLake.Snapshot, rec.DuckLake.SnapshotTime.Format(time.RFC3339Nano))
+	}
+	if len(rec.Parents) == 0 {
+		return nil
+	}
+	prec, err := r.Record(ctx, rec.Parents[0])
+	if err != nil {
+		return nil // parent-missing is reported with the records
+	}
+	for _, s := range snaps {
+		if s.ID == prec.DuckLake.Snapshot {
+			if !s.Time.Equal(prec.DuckLake.SnapshotTime) {
+				add(CodeCatalogTimeline, string(rec.ID), "version %s: its snapshot %d was made %s, but its parent %s (seq %d) ends at snapshot %d made %s: the catalog does not continue its parent's timeline",
+					rec.ID, s.ID, s.Time.Format(time.RFC3339Nano), prec.ID, prec.Seq, prec.DuckLake.Snapshot, prec.DuckLake.SnapshotTime.Format(time.RFC3339Nano))
+			}
+			return nil
+		}
+	}
+	add(CodeCatalogTimeline, string(rec.ID), "version %s: the catalog does not hold snapshot %d, where its parent %s (seq %d) ends: it does not continue its parent's timeline",
+		rec.ID, prec.DuckLake.Snapshot, prec.ID, prec.Seq)
 	return nil
 }
 

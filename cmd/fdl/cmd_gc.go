@@ -37,7 +37,8 @@ resumed by running gc again:
      their catalog's floor snapshot, files only retired catalogs list, and
      files no catalog lists that are older than the grace period;
   4. delete incomplete versions and versions no ref or ref log reaches that
-     are older than the grace period.
+     are older than the grace period, and (folder stores) the temporary
+     files of writes a crash interrupted, older than the grace period.
 gc deletes nothing outside the repository's data/ and versions/. It refuses
 to run while a ref is empty, garbage or names a missing version, or while a
 catalog it must read is damaged. Run one gc at a time.
@@ -97,8 +98,8 @@ func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
 		if res.FloorMoved {
 			ios.Printf("%s moved the floor to generation %d\n", ios.OK("done:"), res.Floor)
 		}
-		ios.Printf("%s wrote %d marker(s), deleted %d catalog/dataset file(s), %d data file(s), %d abandoned upload(s): %s freed\n",
-			ios.OK("done:"), res.Marked, res.Excised, res.DataFiles, res.Abandoned, term.Bytes(res.Bytes))
+		ios.Printf("%s wrote %d marker(s), deleted %d catalog/dataset file(s), %d data file(s), %d abandoned upload(s), %d temporary file(s): %s freed\n",
+			ios.OK("done:"), res.Marked, res.Excised, res.DataFiles, res.Abandoned, res.Temps, term.Bytes(res.Bytes))
 	}
 	return nil
 }
@@ -161,6 +162,15 @@ func printPlan(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, p *r
 		}
 		ios.Printf("  abandoned %s: %s\n", ios.ID(string(a.ID)), a.Reason)
 	}
+	if len(p.Temps) > 0 {
+		ios.Printf("%s %d, %s\n", ios.Heading("Temporary files of interrupted writes to delete:"), p.Totals.Temps, term.Bytes(p.Totals.TempBytes))
+		for i, f := range p.Temps {
+			if more(i, len(p.Temps)) {
+				break
+			}
+			ios.Printf("  temp %s  %s  %s\n", f.Key, f.ModTime.UTC().Format(time.RFC3339), term.Bytes(f.Size))
+		}
+	}
 	ios.Printf("%s %s\n", ios.Heading("Total to delete:"), term.Bytes(p.Totals.Bytes))
 	d := p.Data
 	ios.Printf("Kept: %d version(s) in retention, %d data file(s) (%s)", len(p.Kept), d.Kept, term.Bytes(d.KeptBytes))
@@ -169,6 +179,9 @@ func printPlan(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, p *r
 	}
 	if len(p.Young) > 0 {
 		ios.Printf(", %d unreferenced upload(s) younger than the grace period", len(p.Young))
+	}
+	if p.YoungTemps > 0 {
+		ios.Printf(", %d temporary file(s) younger than the grace period (writes in progress?)", p.YoungTemps)
 	}
 	if d.Outside > 0 {
 		ios.Printf("; %d catalog row(s) name files outside the repository (never deleted)", d.Outside)

@@ -29,8 +29,11 @@ policy, floor, markers and ref log entries parse; that every version out of
 retention has its marker (retired.json) and no catalog or dataset.json left;
 and, for every version in retention, that its catalog's size and sha256
 match its record and the DuckLake catalog invariants hold inside it (schema,
-table and data-file references, end_snapshot > begin_snapshot, snapshot ids
-without gaps, next_catalog_id and next_file_id above every id used).
+table and data-file references, end_snapshot > begin_snapshot,
+next_catalog_id and next_file_id above every id used), that its last
+snapshot is the one its record names and that it still holds its parent's
+last snapshot. A gap in snapshot ids is printed as a note, not a problem:
+DuckLake's ducklake_expire_snapshots removes snapshot rows.
 
 With --data, also check that every data file a catalog in retention can read
 (at or after its floor snapshot) exists in the store; files outside the
@@ -70,6 +73,9 @@ func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) 
 	} else {
 		for _, p := range rep.Problems {
 			ios.Printf("%s %s: %s\n", ios.Bad(p.Code), p.Object, p.Message)
+		}
+		for _, p := range rep.Notes {
+			ios.Printf("%s %s %s: %s\n", ios.Dim("note"), p.Code, p.Object, p.Message)
 		}
 		for _, id := range rep.Incomplete {
 			ios.Printf("%s %s: no version.json and no ref reaches it (an interrupted push; harmless)\n", ios.Dim("incomplete"), id)

@@ -23,6 +23,8 @@ const (
 	// ViolationEndBeforeBegin: a closed row has end_snapshot <= begin_snapshot.
 	ViolationEndBeforeBegin = "end-before-begin"
 	// ViolationSnapshotGap: snapshot ids are not 0, 1, 2, … without gaps.
+	// It is a note (Violation.Note), not a fault: DuckLake's own
+	// ducklake_expire_snapshots deletes snapshot rows and leaves gaps.
 	ViolationSnapshotGap = "snapshot-gap"
 	// ViolationCounter: the last snapshot's next_catalog_id or next_file_id
 	// does not exceed every id used.
@@ -33,6 +35,10 @@ const (
 type Violation struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Note marks a finding a catalog written by the ducklake extension can
+	// legitimately have (snapshot ids removed by ducklake_expire_snapshots):
+	// reported, not a fault.
+	Note bool `json:"note,omitempty"`
 }
 
 // CheckInvariants checks the catalog invariants of DESIGN.md §5 over every
@@ -46,7 +52,9 @@ type Violation struct {
 //   - every closed row of a ducklake_* table with begin_snapshot and
 //     end_snapshot columns (inlined-data tables included) has
 //     end_snapshot > begin_snapshot;
-//   - snapshot ids are 0, 1, 2, … without gaps;
+//   - snapshot ids are 0, 1, 2, … without gaps (a gap is a Note: DuckLake's
+//     ducklake_expire_snapshots removes snapshot rows, so the extension
+//     itself makes catalogs with gaps);
 //   - the last snapshot's next_catalog_id exceeds every schema_id, table_id
 //     and view_id, and its next_file_id every data_file_id and
 //     delete_file_id.
@@ -139,7 +147,9 @@ func (c *Catalog) CheckInvariants(ctx context.Context) ([]Violation, error) {
 		if lo.Int64 != 0 {
 			where = fmt.Sprintf("the first id is %d", lo.Int64)
 		}
-		add(ViolationSnapshotGap, "%d snapshot(s) with ids %d..%d are not 0, 1, 2, … without gaps (%s)", n.Int64, lo.Int64, hi.Int64, where)
+		out = append(out, Violation{Code: ViolationSnapshotGap, Note: true, Message: fmt.Sprintf(
+			"%d snapshot(s) with ids %d..%d are not 0, 1, 2, … without gaps (%s): snapshots were expired (ducklake_expire_snapshots) or removed; time travel to a missing snapshot is not possible",
+			n.Int64, lo.Int64, hi.Int64, where)})
 	}
 
 	// Counters of the last snapshot.

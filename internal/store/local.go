@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -551,4 +552,87 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// TempCleaner is implemented by stores whose interrupted writes leave
+// objects behind that List does not show: the local folder store's
+// ".tmp-<random>" files of a Create or Swap killed before its link or
+// rename (on object stores an interrupted upload never becomes an object).
+// gc deletes the ones older than its grace period; verify lists them.
+type TempCleaner interface {
+	// Temps calls fn for every temporary file under prefix's folder
+	// ("data/", "versions/"), in lexical order; ObjectInfo.Key is the
+	// file's slash path from the root (not a valid key), with its size
+	// and modification time.
+	Temps(ctx context.Context, prefix string, fn func(ObjectInfo) error) error
+	// RemoveTemp deletes one file Temps listed. A missing file is not an
+	// error; a path whose last element is not a temporary file's name is
+	// refused with ErrInvalidKey.
+	RemoveTemp(ctx context.Context, key string) error
+}
+
+var _ TempCleaner = (*Local)(nil)
+
+// Temps lists the temporary files under prefix (a folder key ending in
+// "/"); see TempCleaner. Errors: ErrInvalidKey for a bad prefix, I/O
+// errors.
+func (l *Local) Temps(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+	if err := checkPrefix(prefix); err != nil {
+		return err
+	}
+	if !strings.HasSuffix(prefix, "/") {
+		return fmt.Errorf("%q: %w: Temps takes a folder prefix ending in /", prefix, ErrInvalidKey)
+	}
+	root := l.Location(strings.TrimSuffix(prefix, "/"))
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if d.IsDir() || !strings.HasPrefix(d.Name(), tmpPrefix) || !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // renamed or removed meanwhile: a write finished
+		}
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(l.root, p)
+		if err != nil {
+			return err
+		}
+		return fn(ObjectInfo{Key: filepath.ToSlash(rel), Size: fi.Size(), ModTime: fi.ModTime()})
+	})
+	if err != nil {
+		return fmt.Errorf("list temporary files under %s: %w", prefix, err)
+	}
+	return nil
+}
+
+// RemoveTemp deletes one temporary file that Temps listed; see
+// TempCleaner.
+func (l *Local) RemoveTemp(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dir, name := path.Split(key)
+	if !strings.HasPrefix(name, tmpPrefix) || strings.Contains(dir, "..") || strings.HasPrefix(key, "/") {
+		return fmt.Errorf("%q: %w: not a temporary file", key, ErrInvalidKey)
+	}
+	if dir != "" {
+		if err := checkPrefix(dir); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(l.Location(dir) + string(filepath.Separator) + name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove temporary file %s: %w", key, err)
+	}
+	return nil
 }

@@ -60,9 +60,9 @@ var (
 
 // ObjectInfo describes one object found by List or Stat.
 type ObjectInfo struct {
-	Key     string    // full key, e.g. "versions/0192…/version.json"
-	Size    int64     // bytes
-	ModTime time.Time // the store's own modification time
+	Key     string    `json:"key"`      // full key, e.g. "versions/0192…/version.json"
+	Size    int64     `json:"size"`     // bytes
+	ModTime time.Time `json:"mod_time"` // the store's own modification time
 }
 
 // Store is a repository's storage. All methods take a context first and are

@@ -1,0 +1,112 @@
+package repo_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/repo"
+)
+
+// TestGCTempLeftovers: a folder store's temporary files left by writes a
+// crash interrupted (".tmp-*" beside a data file or inside a version
+// folder) are invisible to List; verify lists them as notes, and gc deletes
+// those older than the grace period and leaves younger ones (a write may
+// be in progress). Nothing else changes.
+func TestGCTempLeftovers(t *testing.T) {
+	ctx := context.Background()
+	h := buildHistory(t, 2)
+	r := h.r
+	old := time.Now().Add(-8 * 24 * time.Hour)
+	place := func(rel string, mod time.Time) string {
+		t.Helper()
+		p := filepath.Join(h.url, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("half a catalog"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mod, mod); err != nil {
+			t.Fatal(err)
+		}
+		return rel
+	}
+	keys := dataKeys(t, r)
+	oldData := place(filepath.ToSlash(filepath.Dir(keys[0]))+"/.tmp-killed1", old)
+	oldVersion := place(repo.VersionKey(h.recs[0].ID, ".tmp-killed2"), old)
+	young := place(repo.VersionKey(h.recs[1].ID, ".tmp-inprogress"), time.Now())
+
+	rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("leftovers are not problems: %+v", rep.Problems)
+	}
+	var noted []string
+	for _, n := range rep.Notes {
+		if n.Code == repo.CodeTempLeftover {
+			noted = append(noted, n.Object)
+		}
+	}
+	slices.Sort(noted)
+	want := []string{oldData, oldVersion, young}
+	slices.Sort(want)
+	if !slices.Equal(noted, want) {
+		t.Fatalf("verify notes %v, want %v", noted, want)
+	}
+
+	digest := treeDigest(t, h.url)
+	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if treeDigest(t, h.url) != digest {
+		t.Fatal("the plan changed the repository")
+	}
+	var planned []string
+	for _, f := range plan.Temps {
+		planned = append(planned, f.Key)
+	}
+	slices.Sort(planned)
+	wantPlanned := []string{oldData, oldVersion}
+	slices.Sort(wantPlanned)
+	if !slices.Equal(planned, wantPlanned) || plan.YoungTemps != 1 || plan.Empty() || plan.Totals.TempBytes != 2*int64(len("half a catalog")) {
+		t.Fatalf("plan temps %v (young %d, bytes %d), want %v and 1 young", planned, plan.YoungTemps, plan.Totals.TempBytes, wantPlanned)
+	}
+	res, err := r.ApplyGC(ctx, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Temps != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	for _, rel := range []string{oldData, oldVersion} {
+		if _, err := os.Stat(filepath.Join(h.url, filepath.FromSlash(rel))); !os.IsNotExist(err) {
+			t.Errorf("%s is still there: %v", rel, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(h.url, filepath.FromSlash(young))); err != nil {
+		t.Errorf("the young temporary file went: %v", err)
+	}
+	if !slices.Equal(dataKeys(t, r), keys) {
+		t.Fatal("gc of temporary files changed data/")
+	}
+	if rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true}); err != nil || !rep.OK() {
+		t.Fatalf("verify after gc: %+v %v", rep, err)
+	}
+
+	// RemoveTemp refuses anything but a temporary file.
+	tc := r.Store().(store.TempCleaner)
+	if err := tc.RemoveTemp(ctx, keys[0]); err == nil {
+		t.Fatal("RemoveTemp deleted a data file")
+	}
+	if _, err := os.Stat(filepath.Join(h.url, filepath.FromSlash(keys[0]))); err != nil {
+		t.Fatalf("data file: %v", err)
+	}
+}
