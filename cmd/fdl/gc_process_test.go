@@ -24,8 +24,8 @@ import (
 
 // gcTemplate builds, once per test, a folder repository with 10 versions
 // (appends, deletes, both kinds of compaction, a dropped table, inlined
-// rows), keep-last 3, an abandoned upload and a stray data file, both 10
-// days old. It returns the repository's path.
+// rows), keep-last 3, an abandoned upload, a stray data file and a
+// folder store's temporary file of an interrupted write, all 10 days old. It returns the repository's path.
 func gcTemplate(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
@@ -109,7 +109,8 @@ func gcTemplate(t *testing.T) string {
 	// An abandoned upload and a stray data file, ten days old.
 	old := time.Now().Add(-10 * 24 * time.Hour)
 	id, _ := version.NewID()
-	for _, p := range []string{filepath.Join(url, "versions", string(id), version.CatalogFile), filepath.Join(url, "versions", string(id), version.DatasetFile), filepath.Join(url, "data", "main", "orders", "stray.parquet")} {
+	for _, p := range []string{filepath.Join(url, "versions", string(id), version.CatalogFile), filepath.Join(url, "versions", string(id), version.DatasetFile), filepath.Join(url, "data", "main", "orders", "stray.parquet"),
+		filepath.Join(url, "data", "main", "orders", ".tmp-killedupload")} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -154,6 +155,13 @@ func endState(t *testing.T, url string) map[string]string {
 		}
 		sum := sha256.Sum256(b)
 		out[o.Key] = hex.EncodeToString(sum[:])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.(store.TempCleaner).Temps(context.Background(), "", func(o store.ObjectInfo) error {
+		out[o.Key] = "(temporary file)"
 		return nil
 	})
 	if err != nil {
@@ -204,7 +212,8 @@ func neededFiles(t *testing.T, url string) []string {
 
 // TestGCKillAtEveryStep kills 'fdl gc --yes' (SIGKILL) at each of its
 // steps — before the floor moves, at the first and a later marker, catalog
-// and dataset deletion, data file deletion and abandoned-upload deletion —
+// and dataset deletion, data file, abandoned-upload and temporary-file
+// deletion —
 // then checks that no file a kept catalog reads is missing, runs gc again,
 // and compares the end state with an uninterrupted run: the same objects,
 // verify --data clean (DESIGN.md §4.7).
@@ -221,13 +230,13 @@ func TestGCKillAtEveryStep(t *testing.T) {
 	if len(needed) == 0 {
 		t.Fatal("no needed files")
 	}
-	for _, k := range []string{"data/main/orders/stray.parquet"} {
+	for _, k := range []string{"data/main/orders/stray.parquet", "data/main/orders/.tmp-killedupload"} {
 		if _, ok := want[k]; ok {
 			t.Fatalf("the reference run kept %s", k)
 		}
 	}
 	steps := []string{"gc:floor", "gc:marker", "gc:marker#4", "gc:catalog", "gc:catalog#5", "gc:dataset", "gc:dataset#7",
-		"gc:data", "gc:data#4", "gc:abandoned", "gc:abandoned#2"}
+		"gc:data", "gc:data#4", "gc:abandoned", "gc:abandoned#2", "gc:temp"}
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {
 			url := copyTree(t, tmpl)

@@ -561,7 +561,7 @@ func (c ctxReader) Read(p []byte) (int, error) {
 // gc deletes the ones older than its grace period; verify lists them.
 type TempCleaner interface {
 	// Temps calls fn for every temporary file under prefix's folder
-	// ("data/", "versions/"), in lexical order; ObjectInfo.Key is the
+	// ("data/", "versions/"; "" for the whole store), in lexical order; ObjectInfo.Key is the
 	// file's slash path from the root (not a valid key), with its size
 	// and modification time.
 	Temps(ctx context.Context, prefix string, fn func(ObjectInfo) error) error
@@ -580,8 +580,8 @@ func (l *Local) Temps(ctx context.Context, prefix string, fn func(ObjectInfo) er
 	if err := checkPrefix(prefix); err != nil {
 		return err
 	}
-	if !strings.HasSuffix(prefix, "/") {
-		return fmt.Errorf("%q: %w: Temps takes a folder prefix ending in /", prefix, ErrInvalidKey)
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		return fmt.Errorf("%q: %w: Temps takes \"\" or a folder prefix ending in /", prefix, ErrInvalidKey)
 	}
 	root := l.Location(strings.TrimSuffix(prefix, "/"))
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
