@@ -355,6 +355,9 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 	}
 	plan.DataFiles = dp.Plan(listing, now, in.Policy.Grace)
 	plan.Data = dp.Stats()
+	if local, ok := r.st.(*store.Local); ok {
+		plan.DataFiles = guardFolderStore(local, norm, dp, plan.DataFiles, &plan.Warnings)
+	}
 	plan.Temps = []store.ObjectInfo{}
 	if err := r.temps(ctx, func(oi store.ObjectInfo) error {
 		if now.Sub(oi.ModTime) > time.Duration(in.Policy.Grace) {
@@ -389,6 +392,66 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 	t.Bytes = t.CatalogBytes + t.DataBytes + t.AbandonedBytes + t.TempBytes
 	plan.Timing.TotalMS = time.Since(start).Milliseconds()
 	return plan, nil
+}
+
+// guardFolderStore is the last check of gc's data step on a folder store,
+// where symbolic links can give one file several paths (data/ on another
+// disk, a folder inside data/ linked elsewhere). It keeps, with a warning,
+// every planned deletion whose file
+//   - lies, with links resolved, outside every data folder location (a
+//     link inside data/ pointing out of the repository: DESIGN.md §5a), or
+//   - is the same file (device and inode) as one a catalog in retention
+//     can read at or after its floor or names outside the repository,
+//     however each is spelled (DESIGN.md §4.7: nothing reachable is
+//     deleted).
+//
+// It returns the deletions that pass.
+func guardFolderStore(st *store.Local, norm *retention.Normaliser, dp *retention.DataPlanner, dels []retention.DataDeletion, warnings *[]string) []retention.DataDeletion {
+	if len(dels) == 0 {
+		return dels
+	}
+	var roots []string
+	for _, root := range norm.Roots() {
+		if !strings.HasPrefix(root, "/") {
+			continue
+		}
+		roots = append(roots, root)
+		if real, err := filepath.EvalSymlinks(filepath.FromSlash(root)); err == nil {
+			roots = append(roots, strings.TrimSuffix(filepath.ToSlash(real), "/")+"/")
+		}
+	}
+	protected := map[fileID]string{}
+	for _, p := range dp.Protected() {
+		if fi, err := os.Stat(filepath.FromSlash(p)); err == nil {
+			if id, ok := identify(fi); ok {
+				protected[id] = p
+			}
+		}
+	}
+	out := dels[:0]
+	for _, d := range dels {
+		loc := st.Location(d.Key)
+		real, err := filepath.EvalSymlinks(loc)
+		if err != nil {
+			out = append(out, d) // gone meanwhile: deleting it is a no-op
+			continue
+		}
+		real = filepath.ToSlash(real)
+		if !slices.ContainsFunc(roots, func(root string) bool { return strings.HasPrefix(real, root) }) {
+			*warnings = append(*warnings, fmt.Sprintf("%s is kept: through a symbolic link it is %s, outside the repository's data folder, and gc never deletes outside it", d.Key, real))
+			continue
+		}
+		if fi, err := os.Stat(loc); err == nil {
+			if id, ok := identify(fi); ok {
+				if p, hit := protected[id]; hit {
+					*warnings = append(*warnings, fmt.Sprintf("%s is kept: it is the same file as %s, which a catalog in retention reads (two paths to one file, through a symbolic link or a hard link)", d.Key, p))
+					continue
+				}
+			}
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // gcInput reads what the planner decides from, refusing (with the thing

@@ -68,11 +68,15 @@ type DataPlanner struct {
 	// missing lists, after Plan, the keys a catalog in retention can read
 	// that the data/ listing lacks (verify --data reports them).
 	missing []string
+	// protected are the canonical local paths of files a catalog in
+	// retention can read at or after its floor, or names outside the
+	// repository (see Protected).
+	protected map[string]bool
 }
 
 // NewDataPlanner returns a planner that places paths with norm.
 func NewDataPlanner(norm *Normaliser) *DataPlanner {
-	return &DataPlanner{norm: norm, files: map[string]*fileState{}}
+	return &DataPlanner{norm: norm, files: map[string]*fileState{}, protected: map[string]bool{}}
 }
 
 func (p *DataPlanner) state(key string) *fileState {
@@ -95,11 +99,14 @@ func (p *DataPlanner) AddLive(id version.ID, floor int64, files []ducklake.DataF
 		if err != nil {
 			return pathError(id, f, err)
 		}
+		need := VisibleFrom(f, floor)
+		if (pl.Key == "" || need) && strings.HasPrefix(pl.Canonical, "/") {
+			p.protected[pl.Canonical] = true
+		}
 		if pl.Key == "" {
 			p.stats.Outside++
 			continue
 		}
-		need := VisibleFrom(f, floor)
 		s := p.state(pl.Key)
 		s.listedLive, s.primary = true, true
 		s.needed = s.needed || need
@@ -209,6 +216,20 @@ func (p *DataPlanner) Plan(listing []store.ObjectInfo, now time.Time, grace Dura
 	sort.Strings(p.missing)
 	p.stats.Missing = len(p.missing)
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// Protected returns the canonical local paths ("/abs/path") of the files
+// catalogs in retention need (readable at or after their floor) and of the
+// files they name outside the repository, sorted. On a folder store gc
+// checks every deletion against them by file identity (device and inode),
+// whatever the spelling or the symbolic links between them.
+func (p *DataPlanner) Protected() []string {
+	out := make([]string, 0, len(p.protected))
+	for k := range p.protected {
+		out = append(out, k)
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -48,7 +49,10 @@ type Place struct {
 //     is refused (object stores do not resolve them);
 //   - a path is inside the repository when it lies under one of the data
 //     folder locations given to NewNormaliser (the data/ folder as reached
-//     now, and as recorded in fdl.json at init: a moved folder keeps both).
+//     now, and as recorded in fdl.json at init: a moved folder keeps both;
+//     with FollowSymlinks, also each location with its links resolved),
+//     tried first as written and then with links resolved, so a file under
+//     a linked folder inside data/ keeps the key the listing gives it.
 //
 // Refused with ErrPath: an empty path, control characters, a relative path
 // (a relative data_path is relative to the reader's working directory,
@@ -80,13 +84,19 @@ func NewNormaliser(dataLocations []string, followSymlinks bool) (*Normaliser, er
 		if err != nil {
 			return nil, fmt.Errorf("data folder location: %w", err)
 		}
-		root := strings.TrimSuffix(c, "/") + "/"
-		dup := false
-		for _, r := range n.roots {
-			dup = dup || r == root
+		forms := []string{c}
+		if followSymlinks && strings.HasPrefix(c, "/") {
+			// The folder itself may be a link (data/ on a bigger disk):
+			// catalog paths whose folders resolve land under its target.
+			if r, err := filepath.EvalSymlinks(filepath.FromSlash(c)); err == nil {
+				forms = append(forms, filepath.ToSlash(r))
+			}
 		}
-		if !dup {
-			n.roots = append(n.roots, root)
+		for _, f := range forms {
+			root := strings.TrimSuffix(f, "/") + "/"
+			if !slices.Contains(n.roots, root) {
+				n.roots = append(n.roots, root)
+			}
 		}
 	}
 	if len(n.roots) == 0 {
@@ -115,6 +125,18 @@ func (n *Normaliser) place(p string) (Place, error) {
 		return Place{}, err
 	}
 	pl := Place{Canonical: c, Key: n.key(c)}
+	if n.symlinks {
+		// The path as written, before links resolve, when it lies under a
+		// data folder location: the listing of data/ names the file that
+		// way even where a folder inside data/ is a link elsewhere.
+		lex := *n
+		lex.symlinks = false
+		if lc, _, err := lex.canonical(p); err == nil {
+			if k := n.key(lc); k != "" {
+				pl.Key = k
+			}
+		}
+	}
 	if alias != "" && alias != c {
 		pl.Alias = n.key(alias)
 	}

@@ -1,0 +1,165 @@
+package repo_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/repo"
+)
+
+// linkedRepo makes a folder repository, lets links prepare its folders
+// before anything is written, then publishes n versions of one table, one
+// file each.
+func linkedRepo(t *testing.T, n int, links func(repoDir string)) (*repo.Repo, string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	url := filepath.Join(dir, "repo")
+	r, err := repo.Init(ctx, url, repo.InitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	links(url)
+	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "w")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		w, err := lakewriter.Open(ctx, res.Catalog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			if _, err := w.CreateTable(ctx, "main", "t", []lakewriter.ColumnDef{{Name: "id", Type: "int64", Nullable: true}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Insert(ctx, "main", "t", fmt.Sprintf("SELECT %d AS id", i)); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		wd, err := repo.OpenWorkdir(res.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wd.Commit(ctx, repo.CommitOptions{Message: fmt.Sprint(i), Author: "t"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wd.Push(ctx, r, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r, url
+}
+
+// TestGCSymlinks: on a folder store, a data/ folder that is a symbolic
+// link (to a bigger disk), a folder inside data/ that is one, a link inside
+// data/ that points out of the repository, and a hard link to a live file:
+// gc deletes no file a version in retention reads and nothing outside the
+// data folder, and verify --data checks the files behind the links.
+func TestGCSymlinks(t *testing.T) {
+	ctx := context.Background()
+	later := time.Now().Add(30 * 24 * time.Hour) // every file past the grace period
+	for _, tc := range []struct {
+		name  string
+		links func(t *testing.T, repoDir string)
+	}{
+		{"data is a link", func(t *testing.T, repoDir string) {
+			disk := filepath.Join(t.TempDir(), "disk")
+			mustMkdir(t, disk)
+			os.RemoveAll(filepath.Join(repoDir, "data"))
+			mustLink(t, disk, filepath.Join(repoDir, "data"))
+		}},
+		{"a folder inside data is a link", func(t *testing.T, repoDir string) {
+			other := filepath.Join(t.TempDir(), "main")
+			mustMkdir(t, other)
+			mustMkdir(t, filepath.Join(repoDir, "data"))
+			mustLink(t, other, filepath.Join(repoDir, "data", "main"))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := linkedRepo(t, 3, func(d string) { tc.links(t, d) })
+			before := dataKeys(t, r)
+			if len(before) < 3 {
+				t.Fatalf("data/ lists %v", before)
+			}
+			plan, err := r.PlanGC(ctx, repo.GCOptions{Now: later})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(plan.DataFiles) != 0 || plan.Data.Outside != 0 {
+				t.Fatalf("gc plans to delete %+v (%d rows outside); every file is live", plan.DataFiles, plan.Data.Outside)
+			}
+			rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
+			if err != nil || !rep.OK() || rep.DataFiles != len(before) || rep.DataOutside != 0 {
+				t.Fatalf("verify --data: %+v %v; want %d files checked, none outside", rep, err, len(before))
+			}
+		})
+	}
+
+	t.Run("links out of data and hard links", func(t *testing.T) {
+		outside := filepath.Join(t.TempDir(), "outside")
+		mustMkdir(t, outside)
+		if err := os.WriteFile(filepath.Join(outside, "keep.parquet"), []byte("not the repository's"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, url := linkedRepo(t, 2, func(d string) {
+			mustMkdir(t, filepath.Join(d, "data"))
+			mustLink(t, outside, filepath.Join(d, "data", "ext"))
+		})
+		var live string
+		for _, k := range dataKeys(t, r) {
+			if strings.HasPrefix(k, "data/main/") {
+				live = k
+			}
+		}
+		hard := "data/main/t/copy.parquet"
+		if err := os.Link(filepath.Join(url, filepath.FromSlash(live)), filepath.Join(url, filepath.FromSlash(hard))); err != nil {
+			t.Fatal(err)
+		}
+		plan, err := r.PlanGC(ctx, repo.GCOptions{Now: later})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.DataFiles) != 0 {
+			t.Fatalf("gc plans to delete %+v", plan.DataFiles)
+		}
+		joined := strings.Join(plan.Warnings, "\n")
+		if !strings.Contains(joined, "data/ext/keep.parquet is kept: through a symbolic link") || !strings.Contains(joined, hard+" is kept: it is the same file as") {
+			t.Fatalf("warnings:\n%s", joined)
+		}
+		if _, err := r.ApplyGC(ctx, plan); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{filepath.Join(outside, "keep.parquet"), filepath.Join(url, filepath.FromSlash(hard))} {
+			if _, err := os.Stat(p); err != nil {
+				t.Fatalf("gc deleted %s: %v", p, err)
+			}
+		}
+		if !slices.Contains(dataKeys(t, r), live) {
+			t.Fatal("the live file went")
+		}
+	})
+}
+
+func mustMkdir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustLink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
