@@ -13,6 +13,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -243,8 +244,10 @@ type GCPlan struct {
 	Totals     GCTotals           `json:"totals"`
 	Timing     GCTiming           `json:"timing"`
 
-	floorTok store.Token
-	marked   map[version.ID]bool
+	floorTok  store.Token
+	policyTok store.Token
+	refs      map[refs.Name]version.ID // every ref as the plan read it
+	marked    map[version.ID]bool
 }
 
 // Empty reports whether the plan changes nothing.
@@ -277,7 +280,7 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 		}
 		return nil, fmt.Errorf("%w: %w", ErrGCRefused, err)
 	}
-	in, floorTok, err := r.gcInput(ctx, now)
+	in, floorTok, policyTok, err := r.gcInput(ctx, now)
 	if err != nil {
 		return refuse(err)
 	}
@@ -285,7 +288,10 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 	if err != nil {
 		return refuse(err)
 	}
-	plan := &GCPlan{Now: now.UTC(), Policy: in.Policy, Decision: d, floorTok: floorTok, marked: map[version.ID]bool{}, DataFiles: []retention.DataDeletion{}}
+	plan := &GCPlan{Now: now.UTC(), Policy: in.Policy, Decision: d, floorTok: floorTok, policyTok: policyTok, refs: map[refs.Name]version.ID{}, marked: map[version.ID]bool{}, DataFiles: []retention.DataDeletion{}}
+	for _, ref := range in.Refs {
+		plan.refs[ref.Name] = ref.ID
+	}
 	if in.Floor != nil {
 		plan.FloorGeneration = in.Floor.Generation
 	}
@@ -455,32 +461,31 @@ func guardFolderStore(st *store.Local, norm *retention.Normaliser, dp *retention
 }
 
 // gcInput reads what the planner decides from, refusing (with the thing
-// named) what gc must not run over.
-func (r *Repo) gcInput(ctx context.Context, now time.Time) (*retention.Input, store.Token, error) {
-	in := &retention.Input{Now: now, Versions: map[version.ID]*retention.VersionState{}}
-	var err error
-	if in.Policy, _, err = r.Policy(ctx); err != nil {
-		return nil, "", err
+// named) what gc must not run over; it returns the tokens of the floor and
+// the policy it read.
+func (r *Repo) gcInput(ctx context.Context, now time.Time) (in *retention.Input, floorTok, policyTok store.Token, err error) {
+	in = &retention.Input{Now: now, Versions: map[version.ID]*retention.VersionState{}}
+	if in.Policy, policyTok, err = r.Policy(ctx); err != nil {
+		return nil, "", "", err
 	}
-	var floorTok store.Token
 	if in.Floor, floorTok, err = r.Floor(ctx); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	if _, err := r.refs.Head(ctx); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	good, bad, err := r.refs.List(ctx, "refs/")
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	if len(bad) > 0 {
-		return nil, "", fmt.Errorf("gc refuses to run while a ref cannot be read, since it may protect versions: %w", errors.Join(bad...))
+		return nil, "", "", fmt.Errorf("gc refuses to run while a ref cannot be read, since it may protect versions: %w", errors.Join(bad...))
 	}
 	for _, ref := range good {
 		in.Refs = append(in.Refs, retention.Ref{Name: ref.Name, ID: ref.ID})
 	}
 	if in.Logged, err = r.logIDs(ctx); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	err = r.st.List(ctx, VersionsPrefix, func(o store.ObjectInfo) error {
 		rest := strings.TrimPrefix(o.Key, VersionsPrefix)
@@ -501,22 +506,22 @@ func (r *Repo) gcInput(ctx context.Context, now time.Time) (*retention.Input, st
 		return nil
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("list versions: %w", err)
+		return nil, "", "", fmt.Errorf("list versions: %w", err)
 	}
 	r.forgetIDs()
 	for id, v := range in.Versions {
 		if v.Has(version.RecordFile) {
 			if v.Record, err = r.Record(ctx, id); err != nil {
-				return nil, "", err
+				return nil, "", "", err
 			}
 		}
 		if v.Has(retention.MarkerFile) {
 			if v.Marker, err = r.Marker(ctx, id); err != nil {
-				return nil, "", err
+				return nil, "", "", err
 			}
 		}
 	}
-	return in, floorTok, nil
+	return in, floorTok, policyTok, nil
 }
 
 // normaliser places data-file paths for this repository: its data/ folder
@@ -699,15 +704,9 @@ func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
 		}
 		floor = &f
 		res.FloorMoved, res.Floor = true, f.Generation
-		good, _, err := r.refs.List(ctx, "refs/")
-		if err != nil {
-			return res, err
-		}
-		for _, ref := range good {
-			if floor.Has(ref.ID) && !p.marked[ref.ID] {
-				return res, fmt.Errorf("%s was pointed at version %s while gc ran, and the floor (generation %d) takes that version out of retention: %w; nothing was deleted: run fdl gc again, which takes it back into retention", ref.Name, ref.ID, floor.Generation, ErrAheadOfFloor)
-			}
-		}
+	}
+	if err := r.recheckAfterFloor(ctx, p, floor); err != nil {
+		return res, err
 	}
 	// Step 2.
 	for _, rt := range p.Retire {
@@ -820,6 +819,55 @@ func (r *Repo) temps(ctx context.Context, fn func(store.ObjectInfo) error) error
 	for _, prefix := range []string{DataPrefix, VersionsPrefix} {
 		if err := tc.Temps(ctx, prefix, fn); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// recheckAfterFloor runs once the floor holds what the plan wrote, before
+// anything is deleted: what changed while gc planned must not lose a
+// version the repository now keeps. It stops gc (ErrRetentionConflict,
+// nothing deleted; the next gc takes such versions back into retention)
+// when retention/policy.json changed since the plan read it, when a ref
+// points at a version the floor retires, or when a branch created or moved
+// since the plan keeps a retired version among its last keep_last versions.
+func (r *Repo) recheckAfterFloor(ctx context.Context, p *GCPlan, floor *retention.Floor) error {
+	if len(floor.RetiredList()) == 0 {
+		return nil
+	}
+	again := "nothing was deleted: run fdl gc again, which takes it back into retention"
+	if _, tok, err := r.Policy(ctx); err != nil {
+		return err
+	} else if tok != p.policyTok {
+		return fmt.Errorf("%s changed while gc ran (fdl retention): %w; nothing was deleted: run fdl gc again, which applies the new policy", retention.PolicyKey, ErrRetentionConflict)
+	}
+	good, bad, err := r.refs.List(ctx, "refs/")
+	if err != nil {
+		return err
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: a ref cannot be read, and it may protect versions: %w", ErrGCRefused, errors.Join(bad...))
+	}
+	for _, ref := range good {
+		if floor.Has(ref.ID) && !p.marked[ref.ID] {
+			return fmt.Errorf("%s was pointed at version %s while gc ran, and the floor (generation %d) takes that version out of retention: %w; %s", ref.Name, ref.ID, floor.Generation, ErrAheadOfFloor, again)
+		}
+		if !ref.Name.IsBranch() || p.refs[ref.Name] == ref.ID {
+			continue
+		}
+		id := ref.ID
+		for range p.Policy.KeepLast {
+			if id == "" {
+				break
+			}
+			if floor.Has(id) && !p.marked[id] {
+				return fmt.Errorf("%s was created or moved while gc ran and keeps version %s among its last %d, which the floor (generation %d) takes out of retention: %w; %s", ref.Name, id, p.Policy.KeepLast, floor.Generation, ErrRetentionConflict, again)
+			}
+			rec, err := r.Record(ctx, id)
+			if err != nil {
+				return err
+			}
+			id = rec.Parent()
 		}
 	}
 	return nil

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -118,6 +121,9 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 			return res, err
 		}
 	}
+	if err := r.checkNewData(ctx, pending); err != nil {
+		return res, err
+	}
 	for _, p := range pending {
 		id := p.Record.ID
 		for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
@@ -168,6 +174,69 @@ func checkLocal(p Pending) error {
 		}
 	}
 	return nil
+}
+
+// ErrDataMissing is wrapped by the error of a push whose versions list a
+// data file of the repository that the store does not hold.
+var ErrDataMissing = errors.New("a data file the version lists is not in the store")
+
+// checkNewData checks, before anything is uploaded, that the data and
+// delete files the pending versions add (begin_snapshot at or after the
+// first snapshot they add) and that one of them can read at its snapshot
+// are in the store, where they lie in the repository's data/ (files
+// elsewhere are out of fdl's reach: DESIGN.md §5a). A file a working
+// catalog wrote long before the commit may have been deleted by gc as a
+// file no catalog lists (older than the grace period); publishing a version
+// that names it would hand readers a broken version. One Stat per file.
+// Errors: ErrDataMissing naming the version, the files and what to do.
+func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
+	if len(pending) == 0 {
+		return nil
+	}
+	head := pending[len(pending)-1]
+	c, err := ducklake.Open(ctx, filepath.Join(head.Dir, version.CatalogFile))
+	if err != nil {
+		return fmt.Errorf("local version %s: %w", head.Record.ID, err)
+	}
+	files, err := c.DataFilesSince(ctx, pending[0].Record.DuckLake.Adds.First)
+	c.Close()
+	if err != nil {
+		return fmt.Errorf("local version %s: %w", head.Record.ID, err)
+	}
+	norm, err := r.normaliser()
+	if err != nil {
+		return err
+	}
+	var missing []string
+	seen := map[string]bool{}
+	for _, f := range files {
+		read := slices.ContainsFunc(pending, func(p Pending) bool {
+			s := p.Record.DuckLake.Snapshot
+			return f.BeginSnapshot <= s && (f.EndSnapshot == nil || s < *f.EndSnapshot)
+		})
+		if !read {
+			continue
+		}
+		pl, err := norm.Place(f.ResolvedPath)
+		if err != nil || pl.Key == "" || seen[pl.Key] {
+			continue // not placeable or outside the repository: gc reports, never deletes
+		}
+		seen[pl.Key] = true
+		if _, err := r.st.Stat(ctx, pl.Key); errors.Is(err, store.ErrNotExist) {
+			missing = append(missing, pl.Key)
+		} else if err != nil {
+			return err
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	shown := missing
+	if len(shown) > 5 {
+		shown = shown[:5]
+	}
+	return fmt.Errorf("version %s (seq %d) lists %d data file(s) the store does not hold (%s): %w; nothing was pushed. Was the working catalog written long ago? gc deletes files no catalog lists once older than the grace period (fdl retention). Check out the branch again and redo the change",
+		head.Record.ID, head.Record.Seq, len(missing), strings.Join(shown, ", "), ErrDataMissing)
 }
 
 // ShellQuote quotes s for a POSIX shell when it needs it.

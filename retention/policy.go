@@ -191,9 +191,11 @@ func (p Policy) Validate() error {
 // Marshal encodes the policy as indented JSON with a trailing newline.
 func (p Policy) Marshal() ([]byte, error) { return marshal(p) }
 
-// ParsePolicy decodes and validates retention/policy.json. Errors: ErrInvalid.
+// ParsePolicy decodes and validates retention/policy.json; a field left
+// out has its default (grace: DefaultGrace; the rules: off). Errors:
+// ErrInvalid.
 func ParsePolicy(b []byte) (Policy, error) {
-	var p Policy
+	p := Policy{Grace: DefaultGrace}
 	if err := json.Unmarshal(b, &p); err != nil {
 		return Policy{}, fmt.Errorf("%s does not parse: %v: %w", PolicyKey, err, ErrInvalid)
 	}

@@ -59,6 +59,13 @@ func TestPolicyParse(t *testing.T) {
 	if !DefaultPolicy().KeepsEverything() || p.KeepsEverything() {
 		t.Fatal("KeepsEverything")
 	}
+	// A field left out has its default: no grace means 7 days, never 0.
+	if q, err := ParsePolicy([]byte(`{"format": 1, "keep_last": 1}`)); err != nil || q.Grace != DefaultGrace || q.KeepLast != 1 {
+		t.Fatalf("policy without grace: %+v %v", q, err)
+	}
+	if q, err := ParsePolicy([]byte(`{"format": 1, "grace": "0s"}`)); err != nil || q.Grace != 0 {
+		t.Fatalf("explicit grace 0: %+v %v", q, err)
+	}
 }
 
 // TestNormaliserSpellings: one file spelled as DuckLake catalogs spell it —

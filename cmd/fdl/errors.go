@@ -33,6 +33,7 @@ func errorKind(err error, code int) string {
 		{retention.ErrInvalid, "invalid_retention"},
 		{repo.ErrBadLog, "invalid_reflog"},
 		{repo.ErrChecksum, "checksum"},
+		{repo.ErrDataMissing, "data_missing"},
 		{ducklake.ErrLocked, "locked"},
 		{ducklake.ErrNotCatalog, "not_catalog"},
 		{ducklake.ErrUnsupportedFormat, "unsupported_format"},

@@ -392,6 +392,17 @@ func inlinedSnapshotColumns(cols []string) (begin, end string, ok bool) {
 // are relative to data_path itself. A relative data_path stays relative (to
 // the reader's working directory, as in DuckDB). Size is file_size_bytes.
 func (c *Catalog) DataFiles(ctx context.Context) ([]DataFile, error) {
+	return c.dataFiles(ctx, -1)
+}
+
+// DataFilesSince is DataFiles restricted to the rows with begin_snapshot >=
+// since: the files written at or after a snapshot (what a version adds to
+// its parent, with since = the first snapshot it adds).
+func (c *Catalog) DataFilesSince(ctx context.Context, since int64) ([]DataFile, error) {
+	return c.dataFiles(ctx, since)
+}
+
+func (c *Catalog) dataFiles(ctx context.Context, since int64) ([]DataFile, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.ready(); err != nil {
@@ -466,9 +477,13 @@ func (c *Catalog) DataFiles(ctx context.Context) ([]DataFile, error) {
 		if !c.has(table) {
 			return nil
 		}
-		q := fmt.Sprintf("SELECT %s, table_id, path, %s, begin_snapshot, end_snapshot, %s FROM %s ORDER BY %s",
+		where := ""
+		if since >= 0 {
+			where = fmt.Sprintf("WHERE begin_snapshot >= %d ", since)
+		}
+		q := fmt.Sprintf("SELECT %s, table_id, path, %s, begin_snapshot, end_snapshot, %s FROM %s %sORDER BY %s",
 			quoteIdent(idCol), c.col(table, "", "path_is_relative", "NULL::BOOLEAN"),
-			c.col(table, "", "file_size_bytes", "NULL::BIGINT"), c.t(table), quoteIdent(idCol))
+			c.col(table, "", "file_size_bytes", "NULL::BIGINT"), c.t(table), where, quoteIdent(idCol))
 		return c.query(ctx, q, func(r *sql.Rows) error {
 			var f DataFile
 			var path sql.NullString

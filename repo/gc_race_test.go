@@ -1,0 +1,151 @@
+package repo_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// TestGCChangesWhilePlanning: what changes between a plan and its
+// application must not lose a version the repository now keeps. A policy
+// changed meanwhile, or a branch created meanwhile that keeps a version the
+// plan retires, stops gc after the floor moved and before anything is
+// deleted (ErrRetentionConflict); the next gc takes those versions back into
+// retention.
+func TestGCChangesWhilePlanning(t *testing.T) {
+	ctx := context.Background()
+	catalogs := func(t *testing.T, r *repo.Repo, recs []*version.Record) int {
+		t.Helper()
+		n := 0
+		for _, rec := range recs {
+			if _, err := r.Store().Stat(ctx, repo.VersionKey(rec.ID, version.CatalogFile)); err == nil {
+				n++
+			}
+		}
+		return n
+	}
+	keepLast := func(n int) func(*retention.Policy) error {
+		return func(p *retention.Policy) error { p.KeepLast = n; return nil }
+	}
+
+	t.Run("policy", func(t *testing.T) {
+		h := buildHistory(t, 6)
+		r := h.r
+		if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
+			t.Fatal(err)
+		}
+		plan, err := r.PlanGC(ctx, repo.GCOptions{})
+		if err != nil || len(plan.Retire) != 4 {
+			t.Fatalf("plan: %v, retires %d", err, len(plan.Retire))
+		}
+		// Someone stops deletions while gc plans.
+		if _, err := r.UpdatePolicy(ctx, keepLast(0)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.ApplyGC(ctx, plan); !errors.Is(err, repo.ErrRetentionConflict) {
+			t.Fatalf("apply after a policy change: %v", err)
+		}
+		if n := catalogs(t, r, h.recs); n != 6 {
+			t.Fatalf("%d of 6 catalogs left after a refused gc", n)
+		}
+		again, err := r.PlanGC(ctx, repo.GCOptions{})
+		if err != nil || len(again.Retire) != 0 || len(again.Unretire) != 4 {
+			t.Fatalf("next plan: %v; retires %d, takes back %d", err, len(again.Retire), len(again.Unretire))
+		}
+		if _, err := r.ApplyGC(ctx, again); err != nil {
+			t.Fatal(err)
+		}
+		if ids, err := r.RetiredIDs(ctx); err != nil || len(ids) != 0 {
+			t.Fatalf("retired after the next gc: %v %v", ids, err)
+		}
+	})
+
+	t.Run("branch", func(t *testing.T) {
+		h := buildHistory(t, 6)
+		r := h.r
+		if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
+			t.Fatal(err)
+		}
+		plan, err := r.PlanGC(ctx, repo.GCOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A branch at main~1 keeps main~1 and main~2; the plan retires main~2.
+		if _, err := r.CreateBranch(ctx, "dev", "main~1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.ApplyGC(ctx, plan); !errors.Is(err, repo.ErrRetentionConflict) {
+			t.Fatalf("apply after a new branch: %v", err)
+		}
+		if n := catalogs(t, r, h.recs); n != 6 {
+			t.Fatalf("%d of 6 catalogs left after a refused gc", n)
+		}
+		again, err := r.PlanGC(ctx, repo.GCOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.ApplyGC(ctx, again); err != nil {
+			t.Fatal(err)
+		}
+		if n := catalogs(t, r, h.recs); n != 3 {
+			t.Fatalf("%d catalogs after gc, want main's last 2 and dev's second (3)", n)
+		}
+		if _, err := r.Store().Stat(ctx, repo.VersionKey(h.recs[3].ID, version.CatalogFile)); err != nil {
+			t.Fatalf("main~2, kept by dev: %v", err)
+		}
+		if rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true}); err != nil || !rep.OK() {
+			t.Fatalf("verify: %+v %v", rep, err)
+		}
+	})
+}
+
+// TestPushRefusesDataGCDeleted: a working catalog left uncommitted past the
+// grace period names a data file gc deleted (listed by no catalog); commit
+// works, but push refuses before uploading anything, naming the file, and
+// the branch stays.
+func TestPushRefusesDataGCDeleted(t *testing.T) {
+	ctx := context.Background()
+	h := buildHistory(t, 2)
+	r := h.r
+	w, err := lakewriter.Open(ctx, filepath.Join(h.wd, repo.CatalogName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Insert(ctx, "main", "events", "SELECT 4242::INTEGER AS k"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(8 * 24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.DataFiles) != 1 || plan.DataFiles[0].Reason != retention.ReasonUnlisted {
+		t.Fatalf("plan deletes %+v, want the uncommitted file", plan.DataFiles)
+	}
+	if _, err := r.ApplyGC(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := repo.OpenWorkdir(h.wd)
+	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "late", Author: "t"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	digest := treeDigest(t, h.url)
+	_, err = wd.Push(ctx, r, "")
+	if !errors.Is(err, repo.ErrDataMissing) || !strings.Contains(err.Error(), plan.DataFiles[0].Key) {
+		t.Fatalf("push naming a deleted file: %v", err)
+	}
+	if treeDigest(t, h.url) != digest {
+		t.Fatal("a refused push changed the repository")
+	}
+	if head := mustHead(t, r); head != h.recs[1].ID {
+		t.Fatalf("main moved to %s", head)
+	}
+}
