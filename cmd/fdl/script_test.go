@@ -377,31 +377,17 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 	}
 }
 
+// treeHash digests the repository at dir (a folder or a URL); a missing
+// folder digests as empty.
 func treeHash(ts *testscript.TestScript, dir string) string {
 	if strings.Contains(dir, "://") {
 		return storeHash(ts, dir)
 	}
-	h := sha256.New()
-	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(h, "%s\x00%v\x00", rel, fi.IsDir())
-		if fi.Mode().IsRegular() {
-			f, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			io.Copy(h, f)
-		}
-		return nil
-	})
+	d, err := testutil.DigestTree(dir)
 	if err != nil && !os.IsNotExist(err) {
 		ts.Fatalf("treehash: %v", err)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return d
 }
 
 // mkAbsPath is ts.MkAbs for paths; URLs are returned as they are.
