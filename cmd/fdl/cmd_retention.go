@@ -185,14 +185,7 @@ func showRetired(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, re
 		return printJSON(ios, out)
 	}
 	ios.Printf("%s %s %s\n", ios.Heading("version"), ios.ID(string(rec.ID)), ios.Bad("(retired)"))
-	ios.Printf("Seq:      %d\n", rec.Seq)
-	if len(rec.Parents) > 0 {
-		ps := make([]string, len(rec.Parents))
-		for i, p := range rec.Parents {
-			ps[i] = repo.Short(p, n)
-		}
-		ios.Printf("Parents:  %s\n", strings.Join(ps, " "))
-	}
+	printSeqParents(ios, rec, n)
 	ios.Printf("Author:   %s\n", rec.Author)
 	ios.Printf("Date:     %s\n", rec.CreatedAt.UTC().Format(time.RFC3339))
 	ios.Printf("Catalog:  %s, sha256 %s (deleted)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256)

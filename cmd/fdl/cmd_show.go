@@ -88,14 +88,7 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 			return printJSON(ios, out)
 		}
 		ios.Printf("%s %s\n", ios.Heading("version"), ios.ID(string(rec.ID)))
-		ios.Printf("Seq:      %d\n", rec.Seq)
-		if len(rec.Parents) > 0 {
-			ps := make([]string, len(rec.Parents))
-			for i, p := range rec.Parents {
-				ps[i] = repo.Short(p, n)
-			}
-			ios.Printf("Parents:  %s\n", strings.Join(ps, " "))
-		}
+		printSeqParents(ios, rec, n)
 		ios.Printf("Author:   %s\n", oneLine(rec.Author))
 		ios.Printf("Date:     %s\n", rec.CreatedAt.UTC().Format(time.RFC3339))
 		ios.Printf("Catalog:  %s, sha256 %s, DuckDB storage %d (DuckDB %s or newer)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256, rec.Catalog.Storage.Number, rec.Catalog.Storage.MinDuckDB)
@@ -122,4 +115,17 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 		ios.Printf("\nQuery it with DuckDB (ducklake extension):\n  %s\n", out.Attach)
 		return nil
 	})
+}
+
+// printSeqParents prints the Seq: and Parents: lines of 'fdl show' (ids
+// shortened to n characters).
+func printSeqParents(ios *term.IO, rec *version.Record, n int) {
+	ios.Printf("Seq:      %d\n", rec.Seq)
+	if len(rec.Parents) > 0 {
+		ps := make([]string, len(rec.Parents))
+		for i, p := range rec.Parents {
+			ps[i] = repo.Short(p, n)
+		}
+		ios.Printf("Parents:  %s\n", strings.Join(ps, " "))
+	}
 }
