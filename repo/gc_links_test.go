@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/repo"
 )
 
@@ -19,45 +20,15 @@ import (
 // file each.
 func linkedRepo(t *testing.T, n int, links func(repoDir string)) (*repo.Repo, string) {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	url := filepath.Join(dir, "repo")
-	r, err := repo.Init(ctx, url, repo.InitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	links(url)
-	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "w")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 1; i <= n; i++ {
-		w, err := lakewriter.Open(ctx, res.Catalog)
-		if err != nil {
-			t.Fatal(err)
-		}
+	h := history.BuildPrepared(t, n, func(ctx context.Context, w *lakewriter.Writer, i int) error {
 		if i == 1 {
-			if _, err := w.CreateTable(ctx, "main", "t", []lakewriter.ColumnDef{{Name: "id", Type: "int64", Nullable: true}}); err != nil {
-				t.Fatal(err)
+			if _, err := w.CreateTable(ctx, "main", "t", []lakewriter.ColumnDef{history.Col("id", "int64")}); err != nil {
+				return err
 			}
 		}
-		if err := w.Insert(ctx, "main", "t", fmt.Sprintf("SELECT %d AS id", i)); err != nil {
-			t.Fatal(err)
-		}
-		w.Close()
-		wd, err := repo.OpenWorkdir(res.Dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := wd.Commit(ctx, repo.CommitOptions{Message: fmt.Sprint(i), Author: "t"}, nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := wd.Push(ctx, r, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return r, url
+		return w.Insert(ctx, "main", "t", fmt.Sprintf("SELECT %d AS id", i))
+	}, links)
+	return h.Repo, h.URL
 }
 
 // TestGCSymlinks: on a folder store, a data/ folder that is a symbolic

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/testutil"
+	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
@@ -37,8 +39,8 @@ func TestGCChangesWhilePlanning(t *testing.T) {
 	}
 
 	t.Run("policy", func(t *testing.T) {
-		h := buildHistory(t, 6)
-		r := h.r
+		h := history.Build(t, 6, historyOps)
+		r := h.Repo
 		if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +55,7 @@ func TestGCChangesWhilePlanning(t *testing.T) {
 		if _, err := r.ApplyGC(ctx, plan); !errors.Is(err, repo.ErrRetentionConflict) {
 			t.Fatalf("apply after a policy change: %v", err)
 		}
-		if n := catalogs(t, r, h.recs); n != 6 {
+		if n := catalogs(t, r, h.Recs); n != 6 {
 			t.Fatalf("%d of 6 catalogs left after a refused gc", n)
 		}
 		again, err := r.PlanGC(ctx, repo.GCOptions{})
@@ -69,8 +71,8 @@ func TestGCChangesWhilePlanning(t *testing.T) {
 	})
 
 	t.Run("branch", func(t *testing.T) {
-		h := buildHistory(t, 6)
-		r := h.r
+		h := history.Build(t, 6, historyOps)
+		r := h.Repo
 		if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +87,7 @@ func TestGCChangesWhilePlanning(t *testing.T) {
 		if _, err := r.ApplyGC(ctx, plan); !errors.Is(err, repo.ErrRetentionConflict) {
 			t.Fatalf("apply after a new branch: %v", err)
 		}
-		if n := catalogs(t, r, h.recs); n != 6 {
+		if n := catalogs(t, r, h.Recs); n != 6 {
 			t.Fatalf("%d of 6 catalogs left after a refused gc", n)
 		}
 		again, err := r.PlanGC(ctx, repo.GCOptions{})
@@ -95,10 +97,10 @@ func TestGCChangesWhilePlanning(t *testing.T) {
 		if _, err := r.ApplyGC(ctx, again); err != nil {
 			t.Fatal(err)
 		}
-		if n := catalogs(t, r, h.recs); n != 3 {
+		if n := catalogs(t, r, h.Recs); n != 3 {
 			t.Fatalf("%d catalogs after gc, want main's last 2 and dev's second (3)", n)
 		}
-		if _, err := r.Store().Stat(ctx, repo.VersionKey(h.recs[3].ID, version.CatalogFile)); err != nil {
+		if _, err := r.Store().Stat(ctx, repo.VersionKey(h.Recs[3].ID, version.CatalogFile)); err != nil {
 			t.Fatalf("main~2, kept by dev: %v", err)
 		}
 		if rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true}); err != nil || !rep.OK() {
@@ -113,9 +115,9 @@ func TestGCChangesWhilePlanning(t *testing.T) {
 // the branch stays.
 func TestPushRefusesDataGCDeleted(t *testing.T) {
 	ctx := context.Background()
-	h := buildHistory(t, 2)
-	r := h.r
-	w, err := lakewriter.Open(ctx, filepath.Join(h.wd, repo.CatalogName))
+	h := history.Build(t, 2, historyOps)
+	r := h.Repo
+	w, err := lakewriter.Open(ctx, filepath.Join(h.WD, repo.CatalogName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,19 +135,19 @@ func TestPushRefusesDataGCDeleted(t *testing.T) {
 	if _, err := r.ApplyGC(ctx, plan); err != nil {
 		t.Fatal(err)
 	}
-	wd, _ := repo.OpenWorkdir(h.wd)
+	wd, _ := repo.OpenWorkdir(h.WD)
 	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "late", Author: "t"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	digest := treeDigest(t, h.url)
+	digest := testutil.TreeDigest(t, h.URL)
 	_, err = wd.Push(ctx, r, "")
 	if !errors.Is(err, repo.ErrDataMissing) || !strings.Contains(err.Error(), plan.DataFiles[0].Key) {
 		t.Fatalf("push naming a deleted file: %v", err)
 	}
-	if treeDigest(t, h.url) != digest {
+	if testutil.TreeDigest(t, h.URL) != digest {
 		t.Fatal("a refused push changed the repository")
 	}
-	if head := mustHead(t, r); head != h.recs[1].ID {
+	if head := mustHead(t, r); head != h.Recs[1].ID {
 		t.Fatalf("main moved to %s", head)
 	}
 }

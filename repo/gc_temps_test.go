@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/testutil"
+	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/repo"
 )
 
@@ -19,12 +21,12 @@ import (
 // be in progress). Nothing else changes.
 func TestGCTempLeftovers(t *testing.T) {
 	ctx := context.Background()
-	h := buildHistory(t, 2)
-	r := h.r
+	h := history.Build(t, 2, historyOps)
+	r := h.Repo
 	old := time.Now().Add(-8 * 24 * time.Hour)
 	place := func(rel string, mod time.Time) string {
 		t.Helper()
-		p := filepath.Join(h.url, filepath.FromSlash(rel))
+		p := filepath.Join(h.URL, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -38,8 +40,8 @@ func TestGCTempLeftovers(t *testing.T) {
 	}
 	keys := dataKeys(t, r)
 	oldData := place(filepath.ToSlash(filepath.Dir(keys[0]))+"/.tmp-killed1", old)
-	oldVersion := place(repo.VersionKey(h.recs[0].ID, ".tmp-killed2"), old)
-	young := place(repo.VersionKey(h.recs[1].ID, ".tmp-inprogress"), time.Now())
+	oldVersion := place(repo.VersionKey(h.Recs[0].ID, ".tmp-killed2"), old)
+	young := place(repo.VersionKey(h.Recs[1].ID, ".tmp-inprogress"), time.Now())
 
 	rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: true})
 	if err != nil {
@@ -61,12 +63,12 @@ func TestGCTempLeftovers(t *testing.T) {
 		t.Fatalf("verify notes %v, want %v", noted, want)
 	}
 
-	digest := treeDigest(t, h.url)
+	digest := testutil.TreeDigest(t, h.URL)
 	plan, err := r.PlanGC(ctx, repo.GCOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if treeDigest(t, h.url) != digest {
+	if testutil.TreeDigest(t, h.URL) != digest {
 		t.Fatal("the plan changed the repository")
 	}
 	var planned []string
@@ -87,11 +89,11 @@ func TestGCTempLeftovers(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	for _, rel := range []string{oldData, oldVersion} {
-		if _, err := os.Stat(filepath.Join(h.url, filepath.FromSlash(rel))); !os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(h.URL, filepath.FromSlash(rel))); !os.IsNotExist(err) {
 			t.Errorf("%s is still there: %v", rel, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(h.url, filepath.FromSlash(young))); err != nil {
+	if _, err := os.Stat(filepath.Join(h.URL, filepath.FromSlash(young))); err != nil {
 		t.Errorf("the young temporary file went: %v", err)
 	}
 	if !slices.Equal(dataKeys(t, r), keys) {
@@ -106,7 +108,7 @@ func TestGCTempLeftovers(t *testing.T) {
 	if err := tc.RemoveTemp(ctx, keys[0]); err == nil {
 		t.Fatal("RemoveTemp deleted a data file")
 	}
-	if _, err := os.Stat(filepath.Join(h.url, filepath.FromSlash(keys[0]))); err != nil {
+	if _, err := os.Stat(filepath.Join(h.URL, filepath.FromSlash(keys[0]))); err != nil {
 		t.Fatalf("data file: %v", err)
 	}
 }

@@ -2,13 +2,9 @@ package repo_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,33 +16,20 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/testutil"
+	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
 
-// history is a repository built by the spec-following writer.
-type history struct {
-	dir  string // holds repo/ and the working directory w/
-	url  string
-	r    *repo.Repo
-	recs []*version.Record // oldest first
-	wd   string
-}
-
 // historyOps is what version i (1-based) does: appends every time,
 // deletes, compaction (rewrite of files with deletes, and merge of
 // adjacent files, which removes the merged files' rows), dropped tables,
 // inlined rows.
 func historyOps(ctx context.Context, w *lakewriter.Writer, i int) error {
-	ok := func(err error) error {
-		if errors.Is(err, lakewriter.ErrNoChange) {
-			return nil
-		}
-		return err
-	}
-	c := func(n, t string) lakewriter.ColumnDef { return lakewriter.ColumnDef{Name: n, Type: t, Nullable: true} }
+	ok, c := history.AllowNoChange, history.Col
 	if i == 1 {
 		for _, tb := range []struct {
 			name string
@@ -107,78 +90,6 @@ func historyOps(ctx context.Context, w *lakewriter.Writer, i int) error {
 	return nil
 }
 
-// buildHistory makes a folder repository whose main holds n versions made
-// by historyOps, each committed and pushed.
-func buildHistory(t testing.TB, n int) *history {
-	t.Helper()
-	ctx := context.Background()
-	h := &history{dir: t.TempDir()}
-	h.url = filepath.Join(h.dir, "repo")
-	r, err := repo.Init(ctx, h.url, repo.InitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.r = r
-	t.Cleanup(func() { r.Close() })
-	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(h.dir, "w")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.wd = res.Dir
-	for i := 1; i <= n; i++ {
-		w, err := lakewriter.Open(ctx, res.Catalog)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := historyOps(ctx, w, i); err != nil {
-			w.Close()
-			t.Fatalf("version %d: %v", i, err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		wd, err := repo.OpenWorkdir(res.Dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, err := wd.Commit(ctx, repo.CommitOptions{Message: fmt.Sprintf("version %d", i), Author: "t"}, nil)
-		if err != nil {
-			t.Fatalf("commit %d: %v", i, err)
-		}
-		if _, err := wd.Push(ctx, r, ""); err != nil {
-			t.Fatalf("push %d: %v", i, err)
-		}
-		h.recs = append(h.recs, rec)
-	}
-	return h
-}
-
-// treeDigest digests every file under dir: names, modes, bytes.
-func treeDigest(t testing.TB, dir string) string {
-	t.Helper()
-	h := sha256.New()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(h, "%s\x00%v\x00", rel, d.IsDir())
-		if d.Type().IsRegular() {
-			f, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			io.Copy(h, f)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 // dataKeys lists the keys under data/.
 func dataKeys(t testing.TB, r *repo.Repo) []string {
 	t.Helper()
@@ -235,12 +146,12 @@ func keyOf(t testing.TB, r *repo.Repo, p string) string {
 // clean, log marks the retired versions, checkout refuses them.
 func TestGCKeepLastFive(t *testing.T) {
 	ctx := context.Background()
-	h := buildHistory(t, 32)
-	r := h.r
+	h := history.Build(t, 32, historyOps)
+	r := h.Repo
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 5; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	kept, retired := h.recs[27:], h.recs[:27]
+	kept, retired := h.Recs[27:], h.Recs[:27]
 	floor := kept[0].DuckLake.Snapshot
 
 	// The rule, computed from the catalogs directly: a kept catalog keeps
@@ -249,7 +160,7 @@ func TestGCKeepLastFive(t *testing.T) {
 	// merging compaction wrote and merged away within one version).
 	want := map[string]bool{}
 	listed := map[string]bool{}
-	for _, rec := range h.recs {
+	for _, rec := range h.Recs {
 		for _, f := range catalogFiles(t, r, rec) {
 			k := keyOf(t, r, f.ResolvedPath)
 			listed[k] = true
@@ -287,12 +198,12 @@ func TestGCKeepLastFive(t *testing.T) {
 	}
 
 	// The plan: exactly that, and no byte changes.
-	digest := treeDigest(t, h.url)
+	digest := testutil.TreeDigest(t, h.URL)
 	plan, err := r.PlanGC(ctx, repo.GCOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := treeDigest(t, h.url); got != digest {
+	if got := testutil.TreeDigest(t, h.URL); got != digest {
 		t.Fatal("planning changed the repository")
 	}
 	var planned []string
@@ -390,18 +301,18 @@ func TestGCKeepLastFive(t *testing.T) {
 	if err != nil || len(ids) != 27 || ids[kept[0].ID] {
 		t.Fatalf("retired ids: %d %v", len(ids), err)
 	}
-	_, err = r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(h.dir, "old"), Rev: string(retired[3].ID)})
+	_, err = r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(h.Dir, "old"), Rev: string(retired[3].ID)})
 	var re *repo.RetiredError
 	if !errors.As(err, &re) || re.Seq != 4 || !strings.Contains(err.Error(), "left retention on") {
 		t.Fatalf("checkout of a retired version: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(h.dir, "old")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(h.Dir, "old")); !os.IsNotExist(err) {
 		t.Fatalf("a refused checkout left its directory")
 	}
 	if _, err := r.CreateTag(ctx, "old", string(retired[3].ID)); !errors.Is(err, repo.ErrRetired) {
 		t.Fatalf("tag on a retired version: %v", err)
 	}
-	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(h.dir, "new"), Rev: string(kept[0].ID)}); err != nil {
+	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(h.Dir, "new"), Rev: string(kept[0].ID)}); err != nil {
 		t.Fatalf("checkout of the floor version: %v", err)
 	}
 }
@@ -412,9 +323,9 @@ func TestGCKeepLastFive(t *testing.T) {
 // catalog spelling it another (docs/spec.md §16).
 func TestGCSpellings(t *testing.T) {
 	ctx := context.Background()
-	h := buildHistory(t, 2)
-	r := h.r
-	cat := filepath.Join(h.wd, repo.CatalogName)
+	h := history.Build(t, 2, historyOps)
+	r := h.Repo
+	cat := filepath.Join(h.WD, repo.CatalogName)
 	db, err := sql.Open("duckdb", cat)
 	if err != nil {
 		t.Fatal(err)
@@ -435,7 +346,7 @@ func TestGCSpellings(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	wd, _ := repo.OpenWorkdir(h.wd)
+	wd, _ := repo.OpenWorkdir(h.WD)
 	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "odd spellings", Author: "t"}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -498,9 +409,9 @@ func mustHead(t testing.TB, r *repo.Repo) version.ID {
 // survive within the grace period, and go after it.
 func TestGCReachability(t *testing.T) {
 	ctx := context.Background()
-	h := buildHistory(t, 8)
-	r := h.r
-	v := h.recs
+	h := history.Build(t, 8, historyOps)
+	r := h.Repo
+	v := h.Recs
 	// A tag on seq 2, a request ref on seq 3, main moved back to seq 6
 	// (seq 7 and 8 undone, reached only by the ref log).
 	if _, err := r.CreateTag(ctx, "t2", string(v[1].ID)); err != nil {
@@ -525,7 +436,7 @@ func TestGCReachability(t *testing.T) {
 	// An in-flight push: seq 9 uploaded by hand, the ref not moved.
 	inflight := v[7].ID // placeholder replaced below
 	{
-		wd, _ := repo.OpenWorkdir(h.wd)
+		wd, _ := repo.OpenWorkdir(h.WD)
 		w, err := lakewriter.Open(ctx, wd.CatalogPath())
 		if err != nil {
 			t.Fatal(err)
@@ -551,7 +462,7 @@ func TestGCReachability(t *testing.T) {
 		}
 	}
 	// A working catalog's uncommitted data file.
-	w, err := lakewriter.Open(ctx, filepath.Join(h.wd, repo.CatalogName))
+	w, err := lakewriter.Open(ctx, filepath.Join(h.WD, repo.CatalogName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -661,8 +572,8 @@ func idsOf(recs []*version.Record) []version.ID {
 // refuse to plan, naming the ref.
 func TestGCRefusesBadRefs(t *testing.T) {
 	ctx := context.Background()
-	h := buildHistory(t, 2)
-	r := h.r
+	h := history.Build(t, 2, historyOps)
+	r := h.Repo
 	missing, _ := version.NewID()
 	for name, content := range map[string]string{"empty": "", "garbage": "not an id\n", "dangling": string(missing) + "\n"} {
 		key := "refs/heads/" + name
@@ -684,13 +595,13 @@ func TestGCRefusesBadRefs(t *testing.T) {
 // floor takes it out of retention.
 func TestExciseAheadOfFloor(t *testing.T) {
 	ctx := context.Background()
-	h := buildHistory(t, 3)
-	r := h.r
-	err := r.Excise(ctx, h.recs[0].ID, nil)
-	if !errors.Is(err, repo.ErrAheadOfFloor) || !strings.Contains(err.Error(), string(h.recs[0].ID)) {
+	h := history.Build(t, 3, historyOps)
+	r := h.Repo
+	err := r.Excise(ctx, h.Recs[0].ID, nil)
+	if !errors.Is(err, repo.ErrAheadOfFloor) || !strings.Contains(err.Error(), string(h.Recs[0].ID)) {
 		t.Fatalf("excise without a floor: %v", err)
 	}
-	if _, err := r.Store().Stat(ctx, repo.VersionKey(h.recs[0].ID, version.CatalogFile)); err != nil {
+	if _, err := r.Store().Stat(ctx, repo.VersionKey(h.Recs[0].ID, version.CatalogFile)); err != nil {
 		t.Fatalf("the refused excise deleted the catalog: %v", err)
 	}
 	// Once the floor retires seq 1 (keep-last 2), excising it works; seq 2
@@ -707,13 +618,13 @@ func TestExciseAheadOfFloor(t *testing.T) {
 	if _, err := r.Store().Swap(ctx, retention.FloorKey, store.NoToken, b); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Excise(ctx, h.recs[1].ID, nil); !errors.Is(err, repo.ErrAheadOfFloor) {
+	if err := r.Excise(ctx, h.Recs[1].ID, nil); !errors.Is(err, repo.ErrAheadOfFloor) {
 		t.Fatalf("excise of a kept version: %v", err)
 	}
-	if err := r.Excise(ctx, h.recs[0].ID, []string{}); err != nil {
+	if err := r.Excise(ctx, h.Recs[0].ID, []string{}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := r.Marker(ctx, h.recs[0].ID)
+	m, err := r.Marker(ctx, h.Recs[0].ID)
 	if err != nil || m == nil || m.Floor != f.Generation {
 		t.Fatalf("marker %+v %v", m, err)
 	}
@@ -733,11 +644,11 @@ func TestExciseAheadOfFloor(t *testing.T) {
 	if _, err := r.ApplyGC(ctx, fresh); err != nil {
 		t.Fatal(err)
 	}
-	digest := treeDigest(t, h.url)
+	digest := testutil.TreeDigest(t, h.URL)
 	if _, err := r.ApplyGC(ctx, stale); !errors.Is(err, repo.ErrRetentionConflict) {
 		t.Fatalf("stale plan: %v", err)
 	}
-	if treeDigest(t, h.url) != digest {
+	if testutil.TreeDigest(t, h.URL) != digest {
 		t.Fatal("a refused stale plan changed the repository")
 	}
 }
@@ -747,11 +658,11 @@ func TestExciseAheadOfFloor(t *testing.T) {
 // (--data) and ref log entries that do not parse.
 func TestVerifyFull(t *testing.T) {
 	ctx := context.Background()
-	h := buildHistory(t, 2)
-	r := h.r
+	h := history.Build(t, 2, historyOps)
+	r := h.Repo
 	// A catalog that breaks the invariants but matches its record: break
 	// the working catalog, then commit and push it.
-	cat := filepath.Join(h.wd, repo.CatalogName)
+	cat := filepath.Join(h.WD, repo.CatalogName)
 	db, err := sql.Open("duckdb", cat)
 	if err != nil {
 		t.Fatal(err)
@@ -774,7 +685,7 @@ func TestVerifyFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	wd, _ := repo.OpenWorkdir(h.wd)
+	wd, _ := repo.OpenWorkdir(h.WD)
 	broken, err := wd.Commit(ctx, repo.CommitOptions{Message: "broken", Author: "t"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -784,7 +695,7 @@ func TestVerifyFull(t *testing.T) {
 	}
 	// A data file the head can read, removed.
 	var gone string
-	for _, f := range catalogFiles(t, r, h.recs[1]) {
+	for _, f := range catalogFiles(t, r, h.Recs[1]) {
 		if f.EndSnapshot == nil && !f.Delete {
 			gone = keyOf(t, r, f.ResolvedPath)
 			break
@@ -794,9 +705,9 @@ func TestVerifyFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A marker beside a catalog (a gc that stopped half way).
-	mk := &retention.Marker{Format: 1, Version: h.recs[0].ID, RetiredAt: time.Now().UTC(), Floor: 1, DataFiles: []string{}}
+	mk := &retention.Marker{Format: 1, Version: h.Recs[0].ID, RetiredAt: time.Now().UTC(), Floor: 1, DataFiles: []string{}}
 	b, _ := mk.Marshal()
-	if err := r.Store().Create(ctx, repo.VersionKey(h.recs[0].ID, retention.MarkerFile), strings.NewReader(string(b))); err != nil {
+	if err := r.Store().Create(ctx, repo.VersionKey(h.Recs[0].ID, retention.MarkerFile), strings.NewReader(string(b))); err != nil {
 		t.Fatal(err)
 	}
 	// A ref log entry that does not parse.
@@ -813,7 +724,7 @@ func TestVerifyFull(t *testing.T) {
 	}
 	for code, obj := range map[string]string{
 		"catalog-column-table": string(broken.ID), "catalog-end-before-begin": string(broken.ID), "catalog-counter": string(broken.ID),
-		repo.CodeRetiredCatalog: string(h.recs[0].ID), repo.CodeDataMissing: gone, repo.CodeReflogInvalid: "",
+		repo.CodeRetiredCatalog: string(h.Recs[0].ID), repo.CodeDataMissing: gone, repo.CodeReflogInvalid: "",
 	} {
 		if got, ok := codes[code]; !ok || got != obj {
 			t.Errorf("problem %s on %q: got %q (present %v); all: %+v", code, obj, got, ok, rep.Problems)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
@@ -21,9 +22,9 @@ import (
 // problem: verify passes.
 func TestVerifySnapshotGapIsANote(t *testing.T) {
 	ctx := context.Background()
-	h := buildHistory(t, 2)
-	r := h.r
-	cat := h.wd + "/" + repo.CatalogName
+	h := history.Build(t, 2, historyOps)
+	r := h.Repo
+	cat := h.WD + "/" + repo.CatalogName
 	db, err := sql.Open("duckdb", cat)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func TestVerifySnapshotGapIsANote(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	wd, _ := repo.OpenWorkdir(h.wd)
+	wd, _ := repo.OpenWorkdir(h.WD)
 	rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "after expiry", Author: "t"}, nil)
 	if err != nil {
 		t.Fatalf("commit of a catalog with an expired snapshot: %v", err)
@@ -74,9 +75,9 @@ func TestVerifySnapshotGapIsANote(t *testing.T) {
 // catalog matches its record's digest.
 func TestVerifyLineage(t *testing.T) {
 	ctx := context.Background()
-	h := buildHistory(t, 2)
-	r := h.r
-	first, head := h.recs[0], h.recs[1]
+	h := history.Build(t, 2, historyOps)
+	r := h.Repo
+	first, head := h.Recs[0], h.Recs[1]
 	// A forged version after head whose catalog is the first version's.
 	id, err := version.NewIDAfter(head.ID)
 	if err != nil {

@@ -52,7 +52,7 @@ is printed. --json prints the whole plan (and, with --yes, what was done).`,
 			return runGC(cmd.Context(), ios, g, o)
 		},
 	}
-	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
+	g.addRepoFlag(cmd)
 	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "apply the plan (default: only print it)")
 	return cmd
 }
@@ -64,44 +64,44 @@ type gcOutput struct {
 }
 
 func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
-	r, err := g.openRepo(ctx)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	r.SetOptions(repo.Options{Step: stepHook})
-	plan, err := r.PlanGC(ctx, repo.GCOptions{})
-	if err != nil {
-		return err
-	}
-	out := gcOutput{Plan: plan}
-	if !g.JSON {
-		printPlan(ctx, ios, g, r, plan)
-	}
-	if o.Yes && !plan.Empty() {
-		res, err := r.ApplyGC(ctx, plan)
-		out.Result = res
+	return g.withRepo(ctx, func(r *repo.Repo) error {
+		r.SetOptions(repo.Options{Step: stepHook})
+		plan, err := r.PlanGC(ctx, repo.GCOptions{})
 		if err != nil {
 			return err
 		}
-	}
-	if g.JSON {
-		return printJSON(ios, out)
-	}
-	switch {
-	case plan.Empty():
-		ios.Printf("Nothing to do.\n")
-	case !o.Yes:
-		ios.Printf("This was the plan: nothing changed. Apply it with: fdl gc --yes\n")
-	default:
-		res := out.Result
-		if res.FloorMoved {
-			ios.Printf("%s moved the floor to generation %d\n", ios.OK("done:"), res.Floor)
+		out := gcOutput{Plan: plan}
+		if !g.JSON {
+			printPlan(ctx, ios, g, r, plan)
 		}
-		ios.Printf("%s wrote %d marker(s), deleted %d catalog/dataset file(s), %d data file(s), %d abandoned upload(s), %d temporary file(s): %s freed\n",
-			ios.OK("done:"), res.Marked, res.Excised, res.DataFiles, res.Abandoned, res.Temps, term.Bytes(res.Bytes))
-	}
-	return nil
+		switch {
+		case o.Yes && plan.Empty():
+			out.Result = &repo.GCResult{Floor: plan.FloorGeneration} // nothing done
+		case o.Yes:
+			res, err := r.ApplyGC(ctx, plan)
+			out.Result = res
+			if err != nil {
+				return err
+			}
+		}
+		if g.JSON {
+			return printJSON(ios, out)
+		}
+		switch {
+		case plan.Empty():
+			ios.Printf("Nothing to do.\n")
+		case !o.Yes:
+			ios.Printf("This was the plan: nothing changed. Apply it with: fdl gc --yes\n")
+		default:
+			res := out.Result
+			if res.FloorMoved {
+				ios.Printf("%s moved the floor to generation %d\n", ios.OK("done:"), res.Floor)
+			}
+			ios.Printf("%s wrote %d marker(s), deleted %d catalog/dataset file(s), %d data file(s), %d abandoned upload(s), %d temporary file(s): %s freed\n",
+				ios.OK("done:"), res.Marked, res.Excised, res.DataFiles, res.Abandoned, res.Temps, term.Bytes(res.Bytes))
+		}
+		return nil
+	})
 }
 
 // printPlan prints a plan for people (or, off a terminal, for grep).

@@ -44,7 +44,7 @@ tab-separated line per version with RFC 3339 UTC times:
 			return runLog(cmd.Context(), ios, g, o)
 		},
 	}
-	cmd.PersistentFlags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
+	g.addRepoFlag(cmd)
 	cmd.Flags().IntVarP(&o.Max, "max-count", "n", 0, "show at most N versions (N >= 1)")
 	return cmd
 }
@@ -115,68 +115,65 @@ func shortLen(ctx context.Context, r *repo.Repo, local []*version.Record) (int, 
 }
 
 func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error {
-	r, err := g.openRepo(ctx)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	local := g.localVersions(o.Rev)
-	rev := o.Rev
-	if rev == "" {
-		rev = g.defaultRev()
-	}
-	recs := local
-	if len(local) == 0 || local[len(local)-1].Parent() != "" {
-		res, err := r.Resolve(ctx, rev)
-		if err != nil && !(len(local) > 0 && errors.Is(err, repo.ErrUnknownRev)) {
-			return err
+	return g.withRepo(ctx, func(r *repo.Repo) error {
+		local := g.localVersions(o.Rev)
+		rev := o.Rev
+		if rev == "" {
+			rev = g.defaultRev()
 		}
-		if err == nil {
-			stored, err := r.Log(ctx, res.ID, 0)
-			if err != nil {
+		recs := local
+		if len(local) == 0 || local[len(local)-1].Parent() != "" {
+			res, err := r.Resolve(ctx, rev)
+			if err != nil && !(len(local) > 0 && errors.Is(err, repo.ErrUnknownRev)) {
 				return err
 			}
-			recs = append(recs, stored...)
+			if err == nil {
+				stored, err := r.Log(ctx, res.ID, 0)
+				if err != nil {
+					return err
+				}
+				recs = append(recs, stored...)
+			}
 		}
-	}
-	if o.Max > 0 && len(recs) > o.Max {
-		recs = recs[:o.Max]
-	}
-	n, err := shortLen(ctx, r, local)
-	if err != nil {
-		return err
-	}
-	isLocal := map[version.ID]bool{}
-	for _, rec := range local {
-		isLocal[rec.ID] = true
-	}
-	retired, err := r.RetiredIDs(ctx)
-	if err != nil {
-		return err
-	}
-	if g.JSON {
-		out := make([]logEntry, len(recs))
-		for i, rec := range recs {
-			out[i] = logEntry{rec, repo.Short(rec.ID, n), isLocal[rec.ID], retired[rec.ID]}
+		if o.Max > 0 && len(recs) > o.Max {
+			recs = recs[:o.Max]
 		}
-		return printJSON(ios, out)
-	}
-	for _, rec := range recs {
-		short := repo.Short(rec.ID, n)
-		msg := oneLine(rec.Message)
-		if isLocal[rec.ID] {
-			msg = "(not pushed) " + msg
+		n, err := shortLen(ctx, r, local)
+		if err != nil {
+			return err
 		}
-		if retired[rec.ID] {
-			msg = "(retired) " + msg
+		isLocal := map[version.ID]bool{}
+		for _, rec := range local {
+			isLocal[rec.ID] = true
 		}
-		if !ios.OutTTY {
-			ios.Printf("%d\t%s\t%s\t%s\t%s\n", rec.Seq, short, rec.CreatedAt.UTC().Format(time.RFC3339), oneLine(rec.Author), msg)
-			continue
+		retired, err := r.RetiredIDs(ctx)
+		if err != nil {
+			return err
 		}
-		ios.Printf("%s  %s  %s  %s  %s\n", fmt.Sprintf("%4d", rec.Seq), ios.ID(short), ios.Dim(rec.CreatedAt.Local().Format("2006-01-02 15:04:05 MST")), oneLine(rec.Author), msg)
-	}
-	return nil
+		if g.JSON {
+			out := make([]logEntry, len(recs))
+			for i, rec := range recs {
+				out[i] = logEntry{rec, repo.Short(rec.ID, n), isLocal[rec.ID], retired[rec.ID]}
+			}
+			return printJSON(ios, out)
+		}
+		for _, rec := range recs {
+			short := repo.Short(rec.ID, n)
+			msg := oneLine(rec.Message)
+			if isLocal[rec.ID] {
+				msg = "(not pushed) " + msg
+			}
+			if retired[rec.ID] {
+				msg = "(retired) " + msg
+			}
+			if !ios.OutTTY {
+				ios.Printf("%d\t%s\t%s\t%s\t%s\n", rec.Seq, short, rec.CreatedAt.UTC().Format(time.RFC3339), oneLine(rec.Author), msg)
+				continue
+			}
+			ios.Printf("%s  %s  %s  %s  %s\n", fmt.Sprintf("%4d", rec.Seq), ios.ID(short), ios.Dim(rec.CreatedAt.Local().Format("2006-01-02 15:04:05 MST")), oneLine(rec.Author), msg)
+		}
+		return nil
+	})
 }
 
 // oneLine returns the first line of s, with " …" when more follows, and

@@ -23,11 +23,7 @@ or if another push moved it first, the push is refused with exit code 3 and
 nothing moves. A push that was interrupted can be run again.`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			branch := ""
-			if len(a) == 1 {
-				branch = strings.TrimPrefix(a[0], refs.HeadsPrefix)
-			}
-			return runPush(cmd.Context(), ios, g, branch)
+			return runPush(cmd.Context(), ios, g, strings.TrimPrefix(optionalArg(a, 0), refs.HeadsPrefix))
 		},
 	}
 }

@@ -33,14 +33,10 @@ tab-separated line per entry with RFC 3339 UTC times:
   fdl reflog --json`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			ref := ""
-			if len(a) == 1 {
-				ref = a[0]
-			}
-			return runReflog(cmd.Context(), ios, g, ref)
+			return runReflog(cmd.Context(), ios, g, optionalArg(a, 0))
 		},
 	}
-	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
+	g.addRepoFlag(cmd)
 	return cmd
 }
 
@@ -52,104 +48,99 @@ type reflogEntry struct {
 }
 
 func runReflog(ctx context.Context, ios *term.IO, g *globals, name string) error {
-	r, err := g.openRepo(ctx)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	var entries []repo.LogEntry
-	var bad []error
-	if name != "" {
-		// A full name, else a branch, a tag, a request (deleted ones too:
-		// their logs stay).
-		cands := []refs.Name{refs.Name(name)}
-		if !strings.HasPrefix(name, "refs/") {
-			if err := refs.CheckShort(name); err != nil {
-				return usageError{errorf("ref name %q: %v", name, err)}
+	return g.withRepo(ctx, func(r *repo.Repo) error {
+		var err error
+		var entries []repo.LogEntry
+		var bad []error
+		if name != "" {
+			// A full name, else a branch, a tag, a request (deleted ones too:
+			// their logs stay).
+			cands := []refs.Name{refs.Name(name)}
+			if !strings.HasPrefix(name, "refs/") {
+				if err := refs.CheckShort(name); err != nil {
+					return usageError{errorf("ref name %q: %v", name, err)}
+				}
+				cands = []refs.Name{refs.Name(refs.HeadsPrefix + name), refs.Name(refs.TagsPrefix + name), refs.Name(refs.RequestsPrefix + name)}
 			}
-			cands = []refs.Name{refs.Name(refs.HeadsPrefix + name), refs.Name(refs.TagsPrefix + name), refs.Name(refs.RequestsPrefix + name)}
-		}
-		for _, c := range cands {
-			if entries, bad, err = r.RefLog(ctx, c); err != nil {
-				return err
+			for _, c := range cands {
+				if entries, bad, err = r.RefLog(ctx, c); err != nil {
+					return err
+				}
+				if len(entries) > 0 || len(bad) > 0 {
+					break
+				}
 			}
-			if len(entries) > 0 || len(bad) > 0 {
-				break
+			if len(entries) == 0 && len(bad) == 0 {
+				return errorf("no ref log for %q in %s: no branch, tag or request of that name ever moved (list refs with fdl branch -l, fdl tag -l): %w", name, r.URL(), refs.ErrNotFound)
 			}
-		}
-		if len(entries) == 0 && len(bad) == 0 {
-			return errorf("no ref log for %q in %s: no branch, tag or request of that name ever moved (list refs with fdl branch -l, fdl tag -l): %w", name, r.URL(), refs.ErrNotFound)
-		}
-	} else if entries, bad, err = r.RefLog(ctx, ""); err != nil {
-		return err
-	}
-	n, err := r.ShortLen(ctx)
-	if err != nil {
-		return err
-	}
-	short := func(id version.ID) string {
-		if id == "" {
-			return ""
-		}
-		return repo.Short(id, n)
-	}
-	if g.JSON {
-		out := make([]reflogEntry, len(entries))
-		for i, e := range entries {
-			out[i] = reflogEntry{e, short(e.Old), short(e.New)}
-		}
-		if err := printJSON(ios, out); err != nil {
+		} else if entries, bad, err = r.RefLog(ctx, ""); err != nil {
 			return err
 		}
-	} else {
-		dash := func(s string) string {
-			if s == "" {
-				return "-"
+		n, err := r.ShortLen(ctx)
+		if err != nil {
+			return err
+		}
+		short := func(id version.ID) string {
+			if id == "" {
+				return ""
 			}
-			return s
+			return repo.Short(id, n)
 		}
-		for _, e := range entries {
-			if !ios.OutTTY {
-				ios.Printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), e.Ref.Short(), e.Action, dash(short(e.Old)), dash(short(e.New)), e.Author, oneLine(e.Why))
-				continue
+		if g.JSON {
+			out := make([]reflogEntry, len(entries))
+			for i, e := range entries {
+				out[i] = reflogEntry{e, short(e.Old), short(e.New)}
 			}
-			ios.Printf("%s  %s  %-9s %s -> %s  %s  %s\n", ios.Dim(e.Time.Local().Format("2006-01-02 15:04:05")), ios.Ref(e.Ref.Short()), e.Action,
-				ios.ID(dash(short(e.Old))), ios.ID(dash(short(e.New))), e.Author, oneLine(e.Why))
+			if err := printJSON(ios, out); err != nil {
+				return err
+			}
+		} else {
+			dash := func(s string) string {
+				if s == "" {
+					return "-"
+				}
+				return s
+			}
+			for _, e := range entries {
+				if !ios.OutTTY {
+					ios.Printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), e.Ref.Short(), e.Action, dash(short(e.Old)), dash(short(e.New)), e.Author, oneLine(e.Why))
+					continue
+				}
+				ios.Printf("%s  %s  %-9s %s -> %s  %s  %s\n", ios.Dim(e.Time.Local().Format("2006-01-02 15:04:05")), ios.Ref(e.Ref.Short()), e.Action,
+					ios.ID(dash(short(e.Old))), ios.ID(dash(short(e.New))), e.Author, oneLine(e.Why))
+			}
 		}
-	}
-	if len(bad) > 0 {
-		for _, e := range bad {
-			ios.Printf("%s %v\n", ios.Bad("bad entry:"), e)
+		if len(bad) > 0 {
+			for _, e := range bad {
+				ios.Printf("%s %v\n", ios.Bad("bad entry:"), e)
+			}
+			return bad[0]
 		}
-		return bad[0]
-	}
-	return nil
+		return nil
+	})
 }
 
 // runMoveBranch is 'fdl branch -f NAME REV [--backwards] [--why TEXT]'.
 func runMoveBranch(ctx context.Context, ios *term.IO, g *globals, name, rev string, backwards bool, why string) error {
-	r, err := g.openRepo(ctx)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	r.SetOptions(repo.Options{Step: stepHook})
-	res, err := r.MoveBranch(ctx, name, rev, repo.MoveOptions{Backwards: backwards, Why: why})
-	if err != nil {
-		return err
-	}
-	if g.JSON {
-		return printJSON(ios, res)
-	}
-	n, _ := r.ShortLen(ctx)
-	switch {
-	case res.UpToDate:
-		ios.Printf("Branch %s already holds %s\n", ios.Ref(name), ios.ID(repo.Short(res.New, n)))
-	case res.Backwards:
-		ios.Printf("Moved branch %s back: %s -> %s; %d version(s) undone, kept in the repository and the ref log (fdl reflog %s)\n",
-			ios.Ref(name), ios.ID(repo.Short(res.Old, n)), ios.ID(repo.Short(res.New, n)), len(res.Undone), name)
-	default:
-		ios.Printf("Moved branch %s forward: %s -> %s\n", ios.Ref(name), ios.ID(repo.Short(res.Old, n)), ios.ID(repo.Short(res.New, n)))
-	}
-	return nil
+	return g.withRepo(ctx, func(r *repo.Repo) error {
+		r.SetOptions(repo.Options{Step: stepHook})
+		res, err := r.MoveBranch(ctx, name, rev, repo.MoveOptions{Backwards: backwards, Why: why})
+		if err != nil {
+			return err
+		}
+		if g.JSON {
+			return printJSON(ios, res)
+		}
+		n, _ := r.ShortLen(ctx)
+		switch {
+		case res.UpToDate:
+			ios.Printf("Branch %s already holds %s\n", ios.Ref(name), ios.ID(repo.Short(res.New, n)))
+		case res.Backwards:
+			ios.Printf("Moved branch %s back: %s -> %s; %d version(s) undone, kept in the repository and the ref log (fdl reflog %s)\n",
+				ios.Ref(name), ios.ID(repo.Short(res.Old, n)), ios.ID(repo.Short(res.New, n)), len(res.Undone), name)
+		default:
+			ios.Printf("Moved branch %s forward: %s -> %s\n", ios.Ref(name), ios.ID(repo.Short(res.Old, n)), ios.ID(repo.Short(res.New, n)))
+		}
+		return nil
+	})
 }

@@ -35,15 +35,11 @@ A tag never moves: creating an existing tag is refused.`,
 			if o.List || len(a) == 0 {
 				return runListRefs(cmd.Context(), ios, g, refs.TagsPrefix, a)
 			}
-			rev := ""
-			if len(a) == 2 {
-				rev = a[1]
-			}
-			return runCreateRef(cmd.Context(), ios, g, "tag", a[0], rev)
+			return runCreateRef(cmd.Context(), ios, g, "tag", a[0], optionalArg(a, 1))
 		},
 	}
 	cmd.Flags().BoolVarP(&o.List, "list", "l", false, "list tags")
-	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
+	g.addRepoFlag(cmd)
 	return cmd
 }
 
@@ -84,11 +80,7 @@ reason in the ref log.`,
 			case o.List || len(a) == 0:
 				return runListRefs(cmd.Context(), ios, g, refs.HeadsPrefix, a)
 			}
-			rev := ""
-			if len(a) == 2 {
-				rev = a[1]
-			}
-			return runCreateRef(cmd.Context(), ios, g, "branch", a[0], rev)
+			return runCreateRef(cmd.Context(), ios, g, "branch", a[0], optionalArg(a, 1))
 		},
 	}
 	cmd.Flags().BoolVarP(&o.List, "list", "l", false, "list branches")
@@ -96,7 +88,7 @@ reason in the ref log.`,
 	cmd.Flags().BoolVarP(&o.Force, "force", "f", false, "move an existing branch to REV (forward only, unless --backwards)")
 	cmd.Flags().BoolVar(&o.Backwards, "backwards", false, "with -f: allow a move that undoes versions")
 	cmd.Flags().StringVar(&o.Why, "why", "", "with -f: the reason, recorded in the ref log")
-	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
+	g.addRepoFlag(cmd)
 	return cmd
 }
 
@@ -118,101 +110,93 @@ func runListRefs(ctx context.Context, ios *term.IO, g *globals, prefix string, p
 			return usageError{errorf("pattern %q: %v", p, err)}
 		}
 	}
-	r, err := g.openRepo(ctx)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	good, bad, err := r.Refs().List(ctx, prefix)
-	if err != nil {
-		return err
-	}
-	head, _ := r.Refs().Head(ctx)
-	n, err := r.ShortLen(ctx)
-	if err != nil {
-		return err
-	}
-	out := []refEntry{}
-	for _, ref := range good {
-		if !matchAny(patterns, ref.Name.Short()) {
-			continue
-		}
-		e := refEntry{Name: ref.Name.Short(), Ref: string(ref.Name), ID: string(ref.ID), Short: repo.Short(ref.ID, n), Head: ref.Name == head}
-		if rec, err := r.Record(ctx, ref.ID); err == nil {
-			e.Seq, e.Message = rec.Seq, oneLine(rec.Message)
-		} else {
-			bad = append(bad, fmt.Errorf("%s points at %s: %w", ref.Name, ref.ID, err))
-		}
-		out = append(out, e)
-	}
-	if g.JSON {
-		if err := printJSON(ios, out); err != nil {
+	return g.withRepo(ctx, func(r *repo.Repo) error {
+		good, bad, err := r.Refs().List(ctx, prefix)
+		if err != nil {
 			return err
 		}
-	} else {
-		for _, e := range out {
-			mark := "  "
-			if e.Head {
-				mark = "* "
-			}
-			if !ios.OutTTY {
-				ios.Printf("%s\t%s\t%d\t%s\n", e.Name, e.Short, e.Seq, e.Message)
+		head, _ := r.Refs().Head(ctx)
+		n, err := r.ShortLen(ctx)
+		if err != nil {
+			return err
+		}
+		out := []refEntry{}
+		for _, ref := range good {
+			if !matchAny(patterns, ref.Name.Short()) {
 				continue
 			}
-			ios.Printf("%s%s  %s  seq %d  %s\n", mark, ios.Ref(e.Name), ios.ID(e.Short), e.Seq, e.Message)
+			e := refEntry{Name: ref.Name.Short(), Ref: string(ref.Name), ID: string(ref.ID), Short: repo.Short(ref.ID, n), Head: ref.Name == head}
+			if rec, err := r.Record(ctx, ref.ID); err == nil {
+				e.Seq, e.Message = rec.Seq, oneLine(rec.Message)
+			} else {
+				bad = append(bad, fmt.Errorf("%s points at %s: %w", ref.Name, ref.ID, err))
+			}
+			out = append(out, e)
 		}
-	}
-	if len(bad) > 0 {
-		for _, e := range bad {
-			ios.Printf("%s\n", e)
+		if g.JSON {
+			if err := printJSON(ios, out); err != nil {
+				return err
+			}
+		} else {
+			for _, e := range out {
+				mark := "  "
+				if e.Head {
+					mark = "* "
+				}
+				if !ios.OutTTY {
+					ios.Printf("%s\t%s\t%d\t%s\n", e.Name, e.Short, e.Seq, e.Message)
+					continue
+				}
+				ios.Printf("%s%s  %s  seq %d  %s\n", mark, ios.Ref(e.Name), ios.ID(e.Short), e.Seq, e.Message)
+			}
 		}
-		return bad[0]
-	}
-	return nil
+		if len(bad) > 0 {
+			for _, e := range bad {
+				ios.Printf("%s\n", e)
+			}
+			return bad[0]
+		}
+		return nil
+	})
 }
 
 func runCreateRef(ctx context.Context, ios *term.IO, g *globals, kind, name, rev string) error {
-	r, err := g.openRepo(ctx)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	if rev == "" {
-		// Inside a working directory: its branch's newest pushed version.
-		rev = g.defaultRev()
-	}
-	var ref refs.Ref
-	if kind == "tag" {
-		ref, err = r.CreateTag(ctx, name, rev)
-	} else {
-		ref, err = r.CreateBranch(ctx, name, rev)
-	}
-	if err != nil {
-		return err
-	}
-	if g.JSON {
-		return printJSON(ios, map[string]string{"ref": string(ref.Name), "name": ref.Name.Short(), "id": string(ref.ID)})
-	}
-	n, _ := r.ShortLen(ctx)
-	ios.Printf("Created %s %s at %s\n", kind, ios.Ref(name), ios.ID(repo.Short(ref.ID, n)))
-	return nil
+	return g.withRepo(ctx, func(r *repo.Repo) error {
+		var err error
+		if rev == "" {
+			// Inside a working directory: its branch's newest pushed version.
+			rev = g.defaultRev()
+		}
+		var ref refs.Ref
+		if kind == "tag" {
+			ref, err = r.CreateTag(ctx, name, rev)
+		} else {
+			ref, err = r.CreateBranch(ctx, name, rev)
+		}
+		if err != nil {
+			return err
+		}
+		if g.JSON {
+			return printJSON(ios, map[string]string{"ref": string(ref.Name), "name": ref.Name.Short(), "id": string(ref.ID)})
+		}
+		n, _ := r.ShortLen(ctx)
+		ios.Printf("Created %s %s at %s\n", kind, ios.Ref(name), ios.ID(repo.Short(ref.ID, n)))
+		return nil
+	})
 }
 
 func runDeleteBranch(ctx context.Context, ios *term.IO, g *globals, name string) error {
-	r, err := g.openRepo(ctx)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	ref, err := r.DeleteBranch(ctx, name)
-	if err != nil {
-		return err
-	}
-	if g.JSON {
-		return printJSON(ios, map[string]string{"deleted": string(ref.Name), "id": string(ref.ID)})
-	}
-	ios.Printf("Deleted branch %s (was %s)\n", ios.Ref(name), ios.ID(string(ref.ID)))
-	return nil
+	return g.withRepo(ctx, func(r *repo.Repo) error {
+		ref, err := r.DeleteBranch(ctx, name)
+		if err != nil {
+			return err
+		}
+		if g.JSON {
+			return printJSON(ios, map[string]string{"deleted": string(ref.Name), "id": string(ref.ID)})
+		}
+		ios.Printf("Deleted branch %s (was %s)\n", ios.Ref(name), ios.ID(string(ref.ID)))
+		return nil
+	})
 }
 
 func matchAny(patterns []string, name string) bool {

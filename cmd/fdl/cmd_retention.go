@@ -55,8 +55,8 @@ Durations: a number and a unit, w d h m s, or a sum: 2w, 30d, 1d12h, 90m.`,
 			return runRetention(cmd.Context(), ios, g, o, set, cmd.Flags().Changed)
 		},
 	}
+	g.addRepoFlag(cmd)
 	f := cmd.Flags()
-	f.StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
 	f.IntVar(&o.KeepLast, "keep-last", 0, "keep the last `N` versions of each branch (0: rule off)")
 	f.StringVar(&o.KeepWithin, "keep-within", "", "keep versions created less than `DURATION` ago (0: rule off)")
 	f.StringVar(&o.Grace, "grace", "", "grace period for files and uploads no catalog or ref describes (`DURATION`, default 7d)")
@@ -75,89 +75,87 @@ type retentionOutput struct {
 }
 
 func runRetention(ctx context.Context, ios *term.IO, g *globals, o *retentionOptions, set bool, changed func(string) bool) error {
-	r, err := g.openRepo(ctx)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	out := retentionOutput{}
-	if set {
-		if o.KeepAll && (changed("keep-last") || changed("keep-within")) {
-			return usageError{errorf("--keep-all turns the rules off: it does not go with --keep-last or --keep-within")}
-		}
-		if o.KeepLast < 0 {
-			return usageError{errorf("--keep-last %d: give 0 (off) or a positive number of versions", o.KeepLast)}
-		}
-		var within, grace retention.Duration
-		if changed("keep-within") {
-			if within, err = retention.ParseDuration(o.KeepWithin); err != nil {
-				return usageError{err}
+	return g.withRepo(ctx, func(r *repo.Repo) error {
+		var err error
+		out := retentionOutput{}
+		if set {
+			if o.KeepAll && (changed("keep-last") || changed("keep-within")) {
+				return usageError{errorf("--keep-all turns the rules off: it does not go with --keep-last or --keep-within")}
 			}
-		}
-		if changed("grace") {
-			if grace, err = retention.ParseDuration(o.Grace); err != nil {
-				return usageError{err}
+			if o.KeepLast < 0 {
+				return usageError{errorf("--keep-last %d: give 0 (off) or a positive number of versions", o.KeepLast)}
 			}
-		}
-		out.Policy, err = r.UpdatePolicy(ctx, func(p *retention.Policy) error {
-			switch {
-			case o.KeepAll:
-				p.KeepLast, p.KeepWithin = 0, 0
-			default:
-				if changed("keep-last") {
-					p.KeepLast = o.KeepLast
-				}
-				if changed("keep-within") {
-					p.KeepWithin = within
+			var within, grace retention.Duration
+			if changed("keep-within") {
+				if within, err = retention.ParseDuration(o.KeepWithin); err != nil {
+					return usageError{err}
 				}
 			}
 			if changed("grace") {
-				p.Grace = grace
+				if grace, err = retention.ParseDuration(o.Grace); err != nil {
+					return usageError{err}
+				}
 			}
-			return nil
-		})
-		if err != nil {
+			out.Policy, err = r.UpdatePolicy(ctx, func(p *retention.Policy) error {
+				switch {
+				case o.KeepAll:
+					p.KeepLast, p.KeepWithin = 0, 0
+				default:
+					if changed("keep-last") {
+						p.KeepLast = o.KeepLast
+					}
+					if changed("keep-within") {
+						p.KeepWithin = within
+					}
+				}
+				if changed("grace") {
+					p.Grace = grace
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			out.Stored, out.Changed = true, true
+		} else {
+			p, t, err := r.Policy(ctx)
+			if err != nil {
+				return err
+			}
+			out.Policy, out.Stored = p, t != ""
+		}
+		if out.Floor, _, err = r.Floor(ctx); err != nil {
 			return err
 		}
-		out.Stored, out.Changed = true, true
-	} else {
-		p, t, err := r.Policy(ctx)
-		if err != nil {
-			return err
+		if g.JSON {
+			return printJSON(ios, out)
 		}
-		out.Policy, out.Stored = p, t != ""
-	}
-	if out.Floor, _, err = r.Floor(ctx); err != nil {
-		return err
-	}
-	if g.JSON {
-		return printJSON(ios, out)
-	}
-	p := out.Policy
-	switch {
-	case out.Changed:
-		ios.Printf("%s set the retention policy:\n", ios.OK("ok:"))
-	case !out.Stored:
-		ios.Printf("%s (no policy set: the default applies):\n", ios.Heading("Retention policy"))
-	default:
-		ios.Printf("%s (set %s by %s):\n", ios.Heading("Retention policy"), p.UpdatedAt.UTC().Format(time.RFC3339), p.UpdatedBy)
-	}
-	for _, rule := range p.Rules() {
-		ios.Printf("  %s\n", rule)
-	}
-	if f := out.Floor; f != nil {
-		ios.Printf("%s generation %d, moved %s by %s; %d version(s) out of retention awaiting deletion\n",
-			ios.Heading("Floor:"), f.Generation, f.MovedAt.UTC().Format(time.RFC3339), f.MovedBy, len(f.Retired))
-		for _, b := range f.Branches {
-			ios.Printf("  %s: versions from seq %d (snapshot %d) to the head are in retention\n", ios.Ref(refs.Name(b.Branch).Short()), b.Seq, b.Snapshot)
+		p := out.Policy
+		switch {
+		case out.Changed:
+			ios.Printf("%s set the retention policy:\n", ios.OK("ok:"))
+		case !out.Stored:
+			ios.Printf("%s (no policy set: the default applies):\n", ios.Heading("Retention policy"))
+		default:
+			ios.Printf("%s (set %s by %s):\n", ios.Heading("Retention policy"), p.UpdatedAt.UTC().Format(time.RFC3339), p.UpdatedBy)
 		}
-	} else {
-		ios.Printf("%s never moved (no version has left retention)\n", ios.Heading("Floor:"))
-	}
-	if out.Changed {
-		ios.Printf("Nothing is deleted until 'fdl gc --yes'; 'fdl gc' shows what it would do.\n")
-	}
-	return nil
+		for _, rule := range p.Rules() {
+			ios.Printf("  %s\n", rule)
+		}
+		if f := out.Floor; f != nil {
+			ios.Printf("%s generation %d, moved %s by %s; %d version(s) out of retention awaiting deletion\n",
+				ios.Heading("Floor:"), f.Generation, f.MovedAt.UTC().Format(time.RFC3339), f.MovedBy, len(f.Retired))
+			for _, b := range f.Branches {
+				ios.Printf("  %s: versions from seq %d (snapshot %d) to the head are in retention\n", ios.Ref(refs.Name(b.Branch).Short()), b.Seq, b.Snapshot)
+			}
+		} else {
+			ios.Printf("%s never moved (no version has left retention)\n", ios.Heading("Floor:"))
+		}
+		if out.Changed {
+			ios.Printf("Nothing is deleted until 'fdl gc --yes'; 'fdl gc' shows what it would do.\n")
+		}
+		return nil
+	})
 }
 
 // retiredShow is 'fdl show --json' of a version out of retention.
@@ -187,14 +185,7 @@ func showRetired(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, re
 		return printJSON(ios, out)
 	}
 	ios.Printf("%s %s %s\n", ios.Heading("version"), ios.ID(string(rec.ID)), ios.Bad("(retired)"))
-	ios.Printf("Seq:      %d\n", rec.Seq)
-	if len(rec.Parents) > 0 {
-		ps := make([]string, len(rec.Parents))
-		for i, p := range rec.Parents {
-			ps[i] = repo.Short(p, n)
-		}
-		ios.Printf("Parents:  %s\n", strings.Join(ps, " "))
-	}
+	printSeqParents(ios, rec, n)
 	ios.Printf("Author:   %s\n", rec.Author)
 	ios.Printf("Date:     %s\n", rec.CreatedAt.UTC().Format(time.RFC3339))
 	ios.Printf("Catalog:  %s, sha256 %s (deleted)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256)

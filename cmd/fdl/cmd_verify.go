@@ -50,54 +50,51 @@ reaches (an interrupted push) are listed but are not problems.`,
 			return runVerify(cmd.Context(), ios, g, o)
 		},
 	}
-	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
+	g.addRepoFlag(cmd)
 	cmd.Flags().BoolVar(&o.SkipCatalogs, "skip-catalogs", false, "do not read catalogs (no sha256 or catalog invariant checks)")
 	cmd.Flags().BoolVar(&o.Data, "data", false, "also check that every data file a catalog in retention can read exists")
 	return cmd
 }
 
 func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) error {
-	r, err := g.openRepo(ctx)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: o.SkipCatalogs, Data: o.Data})
-	if err != nil {
-		return err
-	}
-	if g.JSON {
-		if err := printJSON(ios, rep); err != nil {
+	return g.withRepo(ctx, func(r *repo.Repo) error {
+		rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: o.SkipCatalogs, Data: o.Data})
+		if err != nil {
 			return err
 		}
-	} else {
-		for _, p := range rep.Problems {
-			ios.Printf("%s %s: %s\n", ios.Bad(p.Code), p.Object, p.Message)
-		}
-		for _, p := range rep.Notes {
-			ios.Printf("%s %s %s: %s\n", ios.Dim("note"), p.Code, p.Object, p.Message)
-		}
-		for _, id := range rep.Incomplete {
-			ios.Printf("%s %s: no version.json and no ref reaches it (an interrupted push; harmless)\n", ios.Dim("incomplete"), id)
-		}
-		if rep.OK() {
-			ios.Printf("%s: %d ref(s), %d version(s), %d catalog(s) checked\n", ios.OK("ok"), rep.Refs, rep.Versions, rep.Catalogs)
-			if rep.Retired > 0 {
-				ios.Printf("%d version(s) out of retention (records kept, catalogs deleted)\n", rep.Retired)
+		if g.JSON {
+			if err := printJSON(ios, rep); err != nil {
+				return err
 			}
-			if o.Data {
-				ios.Printf("%d data file(s) in the store checked", rep.DataFiles)
-				if rep.DataOutside > 0 {
-					ios.Printf("; %d catalog row(s) name files outside the repository (not checked)", rep.DataOutside)
+		} else {
+			for _, p := range rep.Problems {
+				ios.Printf("%s %s: %s\n", ios.Bad(p.Code), p.Object, p.Message)
+			}
+			for _, p := range rep.Notes {
+				ios.Printf("%s %s %s: %s\n", ios.Dim("note"), p.Code, p.Object, p.Message)
+			}
+			for _, id := range rep.Incomplete {
+				ios.Printf("%s %s: no version.json and no ref reaches it (an interrupted push; harmless)\n", ios.Dim("incomplete"), id)
+			}
+			if rep.OK() {
+				ios.Printf("%s: %d ref(s), %d version(s), %d catalog(s) checked\n", ios.OK("ok"), rep.Refs, rep.Versions, rep.Catalogs)
+				if rep.Retired > 0 {
+					ios.Printf("%d version(s) out of retention (records kept, catalogs deleted)\n", rep.Retired)
 				}
-				ios.Printf("\n")
+				if o.Data {
+					ios.Printf("%d data file(s) in the store checked", rep.DataFiles)
+					if rep.DataOutside > 0 {
+						ios.Printf("; %d catalog row(s) name files outside the repository (not checked)", rep.DataOutside)
+					}
+					ios.Printf("\n")
+				}
 			}
 		}
-	}
-	if !rep.OK() {
-		return verifyFailed{len(rep.Problems)}
-	}
-	return nil
+		if !rep.OK() {
+			return verifyFailed{len(rep.Problems)}
+		}
+		return nil
+	})
 }
 
 var _ = errors.New

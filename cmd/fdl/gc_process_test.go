@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
@@ -29,81 +29,9 @@ import (
 func gcTemplate(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	url := filepath.Join(dir, "repo")
-	r, err := repo.Init(ctx, url, repo.InitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	wdir := filepath.Join(dir, "w")
-	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: wdir}); err != nil {
-		t.Fatal(err)
-	}
-	col := func(n, typ string) lakewriter.ColumnDef {
-		return lakewriter.ColumnDef{Name: n, Type: typ, Nullable: true}
-	}
-	noChange := func(err error) error {
-		if errors.Is(err, lakewriter.ErrNoChange) {
-			return nil
-		}
-		return err
-	}
-	for i := 1; i <= 10; i++ {
-		write(t, wdir, func(w *lakewriter.Writer) error {
-			if i == 1 {
-				for _, tb := range []string{"orders", "events", "tmp", "small"} {
-					if _, err := w.CreateTable(ctx, "main", tb, []lakewriter.ColumnDef{col("id", "int64")}); err != nil {
-						return err
-					}
-				}
-				if err := w.Insert(ctx, "main", "tmp", "SELECT 1 AS id"); err != nil {
-					return err
-				}
-			}
-			if err := w.Insert(ctx, "main", "orders", fmt.Sprintf("SELECT %d + i AS id FROM range(20) t(i)", i*100)); err != nil {
-				return err
-			}
-			if err := w.Insert(ctx, "main", "events", fmt.Sprintf("SELECT %d AS id", i)); err != nil {
-				return err
-			}
-			if i%3 == 0 {
-				if err := noChange(w.DeleteWhere(ctx, "main", "orders", fmt.Sprintf("id %% 7 = %d", i%7))); err != nil {
-					return err
-				}
-			}
-			if i%4 == 0 {
-				if err := noChange(w.Compact(ctx, "main", "orders")); err != nil {
-					return err
-				}
-			}
-			if i%5 == 0 {
-				if err := noChange(w.Compact(ctx, "main", "events")); err != nil {
-					return err
-				}
-			}
-			if i == 5 {
-				if err := w.DropTable(ctx, "main", "tmp"); err != nil {
-					return err
-				}
-			}
-			if i == 6 {
-				return w.InsertInlined(ctx, "main", "small", "SELECT 6 AS id")
-			}
-			return nil
-		})
-		wd, err := repo.OpenWorkdir(wdir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := wd.Commit(ctx, repo.CommitOptions{Message: fmt.Sprintf("v%d", i), Author: "t"}, nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := wd.Push(ctx, r, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 3; return nil }); err != nil {
+	h := history.Build(t, 10, gcOps)
+	url := h.URL
+	if _, err := h.Repo.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 3; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	// An abandoned upload and a stray data file, ten days old.
@@ -122,6 +50,50 @@ func gcTemplate(t *testing.T) string {
 		}
 	}
 	return url
+}
+
+// gcOps is what version i of gcTemplate writes.
+func gcOps(ctx context.Context, w *lakewriter.Writer, i int) error {
+	if i == 1 {
+		for _, tb := range []string{"orders", "events", "tmp", "small"} {
+			if _, err := w.CreateTable(ctx, "main", tb, []lakewriter.ColumnDef{history.Col("id", "int64")}); err != nil {
+				return err
+			}
+		}
+		if err := w.Insert(ctx, "main", "tmp", "SELECT 1 AS id"); err != nil {
+			return err
+		}
+	}
+	if err := w.Insert(ctx, "main", "orders", fmt.Sprintf("SELECT %d + i AS id FROM range(20) t(i)", i*100)); err != nil {
+		return err
+	}
+	if err := w.Insert(ctx, "main", "events", fmt.Sprintf("SELECT %d AS id", i)); err != nil {
+		return err
+	}
+	if i%3 == 0 {
+		if err := history.AllowNoChange(w.DeleteWhere(ctx, "main", "orders", fmt.Sprintf("id %% 7 = %d", i%7))); err != nil {
+			return err
+		}
+	}
+	if i%4 == 0 {
+		if err := history.AllowNoChange(w.Compact(ctx, "main", "orders")); err != nil {
+			return err
+		}
+	}
+	if i%5 == 0 {
+		if err := history.AllowNoChange(w.Compact(ctx, "main", "events")); err != nil {
+			return err
+		}
+	}
+	if i == 5 {
+		if err := w.DropTable(ctx, "main", "tmp"); err != nil {
+			return err
+		}
+	}
+	if i == 6 {
+		return w.InsertInlined(ctx, "main", "small", "SELECT 6 AS id")
+	}
+	return nil
 }
 
 // copyTree copies a repository keeping modification times.

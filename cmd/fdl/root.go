@@ -140,6 +140,14 @@ func args(min, max int) cobra.PositionalArgs {
 	}
 }
 
+// optionalArg returns a[i], or "" when there is no such argument.
+func optionalArg(a []string, i int) string {
+	if i < len(a) {
+		return a[i]
+	}
+	return ""
+}
+
 func exitCode(ctx context.Context, err error) int {
 	var u usageError
 	switch {
@@ -234,4 +242,21 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// addRepoFlag registers --repo on cmd: the repository's URL, by default
+// the working directory's (see openRepo).
+func (g *globals) addRepoFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
+}
+
+// withRepo opens the repository (openRepo: --repo, else the working
+// directory's), runs fn on it and closes it.
+func (g *globals) withRepo(ctx context.Context, fn func(r *repo.Repo) error) error {
+	r, err := g.openRepo(ctx)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return fn(r)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
+	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
@@ -62,25 +62,6 @@ func fdlTestMain() {
 	os.Exit(Main())
 }
 
-// sharedCatalogs returns ../shared/testdata/catalogs relative to the module.
-func sharedCatalogs(t testing.TB) string {
-	wd, _ := os.Getwd()
-	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			p := filepath.Join(filepath.Dir(d), "shared", "testdata", "catalogs")
-			if _, err := os.Stat(p); err != nil {
-				if os.Getenv("CI") != "" {
-					t.Fatalf("real catalogs not found at %s (CI needs ../shared beside the clone)", p)
-				}
-				t.Skipf("real catalogs not found at %s", p)
-			}
-			return p
-		}
-	}
-	t.Fatal("go.mod not found")
-	return ""
-}
-
 // TestScripts runs the command scripts on a folder repository ($REPO is
 // "repo" in the script's work directory).
 func TestScripts(t *testing.T) { runScripts(t, "") }
@@ -105,7 +86,7 @@ func TestScriptsGCS(t *testing.T) { runScripts(t, cloudtest.FakeGCS(t)) }
 // az:// (its httpfs and azure extensions are not built in and cannot be
 // downloaded), so scripts point new catalogs there with setdatapath.
 func runScripts(t *testing.T, base string) {
-	shared := sharedCatalogs(t)
+	shared := testutil.CatalogsDir(t)
 	dir := "testdata/script"
 	if base != "" {
 		dir = scriptsUsingRepo(t, dir)
@@ -203,7 +184,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 			if len(args) != 2 {
 				ts.Fatalf("usage: catalog NAME DST")
 			}
-			gunzip(ts, filepath.Join(ts.Getenv("SHARED"), args[0]+".gz"), ts.MkAbs(args[1]))
+			ts.Check(testutil.GunzipFile(filepath.Join(ts.Getenv("SHARED"), args[0]+".gz"), ts.MkAbs(args[1])))
 		},
 		// refvar URL REF VAR: set $VAR to the version id REF holds.
 		"refvar": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -396,45 +377,17 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 	}
 }
 
+// treeHash digests the repository at dir (a folder or a URL); a missing
+// folder digests as empty.
 func treeHash(ts *testscript.TestScript, dir string) string {
 	if strings.Contains(dir, "://") {
 		return storeHash(ts, dir)
 	}
-	h := sha256.New()
-	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(h, "%s\x00%v\x00", rel, fi.IsDir())
-		if fi.Mode().IsRegular() {
-			f, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			io.Copy(h, f)
-		}
-		return nil
-	})
+	d, err := testutil.DigestTree(dir)
 	if err != nil && !os.IsNotExist(err) {
 		ts.Fatalf("treehash: %v", err)
 	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-func gunzip(ts *testscript.TestScript, src, dst string) {
-	in, err := os.Open(src)
-	ts.Check(err)
-	defer in.Close()
-	zr, err := gzip.NewReader(in)
-	ts.Check(err)
-	ts.Check(os.MkdirAll(filepath.Dir(dst), 0o755))
-	out, err := os.Create(dst)
-	ts.Check(err)
-	_, err = io.Copy(out, zr)
-	ts.Check(err)
-	ts.Check(out.Close())
+	return d
 }
 
 // mkAbsPath is ts.MkAbs for paths; URLs are returned as they are.

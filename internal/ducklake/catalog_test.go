@@ -57,12 +57,12 @@ func columnNames(cols []Column) []string {
 // against the facts stated there.
 func TestOpenRealCatalogs(t *testing.T) {
 	ctx := context.Background()
-	for _, m := range duckdbCatalogs() {
-		t.Run(m.file, func(t *testing.T) {
+	for _, m := range duckdbCatalogs(t) {
+		t.Run(m.File, func(t *testing.T) {
 			dir := t.TempDir()
-			path := gunzipCatalog(t, m.file, dir, "")
-			if got := sha256File(t, path); got != m.sha256 {
-				t.Fatalf("sha256 %s, manifest says %s", got, m.sha256)
+			path := gunzipCatalog(t, m.File, dir, "")
+			if got := sha256File(t, path); got != m.SHA256 {
+				t.Fatalf("sha256 %s, manifest says %s", got, m.SHA256)
 			}
 			before := fileState(t, path)
 			c, err := Open(ctx, path)
@@ -70,11 +70,11 @@ func TestOpenRealCatalogs(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if c.Format() != m.format {
-				t.Errorf("Format %q, want %q", c.Format(), m.format)
+			if c.Format() != m.Format {
+				t.Errorf("Format %q, want %q", c.Format(), m.Format)
 			}
-			if c.DataPath() != m.dataPath {
-				t.Errorf("DataPath %q, want %q", c.DataPath(), m.dataPath)
+			if c.DataPath() != m.DataPath {
+				t.Errorf("DataPath %q, want %q", c.DataPath(), m.DataPath)
 			}
 			if c.Path() != path {
 				t.Errorf("Path %q, want %q", c.Path(), path)
@@ -86,8 +86,8 @@ func TestOpenRealCatalogs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if last.ID != m.maxSnapshot {
-				t.Errorf("last snapshot %d, want %d", last.ID, m.maxSnapshot)
+			if last.ID != m.MaxSnapshot {
+				t.Errorf("last snapshot %d, want %d", last.ID, m.MaxSnapshot)
 			}
 			if last.Time.IsZero() || last.Time.Location().String() != "UTC" {
 				t.Errorf("last snapshot time %v, want a UTC time", last.Time)
@@ -96,8 +96,8 @@ func TestOpenRealCatalogs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if int64(len(snaps)) != m.maxSnapshot+1 {
-				t.Fatalf("%d snapshots, want %d", len(snaps), m.maxSnapshot+1)
+			if int64(len(snaps)) != m.MaxSnapshot+1 {
+				t.Fatalf("%d snapshots, want %d", len(snaps), m.MaxSnapshot+1)
 			}
 			for i, s := range snaps {
 				if s.ID != int64(i) {
@@ -128,8 +128,8 @@ func TestOpenRealCatalogs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := tableNames(st); !slices.Equal(got, m.liveTables) {
-				t.Errorf("live tables %v, want %v", got, m.liveTables)
+			if got := tableNames(st); !slices.Equal(got, m.Tables) {
+				t.Errorf("live tables %v, want %v", got, m.Tables)
 			}
 			live, dataFiles := 0, int64(0)
 			for _, s := range st.Schemas {
@@ -138,11 +138,11 @@ func TestOpenRealCatalogs(t *testing.T) {
 					dataFiles += tb.DataFiles
 				}
 			}
-			if live != m.liveCols {
-				t.Errorf("live columns %d, want %d", live, m.liveCols)
+			if live != m.LiveColumns {
+				t.Errorf("live columns %d, want %d", live, m.LiveColumns)
 			}
-			if dataFiles != int64(m.dataFiles) { // no data file of the corpus has an end_snapshot
-				t.Errorf("visible data files %d, want %d", dataFiles, m.dataFiles)
+			if dataFiles != int64(m.DataFiles) { // no data file of the corpus has an end_snapshot
+				t.Errorf("visible data files %d, want %d", dataFiles, m.DataFiles)
 			}
 			files, err := c.DataFiles(ctx)
 			if err != nil {
@@ -159,8 +159,8 @@ func TestOpenRealCatalogs(t *testing.T) {
 					t.Errorf("file %d resolved to %q", f.ID, f.ResolvedPath)
 				}
 			}
-			if nData != m.dataFiles || nDel != m.deleteFiles {
-				t.Errorf("DataFiles: %d data, %d delete; want %d, %d", nData, nDel, m.dataFiles, m.deleteFiles)
+			if nData != m.DataFiles || nDel != m.DeleteFiles {
+				t.Errorf("DataFiles: %d data, %d delete; want %d, %d", nData, nDel, m.DataFiles, m.DeleteFiles)
 			}
 			if err := c.Close(); err != nil {
 				t.Fatal(err)
@@ -168,8 +168,8 @@ func TestOpenRealCatalogs(t *testing.T) {
 			// Total columns, counted independently.
 			r := newRawDB(t, "")
 			r.exec(fmt.Sprintf("ATTACH %s AS x (READ_ONLY)", quoteString(path)))
-			if n := r.int("SELECT count(*) FROM x.ducklake_column"); n != int64(m.totalCols) {
-				t.Errorf("ducklake_column has %d rows, want %d", n, m.totalCols)
+			if n := r.int("SELECT count(*) FROM x.ducklake_column"); n != int64(m.TotalCols) {
+				t.Errorf("ducklake_column has %d rows, want %d", n, m.TotalCols)
 			}
 			r.close()
 			if after := fileState(t, path); after != before {

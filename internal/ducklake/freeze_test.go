@@ -134,19 +134,19 @@ func freezeAndCheck(t *testing.T, src, dst string) FreezeInfo {
 }
 
 func TestFreezeRealCatalogs(t *testing.T) {
-	for _, m := range duckdbCatalogs() {
-		t.Run(m.file, func(t *testing.T) {
+	for _, m := range duckdbCatalogs(t) {
+		t.Run(m.File, func(t *testing.T) {
 			dir := t.TempDir()
-			src := gunzipCatalog(t, m.file, dir, "")
+			src := gunzipCatalog(t, m.File, dir, "")
 			out := filepath.Join(dir, "out")
 			if err := os.Mkdir(out, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			info := freezeAndCheck(t, src, filepath.Join(out, "ducklake.duckdb"))
-			if info.Format != m.format || info.Snapshot.ID != m.maxSnapshot {
+			if info.Format != m.Format || info.Snapshot.ID != m.MaxSnapshot {
 				t.Errorf("info %+v", info)
 			}
-			if got := sha256File(t, src); got != m.sha256 {
+			if got := sha256File(t, src); got != m.SHA256 {
 				t.Errorf("source changed: %s", got)
 			}
 		})

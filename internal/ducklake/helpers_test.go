@@ -2,19 +2,22 @@ package ducklake
 
 import (
 	"bufio"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fdl-dev/fdl/internal/testutil"
 )
 
 // Child-process roles of the test binary (see TestMain).
@@ -124,100 +127,33 @@ func startLockHolder(t *testing.T, path string) func() {
 	return release
 }
 
-// realCatalog is one row of shared/testdata/catalogs/MANIFEST.md.
-type realCatalog struct {
-	file        string // without .gz
-	sqlite      bool
-	format      string
-	maxSnapshot int64
-	liveTables  []string
-	liveCols    int
-	totalCols   int
-	dataFiles   int
-	deleteFiles int
-	dataPath    string
-	sha256      string
-}
-
-// manifest holds the facts MANIFEST.md states (read there with DuckDB 1.5.6
-// and sqlite3 by people outside this package).
-var manifest = []realCatalog{
-	{file: "dltest-v01.ducklake", format: "0.1", maxSnapshot: 1, liveTables: []string{"test"}, liveCols: 1, totalCols: 1, dataPath: "files/", sha256: "3e523ff198d501423adc65bdbf5b36b0a596978edf22d70390c183e648d11877"},
-	{file: "airduck-v0.2.ducklake", format: "0.2", maxSnapshot: 2, liveTables: []string{"sales"}, liveCols: 3, totalCols: 3, dataFiles: 1, dataPath: "s3://ducklake/data/", sha256: "4729fc808a8cd173d9330d59d4a6a79fe4290b6b2be223d7a31f2451255b7b01"},
-	{file: "ahri-tre-v0.2.sqlite", sqlite: true, format: "0.2", maxSnapshot: 4, liveTables: []string{"demo", "nl_train_stations"}, liveCols: 12, totalCols: 12, dataFiles: 3, deleteFiles: 1, dataPath: "/data/datalake/", sha256: "e00d2890de6c8bf8d7c87a05f9e30d18e6cb4d79fd6378a4b90980d09dee7821"},
-	{file: "orbital-api-v0.2-empty.ducklake", format: "0.2", maxSnapshot: 0, liveTables: nil, dataPath: "gs://orbital_data_pipeline/CATALOG_DATA_SNAPSHOTS/", sha256: "1081de7e9d87ccce0e4054ad513a32574c08db7b288f5abd60ff4695b088c5ac"},
-	{file: "wikigrams-v0.3.ducklake", format: "0.3", maxSnapshot: 2, liveTables: []string{"wikigrams"}, liveCols: 4, totalCols: 4, dataPath: "/netfiles/compethicslab/wikimedia_temp/", sha256: "15f2731aeab7015749ebd1d7f7ddfb2eeeb08bb6c4106739294eb1cb6826c3ba"},
-	{file: "dltest-compacted-files.ducklake", format: "0.3", maxSnapshot: 10, liveTables: []string{"t1"}, liveCols: 1, totalCols: 1, dataFiles: 2, dataPath: "./bla/", sha256: "1c0b09afe9e816d38acff565d623ca968161cc5fa3ce18002ed0bdd4696b3961"},
-	{file: "dltest-per-table-schema.ducklake", format: "0.3", maxSnapshot: 6, liveTables: []string{"T", "T_1", "T_2"}, liveCols: 4, totalCols: 5, dataPath: "a.db.files/", sha256: "156f5b64d2e7725292cfc77299342e7995d47250fd65eb730774a8e4b7d709fa"},
-	{file: "dltest-v03-types.ducklake", format: "0.3", maxSnapshot: 3, liveTables: []string{"geo_tbl", "test"}, liveCols: 2, totalCols: 2, dataFiles: 1, dataPath: "/tmp/v03_types_data/", sha256: "33b68e3c8a0176e248df0f577b7604ef6299647451616f9ba0a8bc48f5180371"},
-	{file: "dltest-v04.ducklake", format: "0.4", maxSnapshot: 1, liveTables: []string{"test"}, liveCols: 1, totalCols: 1, dataPath: "/tmp/v04_data3/", sha256: "7e886d54ed08345b74cbf2160842e55d06908a745c2e4e0a077355d0faccc5bb"},
-}
-
-func duckdbCatalogs() []realCatalog {
-	var out []realCatalog
-	for _, c := range manifest {
-		if !c.sqlite {
+// duckdbCatalogs returns the DuckDB-format real catalogs of MANIFEST.md
+// (facts read there with DuckDB 1.5.6 and sqlite3 by people outside this
+// package).
+func duckdbCatalogs(t testing.TB) []testutil.Entry {
+	t.Helper()
+	var out []testutil.Entry
+	for _, c := range testutil.Manifest(t) {
+		if c.DB != "sqlite" {
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
-// catalogsDir finds ../shared/testdata/catalogs beside the module root; it
-// skips the test when absent, unless CI is set.
-func catalogsDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	cats := filepath.Join(dir, "..", "shared", "testdata", "catalogs")
-	if _, err := os.Stat(filepath.Join(cats, "MANIFEST.md")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("test catalogs not found at %s (CI is set): %v", cats, err)
-		}
-		t.Skipf("test catalogs not found at %s: %v", cats, err)
-	}
-	return cats
-}
-
-// gunzipCatalog writes the named real catalog into dir (as name) and returns
-// its path. The shared .gz copies are only read.
+// gunzipCatalog writes the named real catalog into dir (as name, or as
+// file when name is "") and returns its path. It refuses to replace a file.
+// The shared .gz copies are only read.
 func gunzipCatalog(t testing.TB, file, dir, name string) string {
 	t.Helper()
-	in, err := os.Open(filepath.Join(catalogsDir(t), file+".gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	zr, err := gzip.NewReader(in)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if name == "" {
 		name = file
 	}
 	out := filepath.Join(dir, name)
-	f, err := os.OpenFile(out, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
+	if _, err := os.Lstat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("gunzip %s: %s exists (%v)", file, out, err)
 	}
-	if _, err := io.Copy(f, zr); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testutil.Gunzip(t, file, out)
 	return out
 }
 

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/fdl-dev/fdl/internal/testutil"
 )
 
 // sqliteDB opens a SQLite file with the test's own connection (read-write
@@ -108,10 +110,10 @@ func compareValues(t *testing.T, a, b string) {
 // version.
 func TestSQLiteRoundTripRealCatalogs(t *testing.T) {
 	ctx := context.Background()
-	for _, rc := range duckdbCatalogs() {
-		t.Run(rc.file, func(t *testing.T) {
+	for _, rc := range duckdbCatalogs(t) {
+		t.Run(rc.File, func(t *testing.T) {
 			dir := t.TempDir()
-			src := gunzipCatalog(t, rc.file, dir, "")
+			src := gunzipCatalog(t, rc.File, dir, "")
 			before := fileState(t, src)
 			lite := filepath.Join(dir, "work.sqlite")
 			if err := ConvertToSQLite(ctx, src, lite); err != nil {
@@ -120,7 +122,7 @@ func TestSQLiteRoundTripRealCatalogs(t *testing.T) {
 			if after := fileState(t, src); after != before {
 				t.Errorf("ConvertToSQLite changed its source")
 			}
-			if got := listDir(t, dir); !slices.Equal(got, []string{rc.file, "work.sqlite"}) {
+			if got := listDir(t, dir); !slices.Equal(got, []string{rc.File, "work.sqlite"}) {
 				t.Errorf("files after conversion: %v", got)
 			}
 			if b, err := DetectBackend(lite); err != nil || b != BackendSQLite {
@@ -138,8 +140,8 @@ func TestSQLiteRoundTripRealCatalogs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if info.Format != rc.format || info.Snapshot.ID != rc.maxSnapshot {
-				t.Errorf("FreezeInfo = %+v, want format %s snapshot %d", info, rc.format, rc.maxSnapshot)
+			if info.Format != rc.Format || info.Snapshot.ID != rc.MaxSnapshot {
+				t.Errorf("FreezeInfo = %+v, want format %s snapshot %d", info, rc.Format, rc.MaxSnapshot)
 			}
 			srcStorage, _ := ReadStorage(src)
 			if info.Storage != srcStorage {
@@ -167,11 +169,11 @@ func TestSQLiteRoundTripRealCatalogs(t *testing.T) {
 			if fmt.Sprint(sa) != fmt.Sprint(sb) {
 				t.Errorf("snapshots differ:\n%v\n%v", sa, sb)
 			}
-			sta, err := a.State(ctx, rc.maxSnapshot)
+			sta, err := a.State(ctx, rc.MaxSnapshot)
 			if err != nil {
 				t.Fatal(err)
 			}
-			stb, err := b.State(ctx, rc.maxSnapshot)
+			stb, err := b.State(ctx, rc.MaxSnapshot)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -290,24 +292,24 @@ func columnNumbers(t testing.TB, db *sql.DB, table string) []string {
 // Open reads the real SQLite catalog: the facts MANIFEST.md gives.
 func TestOpenSQLite(t *testing.T) {
 	ctx := context.Background()
-	var rc realCatalog
-	for _, c := range manifest {
-		if c.sqlite {
+	var rc testutil.Entry
+	for _, c := range testutil.Manifest(t) {
+		if c.DB == "sqlite" {
 			rc = c
 		}
 	}
 	dir := t.TempDir()
-	path := gunzipCatalog(t, rc.file, dir, "")
+	path := gunzipCatalog(t, rc.File, dir, "")
 	c, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.Format() != rc.format || c.DataPath() != rc.dataPath || c.Backend() != BackendSQLite || c.Path() != path {
+	if c.Format() != rc.Format || c.DataPath() != rc.DataPath || c.Backend() != BackendSQLite || c.Path() != path {
 		t.Errorf("format %q data_path %q backend %s path %s", c.Format(), c.DataPath(), c.Backend(), c.Path())
 	}
 	last, err := c.LastSnapshot(ctx)
-	if err != nil || last.ID != rc.maxSnapshot || last.Time.IsZero() {
+	if err != nil || last.ID != rc.MaxSnapshot || last.Time.IsZero() {
 		t.Fatalf("last snapshot %+v, %v", last, err)
 	}
 	if got := last.Time.UTC().Format("2006-01-02 15:04:05.000"); got != "2025-06-24 13:31:38.927" {
@@ -317,8 +319,8 @@ func TestOpenSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tableNames(st); !slices.Equal(got, rc.liveTables) {
-		t.Errorf("live tables %v, want %v", got, rc.liveTables)
+	if got := tableNames(st); !slices.Equal(got, rc.Tables) {
+		t.Errorf("live tables %v, want %v", got, rc.Tables)
 	}
 	n := 0
 	for _, s := range st.Schemas {
@@ -326,10 +328,10 @@ func TestOpenSQLite(t *testing.T) {
 			n += countColumns(tb.Columns)
 		}
 	}
-	if n != rc.liveCols {
-		t.Errorf("live columns %d, want %d", n, rc.liveCols)
+	if n != rc.LiveColumns {
+		t.Errorf("live columns %d, want %d", n, rc.LiveColumns)
 	}
-	if got := listDir(t, dir); !slices.Equal(got, []string{rc.file}) {
+	if got := listDir(t, dir); !slices.Equal(got, []string{rc.File}) {
 		t.Errorf("Open left files: %v", got)
 	}
 }

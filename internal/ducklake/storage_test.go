@@ -54,18 +54,18 @@ func TestStorageVersionTable(t *testing.T) {
 
 func TestReadStorageRealCatalogs(t *testing.T) {
 	dir := t.TempDir()
-	for _, m := range duckdbCatalogs() {
-		p := gunzipCatalog(t, m.file, dir, "")
+	for _, m := range duckdbCatalogs(t) {
+		p := gunzipCatalog(t, m.File, dir, "")
 		got, err := ReadStorage(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := Storage{Number: 64, MinDuckDB: "v0.10.0"}
-		if m.file == "dltest-v04.ducklake" { // MANIFEST.md: storage format 68
+		if m.File == "dltest-v04.ducklake" { // MANIFEST.md: storage format 68
 			want = Storage{Number: 68, MinDuckDB: "v1.5.0"}
 		}
 		if got != want {
-			t.Errorf("%s: %+v, want %+v", m.file, got, want)
+			t.Errorf("%s: %+v, want %+v", m.File, got, want)
 		}
 	}
 	if _, err := ReadStorage(gunzipCatalog(t, "ahri-tre-v0.2.sqlite", dir, "")); !errors.Is(err, ErrSQLite) {

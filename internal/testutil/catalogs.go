@@ -42,28 +42,36 @@ func CatalogsDir(t testing.TB) string {
 // Gunzip writes the real catalog name (without .gz) to dst.
 func Gunzip(t testing.TB, name, dst string) {
 	t.Helper()
-	in, err := os.Open(filepath.Join(CatalogsDir(t), name+".gz"))
-	if err != nil {
+	if err := GunzipFile(filepath.Join(CatalogsDir(t), name+".gz"), dst); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// GunzipFile writes the gunzipped bytes of the file src to dst, making
+// dst's folder and replacing dst if it exists. It is Gunzip for callers
+// without a testing.TB (testscript commands) or with a path of their own.
+func GunzipFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
 	}
 	defer in.Close()
 	zr, err := gzip.NewReader(in)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	out, err := os.Create(dst)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if _, err := io.Copy(out, zr); err != nil {
-		t.Fatal(err)
+		out.Close()
+		return err
 	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
+	return out.Close()
 }
 
 // Entry is one row of MANIFEST.md's table.
@@ -76,6 +84,7 @@ type Entry struct {
 	LiveColumns int
 	TotalCols   int
 	DataFiles   int
+	DeleteFiles int
 	DataPath    string
 	SHA256      string
 }
@@ -116,6 +125,7 @@ func Manifest(t testing.TB) []Entry {
 			e.TotalCols, _ = strconv.Atoi(b)
 		}
 		e.DataFiles, _ = strconv.Atoi(cells[8])
+		e.DeleteFiles, _ = strconv.Atoi(cells[9])
 		out = append(out, e)
 	}
 	if len(out) == 0 {

@@ -42,11 +42,7 @@ const defaultTargetFileSize = 512 << 20
 // rewrite_delete: instead). Errors: ErrNotFound, ErrNoChange (nothing to
 // compact).
 func (w *Writer) Compact(ctx context.Context, schema, table string) error {
-	return w.run(ctx, fmt.Sprintf("compact %q.%q", schema, table), func(o *op) error {
-		t, err := o.table(schema, table)
-		if err != nil {
-			return err
-		}
+	return w.runOnTable(ctx, fmt.Sprintf("compact %q.%q", schema, table), schema, table, func(o *op, t tableInfo) error {
 		files, err := o.visibleFiles(t)
 		if err != nil {
 			return err

@@ -330,15 +330,7 @@ func (o *op) setGlobalColumnStats(tableID, columnID int64, g globalColStats) err
 // NULL column), ErrNoChange (no rows), ErrUnsupportedFormat (data path not
 // local).
 func (w *Writer) Insert(ctx context.Context, schema, table, query string) error {
-	return w.run(ctx, fmt.Sprintf("insert into %q.%q", schema, table), func(o *op) error {
-		t, err := o.table(schema, table)
-		if err != nil {
-			return err
-		}
-		cols, err := o.currentColumns(t)
-		if err != nil {
-			return err
-		}
+	return w.runOnColumns(ctx, fmt.Sprintf("insert into %q.%q", schema, table), schema, table, func(o *op, t tableInfo, cols []column) error {
 		sel, err := o.insertProjection(trimQuery(query), cols)
 		if err != nil {
 			return err
@@ -397,15 +389,7 @@ func (w *Writer) Insert(ctx context.Context, schema, table, query string) error 
 // not enforce the limit (an ATTACH option can raise it without a trace in the
 // catalog). Errors: ErrNotFound, ErrInvalid, ErrNoChange (no rows).
 func (w *Writer) InsertInlined(ctx context.Context, schema, table, query string) error {
-	return w.run(ctx, fmt.Sprintf("insert inlined into %q.%q", schema, table), func(o *op) error {
-		t, err := o.table(schema, table)
-		if err != nil {
-			return err
-		}
-		cols, err := o.currentColumns(t)
-		if err != nil {
-			return err
-		}
+	return w.runOnColumns(ctx, fmt.Sprintf("insert inlined into %q.%q", schema, table), schema, table, func(o *op, t tableInfo, cols []column) error {
 		if !canInline(cols) {
 			return fmt.Errorf("%w: a column name collides with the inlined-data columns %v", ErrInvalid, inlinedColumnNames)
 		}
@@ -540,15 +524,7 @@ func (o *op) inlinedStats(cols []column, from string) (map[int64]globalColStats,
 // files (what the extension does with the limit at 0).
 // Errors: ErrNotFound, ErrInvalid (bad predicate), ErrNoChange (no row matched).
 func (w *Writer) DeleteWhere(ctx context.Context, schema, table, predicate string) error {
-	return w.run(ctx, fmt.Sprintf("delete from %q.%q", schema, table), func(o *op) error {
-		t, err := o.table(schema, table)
-		if err != nil {
-			return err
-		}
-		cols, err := o.currentColumns(t)
-		if err != nil {
-			return err
-		}
+	return w.runOnColumns(ctx, fmt.Sprintf("delete from %q.%q", schema, table), schema, table, func(o *op, t tableInfo, cols []column) error {
 		pred := "(" + predicate + ")"
 		files, err := o.visibleFiles(t)
 		if err != nil {

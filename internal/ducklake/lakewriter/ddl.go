@@ -228,11 +228,7 @@ func (w *Writer) RenameTable(ctx context.Context, schema, oldName, newName strin
 // files stay on disk. Records `dropped_table:<id>` and bumps schema_version.
 // Errors: ErrNotFound.
 func (w *Writer) DropTable(ctx context.Context, schema, name string) error {
-	return w.run(ctx, fmt.Sprintf("drop table %q.%q", schema, name), func(o *op) error {
-		t, err := o.table(schema, name)
-		if err != nil {
-			return err
-		}
+	return w.runOnTable(ctx, fmt.Sprintf("drop table %q.%q", schema, name), schema, name, func(o *op, t tableInfo) error {
 		for _, e := range []struct{ table, idCol string }{
 			{"ducklake_table", "table_id"},
 			{"ducklake_partition_info", "table_id"},
@@ -276,11 +272,7 @@ func (w *Writer) AddColumn(ctx context.Context, schema, table string, col Column
 		if err != nil {
 			return err
 		}
-		t, err := o.table(schema, table)
-		if err != nil {
-			return err
-		}
-		cols, err := o.currentColumns(t)
+		t, cols, err := o.tableColumns(schema, table)
 		if err != nil {
 			return err
 		}
@@ -316,19 +308,11 @@ func (o *op) alteredTable(t tableInfo) error {
 // WriteDroppedColumns, WriteExpiredColumnTags). Records a per-table schema
 // version, a new inlined-data table when inlining is on, and
 // `altered_table:<id>`. Errors: ErrNotFound, ErrInvalid (last column).
-func (w *Writer) DropColumn(ctx context.Context, schema, table, column string) error {
-	return w.run(ctx, fmt.Sprintf("drop column %q of %q.%q", column, schema, table), func(o *op) error {
-		t, err := o.table(schema, table)
-		if err != nil {
-			return err
-		}
-		cols, err := o.currentColumns(t)
-		if err != nil {
-			return err
-		}
-		c, ok := findColumn(cols, column)
+func (w *Writer) DropColumn(ctx context.Context, schema, table, name string) error {
+	return w.runOnColumns(ctx, fmt.Sprintf("drop column %q of %q.%q", name, schema, table), schema, table, func(o *op, t tableInfo, cols []column) error {
+		c, ok := findColumn(cols, name)
 		if !ok {
-			return fmt.Errorf("column %q: %w", column, ErrNotFound)
+			return fmt.Errorf("column %q: %w", name, ErrNotFound)
 		}
 		if len(cols) == 1 {
 			return fmt.Errorf("%w: cannot drop the only column of %q.%q", ErrInvalid, schema, table)
@@ -353,11 +337,7 @@ func (w *Writer) RenameColumn(ctx context.Context, schema, table, oldName, newNa
 		if err := checkName("column", newName); err != nil {
 			return err
 		}
-		t, err := o.table(schema, table)
-		if err != nil {
-			return err
-		}
-		cols, err := o.currentColumns(t)
+		t, cols, err := o.tableColumns(schema, table)
 		if err != nil {
 			return err
 		}

@@ -1,69 +1,23 @@
 package lakewriter
 
 import (
-	"compress/gzip"
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-)
 
-// catalogsDir finds ../shared/testdata/catalogs next to the module root.
-func catalogsDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the package directory")
-		}
-		dir = parent
-	}
-	cat := filepath.Join(dir, "..", "shared", "testdata", "catalogs")
-	if _, err := os.Stat(cat); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("test catalogs missing at %s: %v", cat, err)
-		}
-		t.Skipf("test catalogs not available at %s", cat)
-	}
-	return cat
-}
+	"github.com/fdl-dev/fdl/internal/testutil"
+)
 
 // realCatalog gunzips a test catalog into a temporary folder.
 func realCatalog(t *testing.T, name string) string {
 	t.Helper()
-	src := filepath.Join(catalogsDir(t), name+".gz")
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dst := filepath.Join(t.TempDir(), name)
-	out, err := os.Create(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, zr); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testutil.Gunzip(t, name, dst)
 	return dst
 }
 

@@ -142,6 +142,29 @@ func (w *Writer) run(ctx context.Context, what string, fn func(o *op) error) (er
 	return nil
 }
 
+// runOnTable runs fn as one operation (see run) on the live table
+// schema.table: ErrNotFound when the schema or table does not exist.
+func (w *Writer) runOnTable(ctx context.Context, what, schema, table string, fn func(o *op, t tableInfo) error) error {
+	return w.run(ctx, what, func(o *op) error {
+		t, err := o.table(schema, table)
+		if err != nil {
+			return err
+		}
+		return fn(o, t)
+	})
+}
+
+// runOnColumns is runOnTable that also passes the table's current columns.
+func (w *Writer) runOnColumns(ctx context.Context, what, schema, table string, fn func(o *op, t tableInfo, cols []column) error) error {
+	return w.run(ctx, what, func(o *op) error {
+		t, cols, err := o.tableColumns(schema, table)
+		if err != nil {
+			return err
+		}
+		return fn(o, t, cols)
+	})
+}
+
 func (o *op) exec(query string, args ...any) error {
 	_, err := o.w.conn.ExecContext(o.ctx, query, args...)
 	if err != nil {
@@ -348,6 +371,17 @@ func (o *op) columnsAt(tableID, snapshot int64) ([]column, error) {
 // currentColumns are the columns at the snapshot being written.
 func (o *op) currentColumns(t tableInfo) ([]column, error) {
 	return o.columnsAt(t.id, o.id)
+}
+
+// tableColumns returns the live table schema.table (see table) and its
+// current columns.
+func (o *op) tableColumns(schema, table string) (tableInfo, []column, error) {
+	t, err := o.table(schema, table)
+	if err != nil {
+		return t, nil, err
+	}
+	cols, err := o.currentColumns(t)
+	return t, cols, err
 }
 
 func findColumn(cols []column, name string) (column, bool) {
