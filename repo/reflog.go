@@ -13,6 +13,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -354,4 +355,60 @@ func (r *Repo) refusePushOnRetired(ctx context.Context, head version.ID, pending
 		return err
 	}
 	return fmt.Errorf("push refused: it builds on %w; check out a version in retention (fdl checkout URL NEWDIR) and redo the change there", ret)
+}
+
+// Unprotected returns those of ids — versions no branch holds any more
+// (undone by a move back, or on a deleted branch), reached only by the ref
+// log — that the retention policy lets leave retention at the next gc,
+// with the policy read: none when the policy keeps everything a ref log
+// reaches (no rule set); else those created keep_within or longer before
+// now (all of them without keep_within). Versions a tag or another branch
+// keeps are not looked for (docs/spec.md §13).
+func (r *Repo) Unprotected(ctx context.Context, ids []version.ID, now time.Time) ([]version.ID, retention.Policy, error) {
+	p, _, err := r.Policy(ctx)
+	if err != nil || p.KeepsEverything() {
+		return nil, p, err
+	}
+	var out []version.ID
+	for _, id := range ids {
+		rec, err := r.Record(ctx, id)
+		if err != nil {
+			return nil, p, err
+		}
+		if p.KeepWithin == 0 || now.Sub(rec.CreatedAt) >= time.Duration(p.KeepWithin) {
+			out = append(out, id)
+		}
+	}
+	return out, p, nil
+}
+
+// OnlyReachedFrom returns the versions of id's first-parent history that
+// no branch's first-parent history holds (newest first): after a branch
+// holding id was deleted, those only the ref log reaches.
+func (r *Repo) OnlyReachedFrom(ctx context.Context, id version.ID) ([]version.ID, error) {
+	branches, _, err := r.refs.List(ctx, refs.HeadsPrefix)
+	if err != nil {
+		return nil, err
+	}
+	on := map[version.ID]bool{}
+	for _, b := range branches {
+		log, err := r.Log(ctx, b.ID, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range log {
+			on[rec.ID] = true
+		}
+	}
+	log, err := r.Log(ctx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []version.ID
+	for _, rec := range log {
+		if !on[rec.ID] {
+			out = append(out, rec.ID)
+		}
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -128,6 +129,9 @@ func runMoveBranch(ctx context.Context, ios *term.IO, g *globals, name, rev stri
 		if err != nil {
 			return err
 		}
+		if res.Backwards {
+			warnUnprotected(ctx, ios, r, res.Undone, "undone")
+		}
 		if g.JSON {
 			return printJSON(ios, res)
 		}
@@ -143,4 +147,18 @@ func runMoveBranch(ctx context.Context, ios *term.IO, g *globals, name, rev stri
 		}
 		return nil
 	})
+}
+
+// warnUnprotected warns (stderr) when the retention policy lets versions
+// no branch holds any more leave retention at the next gc.
+func warnUnprotected(ctx context.Context, ios *term.IO, r *repo.Repo, ids []version.ID, what string) {
+	leaving, p, err := r.Unprotected(ctx, ids, time.Now())
+	if err != nil || len(leaving) == 0 {
+		return
+	}
+	keep := "the retention policy keeps them only through a branch or tag"
+	if p.KeepWithin > 0 {
+		keep = fmt.Sprintf("the retention policy keeps versions only the ref log reaches for %s after they were made", p.KeepWithin)
+	}
+	ios.Warnf("%d %s version(s) leave retention at the next 'fdl gc --yes' (their catalogs go, their records stay) unless a tag or another branch keeps them: %s; to keep them longer: fdl retention --keep-within 30d, or tag them", len(leaving), what, keep)
 }

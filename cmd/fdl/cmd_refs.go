@@ -191,6 +191,9 @@ func runDeleteBranch(ctx context.Context, ios *term.IO, g *globals, name string)
 		if err != nil {
 			return err
 		}
+		if ids, err := r.OnlyReachedFrom(ctx, ref.ID); err == nil {
+			warnUnprotected(ctx, ios, r, ids, "of the deleted branch's")
+		}
 		if g.JSON {
 			return printJSON(ios, map[string]string{"deleted": string(ref.Name), "id": string(ref.ID)})
 		}

@@ -142,6 +142,9 @@ func runRetention(ctx context.Context, ios *term.IO, g *globals, o *retentionOpt
 		for _, rule := range p.Rules() {
 			ios.Printf("  %s\n", rule)
 		}
+		if p.Grace < retention.Duration(24*time.Hour) {
+			ios.Warnf("a grace period of %s is short: gc deletes the data files a working catalog wrote but did not commit, and the uploads of a push in progress, once they are older than that (a push naming deleted files is refused); the default is %s", p.Grace, retention.DefaultGrace)
+		}
 		if f := out.Floor; f != nil {
 			ios.Printf("%s generation %d, moved %s by %s; %d version(s) out of retention awaiting deletion\n",
 				ios.Heading("Floor:"), f.Generation, f.MovedAt.UTC().Format(time.RFC3339), f.MovedBy, len(f.Retired))

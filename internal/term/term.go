@@ -84,6 +84,12 @@ func (t *IO) Heading(s string) string { return t.style(styleHeading, s) }
 // Printf writes to Out.
 func (t *IO) Printf(format string, a ...any) { fmt.Fprintf(t.Out, format, a...) }
 
+// Warnf writes "warning: " and a line to ErrOut (never to Out, so JSON on
+// Out stays one document).
+func (t *IO) Warnf(format string, a ...any) {
+	fmt.Fprintf(t.ErrOut, t.style(styleBad, "warning:")+" "+format+"\n", a...)
+}
+
 // Debugf writes a debug line to ErrOut when Verbose is set.
 func (t *IO) Debugf(format string, a ...any) {
 	if t.Verbose {
