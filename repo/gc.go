@@ -66,7 +66,10 @@ func (r *Repo) Policy(ctx context.Context) (retention.Policy, store.Token, error
 		return retention.Policy{}, "", fmt.Errorf("read %s: %w", retention.PolicyKey, err)
 	}
 	p, err := retention.ParsePolicy(b)
-	return p, tok, err
+	if err != nil {
+		return p, tok, fmt.Errorf("%s (%s): %w; correct the file, or replace it with the default plus the rules you give: fdl retention --reset [--keep-last N] [--keep-within D]", withoutInvalid(err), r.st.Location(retention.PolicyKey), retention.ErrInvalid)
+	}
+	return p, tok, nil
 }
 
 // UpdatePolicy reads the policy, lets change edit it, and writes it back
@@ -74,9 +77,28 @@ func (r *Repo) Policy(ctx context.Context) (retention.Policy, store.Token, error
 // returns; retention.ErrInvalid; ErrRetentionConflict when another writer
 // changed it in between (nothing written: run again).
 func (r *Repo) UpdatePolicy(ctx context.Context, change func(*retention.Policy) error) (retention.Policy, error) {
+	return r.updatePolicy(ctx, false, change)
+}
+
+// ResetPolicy is UpdatePolicy starting from retention.DefaultPolicy instead
+// of the stored policy, which may be one that does not parse (the way to
+// replace a damaged policy.json); still one compare-and-swap against what
+// was read.
+func (r *Repo) ResetPolicy(ctx context.Context, change func(*retention.Policy) error) (retention.Policy, error) {
+	return r.updatePolicy(ctx, true, change)
+}
+
+func (r *Repo) updatePolicy(ctx context.Context, reset bool, change func(*retention.Policy) error) (retention.Policy, error) {
 	p, tok, err := r.Policy(ctx)
-	if err != nil {
+	switch {
+	case reset && (err == nil || errors.Is(err, retention.ErrInvalid)) && tok != "":
+		p = retention.DefaultPolicy()
+	case reset && errors.Is(err, retention.ErrInvalid):
+		return p, err // the read gave no token to swap against
+	case err != nil:
 		return p, err
+	case reset:
+		p = retention.DefaultPolicy()
 	}
 	if err := change(&p); err != nil {
 		return p, err
@@ -100,6 +122,12 @@ func (r *Repo) UpdatePolicy(ctx context.Context, change func(*retention.Policy) 
 	return p, nil
 }
 
+// withoutInvalid is err's text without the trailing retention.ErrInvalid,
+// which the caller wraps again after adding where and what to do.
+func withoutInvalid(err error) string {
+	return strings.TrimSuffix(err.Error(), ": "+retention.ErrInvalid.Error())
+}
+
 // Floor reads retention/floor.json and the token of the read; nil and
 // store.NoToken when the floor never moved. Errors: retention.ErrInvalid,
 // the store's.
@@ -112,7 +140,10 @@ func (r *Repo) Floor(ctx context.Context) (*retention.Floor, store.Token, error)
 		return nil, "", fmt.Errorf("read %s: %w", retention.FloorKey, err)
 	}
 	f, err := retention.ParseFloor(b)
-	return f, tok, err
+	if err != nil {
+		return nil, tok, fmt.Errorf("%s (%s): %w; restore it from a backup, or delete it: every version whose catalog gc deleted keeps its marker (versions/<id>/retired.json), and the next fdl gc moves the floor again", withoutInvalid(err), r.st.Location(retention.FloorKey), retention.ErrInvalid)
+	}
+	return f, tok, nil
 }
 
 // Marker reads versions/<id>/retired.json; nil when the version has none.
@@ -168,8 +199,27 @@ func (r *Repo) refuseRetired(ctx context.Context, rec *version.Record) error {
 }
 
 // RetiredIDs returns every version out of retention: those with a marker
-// (one listing of versions/) and those the stored floor lists.
+// (one listing of versions/) and those the stored floor lists. Errors:
+// retention.ErrInvalid when the floor does not parse (MarkedIDs still
+// answers), the store's.
 func (r *Repo) RetiredIDs(ctx context.Context) (map[version.ID]bool, error) {
+	out, err := r.MarkedIDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f, _, err := r.Floor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, rt := range f.RetiredList() {
+		out[rt.ID] = true
+	}
+	return out, nil
+}
+
+// MarkedIDs returns the versions with a marker (versions/<id>/retired.json):
+// those whose catalog gc deleted or is deleting. One listing of versions/.
+func (r *Repo) MarkedIDs(ctx context.Context) (map[version.ID]bool, error) {
 	out := map[version.ID]bool{}
 	err := r.st.List(ctx, VersionsPrefix, func(o store.ObjectInfo) error {
 		if rest, ok := strings.CutSuffix(strings.TrimPrefix(o.Key, VersionsPrefix), "/"+retention.MarkerFile); ok && !strings.Contains(rest, "/") {
@@ -179,13 +229,6 @@ func (r *Repo) RetiredIDs(ctx context.Context) (map[version.ID]bool, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list versions: %w", err)
-	}
-	f, _, err := r.Floor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, rt := range f.RetiredList() {
-		out[rt.ID] = true
 	}
 	return out, nil
 }

@@ -724,7 +724,7 @@ func TestVerifyFull(t *testing.T) {
 	}
 	for code, obj := range map[string]string{
 		"catalog-column-table": string(broken.ID), "catalog-end-before-begin": string(broken.ID), "catalog-counter": string(broken.ID),
-		repo.CodeRetiredCatalog: string(h.Recs[0].ID), repo.CodeDataMissing: gone, repo.CodeReflogInvalid: "",
+		repo.CodeRetiredCatalog: string(h.Recs[0].ID), repo.CodeDataMissing: gone, repo.CodeReflogInvalid: repo.LogsPrefix + "refs/heads/main/x.json",
 	} {
 		if got, ok := codes[code]; !ok || got != obj {
 			t.Errorf("problem %s on %q: got %q (present %v); all: %+v", code, obj, got, ok, rep.Problems)

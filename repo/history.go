@@ -283,7 +283,7 @@ func (r *Repo) resolveBase(ctx context.Context, rev, base string) (Resolved, err
 		ref, err := r.refs.Read(ctx, n)
 		if err != nil {
 			if errors.Is(err, refs.ErrNotFound) {
-				return Resolved{}, fmt.Errorf("HEAD names branch %s, which has no version yet: %w", n.Short(), ErrUnknownRev)
+				return Resolved{}, fmt.Errorf("HEAD names branch %s, which has no version yet: %w; publish the first one: fdl checkout %s DIR, write to its catalog, then fdl commit and fdl push", n.Short(), ErrUnknownRev, ShellQuote(r.url))
 			}
 			return Resolved{}, err
 		}

@@ -51,6 +51,19 @@ type LogEntry struct {
 // ErrBadLog is wrapped by the error for a ref log entry that does not parse.
 var ErrBadLog = errors.New("invalid ref log entry")
 
+// BadLogError says which ref log entry does not parse and why; it wraps
+// ErrBadLog.
+type BadLogError struct {
+	Key string // logs/<ref>/<entry id>.json
+	Why string
+}
+
+func (e *BadLogError) Error() string {
+	return fmt.Sprintf("ref log entry %s: %s: %v", e.Key, e.Why, ErrBadLog)
+}
+
+func (e *BadLogError) Unwrap() error { return ErrBadLog }
+
 // logKey returns the key of an entry: logs/<ref name>/<entry id>.json.
 func logKey(ref refs.Name, id string) string { return LogsPrefix + string(ref) + "/" + id + ".json" }
 
@@ -141,7 +154,7 @@ func (r *Repo) RefLog(ctx context.Context, ref refs.Name) (entries []LogEntry, b
 func parseLogEntry(b []byte, key string) (LogEntry, error) {
 	var e LogEntry
 	bad := func(why string) (LogEntry, error) {
-		return LogEntry{}, fmt.Errorf("ref log entry %s: %s: %w", key, why, ErrBadLog)
+		return LogEntry{}, &BadLogError{Key: key, Why: why}
 	}
 	if err := json.Unmarshal(b, &e); err != nil {
 		return bad(fmt.Sprintf("does not parse (%v)", err))

@@ -85,7 +85,11 @@ func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(co
 		return nil, err
 	}
 	for _, e := range bad {
-		add(CodeReflogInvalid, "", "%v", e)
+		key := ""
+		if be := (*BadLogError)(nil); errors.As(e, &be) {
+			key = be.Key
+		}
+		add(CodeReflogInvalid, key, "%v", e)
 	}
 	good, _, err := r.refs.List(ctx, "refs/")
 	if err != nil {
@@ -95,7 +99,7 @@ func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(co
 	for _, ref := range good {
 		starts = append(starts, ref.ID)
 		if vs.retired[ref.ID] {
-			add(CodeRefRetired, string(ref.Name), "%s points at version %s, which is out of retention: readers cannot check it out; move the ref to a version in retention", ref.Name, ref.ID)
+			add(CodeRefRetired, string(ref.Name), "%s points at version %s, which is out of retention: readers cannot check it out; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention", ref.Name, ref.ID)
 		}
 	}
 	for _, e := range entries {

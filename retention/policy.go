@@ -88,16 +88,24 @@ func ParseDuration(s string) (Duration, error) {
 			return bad("the number is too large")
 		}
 		t = t[i:]
+		j := 0
+		for j < len(t) && (t[j] < '0' || t[j] > '9') {
+			j++
+		}
+		name := t[:j]
+		t = t[j:]
 		var unit time.Duration
 		for _, u := range durationUnits {
-			if strings.HasPrefix(t, u.name) {
+			if name == u.name {
 				unit = u.d
-				t = t[len(u.name):]
 				break
 			}
 		}
-		if unit == 0 {
+		switch {
+		case name == "":
 			return bad("expected a unit after " + strconv.FormatInt(n, 10))
+		case unit == 0:
+			return bad(fmt.Sprintf("unknown unit %q", name))
 		}
 		if n > int64((1<<63-1)/unit) || total > time.Duration(1<<63-1)-time.Duration(n)*unit {
 			return bad("it is too long")
@@ -197,6 +205,9 @@ func (p Policy) Marshal() ([]byte, error) { return marshal(p) }
 func ParsePolicy(b []byte) (Policy, error) {
 	p := Policy{Grace: DefaultGrace}
 	if err := json.Unmarshal(b, &p); err != nil {
+		if errors.Is(err, ErrInvalid) { // a field's own check (a duration) said what is wrong
+			return Policy{}, fmt.Errorf("%s: %w", PolicyKey, err)
+		}
 		return Policy{}, fmt.Errorf("%s does not parse: %v: %w", PolicyKey, err, ErrInvalid)
 	}
 	if err := p.Validate(); err != nil {

@@ -35,6 +35,11 @@ func TestDuration(t *testing.T) {
 			t.Errorf("%q: err %v, want ErrInvalid", in, err)
 		}
 	}
+	for in, why := range map[string]string{"1ms": `unknown unit "ms"`, "5x": `unknown unit "x"`, "5": "expected a unit after 5", "d": "expected a number"} {
+		if _, err := ParseDuration(in); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("%q: err %v, want %q", in, err, why)
+		}
+	}
 }
 
 func TestPolicyParse(t *testing.T) {

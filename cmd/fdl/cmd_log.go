@@ -15,6 +15,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -147,6 +148,12 @@ func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error 
 			isLocal[rec.ID] = true
 		}
 		retired, err := r.RetiredIDs(ctx)
+		if errors.Is(err, retention.ErrInvalid) {
+			// A damaged floor must not hide the history: markers still say
+			// which catalogs are gone.
+			ios.Warnf("%v", err)
+			retired, err = r.MarkedIDs(ctx)
+		}
 		if err != nil {
 			return err
 		}

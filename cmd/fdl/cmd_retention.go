@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ type retentionOptions struct {
 	KeepWithin string
 	Grace      string
 	KeepAll    bool
+	Reset      bool
 }
 
 func newRetentionCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -48,10 +50,11 @@ modification time.
 Durations: a number and a unit, w d h m s, or a sum: 2w, 30d, 1d12h, 90m.`,
 		Example: `  fdl retention --repo s3://bucket/sales
   fdl retention --keep-last 30 --keep-within 90d
-  fdl retention --keep-all`,
+  fdl retention --keep-all
+  fdl retention --reset --keep-last 30     # replace a damaged policy.json`,
 		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			set := cmd.Flags().Changed("keep-last") || cmd.Flags().Changed("keep-within") || cmd.Flags().Changed("grace") || o.KeepAll
+			set := cmd.Flags().Changed("keep-last") || cmd.Flags().Changed("keep-within") || cmd.Flags().Changed("grace") || o.KeepAll || o.Reset
 			return runRetention(cmd.Context(), ios, g, o, set, cmd.Flags().Changed)
 		},
 	}
@@ -61,6 +64,7 @@ Durations: a number and a unit, w d h m s, or a sum: 2w, 30d, 1d12h, 90m.`,
 	f.StringVar(&o.KeepWithin, "keep-within", "", "keep versions created less than `DURATION` ago (0: rule off)")
 	f.StringVar(&o.Grace, "grace", "", "grace period for files and uploads no catalog or ref describes (`DURATION`, default 7d)")
 	f.BoolVar(&o.KeepAll, "keep-all", false, "turn both rules off: keep every version a ref or ref log reaches")
+	f.BoolVar(&o.Reset, "reset", false, "start from the default policy instead of the stored one (which may be damaged), then apply the other flags")
 	return cmd
 }
 
@@ -96,7 +100,11 @@ func runRetention(ctx context.Context, ios *term.IO, g *globals, o *retentionOpt
 					return usageError{err}
 				}
 			}
-			out.Policy, err = r.UpdatePolicy(ctx, func(p *retention.Policy) error {
+			update := r.UpdatePolicy
+			if o.Reset {
+				update = r.ResetPolicy
+			}
+			out.Policy, err = update(ctx, func(p *retention.Policy) error {
 				switch {
 				case o.KeepAll:
 					p.KeepLast, p.KeepWithin = 0, 0
@@ -124,7 +132,11 @@ func runRetention(ctx context.Context, ios *term.IO, g *globals, o *retentionOpt
 			}
 			out.Policy, out.Stored = p, t != ""
 		}
-		if out.Floor, _, err = r.Floor(ctx); err != nil {
+		floorBad := false
+		if out.Floor, _, err = r.Floor(ctx); errors.Is(err, retention.ErrInvalid) {
+			ios.Warnf("%v", err) // the policy can still be shown and set
+			floorBad = true
+		} else if err != nil {
 			return err
 		}
 		if g.JSON {
@@ -151,6 +163,8 @@ func runRetention(ctx context.Context, ios *term.IO, g *globals, o *retentionOpt
 			for _, b := range f.Branches {
 				ios.Printf("  %s: versions from seq %d (snapshot %d) to the head are in retention\n", ios.Ref(refs.Name(b.Branch).Short()), b.Seq, b.Snapshot)
 			}
+		} else if floorBad {
+			ios.Printf("%s cannot be read (see the warning)\n", ios.Heading("Floor:"))
 		} else {
 			ios.Printf("%s never moved (no version has left retention)\n", ios.Heading("Floor:"))
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -70,6 +71,11 @@ func run(args []string, ios *term.IO) int {
 		err = usageError{err}
 	}
 	code := exitCode(ctx, err)
+	if !g.JSON && code == exitUsage && slices.Contains(args, "--json") {
+		// Flag parsing stopped at the bad flag, before --json: a script
+		// that asked for JSON still gets its error as JSON.
+		g.JSON = true
+	}
 	printError(ios, g, err, code)
 	return code
 }
