@@ -361,7 +361,7 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 		live = append(live, in.Versions[id].Record)
 	}
 	slices.SortFunc(live, func(a, b *version.Record) int { return strings.Compare(string(a.ID), string(b.ID)) })
-	err = r.scanCatalogs(ctx, live, tmp, o.Workers, &plan.Timing, func(rec *version.Record, files []ducklake.DataFile) error {
+	err = r.scanCatalogs(ctx, live, tmp, o.Workers, &plan.Timing, nil, func(rec *version.Record, files []ducklake.DataFile) error {
 		return dp.AddLive(rec.ID, d.Live[rec.ID], files)
 	})
 	if err != nil {
@@ -380,7 +380,17 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 			index[rt.ID] = i
 		}
 	}
-	err = r.scanCatalogs(ctx, leaving, tmp, o.Workers, &plan.Timing, func(rec *version.Record, files []ducklake.DataFile) error {
+	// A damaged catalog leaving retention is deleted unread: it is going
+	// anyway, and the files only it lists go as unlisted files after the
+	// grace period (a catalog in retention that is damaged stops gc).
+	unreadable := func(rec *version.Record, err error) bool {
+		if !errors.Is(err, ErrChecksum) && !errors.Is(err, ducklake.ErrCorrupt) && !errors.Is(err, ducklake.ErrNotCatalog) {
+			return false
+		}
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("version %s (seq %d) leaves retention with a catalog that cannot be read (%v): it is deleted unread, and the data files only it listed are deleted as files no catalog lists, once older than the grace period", rec.ID, rec.Seq, err))
+		return true
+	}
+	err = r.scanCatalogs(ctx, leaving, tmp, o.Workers, &plan.Timing, unreadable, func(rec *version.Record, files []ducklake.DataFile) error {
 		rt := &d.Retire[index[rec.ID]]
 		var err error
 		rt.Frees, err = dp.AddRetiring(rec.ID, files)
@@ -555,6 +565,9 @@ func (r *Repo) gcInput(ctx context.Context, now time.Time) (in *retention.Input,
 	for id, v := range in.Versions {
 		if v.Has(version.RecordFile) {
 			if v.Record, err = r.Record(ctx, id); err != nil {
+				if errors.Is(err, version.ErrBadRecord) {
+					err = fmt.Errorf("%w; gc will not guess what a version folder it cannot read protects: repair the record, or, if %s is not a version fdl wrote (a copy, a hand edit) and no ref reaches it, move it out of versions/", err, r.st.Location(VersionKey(id, "")))
+				}
 				return nil, "", "", err
 			}
 		}
@@ -576,8 +589,9 @@ func (r *Repo) normaliser() (*retention.Normaliser, error) {
 
 // scanCatalogs reads the data-file table of each catalog (in parallel,
 // workers at a time; 0: scanWorkers) and hands each result to fn in the
-// order of recs, from the calling goroutine. It stops at the first error.
-func (r *Repo) scanCatalogs(ctx context.Context, recs []*version.Record, tmp string, workers int, t *GCTiming, fn func(*version.Record, []ducklake.DataFile) error) error {
+// order of recs, from the calling goroutine. It stops at the first error,
+// except one that skip (if not nil) accepts: that catalog is left out.
+func (r *Repo) scanCatalogs(ctx context.Context, recs []*version.Record, tmp string, workers int, t *GCTiming, skip func(*version.Record, error) bool, fn func(*version.Record, []ducklake.DataFile) error) error {
 	type result struct {
 		files       []ducklake.DataFile
 		fetch, scan time.Duration
@@ -637,6 +651,9 @@ func (r *Repo) scanCatalogs(ctx context.Context, recs []*version.Record, tmp str
 		}
 		<-tokens
 		if res.err != nil {
+			if skip != nil && skip(rec, res.err) {
+				continue
+			}
 			return res.err
 		}
 		t.FetchMS += res.fetch.Milliseconds()

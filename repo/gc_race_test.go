@@ -3,6 +3,7 @@ package repo_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -149,5 +150,52 @@ func TestPushRefusesDataGCDeleted(t *testing.T) {
 	}
 	if head := mustHead(t, r); head != h.Recs[1].ID {
 		t.Fatalf("main moved to %s", head)
+	}
+}
+
+// TestGCDamagedLeavingCatalog: a version leaving retention whose catalog is
+// damaged, or was deleted outside gc, does not stop gc: it is retired
+// unread, with a warning; a damaged catalog in retention still stops gc.
+func TestGCDamagedLeavingCatalog(t *testing.T) {
+	ctx := context.Background()
+	h := history.Build(t, 4, historyOps)
+	r := h.Repo
+	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 1; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	damage := func(id version.ID) {
+		t.Helper()
+		p := filepath.Join(h.URL, filepath.FromSlash(repo.VersionKey(id, version.CatalogFile)))
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteAt([]byte("X"), 5000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage(h.Recs[1].ID)
+	if err := r.Store().Delete(ctx, repo.VersionKey(h.Recs[0].ID, version.CatalogFile)); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(plan.Warnings, "\n")
+	if len(plan.Retire) != 3 || !strings.Contains(joined, "already missing") || !strings.Contains(joined, "cannot be read") {
+		t.Fatalf("retires %d; warnings:\n%s", len(plan.Retire), joined)
+	}
+	if _, err := r.ApplyGC(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true}); err != nil || !rep.OK() {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+	// The head's catalog damaged: gc refuses.
+	damage(h.Recs[3].ID)
+	if _, err := r.PlanGC(ctx, repo.GCOptions{}); !errors.Is(err, repo.ErrGCRefused) || !errors.Is(err, repo.ErrChecksum) {
+		t.Fatalf("a damaged catalog in retention: %v", err)
 	}
 }

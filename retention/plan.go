@@ -256,7 +256,10 @@ func Decide(in *Input) (*Decision, error) {
 			d.Kept = append(d.Kept, Kept{ID: id, Seq: r.Seq, Why: keep[id]})
 		case r != nil && reachable(id):
 			if !v.Has(catalogFile) && !in.Floor.Has(id) {
-				return nil, fmt.Errorf("version %s (seq %d) has no catalog %s and no %s, and the floor does not retire it: gc refuses to run; run 'fdl verify'", id, r.Seq, catalogFile, MarkerFile)
+				// Lost outside gc; it leaves retention now anyway. Its own
+				// files cannot be learnt: no catalog lists them any more,
+				// so they go as unlisted files, after the grace period.
+				d.Warnings = append(d.Warnings, fmt.Sprintf("version %s (seq %d) leaves retention with its catalog %s already missing (deleted outside gc): the data files only it listed are deleted as files no catalog lists, once older than the grace period", id, r.Seq, catalogFile))
 			}
 			keys, n := excisable(v)
 			d.Retire = append(d.Retire, Retire{ID: id, Seq: r.Seq, CreatedAt: r.CreatedAt, Reason: retireReason(p, r, fromRefs[id], in.Now),
