@@ -663,20 +663,10 @@ func TestVerifyFull(t *testing.T) {
 	// A catalog that breaks the invariants but matches its record: break
 	// the working catalog, then commit and push it.
 	cat := filepath.Join(h.WD, repo.CatalogName)
-	db, err := sql.Open("duckdb", cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
+	execCatalog(t, cat,
 		"INSERT INTO ducklake_column (column_id, begin_snapshot, end_snapshot, table_id, column_order, column_name, column_type, nulls_allowed) VALUES (1, 1, NULL, 424242, 1, 'ghost', 'int32', true)",
 		"UPDATE ducklake_data_file SET end_snapshot = begin_snapshot WHERE data_file_id = (SELECT min(data_file_id) FROM ducklake_data_file)",
-		"UPDATE ducklake_snapshot SET next_file_id = 0 WHERE snapshot_id = (SELECT max(snapshot_id) FROM ducklake_snapshot)",
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
+		"UPDATE ducklake_snapshot SET next_file_id = 0 WHERE snapshot_id = (SELECT max(snapshot_id) FROM ducklake_snapshot)")
 	w, err := lakewriter.Open(ctx, cat)
 	if err != nil {
 		t.Fatal(err)

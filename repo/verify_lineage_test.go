@@ -25,21 +25,11 @@ func TestVerifySnapshotGapIsANote(t *testing.T) {
 	h := history.Build(t, 2, historyOps)
 	r := h.Repo
 	cat := h.WD + "/" + repo.CatalogName
-	db, err := sql.Open("duckdb", cat)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Expire snapshot 1 as the extension does: its snapshot row and its
 	// changes row go; rows that began there keep their begin_snapshot.
-	for _, q := range []string{
+	execCatalog(t, cat,
 		"DELETE FROM ducklake_snapshot WHERE snapshot_id = 1",
-		"DELETE FROM ducklake_snapshot_changes WHERE snapshot_id = 1",
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
+		"DELETE FROM ducklake_snapshot_changes WHERE snapshot_id = 1")
 	w, err := lakewriter.Open(ctx, cat)
 	if err != nil {
 		t.Fatal(err)
@@ -134,5 +124,20 @@ func TestVerifyLineage(t *testing.T) {
 	}
 	if len(rep.Problems) != 2 {
 		t.Errorf("problems %+v, want exactly the two lineage ones", rep.Problems)
+	}
+}
+
+// execCatalog runs statements on a DuckDB-form catalog with plain SQL.
+func execCatalog(t *testing.T, path string, queries ...string) {
+	t.Helper()
+	db, err := sql.Open("duckdb", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range queries {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
 	}
 }
