@@ -172,7 +172,7 @@ func (r *Refs) Read(ctx context.Context, n Name) (Ref, error) {
 	}
 	id, err := parseContent(b)
 	if err != nil {
-		return ref, fmt.Errorf("ref %s (%s): %w; %v: a ref must hold one version id and a newline; restore it from a backup, or delete that file if the ref is not needed", n, r.st.Location(string(n)), ErrCorrupt, err)
+		return ref, fmt.Errorf("ref %s (%s): %w; %v: a ref must hold one version id and a newline; restore it from a backup, point a branch at a version again (fdl branch -f NAME REV --backwards; fdl reflog NAME shows what it held), or delete that file if the ref is not needed", n, r.st.Location(string(n)), ErrCorrupt, err)
 	}
 	ref.ID = id
 	return ref, nil

@@ -30,6 +30,7 @@ const (
 	ActionDelete   = "delete"    // a branch was deleted
 	ActionForward  = "move"      // fdl branch -f moved a branch forward
 	ActionMoveBack = "move-back" // fdl branch -f --backwards moved a branch to a non-descendant
+	ActionRepair   = "repair"    // fdl branch -f --backwards replaced a damaged branch ref
 )
 
 // LogEntry is one ref log entry: logs/<ref>/<entry id>.json, written
@@ -247,7 +248,9 @@ func (e *MoveRefusedError) Unwrap() error { return ErrRefused }
 // nor a ref log reaches; if the move fails, the entry is removed. Errors:
 // refs.ErrNotFound (no such branch), *MoveRefusedError, *RetiredError
 // (rev's version left retention), ErrRefused when another writer moved
-// the branch first.
+// the branch first. A branch ref that does not parse (refs.ErrCorrupt) is
+// replaced only with o.Backwards (what it held cannot be compared), logged
+// as ActionRepair.
 func (r *Repo) MoveBranch(ctx context.Context, name, rev string, o MoveOptions) (MoveResult, error) {
 	n, err := refs.Branch(name)
 	if err != nil {
@@ -255,6 +258,9 @@ func (r *Repo) MoveBranch(ctx context.Context, name, rev string, o MoveOptions) 
 	}
 	res := MoveResult{Branch: n, Undone: []version.ID{}}
 	cur, err := r.refs.Read(ctx, n)
+	if errors.Is(err, refs.ErrCorrupt) && o.Backwards && cur.Token != "" {
+		return r.repairBranch(ctx, n, cur.Token, rev, o.Why)
+	}
 	if err != nil {
 		if errors.Is(err, refs.ErrNotFound) {
 			return res, fmt.Errorf("branch %s does not exist (create it with fdl branch %s REV): %w", name, name, err)
@@ -368,6 +374,36 @@ func (r *Repo) refusePushOnRetired(ctx context.Context, head version.ID, pending
 		return err
 	}
 	return fmt.Errorf("push refused: it builds on %w; check out a version in retention (fdl checkout URL NEWDIR) and redo the change there", ret)
+}
+
+// repairBranch points a branch whose ref does not parse at rev's version:
+// one compare-and-swap against the damaged bytes, its ref log entry first.
+func (r *Repo) repairBranch(ctx context.Context, n refs.Name, tok store.Token, rev, why string) (MoveResult, error) {
+	res := MoveResult{Branch: n, Undone: []version.ID{}, Backwards: true}
+	to, err := r.Resolve(ctx, rev)
+	if err != nil {
+		return res, err
+	}
+	res.New = to.ID
+	rec, err := r.Record(ctx, to.ID)
+	if err != nil {
+		return res, err
+	}
+	if err := r.refuseRetired(ctx, rec); err != nil {
+		return res, err
+	}
+	if why == "" {
+		why = "replaced a damaged ref"
+	}
+	entry, err := r.appendLog(ctx, n, "", to.ID, ActionRepair, why)
+	if err != nil {
+		return res, err
+	}
+	if err := r.refs.Update(ctx, n, tok, to.ID); err != nil {
+		r.dropLog(ctx, entry)
+		return res, err
+	}
+	return res, nil
 }
 
 // Unprotected returns those of ids — versions no branch holds any more

@@ -139,6 +139,8 @@ func runMoveBranch(ctx context.Context, ios *term.IO, g *globals, name, rev stri
 		switch {
 		case res.UpToDate:
 			ios.Printf("Branch %s already holds %s\n", ios.Ref(name), ios.ID(repo.Short(res.New, n)))
+		case res.Backwards && res.Old == "":
+			ios.Printf("Repaired branch %s: it now holds %s (what the damaged ref held is in the ref log: fdl reflog %s)\n", ios.Ref(name), ios.ID(repo.Short(res.New, n)), name)
 		case res.Backwards:
 			ios.Printf("Moved branch %s back: %s -> %s; %d version(s) undone, kept in the repository and the ref log (fdl reflog %s)\n",
 				ios.Ref(name), ios.ID(repo.Short(res.Old, n)), ios.ID(repo.Short(res.New, n)), len(res.Undone), name)
