@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -155,7 +156,11 @@ func (r *Repo) Marker(ctx context.Context, id version.ID) (*retention.Marker, er
 	if err != nil {
 		return nil, fmt.Errorf("read %s of version %s: %w", retention.MarkerFile, id, err)
 	}
-	return retention.ParseMarker(b, id)
+	m, err := retention.ParseMarker(b, id)
+	if err != nil {
+		return nil, fmt.Errorf("%s (%s): %w; restore it from a backup, or delete it and run fdl gc: a version whose catalog is gone is retired again with a new marker (if the policy keeps that version, gc says so: lower the policy, or restore the catalog)", withoutInvalid(err), r.st.Location(VersionKey(id, retention.MarkerFile)), retention.ErrInvalid)
+	}
+	return m, nil
 }
 
 // Retirement returns why and since when version id is out of retention
@@ -290,6 +295,7 @@ type GCPlan struct {
 	floorTok  store.Token
 	policyTok store.Token
 	refs      map[refs.Name]version.ID // every ref as the plan read it
+	known     map[version.ID]bool      // every version folder the plan saw
 	marked    map[version.ID]bool
 }
 
@@ -334,6 +340,10 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 	plan := &GCPlan{Now: now.UTC(), Policy: in.Policy, Decision: d, floorTok: floorTok, policyTok: policyTok, refs: map[refs.Name]version.ID{}, marked: map[version.ID]bool{}, DataFiles: []retention.DataDeletion{}}
 	for _, ref := range in.Refs {
 		plan.refs[ref.Name] = ref.ID
+	}
+	plan.known = map[version.ID]bool{}
+	for id := range in.Versions {
+		plan.known[id] = true
 	}
 	if in.Floor != nil {
 		plan.FloorGeneration = in.Floor.Generation
@@ -716,7 +726,10 @@ type GCResult struct {
 	DataFiles  int   `json:"data_files"`
 	Abandoned  int   `json:"abandoned"` // version folders deleted whole
 	Temps      int   `json:"temps"`     // temporary files of interrupted writes deleted
-	Bytes      int64 `json:"bytes"`
+	// Protected counts planned data deletions called off because a version
+	// that appeared while gc ran (a push) lists the file.
+	Protected int   `json:"protected"`
+	Bytes     int64 `json:"bytes"`
 	// Skipped are data files kept because a version listing them was not
 	// marked (never expected; reported for audits).
 	Skipped int `json:"skipped"`
@@ -756,16 +769,24 @@ func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
 			return res, err
 		}
 		r.step("gc:floor")
-		if _, err := r.st.Swap(ctx, retention.FloorKey, p.floorTok, b); err != nil {
+		movedTok, err := r.st.Swap(ctx, retention.FloorKey, p.floorTok, b)
+		if err != nil {
 			if errors.Is(err, store.ErrConflict) {
 				return res, fmt.Errorf("%s moved since gc planned (another gc or fdl retention ran): %w; nothing was deleted: run fdl gc again", retention.FloorKey, ErrRetentionConflict)
 			}
 			return res, fmt.Errorf("move the floor: %w", err)
 		}
+		old := floor
 		floor = &f
 		res.FloorMoved, res.Floor = true, f.Generation
-	}
-	if err := r.recheckAfterFloor(ctx, p, floor); err != nil {
+		if err := r.recheckAfterFloor(ctx, p, floor); err != nil {
+			if r.restoreFloor(ctx, &f, movedTok, old) {
+				res.FloorMoved, res.Floor = false, f.Generation+1
+				return res, fmt.Errorf("%w (the floor was put back: nothing changed for readers)", err)
+			}
+			return res, err
+		}
+	} else if err := r.recheckAfterFloor(ctx, p, floor); err != nil {
 		return res, err
 	}
 	// Step 2.
@@ -784,6 +805,9 @@ func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
 		res.Bytes += n
 	}
 	// Step 3.
+	if err := r.protectNewVersions(ctx, p, res); err != nil {
+		return res, err
+	}
 	for _, f := range p.DataFiles {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -892,15 +916,15 @@ func (r *Repo) temps(ctx context.Context, fn func(store.ObjectInfo) error) error
 // points at a version the floor retires, or when a branch created or moved
 // since the plan keeps a retired version among its last keep_last versions.
 func (r *Repo) recheckAfterFloor(ctx context.Context, p *GCPlan, floor *retention.Floor) error {
-	if len(floor.RetiredList()) == 0 {
-		return nil
-	}
-	again := "nothing was deleted: run fdl gc again, which takes it back into retention"
 	if _, tok, err := r.Policy(ctx); err != nil {
 		return err
 	} else if tok != p.policyTok {
 		return fmt.Errorf("%s changed while gc ran (fdl retention): %w; nothing was deleted: run fdl gc again, which applies the new policy", retention.PolicyKey, ErrRetentionConflict)
 	}
+	if len(floor.RetiredList()) == 0 {
+		return nil
+	}
+	again := "nothing was deleted: run fdl gc again, which takes it back into retention"
 	good, bad, err := r.refs.List(ctx, "refs/")
 	if err != nil {
 		return err
@@ -931,6 +955,119 @@ func (r *Repo) recheckAfterFloor(ctx context.Context, p *GCPlan, floor *retentio
 		}
 	}
 	return nil
+}
+
+// restoreFloor undoes gc's own floor move when gc stops right after it
+// (recheckAfterFloor): nothing is marked or deleted yet, so a new floor
+// with old's retirements (none when there was no floor) is safe, and it
+// spares readers a window where versions gc will keep are refused. One
+// compare-and-swap from the token of gc's move; false when another writer
+// moved the floor since (then the next gc sorts it out).
+func (r *Repo) restoreFloor(ctx context.Context, moved *retention.Floor, movedTok store.Token, old *retention.Floor) bool {
+	back := retention.Floor{Format: retention.Format, Generation: moved.Generation + 1, MovedAt: time.Now().UTC().Truncate(time.Second),
+		MovedBy: r.Actor(), Policy: moved.Policy, Branches: []retention.BranchFloor{}, Retired: []retention.Retirement{}}
+	if old != nil {
+		back.Policy, back.Branches, back.Retired = old.Policy, old.Branches, old.Retired
+	}
+	b, err := back.Marshal()
+	if err != nil {
+		return false
+	}
+	_, err = r.st.Swap(ctx, retention.FloorKey, movedTok, b)
+	return err == nil
+}
+
+// protectNewVersions runs before gc deletes data files: a version folder
+// that appeared since the plan (a push, complete or still uploading) may
+// list a file the plan deletes — a file no catalog listed then, written by
+// a working catalog long before its commit. It reads each new catalog's
+// data-file table and calls off the planned deletion of every file it
+// lists. A new catalog that cannot be read stops gc before any data file is
+// deleted (ErrRetentionConflict: run gc again).
+func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, res *GCResult) error {
+	if len(p.DataFiles) == 0 {
+		return nil
+	}
+	var fresh []version.ID
+	err := r.st.List(ctx, VersionsPrefix, func(o store.ObjectInfo) error {
+		if id, file, ok := splitVersionKey(o.Key); ok && file == version.CatalogFile && !p.known[id] {
+			if _, err := version.ParseID(string(id)); err == nil {
+				fresh = append(fresh, id)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(fresh) == 0 {
+		return err
+	}
+	norm, err := r.normaliser()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "fdl-gc-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	listed := map[string]bool{}
+	for _, id := range fresh {
+		files, err := r.readCatalogUnchecked(ctx, id, tmp)
+		if err != nil {
+			return fmt.Errorf("version %s appeared while gc ran and its catalog cannot be read (%v): %w; no data file was deleted: run fdl gc again", id, err, ErrRetentionConflict)
+		}
+		for _, f := range files {
+			if pl, err := norm.Place(f.ResolvedPath); err == nil && pl.Key != "" {
+				listed[pl.Key] = true
+			}
+		}
+	}
+	kept := p.DataFiles[:0]
+	for _, f := range p.DataFiles {
+		if listed[f.Key] {
+			res.Protected++
+			continue
+		}
+		kept = append(kept, f)
+	}
+	p.DataFiles = kept
+	return nil
+}
+
+// readCatalogUnchecked reads the data-file table of version id's catalog as
+// the store holds it now, with no record to check it against (the version
+// may still be uploading): in place on a folder store, else copied into
+// tmp.
+func (r *Repo) readCatalogUnchecked(ctx context.Context, id version.ID, tmp string) ([]ducklake.DataFile, error) {
+	key := VersionKey(id, version.CatalogFile)
+	path := ""
+	if local, ok := r.st.(*store.Local); ok {
+		path = local.Location(key)
+	} else {
+		rc, _, err := r.st.Get(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		f, err := os.CreateTemp(tmp, "new-*.duckdb")
+		if err != nil {
+			return nil, err
+		}
+		path = f.Name()
+		defer os.Remove(path)
+		_, err = io.Copy(f, rc)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	c, err := ducklake.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.DataFiles(ctx)
 }
 
 // Excise takes one version's bytes out of the store after the floor

@@ -53,21 +53,22 @@ func TestGCChangesWhilePlanning(t *testing.T) {
 		if _, err := r.UpdatePolicy(ctx, keepLast(0)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.ApplyGC(ctx, plan); !errors.Is(err, repo.ErrRetentionConflict) {
+		if _, err := r.ApplyGC(ctx, plan); !errors.Is(err, repo.ErrRetentionConflict) || !strings.Contains(err.Error(), "the floor was put back") {
 			t.Fatalf("apply after a policy change: %v", err)
 		}
 		if n := catalogs(t, r, h.Recs); n != 6 {
 			t.Fatalf("%d of 6 catalogs left after a refused gc", n)
 		}
-		again, err := r.PlanGC(ctx, repo.GCOptions{})
-		if err != nil || len(again.Retire) != 0 || len(again.Unretire) != 4 {
-			t.Fatalf("next plan: %v; retires %d, takes back %d", err, len(again.Retire), len(again.Unretire))
-		}
-		if _, err := r.ApplyGC(ctx, again); err != nil {
-			t.Fatal(err)
-		}
+		// The floor is back: readers are not refused in the meantime.
 		if ids, err := r.RetiredIDs(ctx); err != nil || len(ids) != 0 {
-			t.Fatalf("retired after the next gc: %v %v", ids, err)
+			t.Fatalf("retired after a refused gc: %v %v", ids, err)
+		}
+		if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "c"), Rev: string(h.Recs[0].ID)}); err != nil {
+			t.Fatalf("checkout after a refused gc: %v", err)
+		}
+		again, err := r.PlanGC(ctx, repo.GCOptions{})
+		if err != nil || len(again.Retire) != 0 || again.FloorMoves {
+			t.Fatalf("next plan: %v; retires %d, floor moves %v", err, len(again.Retire), again.FloorMoves)
 		}
 	})
 
@@ -197,5 +198,66 @@ func TestGCDamagedLeavingCatalog(t *testing.T) {
 	damage(h.Recs[3].ID)
 	if _, err := r.PlanGC(ctx, repo.GCOptions{}); !errors.Is(err, repo.ErrGCRefused) || !errors.Is(err, repo.ErrChecksum) {
 		t.Fatalf("a damaged catalog in retention: %v", err)
+	}
+}
+
+// TestGCPushWhilePlanning: a working catalog wrote a file long ago and
+// commits and pushes it while gc runs, after gc planned to delete that file
+// as listed by no catalog: gc reads the version that appeared and keeps the
+// file. A policy change while gc plans stops it even when the floor does
+// not move.
+func TestGCPushWhilePlanning(t *testing.T) {
+	ctx := context.Background()
+	h := history.Build(t, 2, historyOps)
+	r := h.Repo
+	w, err := lakewriter.Open(ctx, filepath.Join(h.WD, repo.CatalogName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Insert(ctx, "main", "events", "SELECT 777::INTEGER AS k"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	later := repo.GCOptions{Now: time.Now().Add(8 * 24 * time.Hour)}
+	plan, err := r.PlanGC(ctx, later)
+	if err != nil || len(plan.DataFiles) != 1 {
+		t.Fatalf("plan: %v; deletes %+v", err, plan.DataFiles)
+	}
+	file := plan.DataFiles[0].Key
+	wd, _ := repo.OpenWorkdir(h.WD)
+	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "late", Author: "t"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wd.Push(ctx, r, ""); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.ApplyGC(ctx, plan)
+	if err != nil || res.Protected != 1 || res.DataFiles != 0 {
+		t.Fatalf("apply: %+v %v", res, err)
+	}
+	if _, err := r.Store().Stat(ctx, file); err != nil {
+		t.Fatalf("the pushed version's file: %v", err)
+	}
+	if rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true}); err != nil || !rep.OK() {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+
+	// A stray file, and the grace period raised while gc plans: gc stops.
+	stray := "data/main/stray.parquet"
+	if err := r.Store().Create(ctx, stray, strings.NewReader("x")); err != nil {
+		t.Fatal(err)
+	}
+	plan, err = r.PlanGC(ctx, later)
+	if err != nil || plan.FloorMoves || len(plan.DataFiles) != 1 {
+		t.Fatalf("plan: %v; floor moves %v; deletes %+v", err, plan.FloorMoves, plan.DataFiles)
+	}
+	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.Grace = retention.Duration(30 * 24 * time.Hour); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ApplyGC(ctx, plan); !errors.Is(err, repo.ErrRetentionConflict) {
+		t.Fatalf("apply after a policy change: %v", err)
+	}
+	if _, err := r.Store().Stat(ctx, stray); err != nil {
+		t.Fatalf("stray file: %v", err)
 	}
 }

@@ -92,7 +92,11 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 	reached := map[version.ID]bool{}
 	for _, ref := range good {
 		if _, err := r.Record(ctx, ref.ID); err != nil {
-			add("ref-dangling", string(ref.Name), "%s points at version %s, which is not a complete version: %v", ref.Name, ref.ID, err)
+			why := "which is not a complete version"
+			if errors.Is(err, version.ErrBadRecord) {
+				why = "whose record cannot be read"
+			}
+			add("ref-dangling", string(ref.Name), "%s points at version %s, %s: %v", ref.Name, ref.ID, why, err)
 			continue
 		}
 		log, _ := r.Log(ctx, ref.ID, 0)

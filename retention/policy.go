@@ -134,6 +134,9 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()
 
 // UnmarshalJSON reads a JSON string in ParseDuration's syntax.
 func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil // as if left out: the field keeps its default
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("duration %s is not a string such as \"30d\": %w", b, ErrInvalid)

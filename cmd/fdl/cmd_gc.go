@@ -122,6 +122,7 @@ func printPlan(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, p *r
 	for _, rule := range p.Policy.Rules() {
 		ios.Printf("  %s\n", rule)
 	}
+	warnShortGrace(ios, p.Policy)
 	switch {
 	case p.FloorMoves:
 		ios.Printf("%s moves from generation %d to %d: %d version(s) out of retention", ios.Heading("Floor:"), p.FloorGeneration, p.NewFloor.Generation, len(p.NewFloor.Retired))

@@ -129,8 +129,10 @@ func runMoveBranch(ctx context.Context, ios *term.IO, g *globals, name, rev stri
 		if err != nil {
 			return err
 		}
-		if res.Backwards {
-			warnUnprotected(ctx, ios, r, res.Undone, "undone")
+		if res.Backwards && res.Old != "" {
+			if ids, err := r.OnlyReachedFrom(ctx, res.Old); err == nil {
+				warnUnprotected(ctx, ios, r, ids, "undone")
+			}
 		}
 		if g.JSON {
 			return printJSON(ios, res)

@@ -148,15 +148,15 @@ func runRetention(ctx context.Context, ios *term.IO, g *globals, o *retentionOpt
 			ios.Printf("%s set the retention policy:\n", ios.OK("ok:"))
 		case !out.Stored:
 			ios.Printf("%s (no policy set: the default applies):\n", ios.Heading("Retention policy"))
+		case p.UpdatedAt.IsZero():
+			ios.Printf("%s (written without updated_at, by hand?):\n", ios.Heading("Retention policy"))
 		default:
 			ios.Printf("%s (set %s by %s):\n", ios.Heading("Retention policy"), p.UpdatedAt.UTC().Format(time.RFC3339), p.UpdatedBy)
 		}
 		for _, rule := range p.Rules() {
 			ios.Printf("  %s\n", rule)
 		}
-		if p.Grace < retention.Duration(24*time.Hour) {
-			ios.Warnf("a grace period of %s is short: gc deletes the data files a working catalog wrote but did not commit, and the uploads of a push in progress, once they are older than that (a push naming deleted files is refused); the default is %s", p.Grace, retention.DefaultGrace)
-		}
+		warnShortGrace(ios, p)
 		if f := out.Floor; f != nil {
 			ios.Printf("%s generation %d, moved %s by %s; %d version(s) out of retention awaiting deletion\n",
 				ios.Heading("Floor:"), f.Generation, f.MovedAt.UTC().Format(time.RFC3339), f.MovedBy, len(f.Retired))
@@ -211,4 +211,11 @@ func showRetired(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, re
 	ios.Printf("\n    %s\n\n", strings.ReplaceAll(rec.Message, "\n", "\n    "))
 	ios.Printf("Its catalog and dataset.json are deleted or about to be: it cannot be attached or checked out.\n")
 	return nil
+}
+
+// warnShortGrace warns (stderr) when the grace period is below a day.
+func warnShortGrace(ios *term.IO, p retention.Policy) {
+	if p.Grace < retention.Duration(24*time.Hour) {
+		ios.Warnf("a grace period of %s is short: gc deletes the data files a working catalog wrote but did not commit, and the uploads of a push in progress, once they are older than that (a push naming deleted files is refused); the default is %s", p.Grace, retention.DefaultGrace)
+	}
 }
