@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,6 +55,7 @@ type Catalog struct {
 	dataPath string
 	tables   map[string][]string // present tables -> columns in physical order
 	backend  Backend             // the file's catalog database
+	spill    string              // DuckDB's spill folder, removed by Close (SQLite catalogs)
 }
 
 // Open opens the DuckLake catalog at path read-only.
@@ -299,6 +301,10 @@ func (c *Catalog) Close() error {
 	if c.db != nil {
 		errs = append(errs, c.db.Close())
 		c.db = nil
+	}
+	if c.spill != "" {
+		errs = append(errs, os.RemoveAll(c.spill))
+		c.spill = ""
 	}
 	return errors.Join(errs...)
 }

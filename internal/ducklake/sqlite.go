@@ -703,15 +703,27 @@ func stageValue(v any, stage string) (driver.Value, error) {
 // openSQLiteCatalog opens a SQLite-format catalog: it reads one consistent
 // snapshot of it (withSQLiteSnapshot) into a private in-memory DuckDB
 // database attached as the catalog, so every Catalog method reads it as
-// it reads a DuckDB-format catalog. The file is opened read-only.
+// it reads a DuckDB-format catalog. The file is opened read-only. DuckDB
+// runs with memory_limit 128MB and spills the rest of the copy into a
+// folder "fdl-sqlite-*" under os.TempDir() that Close removes, so memory
+// does not grow with the catalog.
 func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 	var c *Catalog
 	err := withSQLiteSnapshot(ctx, path, func(s *sqliteSnapshot) error {
-		db, conn, err := newDuckDB(ctx, []string{"SET temp_directory = ''", "SET TimeZone = 'UTC'"})
+		spill, err := os.MkdirTemp("", "fdl-sqlite-*")
 		if err != nil {
+			return fmt.Errorf("open %s: %w", path, err)
+		}
+		db, conn, err := newDuckDB(ctx, []string{
+			"SET memory_limit = " + quoteString(freezeMemoryLimit),
+			"SET temp_directory = " + quoteString(spill),
+			"SET TimeZone = 'UTC'",
+		})
+		if err != nil {
+			os.RemoveAll(spill)
 			return err
 		}
-		cc := &Catalog{path: path, db: db, conn: conn, backend: BackendSQLite}
+		cc := &Catalog{path: path, db: db, conn: conn, backend: BackendSQLite, spill: spill}
 		if _, err := conn.ExecContext(ctx, "ATTACH ':memory:' AS "+quoteIdent(catalogAlias)); err != nil {
 			cc.Close()
 			return err
