@@ -780,7 +780,7 @@ func freezeSQLite(ctx context.Context, srcAbs, dstAbs string) (info FreezeInfo, 
 		os.Remove(tmp + ".wal")
 		storage = storageForFormat(s.format)
 		db, conn, err := newDuckDB(ctx, []string{
-			"SET memory_limit = " + quoteString(freezeMemoryLimit),
+			"SET memory_limit = " + quoteString(convertMemoryLimit),
 			"SET temp_directory = " + quoteString(filepath.Join(work, "spill")),
 			"SET TimeZone = 'UTC'",
 		})
