@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Benchmark of SQLite working catalogs: a fresh `fdl checkout` (DuckDB
-# version -> SQLite, ducklake.ConvertToSQLite) and `fdl commit` of a SQLite
-# working catalog (SQLite -> DuckDB, Freeze) of generated catalogs, against
-# plain baselines in the same run: cp + sha256sum of the DuckDB catalog,
-# DuckDB's EXPORT DATABASE of it to CSV (reads every row), and sqlite3's
-# VACUUM INTO of the SQLite catalog (writes every row). Time and peak RSS
-# from /usr/bin/time.
+# version -> SQLite, ducklake.ConvertToSQLite), `fdl status` and `fdl commit`
+# of a SQLite working catalog (SQLite -> DuckDB, Freeze) of generated
+# catalogs, against plain baselines in the same run: cp + sha256sum of the
+# DuckDB catalog, DuckDB's EXPORT DATABASE of it to CSV (reads every row),
+# and sqlite3's VACUUM INTO of the SQLite catalog (writes every row). Time
+# and peak RSS from /usr/bin/time.
 #
 #   scripts/bench-sqlite.sh [MIB...]     (default: 64 256)
 #
@@ -59,6 +59,7 @@ for mib in "${SIZES[@]}"; do
   rm -f "$d/vacuum.sqlite"
   # One new snapshot, so there is something to commit.
   sqlite3 "$d/w/ducklake.sqlite" "INSERT INTO ducklake_snapshot SELECT snapshot_id + 1, strftime('%Y-%m-%d %H:%M:%f+00', 'now'), schema_version, next_catalog_id, next_file_id FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1"
+  measure "status (reads the SQLite catalog)" "$FDL" -C "$d/w" status
   measure "commit (SQLite -> DuckDB)" "$FDL" -C "$d/w" commit -m bench2
   rm -rf "$d"
 done
