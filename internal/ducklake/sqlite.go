@@ -701,12 +701,13 @@ func stageValue(v any, stage string) (driver.Value, error) {
 }
 
 // openSQLiteCatalog opens a SQLite-format catalog: it reads one consistent
-// snapshot of it (withSQLiteSnapshot) into a private in-memory DuckDB
-// database attached as the catalog, so every Catalog method reads it as
-// it reads a DuckDB-format catalog. The file is opened read-only. DuckDB
-// runs with memory_limit 128MB and spills the rest of the copy into a
-// folder "fdl-sqlite-*" under os.TempDir() that Close removes, so memory
-// does not grow with the catalog.
+// snapshot of it (withSQLiteSnapshot) into a private DuckDB database
+// attached as the catalog, so every Catalog method reads it as it reads a
+// DuckDB-format catalog. The file is opened read-only. So that memory does
+// not grow with the catalog, the copy is a temporary DuckDB file (in a
+// folder "fdl-sqlite-*" under os.TempDir() that Close removes, also DuckDB's
+// spill folder) written in one transaction with memory_limit 64MB, as Freeze
+// writes one (in memory, spilled there, when that folder's path holds '?').
 func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 	var c *Catalog
 	err := withSQLiteSnapshot(ctx, path, func(s *sqliteSnapshot) error {
@@ -715,7 +716,7 @@ func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 			return fmt.Errorf("open %s: %w", path, err)
 		}
 		db, conn, err := newDuckDB(ctx, []string{
-			"SET memory_limit = " + quoteString(freezeMemoryLimit),
+			"SET memory_limit = " + quoteString(convertMemoryLimit),
 			"SET temp_directory = " + quoteString(spill),
 			"SET TimeZone = 'UTC'",
 		})
@@ -724,11 +725,23 @@ func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 			return err
 		}
 		cc := &Catalog{path: path, db: db, conn: conn, backend: BackendSQLite, spill: spill}
-		if _, err := conn.ExecContext(ctx, "ATTACH ':memory:' AS "+quoteIdent(catalogAlias)); err != nil {
+		copyPath := filepath.Join(spill, "catalog.duckdb")
+		if strings.Contains(copyPath, "?") {
+			copyPath = ":memory:" // DuckDB misplaces the WAL of such a path (walPath); spilled instead
+		}
+		if _, err := conn.ExecContext(ctx, "ATTACH "+quoteString(copyPath)+" AS "+quoteIdent(catalogAlias)); err != nil {
+			cc.Close()
+			return err
+		}
+		if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
 			cc.Close()
 			return err
 		}
 		if _, err := s.copyInto(ctx, conn, catalogAlias); err != nil {
+			cc.Close()
+			return err
+		}
+		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 			cc.Close()
 			return err
 		}
