@@ -66,9 +66,10 @@ type Catalog struct {
 // A SQLite-format catalog is read in one SQLite read transaction (one
 // committed state, including rows in its -wal file, while other processes
 // may go on writing; retried on SQLITE_BUSY for at most a minute, then
-// ErrLocked) into a private in-memory DuckDB database with the tables and
-// column types of a DuckDB-format catalog of the same format, so every
-// method works alike. The file is opened read-only (SQLite mode=ro) and
+// ErrLocked) into a private temporary DuckDB file (under os.TempDir(),
+// removed by Close; memory stays flat whatever the catalog's size) with the
+// tables and column types of a DuckDB-format catalog of the same format, so
+// every method works alike. The file is opened read-only (SQLite mode=ro) and
 // checked first: a truncated file, or a -wal file whose committed frames
 // SQLite would silently skip, gives ErrCorrupt; a SQLite file without the
 // ducklake tables gives ErrNotCatalog.
