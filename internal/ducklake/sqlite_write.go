@@ -30,7 +30,10 @@ import (
 // dst is left in WAL journal mode (so several processes can attach it) as a
 // single file: it is built in a temporary file beside dst, checked (tables
 // and row counts), fsynced and moved into place with a create-only link.
-// src is attached read-only and never changed. ConvertFromSQLite (Freeze)
+// src is attached read-only and never changed. Memory does not grow with
+// the catalog: tables are read in ranges of rowids and written in
+// multi-row INSERTs in one transaction without a journal, DuckDB with
+// memory_limit 64MB (convertReadRows; TestSQLiteMemoryFlat). Freeze
 // is the inverse: for every catalog fdl reads, converting to SQLite and back
 // gives the same tables, column types, constraints and rows.
 //
