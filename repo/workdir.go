@@ -305,6 +305,14 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 			return nil, err
 		}
 	}
+	// The data path is read from the DuckDB file: opening the SQLite copy
+	// would read all of it into memory (ducklake.Open of a SQLite file).
+	cat, err := ducklake.Open(ctx, duckPath)
+	if err != nil {
+		return nil, err
+	}
+	res.DataPath = cat.DataPath()
+	cat.Close()
 	if duckPath != res.Catalog {
 		err := ducklake.ConvertToSQLite(ctx, duckPath, res.Catalog)
 		os.Remove(duckPath)
@@ -330,12 +338,6 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 		return nil, err
 	}
 	res.Branch = branch.Short()
-	cat, err := ducklake.Open(ctx, res.Catalog)
-	if err != nil {
-		return nil, err
-	}
-	res.DataPath = cat.DataPath()
-	cat.Close()
 	res.Attach = r.AttachStatement(res.Catalog, res.DataPath, "lake", false)
 	return res, nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,6 +55,7 @@ type Catalog struct {
 	dataPath string
 	tables   map[string][]string // present tables -> columns in physical order
 	backend  Backend             // the file's catalog database
+	spill    string              // DuckDB's spill folder, removed by Close (SQLite catalogs)
 }
 
 // Open opens the DuckLake catalog at path read-only.
@@ -64,9 +66,10 @@ type Catalog struct {
 // A SQLite-format catalog is read in one SQLite read transaction (one
 // committed state, including rows in its -wal file, while other processes
 // may go on writing; retried on SQLITE_BUSY for at most a minute, then
-// ErrLocked) into a private in-memory DuckDB database with the tables and
-// column types of a DuckDB-format catalog of the same format, so every
-// method works alike. The file is opened read-only (SQLite mode=ro) and
+// ErrLocked) into a private temporary DuckDB file (under os.TempDir(),
+// removed by Close; memory stays flat whatever the catalog's size) with the
+// tables and column types of a DuckDB-format catalog of the same format, so
+// every method works alike. The file is opened read-only (SQLite mode=ro) and
 // checked first: a truncated file, or a -wal file whose committed frames
 // SQLite would silently skip, gives ErrCorrupt; a SQLite file without the
 // ducklake tables gives ErrNotCatalog.
@@ -299,6 +302,10 @@ func (c *Catalog) Close() error {
 	if c.db != nil {
 		errs = append(errs, c.db.Close())
 		c.db = nil
+	}
+	if c.spill != "" {
+		errs = append(errs, os.RemoveAll(c.spill))
+		c.spill = ""
 	}
 	return errors.Join(errs...)
 }

@@ -34,7 +34,9 @@ const (
 // types (BOOLEAN, UUID, TIMESTAMP WITH TIME ZONE, …) and PRIMARY KEY / NOT
 // NULL constraints are those of a DuckDB-format catalog of the same DuckLake
 // format, inlined-data tables included, in the storage version the
-// extension of that format wrote (storageForFormat). Errors as Open gives
+// extension of that format wrote (storageForFormat); rows go to DuckDB in
+// batches in one transaction with memory_limit 64MB, so memory does not
+// grow with the catalog (TestSQLiteMemoryFlat). Errors as Open gives
 // them for SQLite files (ErrCorrupt, ErrNotCatalog, ErrUnsupportedFormat,
 // ErrLocked).
 //

@@ -450,12 +450,19 @@ func bigCatalog(t testing.TB, dir string, size int64) string {
 // freezeRSS runs Freeze in a child process and returns its peak RSS (KiB).
 func freezeRSS(t testing.TB, src, dst string) int64 {
 	t.Helper()
+	return childRSS(t, envFreezeSrc+"="+src, envFreezeDst+"="+dst)
+}
+
+// childRSS runs the test binary as a child with env (a role of TestMain) and
+// returns the peak RSS (KiB) it prints.
+func childRSS(t testing.TB, env ...string) int64 {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envFreezeSrc+"="+src, envFreezeDst+"="+dst)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("freeze child: %v", err)
+		t.Fatalf("child %v: %v", env, err)
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		if v, ok := strings.CutPrefix(line, "peak_rss_kib "); ok {
@@ -466,7 +473,7 @@ func freezeRSS(t testing.TB, src, dst string) int64 {
 			return n
 		}
 	}
-	t.Fatalf("freeze child printed %q", out)
+	t.Fatalf("child %v printed %q", env, out)
 	return 0
 }
 

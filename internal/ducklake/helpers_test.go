@@ -25,6 +25,8 @@ const (
 	envHoldLock    = "FDL_DUCKLAKE_TEST_HOLD_LOCK"  // path: open it read-write and hold it until stdin closes
 	envFreezeSrc   = "FDL_DUCKLAKE_TEST_FREEZE_SRC" // with envFreezeDst: run Freeze, print peak RSS
 	envFreezeDst   = "FDL_DUCKLAKE_TEST_FREEZE_DST" //
+	envConvertSrc  = "FDL_DUCKLAKE_TEST_SQLITE_SRC" // with envConvertDst: run ConvertToSQLite, print peak RSS
+	envConvertDst  = "FDL_DUCKLAKE_TEST_SQLITE_DST" //
 	childReadyLine = "ready"
 )
 
@@ -33,7 +35,13 @@ func TestMain(m *testing.M) {
 		os.Exit(holdLock(p))
 	}
 	if src := os.Getenv(envFreezeSrc); src != "" {
-		os.Exit(freezeChild(src, os.Getenv(envFreezeDst)))
+		os.Exit(rssChild(func() error {
+			_, err := Freeze(context.Background(), src, os.Getenv(envFreezeDst))
+			return err
+		}))
+	}
+	if src := os.Getenv(envConvertSrc); src != "" {
+		os.Exit(rssChild(func() error { return ConvertToSQLite(context.Background(), src, os.Getenv(envConvertDst)) }))
 	}
 	os.Exit(m.Run())
 }
@@ -56,10 +64,9 @@ func holdLock(path string) int {
 	return 0
 }
 
-// freezeChild runs Freeze and prints "peak_rss_kib <VmHWM>" from
-// /proc/self/status.
-func freezeChild(src, dst string) int {
-	if _, err := Freeze(context.Background(), src, dst); err != nil {
+// rssChild runs fn and prints "peak_rss_kib <VmHWM>" from /proc/self/status.
+func rssChild(fn func() error) int {
+	if err := fn(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

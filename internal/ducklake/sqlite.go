@@ -474,12 +474,14 @@ func withSQLiteSnapshot(ctx context.Context, path string, fn func(s *sqliteSnaps
 
 // copyInto creates every table of the snapshot in the DuckDB database
 // attached as alias (schema main) with the DuckDB types and constraints a
-// DuckDB-format catalog of the same format has, and copies every row: each
-// table is read into a staging table whose columns have the SQLite storage
-// types (BIGINT, BLOB or VARCHAR, see stageType) with DuckDB's Appender, then
-// cast by DuckDB into the final table (VARCHAR to UUID, to TIMESTAMP WITH
-// TIME ZONE, BIGINT 0/1 to BOOLEAN, …), as DuckDB's own sqlite scanner
-// reads them. It returns each table's row count.
+// DuckDB-format catalog of the same format has, and copies every row: rows
+// are read from SQLite one at a time and handed to DuckDB's Appender with
+// the SQLite storage types (BIGINT, BLOB or VARCHAR, see stageType); where
+// a table's DuckDB types differ, DuckDB casts each batch of appended rows
+// into the table (VARCHAR to UUID, to TIMESTAMP WITH TIME ZONE, BIGINT 0/1
+// to BOOLEAN, …), as DuckDB's own sqlite scanner reads them. Memory holds
+// one batch (appendFlushRows rows), whatever the table's size. It returns
+// each table's row count.
 func (s *sqliteSnapshot) copyInto(ctx context.Context, duck *sql.Conn, alias string) (map[string]int64, error) {
 	counts := map[string]int64{}
 	for _, t := range s.tables {
@@ -498,6 +500,15 @@ func (s *sqliteSnapshot) copyInto(ctx context.Context, duck *sql.Conn, alias str
 // testHookAfterTable, when set by a test, runs after each table is copied
 // (to write to the catalog in the middle of a read).
 var testHookAfterTable func(table string)
+
+// appendFlushRows is how many rows copyTable hands DuckDB's Appender before
+// it flushes them into the table (the Appender itself flushes every 204,800
+// rows, which holds far more memory for wide rows).
+const appendFlushRows = 16384
+
+// stageTable names the appended rows in the query that casts them into a
+// table (DuckDB's query appender).
+const stageTable = "__fdl_stage"
 
 func (s *sqliteSnapshot) copyTable(ctx context.Context, duck *sql.Conn, alias string, t *sqliteTable) (int64, error) {
 	target := quoteIdent(alias) + ".main." + quoteIdent(t.name)
@@ -524,6 +535,7 @@ func (s *sqliteSnapshot) copyTable(ctx context.Context, duck *sql.Conn, alias st
 	if _, err := duck.ExecContext(ctx, "CREATE TABLE "+target+" ("+strings.Join(defs, ", ")+")"); err != nil {
 		return 0, fmt.Errorf("convert %s: create %s: %w", s.path, t.name, err)
 	}
+	cols := slices.Clone(t.cols)
 	stage := make([]string, len(t.cols))
 	direct := true
 	for i := range t.cols {
@@ -532,55 +544,43 @@ func (s *sqliteSnapshot) copyTable(ctx context.Context, duck *sql.Conn, alias st
 			direct = false
 		}
 	}
-	into := t.name
-	if !direct {
-		into = "__fdl_stage"
-		var sdefs []string
-		for i, c := range t.cols {
-			sdefs = append(sdefs, quoteIdent(c)+" "+stage[i])
-		}
-		if s.rowIDCol != "" {
-			sdefs = append(sdefs, quoteIdent(s.rowIDCol)+" BIGINT")
-		}
-		if _, err := duck.ExecContext(ctx, "CREATE TABLE "+quoteIdent(alias)+".main."+quoteIdent(into)+" ("+strings.Join(sdefs, ", ")+")"); err != nil {
-			return 0, fmt.Errorf("convert %s: %w", s.path, err)
-		}
+	var sel []string
+	for i, c := range t.cols {
+		sel = append(sel, fmt.Sprintf("CAST(%s AS %s)", quoteIdent(c), t.duck[i]))
 	}
-	n, err := s.appendRows(ctx, duck, alias, into, t, stage)
-	if err != nil {
-		return 0, err
+	if s.rowIDCol != "" {
+		cols = append(cols, s.rowIDCol)
+		stage = append(stage, tBigint)
+		sel = append(sel, quoteIdent(s.rowIDCol))
 	}
+	var cast string
 	if !direct {
-		var sel []string
-		for i, c := range t.cols {
-			sel = append(sel, fmt.Sprintf("CAST(%s AS %s)", quoteIdent(c), t.duck[i]))
-		}
-		if s.rowIDCol != "" {
-			sel = append(sel, quoteIdent(s.rowIDCol))
-		}
-		stageName := quoteIdent(alias) + ".main." + quoteIdent(into)
-		if _, err := duck.ExecContext(ctx, "INSERT INTO "+target+" SELECT "+strings.Join(sel, ", ")+" FROM "+stageName); err != nil {
-			return 0, fmt.Errorf("convert %s: table %s holds a value that is not a %s as DuckLake stores it: %w", s.path, t.name, strings.Join(slices.Compact(slices.Sorted(slices.Values(t.duck))), "/"), err)
-		}
-		if _, err := duck.ExecContext(ctx, "DROP TABLE "+stageName); err != nil {
+		cast = "INSERT INTO " + target + " SELECT " + strings.Join(sel, ", ") + " FROM " + quoteIdent(stageTable)
+	}
+	return s.appendRows(ctx, duck, alias, t, cols, stage, cast)
+}
+
+// appendRows reads every row of t from SQLite and appends it with DuckDB's
+// Appender: straight into alias.main.t when cast is empty, else through
+// cast, the query that inserts the appended rows (named stageTable, with
+// the columns cols of the staging types stage) into the table.
+func (s *sqliteSnapshot) appendRows(ctx context.Context, duck *sql.Conn, alias string, t *sqliteTable, cols, stage []string, cast string) (int64, error) {
+	sel := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		sel[i] = quoteIdent(c)
+	}
+	if s.rowIDCol != "" {
+		sel = append(sel, "rowid")
+	}
+	types := make([]duckdb.TypeInfo, len(stage))
+	for i, st := range stage {
+		typ := map[string]duckdb.Type{tBigint: duckdb.TYPE_BIGINT, tBlob: duckdb.TYPE_BLOB, tVarchar: duckdb.TYPE_VARCHAR}[st]
+		var err error
+		if types[i], err = duckdb.NewTypeInfo(typ); err != nil {
 			return 0, err
 		}
 	}
-	return n, nil
-}
-
-// appendRows reads every row of t from SQLite and appends it to the DuckDB
-// table alias.main.into, whose columns have the staging types.
-func (s *sqliteSnapshot) appendRows(ctx context.Context, duck *sql.Conn, alias, into string, t *sqliteTable, stage []string) (int64, error) {
-	var cols []string
-	for _, c := range t.cols {
-		cols = append(cols, quoteIdent(c))
-	}
-	if s.rowIDCol != "" {
-		cols = append(cols, "rowid")
-		stage = append(slices.Clone(stage), tBigint)
-	}
-	rows, err := s.conn.QueryContext(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+quoteIdent(t.name))
+	rows, err := s.conn.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+quoteIdent(t.name))
 	if err != nil {
 		if isSQLiteBusy(err) {
 			return 0, err
@@ -588,17 +588,31 @@ func (s *sqliteSnapshot) appendRows(ctx context.Context, duck *sql.Conn, alias, 
 		return 0, classifySQLiteError(s.path, "read "+t.name, err)
 	}
 	defer rows.Close()
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
+	vals := make([]any, len(sel))
+	ptrs := make([]any, len(sel))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	row := make([]driver.Value, len(cols))
+	row := make([]driver.Value, len(sel))
 	var n int64
+	// appendErr names the table; a cast that fails is a value that is not
+	// what DuckLake stores in that column.
+	appendErr := func(err error) error {
+		if cast != "" {
+			return fmt.Errorf("convert %s: table %s holds a value that is not a %s as DuckLake stores it: %w", s.path, t.name, strings.Join(slices.Compact(slices.Sorted(slices.Values(t.duck))), "/"), err)
+		}
+		return fmt.Errorf("convert %s: table %s: %w", s.path, t.name, err)
+	}
 	err = duck.Raw(func(dc any) error {
-		app, err := duckdb.NewAppender(dc.(driver.Conn), alias, "main", into)
+		var app *duckdb.Appender
+		var err error
+		if cast == "" {
+			app, err = duckdb.NewAppender(dc.(driver.Conn), alias, "main", t.name)
+		} else {
+			app, err = duckdb.NewQueryAppender(dc.(driver.Conn), cast, stageTable, types, cols)
+		}
 		if err != nil {
-			return err
+			return fmt.Errorf("convert %s: table %s: %w", s.path, t.name, err)
 		}
 		for rows.Next() {
 			if err := rows.Scan(ptrs...); err != nil {
@@ -608,14 +622,20 @@ func (s *sqliteSnapshot) appendRows(ctx context.Context, duck *sql.Conn, alias, 
 			for i, v := range vals {
 				if row[i], err = stageValue(v, stage[i]); err != nil {
 					app.Close()
-					return fmt.Errorf("%w: %s: table %s, column %s, row %d: %v", ErrCorrupt, s.path, t.name, cols[i], n+1, err)
+					return fmt.Errorf("%w: %s: table %s, column %s, row %d: %v", ErrCorrupt, s.path, t.name, sel[i], n+1, err)
 				}
 			}
 			if err := app.AppendRow(row...); err != nil {
 				app.Close()
-				return fmt.Errorf("convert %s: table %s: %w", s.path, t.name, err)
+				return appendErr(err)
 			}
 			n++
+			if n%appendFlushRows == 0 {
+				if err := app.Flush(); err != nil {
+					app.Close()
+					return appendErr(err)
+				}
+			}
 		}
 		if err := rows.Err(); err != nil {
 			app.Close()
@@ -624,7 +644,10 @@ func (s *sqliteSnapshot) appendRows(ctx context.Context, duck *sql.Conn, alias, 
 			}
 			return classifySQLiteError(s.path, "read "+t.name, err)
 		}
-		return app.Close()
+		if err := app.Close(); err != nil {
+			return appendErr(err)
+		}
+		return nil
 	})
 	return n, err
 }
@@ -678,22 +701,47 @@ func stageValue(v any, stage string) (driver.Value, error) {
 }
 
 // openSQLiteCatalog opens a SQLite-format catalog: it reads one consistent
-// snapshot of it (withSQLiteSnapshot) into a private in-memory DuckDB
-// database attached as the catalog, so every Catalog method reads it as
-// it reads a DuckDB-format catalog. The file is opened read-only.
+// snapshot of it (withSQLiteSnapshot) into a private DuckDB database
+// attached as the catalog, so every Catalog method reads it as it reads a
+// DuckDB-format catalog. The file is opened read-only. So that memory does
+// not grow with the catalog, the copy is a temporary DuckDB file (in a
+// folder "fdl-sqlite-*" under os.TempDir() that Close removes, also DuckDB's
+// spill folder) written in one transaction with memory_limit 64MB, as Freeze
+// writes one (in memory, spilled there, when that folder's path holds '?').
 func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 	var c *Catalog
 	err := withSQLiteSnapshot(ctx, path, func(s *sqliteSnapshot) error {
-		db, conn, err := newDuckDB(ctx, []string{"SET temp_directory = ''", "SET TimeZone = 'UTC'"})
+		spill, err := os.MkdirTemp("", "fdl-sqlite-*")
 		if err != nil {
+			return fmt.Errorf("open %s: %w", path, err)
+		}
+		db, conn, err := newDuckDB(ctx, []string{
+			"SET memory_limit = " + quoteString(convertMemoryLimit),
+			"SET temp_directory = " + quoteString(spill),
+			"SET TimeZone = 'UTC'",
+		})
+		if err != nil {
+			os.RemoveAll(spill)
 			return err
 		}
-		cc := &Catalog{path: path, db: db, conn: conn, backend: BackendSQLite}
-		if _, err := conn.ExecContext(ctx, "ATTACH ':memory:' AS "+quoteIdent(catalogAlias)); err != nil {
+		cc := &Catalog{path: path, db: db, conn: conn, backend: BackendSQLite, spill: spill}
+		copyPath := filepath.Join(spill, "catalog.duckdb")
+		if strings.Contains(copyPath, "?") {
+			copyPath = ":memory:" // DuckDB misplaces the WAL of such a path (walPath); spilled instead
+		}
+		if _, err := conn.ExecContext(ctx, "ATTACH "+quoteString(copyPath)+" AS "+quoteIdent(catalogAlias)); err != nil {
+			cc.Close()
+			return err
+		}
+		if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
 			cc.Close()
 			return err
 		}
 		if _, err := s.copyInto(ctx, conn, catalogAlias); err != nil {
+			cc.Close()
+			return err
+		}
+		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 			cc.Close()
 			return err
 		}
@@ -745,7 +793,7 @@ func freezeSQLite(ctx context.Context, srcAbs, dstAbs string) (info FreezeInfo, 
 		os.Remove(tmp + ".wal")
 		storage = storageForFormat(s.format)
 		db, conn, err := newDuckDB(ctx, []string{
-			"SET memory_limit = " + quoteString(freezeMemoryLimit),
+			"SET memory_limit = " + quoteString(convertMemoryLimit),
 			"SET temp_directory = " + quoteString(filepath.Join(work, "spill")),
 			"SET TimeZone = 'UTC'",
 		})
@@ -757,7 +805,18 @@ func freezeSQLite(ctx context.Context, srcAbs, dstAbs string) (info FreezeInfo, 
 		if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (STORAGE_VERSION %s)", quoteString(tmp), quoteIdent(frozenAlias), quoteString(storage.MinDuckDB))); err != nil {
 			return fmt.Errorf("freeze %s: %w", srcAbs, err)
 		}
+		// One transaction: DuckDB writes the rows of a transaction to the
+		// file a row group at a time as they come, not to its WAL and then
+		// again at the checkpoint.
+		if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+			return fmt.Errorf("freeze %s: %w", srcAbs, err)
+		}
 		counts, err := s.copyInto(ctx, conn, frozenAlias)
+		if err == nil {
+			_, err = conn.ExecContext(ctx, "COMMIT")
+		} else {
+			conn.ExecContext(ctx, "ROLLBACK")
+		}
 		if err == nil {
 			err = checkCounts(ctx, conn, frozenAlias, counts)
 		}

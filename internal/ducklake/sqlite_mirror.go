@@ -36,7 +36,6 @@ func CopySQLiteInto(ctx context.Context, conn *sql.Conn, alias, path, rowIDColum
 			for _, t := range s.tables {
 				conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+quoteIdent(alias)+".main."+quoteIdent(t.name))
 			}
-			conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+quoteIdent(alias)+".main.__fdl_stage")
 		}
 		return err
 	})

@@ -7,6 +7,11 @@
 // reads them); the catalog is for timing fdl's own work.
 //
 //	benchgen CATALOG TARGET_MIB
+//	benchgen -csv CATALOG DIR
+//
+// With -csv it instead writes every table of CATALOG as CSV into DIR with
+// DuckDB's EXPORT DATABASE: a plain read-everything baseline for the
+// SQLite conversion benchmark (scripts/bench-sqlite.sh).
 package main
 
 import (
@@ -15,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
@@ -24,13 +30,18 @@ import (
 const columns = 16
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: benchgen CATALOG TARGET_MIB")
+	var err error
+	switch {
+	case len(os.Args) == 4 && os.Args[1] == "-csv":
+		err = exportCSV(os.Args[2], os.Args[3])
+	case len(os.Args) == 3:
+		var mib int
+		if mib, err = strconv.Atoi(os.Args[2]); err == nil {
+			err = run(os.Args[1], int64(mib)<<20)
+		}
+	default:
+		fmt.Fprintln(os.Stderr, "usage: benchgen CATALOG TARGET_MIB | benchgen -csv CATALOG DIR")
 		os.Exit(2)
-	}
-	mib, err := strconv.Atoi(os.Args[2])
-	if err == nil {
-		err = run(os.Args[1], int64(mib)<<20)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchgen:", err)
@@ -93,4 +104,15 @@ func run(path string, target int64) error {
 		}
 	}
 	return nil
+}
+
+// exportCSV writes every table of the DuckDB file path as CSV into dir.
+func exportCSV(path, dir string) error {
+	db, err := sql.Open("duckdb", path+"?access_mode=read_only")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.Exec("EXPORT DATABASE '" + strings.ReplaceAll(dir, "'", "''") + "' (FORMAT csv)")
+	return err
 }
