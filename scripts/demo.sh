@@ -53,5 +53,20 @@ say fdl checkout sales-repo release --rev 2025-final
 say fdl --repo sales-repo verify
 say ls sales-repo sales-repo/versions
 echo "(HEAD.lock and refs/heads/main.lock are the lock files of compare-and-swap; listings never show them)"
+
+# Old catalogs go, history stays: two more versions (one compacts the
+# table's files), then keep the last 2 of main (the tag keeps its own).
+lakewrite "$(catalog work)" compact main sales
+say fdl -C work commit -m "Compact sales"
+say fdl -C work push
+lakewrite "$(catalog work)" insert main sales "SELECT 100000 + i AS id, 'north' AS region, 1.00 AS amount FROM range(10) t(i)"
+say fdl -C work commit -m "Late north orders"
+say fdl -C work push
+say fdl retention --repo sales-repo --keep-last 2
+say fdl gc --repo sales-repo
+say fdl gc --repo sales-repo --yes
+say fdl -C work log
+say fdl --repo sales-repo verify --data
+say fdl reflog main --repo sales-repo
 echo
 echo "Demo done: repository at $DEMO/sales-repo (removed on exit)."
