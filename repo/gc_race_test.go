@@ -3,6 +3,7 @@ package repo_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,14 +120,7 @@ func TestPushRefusesDataGCDeleted(t *testing.T) {
 	ctx := context.Background()
 	h := history.Build(t, 2, historyOps)
 	r := h.Repo
-	w, err := lakewriter.Open(ctx, filepath.Join(h.WD, repo.CatalogName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Insert(ctx, "main", "events", "SELECT 4242::INTEGER AS k"); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	writeUncommitted(t, h, 4242)
 	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(8 * 24 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
@@ -210,14 +204,7 @@ func TestGCPushWhilePlanning(t *testing.T) {
 	ctx := context.Background()
 	h := history.Build(t, 2, historyOps)
 	r := h.Repo
-	w, err := lakewriter.Open(ctx, filepath.Join(h.WD, repo.CatalogName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Insert(ctx, "main", "events", "SELECT 777::INTEGER AS k"); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	writeUncommitted(t, h, 777)
 	later := repo.GCOptions{Now: time.Now().Add(8 * 24 * time.Hour)}
 	plan, err := r.PlanGC(ctx, later)
 	if err != nil || len(plan.DataFiles) != 1 {
@@ -259,5 +246,19 @@ func TestGCPushWhilePlanning(t *testing.T) {
 	}
 	if _, err := r.Store().Stat(ctx, stray); err != nil {
 		t.Fatalf("stray file: %v", err)
+	}
+}
+
+// writeUncommitted inserts one row (k) into h's working catalog without
+// committing it: a new data file that no catalog in the store lists.
+func writeUncommitted(t *testing.T, h *history.History, k int) {
+	t.Helper()
+	w, err := lakewriter.Open(context.Background(), filepath.Join(h.WD, repo.CatalogName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Insert(context.Background(), "main", "events", fmt.Sprintf("SELECT %d::INTEGER AS k", k)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -268,15 +268,12 @@ func (r *Repo) MoveBranch(ctx context.Context, name, rev string, o MoveOptions) 
 		return res, err
 	}
 	res.Old = cur.ID
-	to, err := r.Resolve(ctx, rev)
+	rec, err := r.resolveRecord(ctx, rev)
 	if err != nil {
 		return res, err
 	}
+	to := rec
 	res.New = to.ID
-	rec, err := r.Record(ctx, to.ID)
-	if err != nil {
-		return res, err
-	}
 	if cur.ID == to.ID {
 		res.UpToDate = true
 		return res, nil
@@ -380,15 +377,12 @@ func (r *Repo) refusePushOnRetired(ctx context.Context, head version.ID, pending
 // one compare-and-swap against the damaged bytes, its ref log entry first.
 func (r *Repo) repairBranch(ctx context.Context, n refs.Name, tok store.Token, rev, why string) (MoveResult, error) {
 	res := MoveResult{Branch: n, Undone: []version.ID{}, Backwards: true}
-	to, err := r.Resolve(ctx, rev)
+	rec, err := r.resolveRecord(ctx, rev)
 	if err != nil {
 		return res, err
 	}
+	to := rec
 	res.New = to.ID
-	rec, err := r.Record(ctx, to.ID)
-	if err != nil {
-		return res, err
-	}
 	if err := r.refuseRetired(ctx, rec); err != nil {
 		return res, err
 	}
@@ -404,6 +398,15 @@ func (r *Repo) repairBranch(ctx context.Context, n refs.Name, tok store.Token, r
 		return res, err
 	}
 	return res, nil
+}
+
+// resolveRecord resolves rev and reads its version's record.
+func (r *Repo) resolveRecord(ctx context.Context, rev string) (*version.Record, error) {
+	to, err := r.Resolve(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	return r.Record(ctx, to.ID)
 }
 
 // Unprotected returns those of ids — versions no branch holds any more
