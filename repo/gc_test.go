@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/testutil"
@@ -103,27 +102,6 @@ func dataKeys(t testing.TB, r *repo.Repo) []string {
 	return out
 }
 
-// catalogFiles opens a version's catalog (fetched, checksum-checked) and
-// returns its data-file rows.
-func catalogFiles(t testing.TB, r *repo.Repo, rec *version.Record) []ducklake.DataFile {
-	t.Helper()
-	ctx := context.Background()
-	dst := filepath.Join(t.TempDir(), "c.duckdb")
-	if err := r.FetchCatalog(ctx, rec, dst); err != nil {
-		t.Fatal(err)
-	}
-	c, err := ducklake.Open(ctx, dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	files, err := c.DataFiles(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
-
 // keyOf maps a resolved path inside the repository's data folder to its
 // key, the plain way (the writer spells every path the same way).
 func keyOf(t testing.TB, r *repo.Repo, p string) string {
@@ -161,7 +139,7 @@ func TestGCKeepLastFive(t *testing.T) {
 	want := map[string]bool{}
 	listed := map[string]bool{}
 	for _, rec := range h.Recs {
-		for _, f := range catalogFiles(t, r, rec) {
+		for _, f := range history.CatalogFiles(t, r, rec) {
 			k := keyOf(t, r, f.ResolvedPath)
 			listed[k] = true
 			if rec.Seq >= kept[0].Seq && (f.EndSnapshot == nil || *f.EndSnapshot > max(f.BeginSnapshot, floor)) {
@@ -265,7 +243,7 @@ func TestGCKeepLastFive(t *testing.T) {
 	}
 	defer db.Close()
 	for _, rec := range kept {
-		for _, f := range catalogFiles(t, r, rec) {
+		for _, f := range history.CatalogFiles(t, r, rec) {
 			s := rec.DuckLake.Snapshot
 			if f.BeginSnapshot > s || (f.EndSnapshot != nil && *f.EndSnapshot <= s) {
 				continue
@@ -356,7 +334,7 @@ func TestGCSpellings(t *testing.T) {
 	// The newest catalog spells files as file:// URLs with slashes.
 	log, _ := r.Log(ctx, mustHead(t, r), 0)
 	odd := 0
-	for _, f := range catalogFiles(t, r, log[0]) {
+	for _, f := range history.CatalogFiles(t, r, log[0]) {
 		if strings.HasPrefix(f.ResolvedPath, "file://") && strings.HasSuffix(f.ResolvedPath, "/") {
 			odd++
 		}
@@ -472,12 +450,12 @@ func TestGCReachability(t *testing.T) {
 	w.Close()
 	listed := map[string]bool{}
 	for _, rec := range v {
-		for _, f := range catalogFiles(t, r, rec) {
+		for _, f := range history.CatalogFiles(t, r, rec) {
 			listed[keyOf(t, r, f.ResolvedPath)] = true
 		}
 	}
 	pendRec, _ := r.Record(ctx, inflight)
-	for _, f := range catalogFiles(t, r, pendRec) {
+	for _, f := range history.CatalogFiles(t, r, pendRec) {
 		listed[keyOf(t, r, f.ResolvedPath)] = true
 	}
 	var uncommitted []string
@@ -685,7 +663,7 @@ func TestVerifyFull(t *testing.T) {
 	}
 	// A data file the head can read, removed.
 	var gone string
-	for _, f := range catalogFiles(t, r, h.Recs[1]) {
+	for _, f := range history.CatalogFiles(t, r, h.Recs[1]) {
 		if f.EndSnapshot == nil && !f.Delete {
 			gone = keyOf(t, r, f.ResolvedPath)
 			break

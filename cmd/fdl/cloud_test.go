@@ -48,19 +48,6 @@ func proxy(t *testing.T, target string, hook func(w http.ResponseWriter, r *http
 	return srv.URL
 }
 
-// withEndpoint returns an s3:// URL with its endpoint replaced.
-func withEndpoint(t *testing.T, s3url, endpoint string) string {
-	t.Helper()
-	u, err := url.Parse(s3url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("endpoint", endpoint)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 // commitChange checks out url's main into a new directory, adds a table and
 // commits: a working directory with one version to push.
 func commitChange(t *testing.T, url, table string) (dir string, id version.ID) {
@@ -113,7 +100,7 @@ func TestPushAmbiguousConflict(t *testing.T) {
 		io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>`)
 		return true
 	})
-	url := withEndpoint(t, cloudtest.WithPrefix(s3url, t.Name()), lying)
+	url := cloudtest.WithEndpoint(t, cloudtest.WithPrefix(s3url, t.Name()), lying)
 	url, base := newRepoWithBaseAt(t, url)
 	dir, id := commitChange(t, url, "after")
 	code, out := fdlProc(t, nil, "-C", dir, "push")
@@ -135,7 +122,7 @@ func TestPushAmbiguousConflict(t *testing.T) {
 func TestCloudRefusesStrippingProxy(t *testing.T) {
 	s3url := cloudtest.Gofakes3(t)
 	direct := cloudtest.WithPrefix(s3url, t.Name())
-	stripped := withEndpoint(t, direct, cloudtest.StripProxy(t, cloudtest.Endpoint(s3url), false))
+	stripped := cloudtest.WithEndpoint(t, direct, cloudtest.StripProxy(t, cloudtest.Endpoint(s3url), false))
 	code, out := fdlProc(t, nil, "init", stripped)
 	if code != 1 || !strings.Contains(out, "does not honour conditional writes") || !strings.Contains(out, "If-None-Match") {
 		t.Fatalf("init through a stripping proxy: exit %d\n%s", code, out)
@@ -145,7 +132,7 @@ func TestCloudRefusesStrippingProxy(t *testing.T) {
 	}
 	// An existing repository: reads work through the proxy, writes do not.
 	_, base := newRepoWithBaseAt(t, direct)
-	onlyIfMatch := withEndpoint(t, direct, cloudtest.StripProxy(t, cloudtest.Endpoint(s3url), true))
+	onlyIfMatch := cloudtest.WithEndpoint(t, direct, cloudtest.StripProxy(t, cloudtest.Endpoint(s3url), true))
 	if code, out := fdlProc(t, nil, "log", "--repo", onlyIfMatch); code != 0 {
 		t.Fatalf("log through the proxy: exit %d\n%s", code, out)
 	}
@@ -286,7 +273,7 @@ func recordSHA(t *testing.T, url string, id version.ID) string {
 func TestKillPushMidUploadS3(t *testing.T) {
 	base := cloudtest.S3(t)
 	killMidUpload(t, base, func(repoURL, proxyURL string) (string, []string) {
-		return withEndpoint(t, repoURL, proxyURL), nil
+		return cloudtest.WithEndpoint(t, repoURL, proxyURL), nil
 	}, cloudtest.Endpoint(base))
 }
 

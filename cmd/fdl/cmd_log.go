@@ -40,7 +40,7 @@ tab-separated line per version with RFC 3339 UTC times:
 				o.Rev = a[0]
 			}
 			if cmd.Flags().Changed("max-count") && o.Max < 1 {
-				return usageError{errorf("-n takes a number of versions, 1 or more (got %d)", o.Max)}
+				return usageError{fmt.Errorf("-n takes a number of versions, 1 or more (got %d)", o.Max)}
 			}
 			return runLog(cmd.Context(), ios, g, o)
 		},

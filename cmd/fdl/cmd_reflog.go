@@ -59,7 +59,7 @@ func runReflog(ctx context.Context, ios *term.IO, g *globals, name string) error
 			cands := []refs.Name{refs.Name(name)}
 			if !strings.HasPrefix(name, "refs/") {
 				if err := refs.CheckShort(name); err != nil {
-					return usageError{errorf("ref name %q: %v", name, err)}
+					return usageError{fmt.Errorf("ref name %q: %v", name, err)}
 				}
 				cands = []refs.Name{refs.Name(refs.HeadsPrefix + name), refs.Name(refs.TagsPrefix + name), refs.Name(refs.RequestsPrefix + name)}
 			}
@@ -72,7 +72,7 @@ func runReflog(ctx context.Context, ios *term.IO, g *globals, name string) error
 				}
 			}
 			if len(entries) == 0 && len(bad) == 0 {
-				return errorf("no ref log for %q in %s: no branch, tag or request of that name ever moved (list refs with fdl branch -l, fdl tag -l): %w", name, r.URL(), refs.ErrNotFound)
+				return fmt.Errorf("no ref log for %q in %s: no branch, tag or request of that name ever moved (list refs with fdl branch -l, fdl tag -l): %w", name, r.URL(), refs.ErrNotFound)
 			}
 		} else if entries, bad, err = r.RefLog(ctx, ""); err != nil {
 			return err

@@ -64,17 +64,17 @@ reason in the ref log.`,
 		Args: args(0, 2),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if (o.Backwards || o.Why != "") && !o.Force {
-				return usageError{errorf("--backwards and --why go with -f NAME REV")}
+				return usageError{fmt.Errorf("--backwards and --why go with -f NAME REV")}
 			}
 			switch {
 			case o.Force:
 				if len(a) != 2 || o.Delete || o.List {
-					return usageError{errorf("branch -f takes a branch name and a revision: fdl branch -f NAME REV")}
+					return usageError{fmt.Errorf("branch -f takes a branch name and a revision: fdl branch -f NAME REV")}
 				}
 				return runMoveBranch(cmd.Context(), ios, g, a[0], a[1], o.Backwards, o.Why)
 			case o.Delete:
 				if len(a) != 1 || o.List {
-					return usageError{errorf("branch -d takes one branch name")}
+					return usageError{fmt.Errorf("branch -d takes one branch name")}
 				}
 				return runDeleteBranch(cmd.Context(), ios, g, a[0])
 			case o.List || len(a) == 0:
@@ -107,7 +107,7 @@ type refEntry struct {
 func runListRefs(ctx context.Context, ios *term.IO, g *globals, prefix string, patterns []string) error {
 	for _, p := range patterns {
 		if _, err := path.Match(p, ""); err != nil {
-			return usageError{errorf("pattern %q: %v", p, err)}
+			return usageError{fmt.Errorf("pattern %q: %v", p, err)}
 		}
 	}
 	return g.withRepo(ctx, func(r *repo.Repo) error {

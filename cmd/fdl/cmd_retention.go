@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -84,10 +85,10 @@ func runRetention(ctx context.Context, ios *term.IO, g *globals, o *retentionOpt
 		out := retentionOutput{}
 		if set {
 			if o.KeepAll && (changed("keep-last") || changed("keep-within")) {
-				return usageError{errorf("--keep-all turns the rules off: it does not go with --keep-last or --keep-within")}
+				return usageError{fmt.Errorf("--keep-all turns the rules off: it does not go with --keep-last or --keep-within")}
 			}
 			if o.KeepLast < 0 {
-				return usageError{errorf("--keep-last %d: give 0 (off) or a positive number of versions", o.KeepLast)}
+				return usageError{fmt.Errorf("--keep-last %d: give 0 (off) or a positive number of versions", o.KeepLast)}
 			}
 			var within, grace retention.Duration
 			if changed("keep-within") {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -10,8 +9,6 @@ import (
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
 )
-
-func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }
 
 type verifyOptions struct {
 	SkipCatalogs bool
@@ -45,7 +42,7 @@ reaches (an interrupted push) are listed but are not problems.`,
 		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if o.Data && o.SkipCatalogs {
-				return usageError{errorf("--data reads every catalog in retention: it does not go with --skip-catalogs")}
+				return usageError{fmt.Errorf("--data reads every catalog in retention: it does not go with --skip-catalogs")}
 			}
 			return runVerify(cmd.Context(), ios, g, o)
 		},
@@ -96,5 +93,3 @@ func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) 
 		return nil
 	})
 }
-
-var _ = errors.New

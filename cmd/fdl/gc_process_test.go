@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
@@ -160,20 +159,7 @@ func neededFiles(t *testing.T, url string) []string {
 	floor := log[len(log)-1].DuckLake.Snapshot
 	var out []string
 	for _, rec := range log {
-		dst := filepath.Join(t.TempDir(), "c.duckdb")
-		if err := r.FetchCatalog(ctx, rec, dst); err != nil {
-			t.Fatal(err)
-		}
-		c, err := ducklake.Open(ctx, dst)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files, err := c.DataFiles(ctx)
-		c.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range files {
+		for _, f := range history.CatalogFiles(t, r, rec) {
 			if f.EndSnapshot == nil || *f.EndSnapshot > max(f.BeginSnapshot, floor) {
 				out = append(out, f.ResolvedPath)
 			}

@@ -145,15 +145,9 @@ func Freeze(ctx context.Context, src, dst string) (info FreezeInfo, err error) {
 	if err := c.Close(); err != nil {
 		return info, fmt.Errorf("freeze %s: close duckdb: %w", srcAbs, err)
 	}
-	if _, err := os.Lstat(walPath(tmp)); err == nil {
-		return info, fmt.Errorf("freeze %s: DuckDB left a WAL beside the copy", srcAbs)
-	}
-	got, err := ReadStorage(tmp)
+	got, err := checkCopy(srcAbs, tmp, storage)
 	if err != nil {
-		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
-	}
-	if got.Number != storage.Number {
-		return info, fmt.Errorf("freeze %s: copy has storage version %d, source %d", srcAbs, got.Number, storage.Number)
+		return info, err
 	}
 	if err := syncFile(tmp); err != nil {
 		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
@@ -369,4 +363,21 @@ func syncDir(dir string) {
 		_ = f.Sync()
 		f.Close()
 	}
+}
+
+// checkCopy checks a frozen copy tmp of srcAbs — no WAL beside it (the
+// catalog must be one file), the storage version wanted — and returns the
+// copy's storage version.
+func checkCopy(srcAbs, tmp string, storage Storage) (Storage, error) {
+	if _, err := os.Lstat(walPath(tmp)); err == nil {
+		return Storage{}, fmt.Errorf("freeze %s: DuckDB left a WAL beside the copy", srcAbs)
+	}
+	got, err := ReadStorage(tmp)
+	if err != nil {
+		return Storage{}, fmt.Errorf("freeze %s: %w", srcAbs, err)
+	}
+	if got.Number != storage.Number {
+		return Storage{}, fmt.Errorf("freeze %s: copy has storage version %d, want %d", srcAbs, got.Number, storage.Number)
+	}
+	return got, nil
 }

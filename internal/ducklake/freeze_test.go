@@ -490,6 +490,14 @@ func BenchmarkFreeze(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchFreeze(b, ctx, src, dir, float64(st.Size())/(1<<20), "src-MiB")
+}
+
+// benchFreeze measures a child process's peak RSS freezing src, then times
+// Freeze of src into dir b.N times, and reports sizeMiB under sizeUnit and
+// the peak RSS.
+func benchFreeze(b *testing.B, ctx context.Context, src, dir string, sizeMiB float64, sizeUnit string) {
+	b.Helper()
 	rss := freezeRSS(b, src, filepath.Join(dir, "rss.duckdb"))
 	b.ResetTimer() // (it also drops reported metrics: report after the loop)
 	for i := 0; b.Loop(); i++ {
@@ -501,7 +509,7 @@ func BenchmarkFreeze(b *testing.B) {
 		os.Remove(dst)
 		b.StartTimer()
 	}
-	b.ReportMetric(float64(st.Size())/(1<<20), "src-MiB")
+	b.ReportMetric(sizeMiB, sizeUnit)
 	b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
 }
 

@@ -834,15 +834,9 @@ func freezeSQLite(ctx context.Context, srcAbs, dstAbs string) (info FreezeInfo, 
 	if err != nil {
 		return info, err
 	}
-	if _, err := os.Lstat(walPath(tmp)); err == nil {
-		return info, fmt.Errorf("freeze %s: DuckDB left a WAL beside the copy", srcAbs)
-	}
-	got, err := ReadStorage(tmp)
+	got, err := checkCopy(srcAbs, tmp, storage)
 	if err != nil {
-		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
-	}
-	if got.Number != storage.Number {
-		return info, fmt.Errorf("freeze %s: copy has storage version %d, want %d", srcAbs, got.Number, storage.Number)
+		return info, err
 	}
 	cat, err := Open(ctx, tmp)
 	if err != nil {

@@ -102,17 +102,5 @@ func BenchmarkFreezeSQLite(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rss := freezeRSS(b, lite, filepath.Join(dir, "rss.duckdb"))
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		dst := filepath.Join(dir, fmt.Sprintf("frozen-%d.duckdb", i))
-		if _, err := Freeze(ctx, lite, dst); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		os.Remove(dst)
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(st.Size())/(1<<20), "sqlite-MiB")
-	b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
+	benchFreeze(b, ctx, lite, dir, float64(st.Size())/(1<<20), "sqlite-MiB")
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 
@@ -363,16 +362,7 @@ func (c *Cloud) List(ctx context.Context, prefix string, fn func(ObjectInfo) err
 		}
 		infos = append(infos, ObjectInfo{Key: key, Size: o.Size, ModTime: o.ModTime})
 	}
-	slices.SortFunc(infos, func(a, b ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
-	for _, info := range infos {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := fn(info); err != nil {
-			return err
-		}
-	}
-	return nil
+	return emitSorted(ctx, infos, fn)
 }
 
 // Delete removes key; a missing key is not an error. Errors: ErrInvalidKey,

@@ -52,18 +52,6 @@ func TestCloudAzurite(t *testing.T) {
 	storetest.Run(t, openFresh(cloudtest.Azure(t)))
 }
 
-// replaceEndpoint returns an s3:// URL with its endpoint replaced.
-func replaceEndpoint(t *testing.T, s3url, endpoint string) string {
-	u, err := url.Parse(s3url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("endpoint", endpoint)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 // TestCloudRefusesStoreWithoutConditions: behind a proxy that strips the
 // conditional headers (all of them, or only If-Match), the first write of
 // each kind is refused with ErrNoConditionalWrites, and nothing the caller
@@ -81,8 +69,8 @@ func TestCloudRefusesStoreWithoutConditions(t *testing.T) {
 		gcsHost   string // STORAGE_EMULATOR_HOST for gs:// cases
 		wantWhat  string
 	}{
-		{"s3-strip-all", replaceEndpoint(t, s3url, cloudtest.StripProxy(t, cloudtest.Endpoint(s3url), false)), "", "If-None-Match: * ignored"},
-		{"s3-strip-if-match", replaceEndpoint(t, s3url, cloudtest.StripProxy(t, cloudtest.Endpoint(s3url), true)), "", "If-Match ignored"},
+		{"s3-strip-all", cloudtest.WithEndpoint(t, s3url, cloudtest.StripProxy(t, cloudtest.Endpoint(s3url), false)), "", "If-None-Match: * ignored"},
+		{"s3-strip-if-match", cloudtest.WithEndpoint(t, s3url, cloudtest.StripProxy(t, cloudtest.Endpoint(s3url), true)), "", "If-Match ignored"},
 		{"gcs-strip-all", gsurl, proxyHost(false), "If-None-Match: * ignored"},
 		{"gcs-strip-generation-match", gsurl, proxyHost(true), "If-Match ignored"},
 	}

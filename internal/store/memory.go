@@ -151,6 +151,12 @@ func (m *Memory) List(ctx context.Context, prefix string, fn func(ObjectInfo) er
 		}
 	}
 	m.mu.Unlock()
+	return emitSorted(ctx, infos, fn)
+}
+
+// emitSorted sorts a listing by key and calls fn for each entry, stopping at
+// fn's error or ctx's.
+func emitSorted(ctx context.Context, infos []ObjectInfo, fn func(ObjectInfo) error) error {
 	slices.SortFunc(infos, func(a, b ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
 	for _, info := range infos {
 		if err := ctx.Err(); err != nil {

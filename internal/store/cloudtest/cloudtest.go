@@ -45,6 +45,21 @@ const (
 
 var seq atomic.Int64
 
+// WithEndpoint returns the s3:// URL s3url with its endpoint query
+// parameter set to endpoint (an http://host:port), e.g. to go through a
+// proxy.
+func WithEndpoint(t testing.TB, s3url, endpoint string) string {
+	t.Helper()
+	u, err := url.Parse(s3url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("endpoint", endpoint)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // WithPrefix returns base (a store URL, possibly with a query) with a fresh
 // prefix made from name appended to its path.
 func WithPrefix(base, name string) string {

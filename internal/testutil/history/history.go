@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
@@ -99,4 +100,25 @@ func AllowNoChange(err error) error {
 		return nil
 	}
 	return err
+}
+
+// CatalogFiles fetches a version's catalog (checked against its record)
+// and returns its data-file rows (ducklake.Catalog.DataFiles).
+func CatalogFiles(t testing.TB, r *repo.Repo, rec *version.Record) []ducklake.DataFile {
+	t.Helper()
+	ctx := context.Background()
+	dst := filepath.Join(t.TempDir(), "c.duckdb")
+	if err := r.FetchCatalog(ctx, rec, dst); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ducklake.Open(ctx, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	files, err := c.DataFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
