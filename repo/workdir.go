@@ -69,6 +69,10 @@ type State struct {
 	// (DIR/ducklake.sqlite) or "duckdb" (DIR/ducklake.duckdb; also when
 	// absent, as state files written before SQLite support are).
 	CatalogFormat string `json:"catalog_format,omitempty"`
+	// MigratedFrom is the DuckLake format of a lake imported with
+	// CheckoutOptions.Migrate before it was migrated; the first commit
+	// records it (version.DuckLake.MigratedFrom).
+	MigratedFrom string `json:"migrated_from,omitempty"`
 }
 
 // Workdir is an open working directory.
@@ -180,6 +184,11 @@ type CheckoutOptions struct {
 	// ducklake.ConvertToSQLite, which several DuckDB processes can attach at
 	// once). The CLI's default is "sqlite" (docs/cli.md).
 	CatalogFormat string
+	// Migrate, with From, migrates the imported lake to
+	// ducklake.CurrentFormat (ducklake.Migrate) when it is older, so that
+	// its versions are readable by the DuckDB releases that read only that
+	// format. A lake already in that format is checked out as it is.
+	Migrate bool
 }
 
 // CheckoutResult says what Checkout made.
@@ -197,6 +206,18 @@ type CheckoutResult struct {
 	Attach string `json:"attach"`
 	// CatalogFormat is "sqlite" or "duckdb".
 	CatalogFormat string `json:"catalog_format"`
+	// Format is the working catalog's DuckLake format.
+	Format string `json:"format"`
+	// Readers names the DuckDB releases whose ducklake extension attaches
+	// a catalog of Format as it is (ducklake.FormatReaders).
+	Readers string `json:"readers"`
+	// NeedsMigration is true when Format is older than
+	// ducklake.CurrentFormat: DuckDB 1.5.2 and newer refuse it until it is
+	// migrated (CheckoutOptions.Migrate at import, MigrateBranch for a
+	// branch).
+	NeedsMigration bool `json:"needs_migration"`
+	// Migration says what CheckoutOptions.Migrate did (nil when nothing).
+	Migration *ducklake.MigrateInfo `json:"migration,omitempty"`
 }
 
 // Checkout makes a working directory (DESIGN.md §6): DIR/ducklake.duckdb and
@@ -208,6 +229,9 @@ type CheckoutResult struct {
 func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutResult, err error) {
 	if o.Dir == "" {
 		return nil, fmt.Errorf("checkout needs a directory: %w", ErrInvalidArguments)
+	}
+	if o.Migrate && o.From == "" {
+		return nil, fmt.Errorf("migrating at checkout applies to a lake imported from a file; a branch's head is migrated as a new version of the branch: %w", ErrInvalidArguments)
 	}
 	dir, err := filepath.Abs(o.Dir)
 	if err != nil {
@@ -285,6 +309,19 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 		return nil, err
 	}
 	switch {
+	case o.From != "" && o.Migrate:
+		res.Origin = "file"
+		info, err := ducklake.Migrate(ctx, o.From, duckPath)
+		switch {
+		case errors.Is(err, ducklake.ErrCurrentFormat):
+			if _, err := ducklake.Freeze(ctx, o.From, duckPath); err != nil {
+				return nil, err
+			}
+		case err != nil:
+			return nil, err
+		default:
+			res.Migration = &info
+		}
 	case o.From != "":
 		res.Origin = "file"
 		if _, err := ducklake.Freeze(ctx, o.From, duckPath); err != nil {
@@ -312,6 +349,9 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 		return nil, err
 	}
 	res.DataPath = cat.DataPath()
+	res.Format = cat.Format()
+	res.Readers = ducklake.FormatReadersOrCurrent(res.Format)
+	res.NeedsMigration = ducklake.NeedsMigration(res.Format)
 	cat.Close()
 	if duckPath != res.Catalog {
 		err := ducklake.ConvertToSQLite(ctx, duckPath, res.Catalog)
@@ -329,6 +369,9 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	w := &Workdir{Dir: dir, State: State{Format: StateFormat, Repository: url, Branch: branch.Short()}}
 	if backend == ducklake.BackendSQLite {
 		w.State.CatalogFormat = string(backend)
+	}
+	if res.Migration != nil {
+		w.State.MigratedFrom = res.Migration.From
 	}
 	if base != nil {
 		w.State.Base, w.State.Upstream = base.ID, base.ID
@@ -517,6 +560,8 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 	if w.BaseRecord != nil {
 		rec.Seq = w.BaseRecord.Seq + 1
 		rec.Parents = []version.ID{w.BaseRecord.ID}
+	} else if w.State.MigratedFrom != "" && w.State.MigratedFrom != rec.DuckLake.Format {
+		rec.DuckLake.MigratedFrom = w.State.MigratedFrom
 	}
 	ds, err := version.NewDataset(id, cat.Format(), cat.DataPath(), st).Marshal()
 	if err != nil {

@@ -129,6 +129,14 @@ type DuckLake struct {
 	Adds SnapshotRange `json:"adds"`
 	// DataPath is ducklake_metadata's "data_path" as stored in the catalog.
 	DataPath string `json:"data_path"`
+	// MigratedFrom, when set, is the DuckLake format the catalog had before
+	// fdl migrated it to Format with the ducklake extension's own migration
+	// steps (ducklake.Migrate). A version that migrates its parent's catalog
+	// adds no snapshot (nor does the extension's migration): its Adds is the
+	// empty range Snapshot+1..Snapshot, and the parent, in the old format,
+	// stays for readers of that format. The first version of a lake
+	// imported and migrated at checkout carries it too, with its full range.
+	MigratedFrom string `json:"migrated_from,omitempty"`
 }
 
 // Record is version.json: the record of one version (DESIGN.md §3). It is
@@ -146,6 +154,14 @@ type Record struct {
 	// prints is as trustworthy as the catalog.
 	Dataset  File     `json:"dataset"`
 	DuckLake DuckLake `json:"ducklake"`
+}
+
+// AddsNothing reports whether the version adds no snapshot to its first
+// parent: a migration of the parent's catalog (DuckLake.MigratedFrom set,
+// a parent, and DuckLake.Adds the empty range Snapshot+1..Snapshot).
+func (r *Record) AddsNothing() bool {
+	a := r.DuckLake.Adds
+	return r.DuckLake.MigratedFrom != "" && len(r.Parents) > 0 && a.First == r.DuckLake.Snapshot+1 && a.Last == r.DuckLake.Snapshot
 }
 
 // Parent returns the first parent, or "" for the first version.
@@ -199,8 +215,14 @@ func (r *Record) Validate() error {
 		return bad("ducklake.format is missing")
 	}
 	a := r.DuckLake.Adds
-	if a.First < 0 || a.Last < a.First || a.Last != r.DuckLake.Snapshot {
+	if a.First < 0 || a.Last != r.DuckLake.Snapshot {
 		return bad("ducklake.adds %d..%d does not end at snapshot %d", a.First, a.Last, r.DuckLake.Snapshot)
+	}
+	if m := r.DuckLake.MigratedFrom; m != "" && m == r.DuckLake.Format {
+		return bad("ducklake.migrated_from %q is its own format", m)
+	}
+	if a.Last < a.First && !r.AddsNothing() {
+		return bad("ducklake.adds %d..%d is empty, which only a migration of its parent's catalog may be", a.First, a.Last)
 	}
 	return nil
 }

@@ -1,0 +1,244 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// ErrLocalWork: a working directory of the branch holds snapshots not
+// committed, or versions not pushed, which a migration of the branch would
+// strand (they could no longer be pushed as a fast-forward).
+var ErrLocalWork = errors.New("working directory has work that is not pushed")
+
+// MigrateOptions are the inputs of MigrateBranch.
+type MigrateOptions struct {
+	// Branch is the branch whose head is migrated; default: HEAD's branch.
+	Branch string
+	// Message and Author of the new version. Message defaults to
+	// "Migrate DuckLake <from> to <to> (readable by <readers>)".
+	Message, Author string
+	// Now, if set, is the creation time (tests); default time.Now.
+	Now func() time.Time
+	// Workdir, if set, is the working directory the request comes from.
+	// When it tracks Branch it must have no uncommitted snapshot and no
+	// unpushed version (ErrLocalWork); it is never changed.
+	Workdir *Workdir
+}
+
+// MigrateResult says what MigrateBranch made.
+type MigrateResult struct {
+	Branch string `json:"branch"`
+	// Parent is the version that was the branch's head: it stays, in its
+	// old format, for readers of that format.
+	Parent    version.ID           `json:"parent"`
+	ParentSeq int64                `json:"parent_seq"`
+	Version   *version.Record      `json:"version"` // the new version, now the branch's head
+	Migration ducklake.MigrateInfo `json:"migration"`
+	// Attach is the DuckDB statement that attaches the new version
+	// READ_ONLY.
+	Attach string `json:"attach"`
+	// ParentAttach attaches the parent, for readers of the old format.
+	ParentAttach string `json:"parent_attach"`
+	// Readers names the DuckDB releases that read the new version
+	// (ducklake.FormatReaders); ParentReaders those that read the parent.
+	Readers       string `json:"readers"`
+	ParentReaders string `json:"parent_readers"`
+	// WorkdirBehind is true when Workdir tracks Branch: it still holds the
+	// old catalog (checking the branch out again gives the migrated one).
+	WorkdirBehind bool `json:"workdir_behind,omitempty"`
+}
+
+// MigrateBranch publishes, on top of branch's head, a new version whose
+// catalog is the head's catalog migrated to ducklake.CurrentFormat with the
+// ducklake extension's own migration steps (ducklake.Migrate), so that
+// DuckDB releases that read only that format (1.5.2 and newer) can attach
+// the branch. The head's catalog is fetched (checksum verified) and never
+// changed; the head stays, in its format, for readers of that format. The
+// new version adds no snapshot (a migration adds none): its record carries
+// ducklake.migrated_from = the head's format and the empty adds range
+// snapshot+1..snapshot (docs/spec.md). The branch moves to it as a push
+// does: fast-forward, compare-and-swap; this move to a newer DuckLake
+// format is the explicit purpose of the call.
+//
+// Errors: ErrNoVersions when the branch has no version; an error wrapping
+// ducklake.ErrCurrentFormat when the head needs no migration (its format
+// is CurrentFormat or newer); ducklake.ErrUnsupportedFormat when it has no
+// migration path; ErrLocalWork (see MigrateOptions.Workdir); *RetiredError
+// when the head is out of retention; *RefusedError when another push moved
+// the branch meanwhile (nothing is moved then); the store's errors.
+func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateResult, error) {
+	var branch refs.Name
+	var err error
+	if o.Branch != "" {
+		branch, err = refs.Branch(o.Branch)
+	} else {
+		branch, err = r.refs.Head(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	w := o.Workdir
+	if w != nil && w.State.Branch == branch.Short() {
+		unlock, err := w.lock("migrate")
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		if err := w.refuseLocalWork(ctx); err != nil {
+			return nil, err
+		}
+	} else {
+		w = nil
+	}
+	ref, err := r.refs.Read(ctx, branch)
+	if errors.Is(err, refs.ErrNotFound) {
+		return nil, fmt.Errorf("branch %s: %w", branch.Short(), ErrNoVersions)
+	}
+	if err != nil {
+		return nil, err
+	}
+	head, err := r.Record(ctx, ref.ID)
+	if err != nil {
+		return nil, err
+	}
+	from := head.DuckLake.Format
+	if !ducklake.NeedsMigration(from) {
+		if from >= ducklake.CurrentFormat {
+			return nil, fmt.Errorf("branch %s: its head, version %s (seq %d), is DuckLake %s, which %s read as it is: %w",
+				branch.Short(), head.ID, head.Seq, from, ducklake.FormatReadersOrCurrent(from), ducklake.ErrCurrentFormat)
+		}
+		return nil, fmt.Errorf("branch %s: version %s (seq %d): %w %q: no migration path to %s",
+			branch.Short(), head.ID, head.Seq, ducklake.ErrUnsupportedFormat, from, ducklake.CurrentFormat)
+	}
+	if err := r.refuseRetired(ctx, head); err != nil {
+		return nil, err
+	}
+
+	tmp, err := os.MkdirTemp("", "fdl-migrate-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	r.step("migrate:fetch")
+	src := filepath.Join(tmp, "source.duckdb")
+	if err := r.FetchCatalog(ctx, head, src); err != nil {
+		return nil, err
+	}
+	id, err := version.NewIDAfter(head.ID)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(tmp, string(id))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	r.step("migrate:catalog")
+	info, err := ducklake.Migrate(ctx, src, filepath.Join(dir, version.CatalogFile))
+	if err != nil {
+		return nil, fmt.Errorf("version %s (seq %d): %w", head.ID, head.Seq, err)
+	}
+	if info.Snapshot.ID != head.DuckLake.Snapshot || !info.Snapshot.Time.Equal(head.DuckLake.SnapshotTime) {
+		return nil, fmt.Errorf("version %s (seq %d): its catalog ends at snapshot %d, its record says %d", head.ID, head.Seq, info.Snapshot.ID, head.DuckLake.Snapshot)
+	}
+	rec, err := r.migratedRecord(ctx, head, id, dir, info, o)
+	if err != nil {
+		return nil, err
+	}
+
+	r.step("migrate:push")
+	if _, err := r.Push(ctx, branch, id, []Pending{{Record: rec, Dir: dir}}); err != nil {
+		return nil, err
+	}
+	res := &MigrateResult{Branch: branch.Short(), Parent: head.ID, ParentSeq: head.Seq, Version: rec, Migration: info,
+		Attach:        r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, fmt.Sprintf("v%d", rec.Seq), true),
+		ParentAttach:  r.AttachStatement(r.CatalogLocation(head.ID), head.DuckLake.DataPath, fmt.Sprintf("v%d", head.Seq), true),
+		Readers:       ducklake.FormatReadersOrCurrent(rec.DuckLake.Format),
+		ParentReaders: ducklake.FormatReadersOrCurrent(from),
+		WorkdirBehind: w != nil,
+	}
+	return res, nil
+}
+
+// migratedRecord writes dataset.json and version.json of the migrated
+// version into dir (which holds its catalog) and returns the record.
+func (r *Repo) migratedRecord(ctx context.Context, head *version.Record, id version.ID, dir string, info ducklake.MigrateInfo, o MigrateOptions) (*version.Record, error) {
+	frozen := filepath.Join(dir, version.CatalogFile)
+	cat, err := ducklake.Open(ctx, frozen)
+	if err != nil {
+		return nil, err
+	}
+	st, err := cat.State(ctx, info.Snapshot.ID)
+	format, dataPath := cat.Format(), cat.DataPath()
+	cat.Close()
+	if err != nil {
+		return nil, err
+	}
+	size, sum, err := FileDigest(frozen)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	msg := o.Message
+	if strings.TrimSpace(msg) == "" {
+		msg = fmt.Sprintf("Migrate DuckLake %s to %s (readable by %s)", info.From, info.To, ducklake.FormatReadersOrCurrent(info.To))
+	}
+	s := info.Snapshot.ID
+	rec := &version.Record{
+		RecordFormat: version.RecordFormat, ID: id, Seq: head.Seq + 1, Parents: []version.ID{head.ID},
+		Author: o.Author, Message: msg, CreatedAt: now().UTC().Truncate(time.Millisecond),
+		Catalog: version.Catalog{Size: size, SHA256: sum, Storage: info.Storage},
+		DuckLake: version.DuckLake{Format: format, Snapshot: s, SnapshotTime: info.Snapshot.Time,
+			Adds: version.SnapshotRange{First: s + 1, Last: s}, DataPath: dataPath, MigratedFrom: info.From},
+	}
+	ds, err := version.NewDataset(id, format, dataPath, st).Marshal()
+	if err != nil {
+		return nil, err
+	}
+	rec.Dataset = version.File{Size: int64(len(ds)), SHA256: sha256Hex(ds)}
+	if err := rec.Validate(); err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, version.DatasetFile), ds); err != nil {
+		return nil, err
+	}
+	rb, err := rec.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, version.RecordFile), rb); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// refuseLocalWork returns ErrLocalWork when the working directory has
+// versions not pushed or snapshots not committed.
+func (w *Workdir) refuseLocalWork(ctx context.Context) error {
+	pending, err := w.PendingVersions()
+	if err != nil {
+		return err
+	}
+	if n := len(pending); n > 0 {
+		return fmt.Errorf("%s has %d version(s) committed and not pushed to %s; push them first, then migrate the branch: %w", w.Dir, n, w.State.Branch, ErrLocalWork)
+	}
+	st, err := w.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if n := len(st.Snapshots); n > 0 {
+		return fmt.Errorf("%s has %d snapshot(s) not committed on top of its base; commit and push them first, then migrate the branch: %w", w.Dir, n, ErrLocalWork)
+	}
+	return nil
+}
