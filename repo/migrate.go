@@ -17,7 +17,55 @@ import (
 // ErrLocalWork: a working directory of the branch holds snapshots not
 // committed, or versions not pushed, which a migration of the branch would
 // strand (they could no longer be pushed as a fast-forward).
+// *LocalWorkError wraps it.
 var ErrLocalWork = errors.New("working directory has work that is not pushed")
+
+// LocalWorkError: the working directory Dir of Branch has Unpushed
+// versions committed and not pushed, or Uncommitted snapshots after its
+// base. It wraps ErrLocalWork.
+type LocalWorkError struct {
+	Dir, Branch string
+	Unpushed    int
+	Uncommitted int
+}
+
+func (e *LocalWorkError) Error() string {
+	what := fmt.Sprintf("%d snapshot(s) not committed", e.Uncommitted)
+	if e.Unpushed > 0 {
+		what = fmt.Sprintf("%d version(s) committed and not pushed to %s", e.Unpushed, e.Branch)
+	}
+	return fmt.Sprintf("%s has %s, which could no longer be pushed once %s is migrated: %v", e.Dir, what, e.Branch, ErrLocalWork)
+}
+
+func (e *LocalWorkError) Unwrap() error { return ErrLocalWork }
+
+// CurrentFormatError: the branch's head needs no migration: its format is
+// ducklake.CurrentFormat or newer. It wraps ducklake.ErrCurrentFormat.
+type CurrentFormatError struct {
+	Branch  string
+	Version version.ID
+	Seq     int64
+	Format  string
+	Readers string // ducklake.FormatReadersOrCurrent(Format)
+}
+
+func (e *CurrentFormatError) Error() string {
+	return fmt.Sprintf("branch %s: its head, version %s (seq %d), is DuckLake %s, which %s read as it is: %v",
+		e.Branch, e.Version, e.Seq, e.Format, e.Readers, ducklake.ErrCurrentFormat)
+}
+
+func (e *CurrentFormatError) Unwrap() error { return ducklake.ErrCurrentFormat }
+
+// MigrateNeedsFileError: a checkout was asked to migrate without a file to
+// import (a branch's versions are migrated with MigrateBranch). It wraps
+// ErrInvalidArguments.
+type MigrateNeedsFileError struct{}
+
+func (MigrateNeedsFileError) Error() string {
+	return "migrating at checkout applies to a lake imported from a file; a branch's head is migrated as a new version of the branch: " + ErrInvalidArguments.Error()
+}
+
+func (MigrateNeedsFileError) Unwrap() error { return ErrInvalidArguments }
 
 // MigrateOptions are the inputs of MigrateBranch.
 type MigrateOptions struct {
@@ -113,8 +161,7 @@ func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateRes
 	from := head.DuckLake.Format
 	if !ducklake.NeedsMigration(from) {
 		if from >= ducklake.CurrentFormat {
-			return nil, fmt.Errorf("branch %s: its head, version %s (seq %d), is DuckLake %s, which %s read as it is: %w",
-				branch.Short(), head.ID, head.Seq, from, ducklake.FormatReadersOrCurrent(from), ducklake.ErrCurrentFormat)
+			return nil, &CurrentFormatError{Branch: branch.Short(), Version: head.ID, Seq: head.Seq, Format: from, Readers: ducklake.FormatReadersOrCurrent(from)}
 		}
 		return nil, fmt.Errorf("branch %s: version %s (seq %d): %w %q: no migration path to %s",
 			branch.Short(), head.ID, head.Seq, ducklake.ErrUnsupportedFormat, from, ducklake.CurrentFormat)
@@ -231,14 +278,14 @@ func (w *Workdir) refuseLocalWork(ctx context.Context) error {
 		return err
 	}
 	if n := len(pending); n > 0 {
-		return fmt.Errorf("%s has %d version(s) committed and not pushed to %s; push them first, then migrate the branch: %w", w.Dir, n, w.State.Branch, ErrLocalWork)
+		return &LocalWorkError{Dir: w.Dir, Branch: w.State.Branch, Unpushed: n}
 	}
 	st, err := w.Status(ctx)
 	if err != nil {
 		return err
 	}
 	if n := len(st.Snapshots); n > 0 {
-		return fmt.Errorf("%s has %d snapshot(s) not committed on top of its base; commit and push them first, then migrate the branch: %w", w.Dir, n, ErrLocalWork)
+		return &LocalWorkError{Dir: w.Dir, Branch: w.State.Branch, Uncommitted: n}
 	}
 	return nil
 }

@@ -153,14 +153,14 @@ func TestMigrateBranchRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	lw.Close()
-	if _, err := r.MigrateBranch(ctx, repo.MigrateOptions{Workdir: w}); !errors.Is(err, repo.ErrLocalWork) || !strings.Contains(err.Error(), "not committed") {
+	if _, err := r.MigrateBranch(ctx, repo.MigrateOptions{Workdir: w}); !errors.Is(err, repo.ErrLocalWork) || !strings.Contains(err.Error(), "1 snapshot(s) not committed") {
 		t.Fatalf("uncommitted: %v, want ErrLocalWork", err)
 	}
 	// Committed, not pushed.
 	if _, err := w.Commit(ctx, repo.CommitOptions{Message: "local", Author: "t"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.MigrateBranch(ctx, repo.MigrateOptions{Workdir: w}); !errors.Is(err, repo.ErrLocalWork) || !strings.Contains(err.Error(), "not pushed") {
+	if _, err := r.MigrateBranch(ctx, repo.MigrateOptions{Workdir: w}); !errors.Is(err, repo.ErrLocalWork) || !strings.Contains(err.Error(), "1 version(s) committed and not pushed") {
 		t.Fatalf("unpushed: %v, want ErrLocalWork", err)
 	}
 	// Outside the working directory (or from one of another branch) the

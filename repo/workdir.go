@@ -231,7 +231,7 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 		return nil, fmt.Errorf("checkout needs a directory: %w", ErrInvalidArguments)
 	}
 	if o.Migrate && o.From == "" {
-		return nil, fmt.Errorf("migrating at checkout applies to a lake imported from a file; a branch's head is migrated as a new version of the branch: %w", ErrInvalidArguments)
+		return nil, MigrateNeedsFileError{}
 	}
 	dir, err := filepath.Abs(o.Dir)
 	if err != nil {
