@@ -37,6 +37,8 @@ func errorKind(err error, code int) string {
 		{ducklake.ErrLocked, "locked"},
 		{ducklake.ErrNotCatalog, "not_catalog"},
 		{ducklake.ErrUnsupportedFormat, "unsupported_format"},
+		{ducklake.ErrCurrentFormat, "current_format"},
+		{repo.ErrLocalWork, "local_work"},
 		{ducklake.ErrSQLite, "sqlite_catalog"},
 		{ducklake.ErrCorrupt, "corrupt_catalog"},
 		{repo.ErrNotRepository, "not_repository"},
