@@ -207,7 +207,7 @@ func showRetired(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, re
 	ios.Printf("Author:   %s\n", rec.Author)
 	ios.Printf("Date:     %s\n", rec.CreatedAt.UTC().Format(time.RFC3339))
 	ios.Printf("Catalog:  %s, sha256 %s (deleted)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256)
-	ios.Printf("DuckLake: format %s, snapshot %d, adds snapshots %d..%d\n", rec.DuckLake.Format, rec.DuckLake.Snapshot, rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last)
+	ios.Printf("DuckLake: %s\n", duckLakeLine(rec))
 	ios.Printf("Retired:  left retention on %s (floor %d): %s\n", ret.At.UTC().Format(time.RFC3339), ret.Floor, ret.Reason)
 	ios.Printf("\n    %s\n\n", strings.ReplaceAll(rec.Message, "\n", "\n    "))
 	ios.Printf("Its catalog and dataset.json are deleted or about to be: it cannot be attached or checked out.\n")

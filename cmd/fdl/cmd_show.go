@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
@@ -34,6 +35,11 @@ type showOutput struct {
 	Dataset *version.Dataset `json:"dataset"`
 	Short   string           `json:"short_id"`
 	Attach  string           `json:"attach"`
+	// Readers names the DuckDB releases whose ducklake extension attaches
+	// the version as it is; NeedsMigration is true when DuckDB 1.5.2 and
+	// newer refuse it (a DuckLake format older than 1.0).
+	Readers        string `json:"readers"`
+	NeedsMigration bool   `json:"needs_migration"`
 }
 
 func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
@@ -83,7 +89,9 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 			return err
 		}
 		out := showOutput{Record: rec, Dataset: ds, Short: repo.Short(rec.ID, n),
-			Attach: r.AttachStatement(catalog, rec.DuckLake.DataPath, "v"+fmt.Sprint(rec.Seq), true)}
+			Attach:         r.AttachStatement(catalog, rec.DuckLake.DataPath, "v"+fmt.Sprint(rec.Seq), true),
+			Readers:        ducklake.FormatReadersOrCurrent(rec.DuckLake.Format),
+			NeedsMigration: ducklake.NeedsMigration(rec.DuckLake.Format)}
 		if g.JSON {
 			return printJSON(ios, out)
 		}
@@ -92,7 +100,7 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 		ios.Printf("Author:   %s\n", oneLine(rec.Author))
 		ios.Printf("Date:     %s\n", rec.CreatedAt.UTC().Format(time.RFC3339))
 		ios.Printf("Catalog:  %s, sha256 %s, DuckDB storage %d (DuckDB %s or newer)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256, rec.Catalog.Storage.Number, rec.Catalog.Storage.MinDuckDB)
-		ios.Printf("DuckLake: format %s, snapshot %d, adds snapshots %d..%d\n", rec.DuckLake.Format, rec.DuckLake.Snapshot, rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last)
+		ios.Printf("DuckLake: %s\n", duckLakeLine(rec))
 		ios.Printf("Data:     %s\n", rec.DuckLake.DataPath)
 		ios.Printf("\n    %s\n\n", strings.ReplaceAll(printable(rec.Message), "\n", "\n    "))
 		t := ds.Totals
@@ -113,8 +121,30 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 			}
 		}
 		ios.Printf("\nQuery it with DuckDB (ducklake extension):\n  %s\n", out.Attach)
+		if out.NeedsMigration {
+			branch := "BRANCH"
+			if res, err := r.Resolve(ctx, rev); err == nil && res.Ref.IsBranch() {
+				branch = res.Ref.Short()
+			}
+			ios.Printf("This version is DuckLake %s: %s read it with this line; DuckDB 1.5.2 and newer refuse it (they read DuckLake 1.0 only).\n", rec.DuckLake.Format, out.Readers)
+			ios.Printf("For them, 'fdl migrate %s' publishes its migration to 1.0 as a new version (this one stays).\n", branch)
+		}
 		return nil
 	})
+}
+
+// duckLakeLine is the DuckLake line of 'fdl show': format, snapshot and
+// what the version adds (a migration adds no snapshot).
+func duckLakeLine(rec *version.Record) string {
+	d := rec.DuckLake
+	if d.MigratedFrom != "" && rec.AddsNothing() {
+		return fmt.Sprintf("format %s (migrated from %s), snapshot %d, adds no snapshot", d.Format, d.MigratedFrom, d.Snapshot)
+	}
+	format := d.Format
+	if d.MigratedFrom != "" {
+		format += " (migrated from " + d.MigratedFrom + ")"
+	}
+	return fmt.Sprintf("format %s, snapshot %d, adds snapshots %d..%d", format, d.Snapshot, d.Adds.First, d.Adds.Last)
 }
 
 // printSeqParents prints the Seq: and Parents: lines of 'fdl show' (ids
