@@ -107,9 +107,12 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 	ios.Printf("Attach it in DuckDB with:\n  %s\n", res.Attach)
 	if res.NeedsMigration {
 		ios.Printf("Note: this lake is DuckLake %s, which %s read; DuckDB 1.5.2 and newer refuse it until it is migrated.\n", res.Format, res.Readers)
-		if res.Origin == "file" {
+		switch res.Origin {
+		case "file":
 			ios.Printf("To publish it for current DuckDB, check out again with --migrate; or commit and push it as it is (for %s readers), then run 'fdl migrate %s' for a version current DuckDB reads.\n", res.Readers, res.Branch)
-		} else {
+		case "new":
+			ios.Printf("For current DuckDB, check out without --format (DuckLake 1.0).\n")
+		default:
 			ios.Printf("Run 'fdl migrate %s' for a version current DuckDB reads, then check it out again.\n", res.Branch)
 		}
 	}
