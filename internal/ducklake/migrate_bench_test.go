@@ -44,15 +44,20 @@ func BenchmarkMigrate(b *testing.B) {
 	}
 	rss := childRSS(b, envMigrateSrc+"="+src, envMigrateDst+"="+filepath.Join(dir, "rss.duckdb"))
 	b.ResetTimer()
+	var dstSize int64
 	for i := 0; b.Loop(); i++ {
 		dst := filepath.Join(dir, fmt.Sprintf("migrated-%d.duckdb", i))
 		if _, err := Migrate(ctx, src, dst); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
+		if st, err := os.Stat(dst); err == nil {
+			dstSize = st.Size()
+		}
 		os.Remove(dst)
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(st.Size())/(1<<20), "src-MiB")
+	b.ReportMetric(float64(dstSize)/(1<<20), "dst-MiB")
 	b.ReportMetric(float64(rss)/1024, "peak-rss-MiB")
 }
