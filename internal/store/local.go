@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fdl-dev/fdl/internal/filelock"
 )
 
 // Local is a Store on a folder of the local file system, written with the
@@ -459,14 +461,14 @@ func (l *Local) lock(ctx context.Context, key string) (unlock func(), err error)
 	}
 	wait := time.Millisecond
 	for {
-		ok, err := tryLock(f)
+		ok, err := filelock.TryLock(f)
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("%s: lock %s: %w", key, path, err)
 		}
 		if ok {
 			return func() {
-				unlockFile(f)
+				filelock.Unlock(f)
 				f.Close()
 			}, nil
 		}
