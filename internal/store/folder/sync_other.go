@@ -1,6 +1,6 @@
 //go:build !unix
 
-package store
+package folder
 
 // syncDir does nothing: Windows cannot fsync a folder (NTFS journals its
 // metadata), and other platforms are not known to need it.
