@@ -80,7 +80,7 @@ func CheckPrefix(prefix string) error {
 // ErrInvalidKey.
 func CheckElement(elem string) error {
 	if strings.Contains(elem, "/") {
-		return fmt.Errorf("%q: %w: an element has no slash", elem, ErrInvalidKey)
+		return fmt.Errorf("%q: %w: contains a slash", elem, ErrInvalidKey)
 	}
 	if err := checkElem(elem, elem); err != nil {
 		return err
