@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
 // CurrentFormat is the DuckLake format fdl migrates older catalogs to: the
@@ -236,7 +238,7 @@ type MigrateInfo struct {
 	Snapshot Snapshot `json:"snapshot"`
 	// Storage is the migrated file's DuckDB storage format: the source's
 	// (a SQLite source gets the one Freeze gives it).
-	Storage Storage `json:"storage"`
+	Storage meta.Storage `json:"storage"`
 }
 
 // Migrate writes to dst a copy of the DuckLake catalog src migrated to
@@ -394,7 +396,7 @@ type facts struct {
 	counts map[string]int64    // table -> rows
 	snaps  []Snapshot
 	last   Snapshot
-	state  *State
+	state  *meta.State
 }
 
 // catalogFacts reads facts of the DuckDB-format catalog at path.
