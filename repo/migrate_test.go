@@ -264,3 +264,46 @@ func TestMigrateBranchRealDuckDB(t *testing.T) {
 		t.Fatalf("DuckDB 1.4.4 on the old version: %q %v, want %q", old, err, got)
 	}
 }
+
+// TestMigrateBranchRace: two migrations of one branch at once (two
+// processes' worth of Repo values): exactly one moves it, the other is
+// refused as a push is, and the branch holds one migrated version.
+func TestMigrateBranchRace(t *testing.T) {
+	ctx := context.Background()
+	r, _, old := importLake(t, "wikigrams-v0.3.ducklake", false)
+	type out struct {
+		res *repo.MigrateResult
+		err error
+	}
+	results := make(chan out, 2)
+	for range 2 {
+		other, err := repo.Open(ctx, r.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		go func() {
+			res, err := other.MigrateBranch(ctx, repo.MigrateOptions{Author: "t"})
+			results <- out{res, err}
+		}()
+	}
+	var won *repo.MigrateResult
+	for range 2 {
+		o := <-results
+		switch {
+		case o.err == nil && won == nil:
+			won = o.res
+		case errors.Is(o.err, repo.ErrRefused), errors.Is(o.err, ducklake.ErrCurrentFormat):
+			// lost the race, or started after the winner moved the branch
+		default:
+			t.Fatalf("migration: %v (a second winner: %v)", o.err, o.err == nil)
+		}
+	}
+	if won == nil {
+		t.Fatal("no migration won")
+	}
+	got, err := r.Resolve(ctx, "main")
+	if err != nil || got.ID != won.Version.ID || won.Parent != old.ID {
+		t.Fatalf("main = %v %v, want the winner %s on top of %s", got, err, won.Version.ID, old.ID)
+	}
+}
