@@ -111,8 +111,10 @@ fi
 # (1.3.2: 0.2, 1.4.4: 0.3, 1.5.1: 0.4), with the sqlite extension: the
 # migration tests write lakes with them, and check that what each reads from
 # its own catalog is what DuckDB 1.5.5 reads from fdl's migrated copy.
+# (The pins are those of every older environment: the same list makes the
+# same stamp, so one environment is never installed twice.)
 for v in 1.3.2 1.4.4 1.5.1; do
-	pins=(duckdb==$v duckdb-extension-ducklake==$v duckdb-extension-sqlite-scanner==$v)
+	pins=(duckdb==$v duckdb-extensions==$v pytz duckdb-extension-ducklake==$v duckdb-extension-sqlite-scanner==$v)
 	if make_env "$ROOT/duckdb-$v" "${pins[*]}" "${pins[@]}"; then
 		echo "installing DuckDB $v and its ducklake and sqlite extensions (PyPI) into $ROOT/duckdb-$v" >&2
 		install_ext "$ROOT/duckdb-$v" ducklake sqlite_scanner >"$ROOT/duckdb-$v/EXTENSIONS"
