@@ -547,7 +547,10 @@ func (r *Repo) gcInput(ctx context.Context, now time.Time) (in *retention.Input,
 	for _, ref := range good {
 		in.Refs = append(in.Refs, retention.Ref{Name: ref.Name, ID: ref.ID})
 	}
-	if in.Logged, err = r.logIDs(ctx); err != nil {
+	if in.Logged, err = r.refs.LogIDs(ctx); err != nil {
+		if errors.Is(err, refs.ErrBadLog) {
+			err = fmt.Errorf("%w; gc refuses to run without knowing every version the ref logs reach: restore the entry or remove it", err)
+		}
 		return nil, "", "", err
 	}
 	err = r.st.List(ctx, VersionsPrefix, func(o store.ObjectInfo) error {

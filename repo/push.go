@@ -14,10 +14,6 @@ import (
 	"github.com/fdl-dev/fdl/version"
 )
 
-// ErrRefused is wrapped by every refused push: not a fast-forward, or lost
-// a race with a concurrent push. The CLI maps it to its own exit code.
-var ErrRefused = errors.New("push refused")
-
 // RefusedError says why a push did not move a branch (DESIGN.md §4.2, §4.3).
 type RefusedError struct {
 	Branch   refs.Name
@@ -43,7 +39,7 @@ func (e *RefusedError) Error() string {
 		e.Branch.Short(), e.Current, e.Proposed, e.Branch.Short(), ShellQuote(url))
 }
 
-func (e *RefusedError) Unwrap() error { return ErrRefused }
+func (e *RefusedError) Unwrap() error { return refs.ErrRefused }
 
 // Pending is a version committed locally and not yet in the store: its
 // record and the folder holding its three files.
@@ -62,95 +58,146 @@ type PushResult struct {
 }
 
 // Push uploads pending versions (oldest first; each one's first parent is
-// the previous one or already in the store) and moves branch to head with a
-// compare-and-swap, fast-forward only (DESIGN.md §4.1–4.3). Each version's
-// catalog, then dataset.json, then version.json is written create-only; the
-// ref moves last. An interrupted push can be run again: objects already
-// uploaded with the same bytes are accepted.
+// the previous one or already in the store) and moves branch to head, fast-
+// forward only (DESIGN.md §4.1–4.3), as one refs.Manager.Update: the
+// branch is read, the fast-forward check (refs.IsAncestor) and the uploads
+// run, then its ref log entry and the compare-and-swap from what was read.
+// Each version's catalog, then dataset.json, then version.json is written
+// create-only; the ref moves last. An interrupted push can be run again:
+// objects already uploaded with the same bytes are accepted.
 //
-// Errors: *RefusedError (wrapping ErrRefused) when the branch holds a
+// Errors: *RefusedError (wrapping refs.ErrRefused) when the branch holds a
 // version that is not an ancestor of head, or another push moved it first;
 // nothing is moved then.
 func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pending []Pending) (PushResult, error) {
 	res := PushResult{Branch: branch, New: head}
-	extra := map[version.ID]*version.Record{}
+	recs := withPending{r, map[version.ID]*version.Record{}}
 	for _, p := range pending {
-		extra[p.Record.ID] = p.Record
+		recs.extra[p.Record.ID] = p.Record
 	}
-	cur, err := r.refs.Read(ctx, branch)
-	exists := err == nil
-	if err != nil && !errors.Is(err, refs.ErrNotFound) {
-		return res, err
+	_, err := r.refs.Update(ctx, branch, func(ctx context.Context, cur refs.Ref, err error) (refs.Move, error) {
+		switch {
+		case errors.Is(err, refs.ErrNotFound):
+			if err := r.refs.CheckNewName(ctx, branch); err != nil {
+				return refs.Move{}, err
+			}
+		case err != nil:
+			return refs.Move{}, err
+		case cur.ID == head:
+			res.Old, res.UpToDate = cur.ID, true
+			return refs.Move{}, nil
+		default:
+			res.Old = cur.ID
+			ok, err := refs.IsAncestor(ctx, recs, cur.ID, head)
+			if err != nil {
+				return refs.Move{}, fmt.Errorf("push to %s: %w", branch.Short(), err)
+			}
+			if !ok {
+				return refs.Move{}, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.url}
+			}
+		}
+		if err := r.upload(ctx, head, pending, &res); err != nil {
+			return refs.Move{}, err
+		}
+		return refs.Move{To: head, Action: refs.ActionPush, Why: "push: " + firstLine(r.pushMessage(ctx, head, recs.extra))}, nil
+	})
+	if ce := (*refs.ConflictError)(nil); errors.As(err, &ce) {
+		return res, &RefusedError{Branch: branch, Current: ce.Now, Proposed: head, Race: true, URL: r.url}
 	}
-	if !exists {
-		if err := r.checkNewName(ctx, branch); err != nil {
-			return res, err
-		}
-	}
-	if exists {
-		res.Old = cur.ID
-		if cur.ID == head {
-			res.UpToDate = true
-			return res, nil
-		}
-		ok, err := r.IsAncestor(ctx, cur.ID, head, extra)
-		if err != nil {
-			return res, fmt.Errorf("push to %s: %w", branch.Short(), err)
-		}
-		if !ok {
-			return res, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.url}
-		}
-	}
+	return res, err
+}
+
+// upload checks and uploads the pending versions of a push to head: the
+// first one's parent (or head) must be in the store, none may build on a
+// version out of retention, every local file must match its record and
+// every data file they add must be in the store (nothing damaged or
+// dangling leaves this machine: DESIGN.md §4.5).
+func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, res *PushResult) error {
 	if len(pending) > 0 {
 		first := pending[0].Record
 		if p := first.Parent(); p != "" {
 			if _, err := r.Record(ctx, p); err != nil {
-				return res, fmt.Errorf("push: parent of version %s: %w", first.ID, err)
+				return fmt.Errorf("push: parent of version %s: %w", first.ID, err)
 			}
 		}
 	} else if _, err := r.Record(ctx, head); err != nil {
-		return res, fmt.Errorf("push: %w", err)
+		return fmt.Errorf("push: %w", err)
 	}
 	if err := r.refusePushOnRetired(ctx, head, pending); err != nil {
-		return res, err
+		return err
 	}
-	// Nothing damaged leaves this machine (DESIGN.md §4.5): check every local
-	// file against its record before the first upload.
 	for _, p := range pending {
 		if err := checkLocal(p); err != nil {
-			return res, err
+			return err
 		}
 	}
 	if err := r.checkNewData(ctx, pending); err != nil {
-		return res, err
+		return err
 	}
 	for _, p := range pending {
 		id := p.Record.ID
 		for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
 			r.step("push:" + f)
 			if err := r.uploadFile(ctx, VersionKey(id, f), filepath.Join(p.Dir, f)); err != nil {
-				return res, err
+				return err
 			}
 		}
 		r.record[id] = p.Record
 		res.Uploaded++
 	}
 	r.forgetIDs()
-	r.step("push:ref")
-	// The ref log entry just before the move; removed if the move fails.
-	entry, err := r.appendLog(ctx, branch, res.Old, head, ActionPush, "push: "+firstLine(r.pushMessage(ctx, head, extra)))
-	if err != nil {
-		return res, err
+	return nil
+}
+
+// withPending reads records from the repository and, first, from the
+// local versions a push is about to upload (for the fast-forward check).
+type withPending struct {
+	r     *Repo
+	extra map[version.ID]*version.Record
+}
+
+func (w withPending) Record(ctx context.Context, id version.ID) (*version.Record, error) {
+	if rec := w.extra[id]; rec != nil {
+		return rec, nil
 	}
-	if err := r.refs.Update(ctx, branch, cur.Token, head); err != nil {
-		r.dropLog(ctx, entry)
-		if errors.Is(err, refs.ErrConflict) {
-			now, _ := r.refs.Read(ctx, branch)
-			return res, &RefusedError{Branch: branch, Current: now.ID, Proposed: head, Race: true, URL: r.url}
-		}
-		return res, err
+	return w.r.Record(ctx, id)
+}
+
+// firstLine returns s up to its first line break.
+func firstLine(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return s[:i]
 	}
-	return res, nil
+	return s
+}
+
+// pushMessage returns the message of the version a push moves a branch to.
+func (r *Repo) pushMessage(ctx context.Context, head version.ID, extra map[version.ID]*version.Record) string {
+	if rec := extra[head]; rec != nil {
+		return rec.Message
+	}
+	if rec, err := r.Record(ctx, head); err == nil {
+		return rec.Message
+	}
+	return ""
+}
+
+// refusePushOnRetired refuses a push whose versions build on a version out
+// of retention: the data files only that version's catalog listed may be
+// gone, so the new catalog could name files that no longer exist.
+func (r *Repo) refusePushOnRetired(ctx context.Context, head version.ID, pending []Pending) error {
+	base := head
+	if len(pending) > 0 {
+		base = pending[0].Record.Parent()
+	}
+	if base == "" {
+		return nil
+	}
+	ret, err := r.Retirement(ctx, base)
+	if err != nil || ret == nil {
+		return err
+	}
+	return fmt.Errorf("push refused: it builds on %w; check out a version in retention (fdl checkout URL NEWDIR) and redo the change there", ret)
 }
 
 // checkLocal compares a local version's catalog and dataset.json with the

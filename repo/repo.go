@@ -49,12 +49,11 @@ type Config struct {
 	CreatedAt     time.Time `json:"created_at"`
 }
 
-// Sentinel errors of the package, wrapped with names and hints.
+// Sentinel errors of the package, wrapped with names (the revision errors
+// are refs.ErrUnknownRev and refs.ErrAmbiguousRev).
 var (
 	ErrNotRepository = errors.New("not an fdl repository")
 	ErrNotEmpty      = errors.New("location is not empty")
-	ErrUnknownRev    = errors.New("unknown revision")
-	ErrAmbiguousRev  = errors.New("ambiguous revision")
 	ErrChecksum      = errors.New("catalog does not match its record")
 	ErrIncomplete    = errors.New("version is incomplete")
 )
@@ -81,11 +80,20 @@ type Repo struct {
 	st     store.Store
 	url    string
 	cfg    Config
-	refs   *refs.Refs
+	refs   *refs.Manager // the only code that moves refs
 	opts   Options
 	ids    []version.ID // cache of all version ids, sorted; nil until loaded
 	record map[version.ID]*version.Record
-	actor  string // who moves refs (reflog.go); "" until Actor is called
+	actor  string   // who moves refs (refs.go); "" until Actor is called
+	wd     *Workdir // the working directory it was opened from, if any
+}
+
+// newRepo returns the Repo of an open store and its settings, with its ref
+// manager reading records through it.
+func newRepo(st store.Store, url string, cfg Config) *Repo {
+	r := &Repo{st: st, url: url, cfg: cfg, record: map[version.ID]*version.Record{}}
+	r.refs = refs.New(st, r, refs.Options{Where: url, Actor: r.Actor, Step: r.step})
+	return r
 }
 
 // Store returns the repository's store.
@@ -96,9 +104,6 @@ func (r *Repo) URL() string { return r.url }
 
 // Config returns fdl.json.
 func (r *Repo) Config() Config { return r.cfg }
-
-// Refs returns the repository's refs.
-func (r *Repo) Refs() *refs.Refs { return r.refs }
 
 // SetOptions replaces the options (progress and step hooks).
 func (r *Repo) SetOptions(o Options) { r.opts = o }
@@ -167,7 +172,7 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 		st.Close()
 		return nil, fmt.Errorf("init %s: write %s: %w", url, ConfigKey, err)
 	}
-	return &Repo{st: st, url: url, cfg: cfg, refs: refs.New(st), record: map[version.ID]*version.Record{}}, nil
+	return newRepo(st, url, cfg), nil
 }
 
 var errStop = errors.New("stop")
@@ -219,7 +224,7 @@ func OpenStore(ctx context.Context, st store.Store, url string) (*Repo, error) {
 		st.Close()
 		return nil, fmt.Errorf("%s: repository format %d is newer than this fdl reads (%d): upgrade fdl", url, cfg.Format, ConfigFormat)
 	}
-	return &Repo{st: st, url: url, cfg: cfg, refs: refs.New(st), record: map[version.ID]*version.Record{}}, nil
+	return newRepo(st, url, cfg), nil
 }
 
 // VersionKey returns the store key of a file inside versions/<id>/.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/store"
-	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -178,83 +177,4 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 	}
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Object < rep.Problems[j].Object })
 	return rep, nil
-}
-
-// CreateTag makes tag name point at rev's version. Tags never move: an
-// existing tag is refused (refs.ErrExists).
-func (r *Repo) CreateTag(ctx context.Context, name, rev string) (refs.Ref, error) {
-	n, err := refs.Tag(name)
-	if err != nil {
-		return refs.Ref{}, err
-	}
-	return r.createRef(ctx, n, rev)
-}
-
-// CreateBranch makes branch name point at rev's version, only where the
-// branch does not exist (refs.ErrExists).
-func (r *Repo) CreateBranch(ctx context.Context, name, rev string) (refs.Ref, error) {
-	n, err := refs.Branch(name)
-	if err != nil {
-		return refs.Ref{}, err
-	}
-	return r.createRef(ctx, n, rev)
-}
-
-func (r *Repo) createRef(ctx context.Context, n refs.Name, rev string) (refs.Ref, error) {
-	if rev == "" {
-		rev = "HEAD"
-	}
-	res, err := r.Resolve(ctx, rev)
-	if err != nil {
-		return refs.Ref{}, err
-	}
-	rec, err := r.Record(ctx, res.ID)
-	if err != nil {
-		return refs.Ref{}, err
-	}
-	if err := r.refuseRetired(ctx, rec); err != nil {
-		return refs.Ref{}, err
-	}
-	if err := r.checkNewName(ctx, n); err != nil {
-		return refs.Ref{}, err
-	}
-	entry, err := r.appendLog(ctx, n, "", res.ID, ActionCreate, "created at "+rev)
-	if err != nil {
-		return refs.Ref{}, err
-	}
-	if err := r.refs.Create(ctx, n, res.ID); err != nil {
-		r.dropLog(ctx, entry)
-		return refs.Ref{}, err
-	}
-	return refs.Ref{Name: n, ID: res.ID}, nil
-}
-
-// ErrDeleteHead: the branch HEAD names cannot be deleted.
-var ErrDeleteHead = errors.New("cannot delete the branch HEAD names")
-
-// DeleteBranch deletes a branch (a compare-and-swap to the tombstone). The
-// versions stay in the repository. It refuses the branch HEAD names.
-func (r *Repo) DeleteBranch(ctx context.Context, name string) (refs.Ref, error) {
-	n, err := refs.Branch(name)
-	if err != nil {
-		return refs.Ref{}, err
-	}
-	if head, err := r.refs.Head(ctx); err == nil && head == n {
-		return refs.Ref{}, fmt.Errorf("branch %s: %w", name, ErrDeleteHead)
-	}
-	cur, err := r.refs.Read(ctx, n)
-	if err != nil {
-		return refs.Ref{}, err
-	}
-	// The ref log entry first (reflog.go): the branch's versions stay
-	// reachable through it even if this process dies right after the delete.
-	entry, err := r.appendLog(ctx, n, cur.ID, "", ActionDelete, "deleted")
-	if err != nil {
-		return refs.Ref{}, err
-	}
-	if err := r.refs.Delete(ctx, n, cur.Token); err != nil {
-		r.dropLog(ctx, entry)
-		return cur, err
-	}
-	return cur, nil
 }

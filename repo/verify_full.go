@@ -11,6 +11,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -86,7 +87,7 @@ func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(co
 	}
 	for _, e := range bad {
 		key := ""
-		if be := (*BadLogError)(nil); errors.As(e, &be) {
+		if be := (*refs.BadLogError)(nil); errors.As(e, &be) {
 			key = be.Key
 		}
 		add(CodeReflogInvalid, key, "%v", e)

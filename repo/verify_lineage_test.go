@@ -106,7 +106,7 @@ func TestVerifyLineage(t *testing.T) {
 		t.Fatal(err)
 	}
 	forged, _ := refs.Branch("forged")
-	if err := r.Refs().Create(ctx, forged, id); err != nil {
+	if _, err := r.Store().Swap(ctx, string(forged), store.NoToken, []byte(string(id)+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := r.Verify(ctx, repo.VerifyOptions{})

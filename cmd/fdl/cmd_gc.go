@@ -106,7 +106,7 @@ func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
 
 // printPlan prints a plan for people (or, off a terminal, for grep).
 func printPlan(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, p *repo.GCPlan) {
-	n, _ := r.ShortLen(ctx)
+	n, _ := r.Abbrev(ctx)
 	limit := 10
 	if !ios.OutTTY || g.Verbose || ios.Verbose {
 		limit = -1
@@ -136,7 +136,7 @@ func printPlan(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, p *r
 		ios.Printf("%s does not move\n", ios.Heading("Floor:"))
 	}
 	for _, b := range p.Branches {
-		ios.Printf("  branch %s: head %s; in retention from seq %d (%s, snapshot %d)\n", ios.Ref(refs.Name(b.Branch).Short()), ios.ID(repo.Short(b.Head, n)), b.Seq, ios.ID(repo.Short(b.Floor, n)), b.Snapshot)
+		ios.Printf("  branch %s: head %s; in retention from seq %d (%s, snapshot %d)\n", ios.Ref(refs.Name(b.Branch).Short()), ios.ID(n.Short(b.Head)), b.Seq, ios.ID(n.Short(b.Floor)), b.Snapshot)
 	}
 	ios.Printf("%s %d version(s), %s\n", ios.Heading("Catalogs to delete:"), p.Totals.Catalogs, term.Bytes(p.Totals.CatalogBytes))
 	for i, rt := range p.Retire {
@@ -147,7 +147,7 @@ func printPlan(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, p *r
 		if rt.Marked {
 			state = " (marked already)"
 		}
-		ios.Printf("  retire seq %d %s%s: %s\n", rt.Seq, ios.ID(repo.Short(rt.ID, n)), state, rt.Reason)
+		ios.Printf("  retire seq %d %s%s: %s\n", rt.Seq, ios.ID(n.Short(rt.ID)), state, rt.Reason)
 	}
 	ios.Printf("%s %d, %s\n", ios.Heading("Data files to delete:"), p.Totals.DataFiles, term.Bytes(p.Totals.DataBytes))
 	for i, f := range p.DataFiles {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -12,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
@@ -99,20 +98,12 @@ func (g *globals) localVersions(rev string) []*version.Record {
 }
 
 // shortLen is the short-id length over the store's ids and local ones.
-func shortLen(ctx context.Context, r *repo.Repo, local []*version.Record) (int, error) {
-	ids, err := r.IDs(ctx)
-	if errors.Is(err, store.ErrCannotList) {
-		return 32, nil // a store that cannot list (plain HTTP): full ids
+func shortLen(ctx context.Context, r *repo.Repo, local []*version.Record) (refs.Abbrev, error) {
+	ids := make([]version.ID, len(local))
+	for i, rec := range local {
+		ids[i] = rec.ID
 	}
-	if err != nil {
-		return 0, err
-	}
-	all := append([]version.ID(nil), ids...)
-	for _, rec := range local {
-		all = append(all, rec.ID)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	return repo.ShortLen(all), nil
+	return r.Abbrev(ctx, ids...)
 }
 
 func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error {
@@ -125,7 +116,7 @@ func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error 
 		recs := local
 		if len(local) == 0 || local[len(local)-1].Parent() != "" {
 			res, err := r.Resolve(ctx, rev)
-			if err != nil && !(len(local) > 0 && errors.Is(err, repo.ErrUnknownRev)) {
+			if err != nil && !(len(local) > 0 && errors.Is(err, refs.ErrUnknownRev)) {
 				return err
 			}
 			if err == nil {
@@ -160,12 +151,12 @@ func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error 
 		if g.JSON {
 			out := make([]logEntry, len(recs))
 			for i, rec := range recs {
-				out[i] = logEntry{rec, repo.Short(rec.ID, n), isLocal[rec.ID], retired[rec.ID]}
+				out[i] = logEntry{rec, n.Short(rec.ID), isLocal[rec.ID], retired[rec.ID]}
 			}
 			return printJSON(ios, out)
 		}
 		for _, rec := range recs {
-			short := repo.Short(rec.ID, n)
+			short := n.Short(rec.ID)
 			msg := oneLine(rec.Message)
 			if isLocal[rec.ID] {
 				msg = "(not pushed) " + msg

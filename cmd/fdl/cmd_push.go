@@ -48,14 +48,14 @@ func runPush(ctx context.Context, ios *term.IO, g *globals, branch string) error
 	if g.JSON {
 		return printJSON(ios, res)
 	}
-	n, _ := r.ShortLen(ctx)
+	n, _ := r.Abbrev(ctx)
 	switch {
 	case res.UpToDate:
-		ios.Printf("Everything up to date: %s holds %s\n", ios.Ref(res.Branch.Short()), ios.ID(repo.Short(res.New, n)))
+		ios.Printf("Everything up to date: %s holds %s\n", ios.Ref(res.Branch.Short()), ios.ID(n.Short(res.New)))
 	case res.Old == "":
-		ios.Printf("Created branch %s at %s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(repo.Short(res.New, n)), res.Uploaded)
+		ios.Printf("Created branch %s at %s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(n.Short(res.New)), res.Uploaded)
 	default:
-		ios.Printf("%s: %s..%s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(repo.Short(res.Old, n)), ios.ID(repo.Short(res.New, n)), res.Uploaded)
+		ios.Printf("%s: %s..%s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(n.Short(res.Old)), ios.ID(n.Short(res.New)), res.Uploaded)
 	}
 	return nil
 }

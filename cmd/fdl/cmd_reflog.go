@@ -43,7 +43,7 @@ tab-separated line per entry with RFC 3339 UTC times:
 
 // reflogEntry is one item of 'fdl reflog --json'.
 type reflogEntry struct {
-	repo.LogEntry
+	refs.LogEntry
 	OldShort string `json:"old_short,omitempty"`
 	NewShort string `json:"new_short,omitempty"`
 }
@@ -51,7 +51,7 @@ type reflogEntry struct {
 func runReflog(ctx context.Context, ios *term.IO, g *globals, name string) error {
 	return g.withRepo(ctx, func(r *repo.Repo) error {
 		var err error
-		var entries []repo.LogEntry
+		var entries []refs.LogEntry
 		var bad []error
 		if name != "" {
 			// A full name, else a branch, a tag, a request (deleted ones too:
@@ -77,7 +77,7 @@ func runReflog(ctx context.Context, ios *term.IO, g *globals, name string) error
 		} else if entries, bad, err = r.RefLog(ctx, ""); err != nil {
 			return err
 		}
-		n, err := r.ShortLen(ctx)
+		n, err := r.Abbrev(ctx)
 		if err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ func runReflog(ctx context.Context, ios *term.IO, g *globals, name string) error
 			if id == "" {
 				return ""
 			}
-			return repo.Short(id, n)
+			return n.Short(id)
 		}
 		if g.JSON {
 			out := make([]reflogEntry, len(entries))
@@ -137,17 +137,17 @@ func runMoveBranch(ctx context.Context, ios *term.IO, g *globals, name, rev stri
 		if g.JSON {
 			return printJSON(ios, res)
 		}
-		n, _ := r.ShortLen(ctx)
+		n, _ := r.Abbrev(ctx)
 		switch {
 		case res.UpToDate:
-			ios.Printf("Branch %s already holds %s\n", ios.Ref(name), ios.ID(repo.Short(res.New, n)))
+			ios.Printf("Branch %s already holds %s\n", ios.Ref(name), ios.ID(n.Short(res.New)))
 		case res.Backwards && res.Old == "":
-			ios.Printf("Repaired branch %s: it now holds %s (what the damaged ref held is in the ref log: fdl reflog %s)\n", ios.Ref(name), ios.ID(repo.Short(res.New, n)), name)
+			ios.Printf("Repaired branch %s: it now holds %s (what the damaged ref held is in the ref log: fdl reflog %s)\n", ios.Ref(name), ios.ID(n.Short(res.New)), name)
 		case res.Backwards:
 			ios.Printf("Moved branch %s back: %s -> %s; %d version(s) undone, kept in the repository and the ref log (fdl reflog %s)\n",
-				ios.Ref(name), ios.ID(repo.Short(res.Old, n)), ios.ID(repo.Short(res.New, n)), len(res.Undone), name)
+				ios.Ref(name), ios.ID(n.Short(res.Old)), ios.ID(n.Short(res.New)), len(res.Undone), name)
 		default:
-			ios.Printf("Moved branch %s forward: %s -> %s\n", ios.Ref(name), ios.ID(repo.Short(res.Old, n)), ios.ID(repo.Short(res.New, n)))
+			ios.Printf("Moved branch %s forward: %s -> %s\n", ios.Ref(name), ios.ID(n.Short(res.Old)), ios.ID(n.Short(res.New)))
 		}
 		return nil
 	})

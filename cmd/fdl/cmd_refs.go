@@ -111,12 +111,12 @@ func runListRefs(ctx context.Context, ios *term.IO, g *globals, prefix string, p
 		}
 	}
 	return g.withRepo(ctx, func(r *repo.Repo) error {
-		good, bad, err := r.Refs().List(ctx, prefix)
+		good, bad, err := r.Refs(ctx, prefix)
 		if err != nil {
 			return err
 		}
-		head, _ := r.Refs().Head(ctx)
-		n, err := r.ShortLen(ctx)
+		head, _ := r.Head(ctx)
+		n, err := r.Abbrev(ctx)
 		if err != nil {
 			return err
 		}
@@ -125,7 +125,7 @@ func runListRefs(ctx context.Context, ios *term.IO, g *globals, prefix string, p
 			if !matchAny(patterns, ref.Name.Short()) {
 				continue
 			}
-			e := refEntry{Name: ref.Name.Short(), Ref: string(ref.Name), ID: string(ref.ID), Short: repo.Short(ref.ID, n), Head: ref.Name == head}
+			e := refEntry{Name: ref.Name.Short(), Ref: string(ref.Name), ID: string(ref.ID), Short: n.Short(ref.ID), Head: ref.Name == head}
 			if rec, err := r.Record(ctx, ref.ID); err == nil {
 				e.Seq, e.Message = rec.Seq, oneLine(rec.Message)
 			} else {
@@ -179,8 +179,8 @@ func runCreateRef(ctx context.Context, ios *term.IO, g *globals, kind, name, rev
 		if g.JSON {
 			return printJSON(ios, map[string]string{"ref": string(ref.Name), "name": ref.Name.Short(), "id": string(ref.ID)})
 		}
-		n, _ := r.ShortLen(ctx)
-		ios.Printf("Created %s %s at %s\n", kind, ios.Ref(name), ios.ID(repo.Short(ref.ID, n)))
+		n, _ := r.Abbrev(ctx)
+		ios.Printf("Created %s %s at %s\n", kind, ios.Ref(name), ios.ID(n.Short(ref.ID)))
 		return nil
 	})
 }

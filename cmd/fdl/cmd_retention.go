@@ -194,11 +194,11 @@ type retiredShowReason struct {
 // showRetired prints the record of a version out of retention and when it
 // left; no ATTACH line (DESIGN.md §4.7: the record stays, the catalog goes).
 func showRetired(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, rec *version.Record, ret *repo.RetiredError) error {
-	n, err := r.ShortLen(ctx)
+	n, err := r.Abbrev(ctx)
 	if err != nil {
 		return err
 	}
-	out := retiredShow{Record: rec, Short: repo.Short(rec.ID, n), Retired: retiredShowReason{At: ret.At, Floor: ret.Floor, Reason: ret.Reason, Marked: ret.Marked}}
+	out := retiredShow{Record: rec, Short: n.Short(rec.ID), Retired: retiredShowReason{At: ret.At, Floor: ret.Floor, Reason: ret.Reason, Marked: ret.Marked}}
 	if g.JSON {
 		return printJSON(ios, out)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -82,7 +83,7 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 		if err != nil {
 			return err
 		}
-		out := showOutput{Record: rec, Dataset: ds, Short: repo.Short(rec.ID, n),
+		out := showOutput{Record: rec, Dataset: ds, Short: n.Short(rec.ID),
 			Attach: r.AttachStatement(catalog, rec.DuckLake.DataPath, "v"+fmt.Sprint(rec.Seq), true)}
 		if g.JSON {
 			return printJSON(ios, out)
@@ -119,12 +120,12 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 
 // printSeqParents prints the Seq: and Parents: lines of 'fdl show' (ids
 // shortened to n characters).
-func printSeqParents(ios *term.IO, rec *version.Record, n int) {
+func printSeqParents(ios *term.IO, rec *version.Record, n refs.Abbrev) {
 	ios.Printf("Seq:      %d\n", rec.Seq)
 	if len(rec.Parents) > 0 {
 		ps := make([]string, len(rec.Parents))
 		for i, p := range rec.Parents {
-			ps[i] = repo.Short(p, n)
+			ps[i] = n.Short(p)
 		}
 		ios.Printf("Parents:  %s\n", strings.Join(ps, " "))
 	}

@@ -19,23 +19,6 @@ import (
 	"github.com/fdl-dev/fdl/repo"
 )
 
-// Exit codes (documented in 'fdl help' and docs/cli.md).
-const (
-	exitOK        = 0
-	exitError     = 1
-	exitUsage     = 2
-	exitRefused   = 3 // push refused: not a fast-forward, or lost a race
-	exitInterrupt = 130
-)
-
-const exitCodesHelp = `Exit codes:
-  0    success
-  1    error (the message says what and what to do)
-  2    usage error (bad flags or arguments)
-  3    push refused: the branch is not an ancestor of what you push (not a
-       fast-forward), or another push moved it first; nothing was moved
-  130  interrupted (Ctrl-C); the repository is left as it was`
-
 // globals are the flags every command takes.
 type globals struct {
 	Dir     string // -C: run as if started in DIR
@@ -125,12 +108,6 @@ DuckDB ATTACH.
 	return root
 }
 
-// usageError marks a usage problem (exit 2).
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
 // args returns a cobra.PositionalArgs accepting min..max arguments, whose
 // error is a usage error naming the command's usage line.
 func args(min, max int) cobra.PositionalArgs {
@@ -152,32 +129,6 @@ func optionalArg(a []string, i int) string {
 		return a[i]
 	}
 	return ""
-}
-
-func exitCode(ctx context.Context, err error) int {
-	var u usageError
-	switch {
-	case ctx.Err() != nil || errors.Is(err, context.Canceled):
-		return exitInterrupt
-	case errors.As(err, &u), errors.Is(err, repo.ErrInvalidArguments):
-		return exitUsage
-	case errors.Is(err, repo.ErrRefused):
-		return exitRefused
-	}
-	return exitError
-}
-
-func printError(ios *term.IO, g *globals, err error, code int) {
-	msg := err.Error()
-	if code == exitInterrupt {
-		msg = "interrupted; nothing was changed past the last complete step: " + msg
-	}
-	if g.JSON {
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "exit_code": code, "kind": errorKind(err, code)}})
-		fmt.Fprintln(ios.ErrOut, string(b))
-		return
-	}
-	fmt.Fprintf(ios.ErrOut, "fdl: %s\n", msg)
 }
 
 // workdir opens the working directory named by -C (default: the current

@@ -193,7 +193,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 			}
 			st := storeArg(ts, args[0])
 			defer st.Close()
-			ref, err := refs.New(st).Read(context.Background(), refs.Name(args[1]))
+			ref, err := refs.New(st, nil, refs.Options{}).Read(context.Background(), refs.Name(args[1]))
 			ts.Check(err)
 			ts.Setenv(args[2], string(ref.ID))
 		},
