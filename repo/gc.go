@@ -19,42 +19,6 @@ import (
 	"github.com/fdl-dev/fdl/version"
 )
 
-// Errors of retention and gc.
-var (
-	// ErrRetired: the version left retention; its catalog is (or is about
-	// to be) deleted, its record stays. *RetiredError wraps it.
-	ErrRetired = errors.New("version is out of retention")
-	// ErrAheadOfFloor: a deletion of a version's bytes was asked before the
-	// floor took it out of retention (DESIGN.md §4.7).
-	ErrAheadOfFloor = errors.New("refused: ahead of the retention floor")
-	// ErrRetentionConflict: the policy or the floor changed between read and
-	// write (another gc or fdl retention); nothing was written.
-	ErrRetentionConflict = errors.New("retention settings changed concurrently")
-	// ErrGCRefused: gc will not run on this repository as it is (a corrupt
-	// or dangling ref, an unreadable catalog or record, a path it cannot
-	// place); the message names the thing.
-	ErrGCRefused = errors.New("gc refused")
-)
-
-// RetiredError says a version is out of retention and since when.
-type RetiredError struct {
-	ID  version.ID
-	Seq int64
-	// At is when it left retention (the floor move), Floor that move's
-	// generation; Marked is false while only the floor retires it.
-	At     time.Time
-	Floor  int64
-	Reason string
-	Marked bool
-}
-
-func (e *RetiredError) Error() string {
-	return fmt.Sprintf("version %s (seq %d) left retention on %s (floor %d: %s): its catalog is deleted or about to be, its record stays (fdl show %s); use a version in retention: a branch head, a tag, or a recent one (fdl log)",
-		e.ID, e.Seq, e.At.UTC().Format(time.RFC3339), e.Floor, e.Reason, e.ID)
-}
-
-func (e *RetiredError) Unwrap() error { return ErrRetired }
-
 // Policy reads retention/policy.json and the token of the read; a
 // repository without one has retention.DefaultPolicy and store.NoToken.
 // Errors: retention.ErrInvalid, the store's.
@@ -68,7 +32,7 @@ func (r *Repo) Policy(ctx context.Context) (retention.Policy, store.Token, error
 	}
 	p, err := retention.ParsePolicy(b)
 	if err != nil {
-		return p, tok, fmt.Errorf("%s (%s): %w; correct the file, or replace it with the default plus the rules you give: fdl retention --reset [--keep-last N] [--keep-within D]", withoutInvalid(err), r.st.Location(retention.PolicyKey), retention.ErrInvalid)
+		return p, tok, &DamagedError{What: DamagedPolicy, Location: r.st.Location(retention.PolicyKey), Err: err}
 	}
 	return p, tok, nil
 }
@@ -142,7 +106,7 @@ func (r *Repo) Floor(ctx context.Context) (*retention.Floor, store.Token, error)
 	}
 	f, err := retention.ParseFloor(b)
 	if err != nil {
-		return nil, tok, fmt.Errorf("%s (%s): %w; restore it from a backup, or delete it: every version whose catalog gc deleted keeps its marker (versions/<id>/retired.json), and the next fdl gc moves the floor again", withoutInvalid(err), r.st.Location(retention.FloorKey), retention.ErrInvalid)
+		return nil, tok, &DamagedError{What: DamagedFloor, Location: r.st.Location(retention.FloorKey), Err: err}
 	}
 	return f, tok, nil
 }
@@ -158,7 +122,7 @@ func (r *Repo) Marker(ctx context.Context, id version.ID) (*retention.Marker, er
 	}
 	m, err := retention.ParseMarker(b, id)
 	if err != nil {
-		return nil, fmt.Errorf("%s (%s): %w; restore it from a backup, or delete it and run fdl gc: a version whose catalog is gone is retired again with a new marker (if the policy keeps that version, gc says so: lower the policy, or restore the catalog)", withoutInvalid(err), r.st.Location(VersionKey(id, retention.MarkerFile)), retention.ErrInvalid)
+		return nil, &DamagedError{What: DamagedMarker, Location: r.st.Location(VersionKey(id, retention.MarkerFile)), Err: err}
 	}
 	return m, nil
 }
@@ -238,7 +202,7 @@ func (r *Repo) MarkedIDs(ctx context.Context) (map[version.ID]bool, error) {
 	return out, nil
 }
 
-// GCOptions tune PlanGC.
+// GCOptions tune PlanGC and GC.
 type GCOptions struct {
 	// Now is the time the policy and grace period are measured from
 	// (default: time.Now).
@@ -246,6 +210,41 @@ type GCOptions struct {
 	// Workers is how many catalogs are read at once (default: one per CPU,
 	// at most 4).
 	Workers int
+	// Apply makes GC carry the plan out (ApplyGC); without it GC only
+	// plans.
+	Apply bool
+	// Planned, if set, is called by GC with the plan before it is applied
+	// (the CLI prints it then, so a person sees it while gc deletes).
+	Planned func(*GCPlan)
+}
+
+// GCRun is what GC planned and, with GCOptions.Apply, did. Its JSON is
+// 'fdl gc --json'.
+type GCRun struct {
+	Plan   *GCPlan   `json:"plan"`
+	Result *GCResult `json:"result,omitempty"`
+}
+
+// GC plans (PlanGC) and, with o.Apply, applies the plan (ApplyGC; an
+// empty plan is not applied: its result says nothing was done). On an
+// error while applying, the run holds the plan and what was done so far.
+// Errors as PlanGC and ApplyGC.
+func (r *Repo) GC(ctx context.Context, o GCOptions) (*GCRun, error) {
+	plan, err := r.PlanGC(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	run := &GCRun{Plan: plan}
+	if o.Planned != nil {
+		o.Planned(plan)
+	}
+	switch {
+	case o.Apply && plan.Empty():
+		run.Result = &GCResult{Floor: plan.FloorGeneration} // nothing done
+	case o.Apply:
+		run.Result, err = r.ApplyGC(ctx, plan)
+	}
+	return run, err
 }
 
 // GCTotals sums what a plan deletes.
@@ -291,6 +290,8 @@ type GCPlan struct {
 	YoungTemps int                `json:"young_temps"`
 	Totals     GCTotals           `json:"totals"`
 	Timing     GCTiming           `json:"timing"`
+	// Abbrev is the short-id length of the repository's versions.
+	Abbrev refs.Abbrev `json:"-"`
 
 	floorTok  store.Token
 	policyTok store.Token
@@ -459,6 +460,7 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 		t.TempBytes += f.Size
 	}
 	t.Bytes = t.CatalogBytes + t.DataBytes + t.AbandonedBytes + t.TempBytes
+	plan.Abbrev, _ = r.Abbrev(ctx)
 	plan.Timing.TotalMS = time.Since(start).Milliseconds()
 	return plan, nil
 }
@@ -775,7 +777,7 @@ func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
 		movedTok, err := r.st.Swap(ctx, retention.FloorKey, p.floorTok, b)
 		if err != nil {
 			if errors.Is(err, store.ErrConflict) {
-				return res, fmt.Errorf("%s moved since gc planned (another gc or fdl retention ran): %w; nothing was deleted: run fdl gc again", retention.FloorKey, ErrRetentionConflict)
+				return res, &GCStopError{Why: StopFloorMoved, Key: retention.FloorKey, Err: ErrRetentionConflict}
 			}
 			return res, fmt.Errorf("move the floor: %w", err)
 		}
@@ -922,12 +924,11 @@ func (r *Repo) recheckAfterFloor(ctx context.Context, p *GCPlan, floor *retentio
 	if _, tok, err := r.Policy(ctx); err != nil {
 		return err
 	} else if tok != p.policyTok {
-		return fmt.Errorf("%s changed while gc ran (fdl retention): %w; nothing was deleted: run fdl gc again, which applies the new policy", retention.PolicyKey, ErrRetentionConflict)
+		return &GCStopError{Why: StopPolicyChanged, Key: retention.PolicyKey, Err: ErrRetentionConflict}
 	}
 	if len(floor.RetiredList()) == 0 {
 		return nil
 	}
-	again := "nothing was deleted: run fdl gc again, which takes it back into retention"
 	good, bad, err := r.refs.List(ctx, "refs/")
 	if err != nil {
 		return err
@@ -937,7 +938,7 @@ func (r *Repo) recheckAfterFloor(ctx context.Context, p *GCPlan, floor *retentio
 	}
 	for _, ref := range good {
 		if floor.Has(ref.ID) && !p.marked[ref.ID] {
-			return fmt.Errorf("%s was pointed at version %s while gc ran, and the floor (generation %d) takes that version out of retention: %w; %s", ref.Name, ref.ID, floor.Generation, ErrAheadOfFloor, again)
+			return &GCStopError{Why: StopRefOnRetired, Ref: ref.Name, Version: ref.ID, Generation: floor.Generation, Err: ErrAheadOfFloor}
 		}
 		if !ref.Name.IsBranch() || p.refs[ref.Name] == ref.ID {
 			continue
@@ -948,7 +949,7 @@ func (r *Repo) recheckAfterFloor(ctx context.Context, p *GCPlan, floor *retentio
 				break
 			}
 			if floor.Has(id) && !p.marked[id] {
-				return fmt.Errorf("%s was created or moved while gc ran and keeps version %s among its last %d, which the floor (generation %d) takes out of retention: %w; %s", ref.Name, id, p.Policy.KeepLast, floor.Generation, ErrRetentionConflict, again)
+				return &GCStopError{Why: StopBranchKeepsRetired, Ref: ref.Name, Version: id, KeepLast: p.Policy.KeepLast, Generation: floor.Generation, Err: ErrRetentionConflict}
 			}
 			rec, err := r.Record(ctx, id)
 			if err != nil {
@@ -1016,7 +1017,7 @@ func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, res *GCResult)
 	for _, id := range fresh {
 		files, err := r.readCatalogUnchecked(ctx, id, tmp)
 		if err != nil {
-			return fmt.Errorf("version %s appeared while gc ran and its catalog cannot be read (%v): %w; no data file was deleted: run fdl gc again", id, err, ErrRetentionConflict)
+			return &GCStopError{Why: StopNewCatalogUnreadable, Version: id, Detail: err, Err: ErrRetentionConflict}
 		}
 		for _, f := range files {
 			if pl, err := norm.Place(f.ResolvedPath); err == nil && pl.Key != "" {
@@ -1110,7 +1111,7 @@ func (r *Repo) excise(ctx context.Context, floor *retention.Floor, id version.ID
 				if floor != nil {
 					gen = floor.Generation
 				}
-				return false, 0, fmt.Errorf("version %s: deleting its catalog is refused: the retention floor (generation %d) does not take it out of retention and it has no %s: %w; move the floor first (fdl gc --yes plans and moves it)", id, gen, retention.MarkerFile, ErrAheadOfFloor)
+				return false, 0, &GCStopError{Why: StopAheadOfFloor, Version: id, Generation: gen, Key: retention.MarkerFile, Err: ErrAheadOfFloor}
 			}
 			if frees == nil {
 				frees = []string{}

@@ -14,33 +14,6 @@ import (
 	"github.com/fdl-dev/fdl/version"
 )
 
-// RefusedError says why a push did not move a branch (DESIGN.md §4.2, §4.3).
-type RefusedError struct {
-	Branch   refs.Name
-	Current  version.ID // what the branch holds now
-	Proposed version.ID // what the push wanted it to hold
-	// Race is true when the branch moved between the read and the
-	// compare-and-swap (another push won).
-	Race bool
-	// URL is the repository's URL, for the hint.
-	URL string
-}
-
-func (e *RefusedError) Error() string {
-	why := "it is not a fast-forward: the branch holds %s, which is not an ancestor of %s"
-	if e.Race {
-		why = "another push moved it to %s first (lost the race for %s)"
-	}
-	url := e.URL
-	if url == "" {
-		url = "URL"
-	}
-	return fmt.Sprintf("push to %s refused: "+why+"; nothing was moved: check out %s again (fdl checkout %s NEWDIR) and redo the change on top of it",
-		e.Branch.Short(), e.Current, e.Proposed, e.Branch.Short(), ShellQuote(url))
-}
-
-func (e *RefusedError) Unwrap() error { return refs.ErrRefused }
-
 // Pending is a version committed locally and not yet in the store: its
 // record and the folder holding its three files.
 type Pending struct {
@@ -55,6 +28,8 @@ type PushResult struct {
 	New      version.ID `json:"new"`
 	Uploaded int        `json:"uploaded"` // versions uploaded
 	UpToDate bool       `json:"up_to_date"`
+	// Abbrev is the short-id length after the push.
+	Abbrev refs.Abbrev `json:"-"`
 }
 
 // Push uploads pending versions (oldest first; each one's first parent is
@@ -197,7 +172,7 @@ func (r *Repo) refusePushOnRetired(ctx context.Context, head version.ID, pending
 	if err != nil || ret == nil {
 		return err
 	}
-	return fmt.Errorf("push refused: it builds on %w; check out a version in retention (fdl checkout URL NEWDIR) and redo the change there", ret)
+	return &RetiredBaseError{Base: ret}
 }
 
 // checkLocal compares a local version's catalog and dataset.json with the
@@ -222,10 +197,6 @@ func checkLocal(p Pending) error {
 	}
 	return nil
 }
-
-// ErrDataMissing is wrapped by the error of a push whose versions list a
-// data file of the repository that the store does not hold.
-var ErrDataMissing = errors.New("a data file the version lists is not in the store")
 
 // checkNewData checks, before anything is uploaded, that the data and
 // delete files the pending versions add (begin_snapshot at or after the
@@ -282,14 +253,5 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 	if len(shown) > 5 {
 		shown = shown[:5]
 	}
-	return fmt.Errorf("version %s (seq %d) lists %d data file(s) the store does not hold (%s): %w; nothing was pushed. Was the working catalog written long ago? gc deletes files no catalog lists once older than the grace period (fdl retention). Check out the branch again and redo the change",
-		head.Record.ID, head.Record.Seq, len(missing), strings.Join(shown, ", "), ErrDataMissing)
-}
-
-// ShellQuote quotes s for a POSIX shell when it needs it.
-func ShellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+=,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return &DataMissingError{Version: head.Record.ID, Seq: head.Record.Seq, Missing: shown, Count: len(missing)}
 }

@@ -2,8 +2,10 @@ package repo
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/user"
+	"path"
 	"time"
 
 	"github.com/fdl-dev/fdl/refs"
@@ -43,58 +45,164 @@ func (r *Repo) Actor() string {
 // Ref reads one ref (refs.Manager.Read).
 func (r *Repo) Ref(ctx context.Context, n refs.Name) (refs.Ref, error) { return r.refs.Read(ctx, n) }
 
+// Head returns the branch HEAD names (refs.Manager.Head).
+func (r *Repo) Head(ctx context.Context) (refs.Name, error) { return r.refs.Head(ctx) }
+
 // RefLog returns the ref log entries of ref (every ref when ref is ""),
 // newest first, and the entries that do not parse (refs.Manager.Log).
 func (r *Repo) RefLog(ctx context.Context, ref refs.Name) ([]refs.LogEntry, []error, error) {
 	return r.refs.Log(ctx, ref)
 }
 
-// CreateTag makes tag name point at rev's version. Tags never move: an
-// existing tag is refused (refs.ErrExists); a version out of retention is
-// refused (*RetiredError).
-func (r *Repo) CreateTag(ctx context.Context, name, rev string) (refs.Ref, error) {
+// RefItem is one ref of a listing ('fdl branch -l --json').
+type RefItem struct {
+	Name    string `json:"name"`
+	Ref     string `json:"ref"`
+	ID      string `json:"id"`
+	Short   string `json:"short_id"`
+	Seq     int64  `json:"seq"`
+	Message string `json:"message"`
+	Head    bool   `json:"head,omitempty"`
+}
+
+// RefList is a listing of refs.
+type RefList struct {
+	Refs []RefItem
+	// Bad are the refs that cannot be read, and those whose version's
+	// record cannot be read (also listed, without seq and message).
+	Bad []error
+}
+
+// ListRefs lists the refs under prefix (refs.HeadsPrefix, refs.TagsPrefix)
+// whose short names match one of the shell patterns (path.Match; all when
+// none is given), with the seq and message of the version each holds.
+// Errors: refs.ErrInvalidName wrapped for a malformed pattern; the store's.
+func (r *Repo) ListRefs(ctx context.Context, prefix string, patterns []string) (*RefList, error) {
+	for _, p := range patterns {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("pattern %q: %v: %w", p, err, ErrInvalidArguments)
+		}
+	}
+	good, bad, err := r.refs.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	head, _ := r.refs.Head(ctx)
+	abbrev, err := r.Abbrev(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &RefList{Refs: []RefItem{}, Bad: bad}
+	for _, ref := range good {
+		if !matchAny(patterns, ref.Name.Short()) {
+			continue
+		}
+		e := RefItem{Name: ref.Name.Short(), Ref: string(ref.Name), ID: string(ref.ID), Short: abbrev.Short(ref.ID), Head: ref.Name == head}
+		if rec, err := r.Record(ctx, ref.ID); err == nil {
+			e.Seq, e.Message = rec.Seq, rec.Message
+		} else {
+			out.Bad = append(out.Bad, fmt.Errorf("%s points at %s: %w", ref.Name, ref.ID, err))
+		}
+		out.Refs = append(out.Refs, e)
+	}
+	return out, nil
+}
+
+func matchAny(patterns []string, name string) bool {
+	if len(patterns) == 0 {
+		return true
+	}
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// NewRef is a ref just created. Its JSON is 'fdl tag NAME --json'.
+type NewRef struct {
+	ID     version.ID  `json:"id"`
+	Name   string      `json:"name"`
+	Ref    refs.Name   `json:"ref"`
+	Kind   refs.Kind   `json:"-"`
+	Abbrev refs.Abbrev `json:"-"`
+}
+
+// CreateTag makes tag name point at rev's version (default: defaultRev).
+// Tags never move: an existing tag is refused (refs.ErrExists); a version
+// out of retention is refused (*RetiredError).
+func (r *Repo) CreateTag(ctx context.Context, name, rev string) (*NewRef, error) {
 	n, err := refs.Tag(name)
 	if err != nil {
-		return refs.Ref{}, err
+		return nil, err
 	}
 	return r.createRef(ctx, n, rev)
 }
 
-// CreateBranch makes branch name point at rev's version, only where the
-// branch does not exist (refs.ErrExists); a version out of retention is
-// refused (*RetiredError).
-func (r *Repo) CreateBranch(ctx context.Context, name, rev string) (refs.Ref, error) {
+// CreateBranch makes branch name point at rev's version (default:
+// defaultRev), only where the branch does not exist (refs.ErrExists); a
+// version out of retention is refused (*RetiredError).
+func (r *Repo) CreateBranch(ctx context.Context, name, rev string) (*NewRef, error) {
 	n, err := refs.Branch(name)
 	if err != nil {
-		return refs.Ref{}, err
+		return nil, err
 	}
 	return r.createRef(ctx, n, rev)
 }
 
-func (r *Repo) createRef(ctx context.Context, n refs.Name, rev string) (refs.Ref, error) {
+func (r *Repo) createRef(ctx context.Context, n refs.Name, rev string) (*NewRef, error) {
 	if rev == "" {
-		rev = "HEAD"
+		rev = r.defaultRev()
 	}
 	rec, _, err := r.refs.ResolveRecord(ctx, rev)
 	if err != nil {
-		return refs.Ref{}, err
+		return nil, err
 	}
 	err = r.refs.Create(ctx, n, rec.ID, "created at "+rev, func(ctx context.Context) error { return r.refuseRetired(ctx, rec) })
 	if err != nil {
-		return refs.Ref{}, err
+		return nil, err
 	}
-	return refs.Ref{Name: n, ID: rec.ID}, nil
+	abbrev, _ := r.Abbrev(ctx)
+	return &NewRef{ID: rec.ID, Name: n.Short(), Ref: n, Kind: n.Kind(), Abbrev: abbrev}, nil
+}
+
+// Unprotected are versions no branch holds any more (undone by a move back
+// or on a deleted branch) that the retention policy lets leave retention
+// at the next gc unless a tag or another branch keeps them.
+type Unprotected struct {
+	IDs    []version.ID
+	Policy retention.Policy
+}
+
+// DeletedBranch is a branch just deleted. Its JSON is 'fdl branch -d
+// --json'.
+type DeletedBranch struct {
+	Ref refs.Name  `json:"deleted"`
+	ID  version.ID `json:"id"`
+	// Unprotected, if not nil, are the deleted branch's versions that may
+	// leave retention at the next gc.
+	Unprotected *Unprotected `json:"-"`
 }
 
 // DeleteBranch deletes a branch (refs.Manager.DeleteBranch: logged, a
-// compare-and-swap to the tombstone). The versions stay in the repository.
-// It refuses the branch HEAD names (refs.ErrDeleteHead).
-func (r *Repo) DeleteBranch(ctx context.Context, name string) (refs.Ref, error) {
+// compare-and-swap to the tombstone). The versions stay in the repository;
+// those the retention policy lets go are in the result. It refuses the
+// branch HEAD names (refs.ErrDeleteHead).
+func (r *Repo) DeleteBranch(ctx context.Context, name string) (*DeletedBranch, error) {
 	n, err := refs.Branch(name)
 	if err != nil {
-		return refs.Ref{}, err
+		return nil, err
 	}
-	return r.refs.DeleteBranch(ctx, n)
+	ref, err := r.refs.DeleteBranch(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	out := &DeletedBranch{Ref: ref.Name, ID: ref.ID}
+	if ids, err := r.OnlyReachedFrom(ctx, ref.ID); err == nil {
+		out.Unprotected = r.unprotected(ctx, ids)
+	}
+	return out, nil
 }
 
 // MoveOptions are the inputs of MoveBranch.
@@ -106,12 +214,78 @@ type MoveOptions struct {
 	Why string
 }
 
+// BranchMove is what MoveBranch did. Its JSON is 'fdl branch -f --json'.
+type BranchMove struct {
+	refs.MoveResult
+	Abbrev refs.Abbrev `json:"-"`
+	// Unprotected, if not nil, are the undone versions that may leave
+	// retention at the next gc.
+	Unprotected *Unprotected `json:"-"`
+}
+
 // MoveBranch moves an existing branch to rev's version
 // (refs.Manager.MoveBranch: forward, back only with o.Backwards, or the
 // repair of a damaged ref), refusing a version out of retention
 // (*RetiredError). Errors as refs.Manager.MoveBranch.
-func (r *Repo) MoveBranch(ctx context.Context, name, rev string, o MoveOptions) (refs.MoveResult, error) {
-	return r.refs.MoveBranch(ctx, name, rev, refs.MoveOptions{Backwards: o.Backwards, Why: o.Why, Check: r.refuseRetired})
+func (r *Repo) MoveBranch(ctx context.Context, name, rev string, o MoveOptions) (*BranchMove, error) {
+	res, err := r.refs.MoveBranch(ctx, name, rev, refs.MoveOptions{Backwards: o.Backwards, Why: o.Why, Check: r.refuseRetired})
+	out := &BranchMove{MoveResult: res}
+	if err != nil {
+		return out, err
+	}
+	if res.Backwards && res.Old != "" {
+		if ids, err := r.OnlyReachedFrom(ctx, res.Old); err == nil {
+			out.Unprotected = r.unprotected(ctx, ids)
+		}
+	}
+	out.Abbrev, _ = r.Abbrev(ctx)
+	return out, nil
+}
+
+// unprotected is Unprotected's result for the versions ids now (nil when
+// none leaves, or when the policy cannot be read: a warning, not a
+// failure).
+func (r *Repo) unprotected(ctx context.Context, ids []version.ID) *Unprotected {
+	leaving, p, err := r.Unprotected(ctx, ids, time.Now())
+	if err != nil || len(leaving) == 0 {
+		return nil
+	}
+	return &Unprotected{IDs: leaving, Policy: p}
+}
+
+// RefLogEntry is one ref log entry with short ids, as 'fdl reflog --json'
+// prints it.
+type RefLogEntry struct {
+	refs.LogEntry
+	OldShort string `json:"old_short,omitempty"`
+	NewShort string `json:"new_short,omitempty"`
+}
+
+// RefLogView is the ref log of one ref, or of all, newest first.
+type RefLogView struct {
+	Entries []RefLogEntry
+	// Bad are the entries that do not parse (*refs.BadLogError).
+	Bad []error
+}
+
+// RefLogOf returns the ref log of name as a person gives it
+// (refs.Manager.LogOf: a full ref name, else the branch, tag or request of
+// that name; every ref's when name is ""). Errors: refs.ErrInvalidName,
+// *refs.NoLogError, the store's.
+func (r *Repo) RefLogOf(ctx context.Context, name string) (*RefLogView, error) {
+	entries, bad, err := r.refs.LogOf(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	abbrev, err := r.Abbrev(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &RefLogView{Entries: make([]RefLogEntry, len(entries)), Bad: bad}
+	for i, e := range entries {
+		out.Entries[i] = RefLogEntry{e, abbrev.Short(e.Old), abbrev.Short(e.New)}
+	}
+	return out, nil
 }
 
 // Unprotected returns those of ids — versions no branch holds any more
@@ -168,13 +342,4 @@ func (r *Repo) OnlyReachedFrom(ctx context.Context, id version.ID) ([]version.ID
 		}
 	}
 	return out, nil
-}
-
-// Head returns the branch HEAD names (refs.Manager.Head).
-func (r *Repo) Head(ctx context.Context) (refs.Name, error) { return r.refs.Head(ctx) }
-
-// Refs lists the refs under prefix and those that cannot be read
-// (refs.Manager.List).
-func (r *Repo) Refs(ctx context.Context, prefix string) ([]refs.Ref, []error, error) {
-	return r.refs.List(ctx, prefix)
 }

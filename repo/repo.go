@@ -49,15 +49,6 @@ type Config struct {
 	CreatedAt     time.Time `json:"created_at"`
 }
 
-// Sentinel errors of the package, wrapped with names (the revision errors
-// are refs.ErrUnknownRev and refs.ErrAmbiguousRev).
-var (
-	ErrNotRepository = errors.New("not an fdl repository")
-	ErrNotEmpty      = errors.New("location is not empty")
-	ErrChecksum      = errors.New("catalog does not match its record")
-	ErrIncomplete    = errors.New("version is incomplete")
-)
-
 // Event reports progress of a long operation.
 type Event struct {
 	Op    string // "upload", "download", "freeze"
@@ -209,7 +200,7 @@ func OpenStore(ctx context.Context, st store.Store, url string) (*Repo, error) {
 	b, _, err := store.ReadAll(ctx, st, ConfigKey)
 	if errors.Is(err, store.ErrNotExist) {
 		st.Close()
-		return nil, fmt.Errorf("%s: %w (no %s there); check the URL, or make one with 'fdl init %s'", url, ErrNotRepository, ConfigKey, url)
+		return nil, &NotRepositoryError{URL: url}
 	}
 	if err != nil {
 		st.Close()

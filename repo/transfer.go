@@ -61,28 +61,6 @@ func FileDigest(path string) (int64, string, error) {
 	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// ChecksumError reports a catalog whose bytes differ from its record
-// (DESIGN.md §4.5). It wraps ErrChecksum.
-type ChecksumError struct {
-	Version           version.ID
-	WantSize, GotSize int64
-	WantSHA, GotSHA   string
-	Location          string
-	// Hint says what to do; a default is used when empty.
-	Hint string
-}
-
-func (e *ChecksumError) Error() string {
-	hint := e.Hint
-	if hint == "" {
-		hint = "the copy in the store is damaged: restore it from a backup"
-	}
-	return fmt.Sprintf("version %s: %s does not match its record: record says %d bytes, sha256 %s; found %d bytes, sha256 %s; %s",
-		e.Version, e.Location, e.WantSize, e.WantSHA, e.GotSize, e.GotSHA, hint)
-}
-
-func (e *ChecksumError) Unwrap() error { return ErrChecksum }
-
 // FetchCatalog streams a version's catalog to dst, checking its size and
 // sha256 against the record while it streams; dst appears (by rename of a
 // temp file beside it) only when both match. dst must not exist. Errors:

@@ -17,6 +17,22 @@ type Problem struct {
 	Code    string `json:"code"`
 	Object  string `json:"object"` // a ref name or a version id
 	Message string `json:"message"`
+	// Err is the error the message quotes, if any (its type says what to
+	// do about it).
+	Err error `json:"-"`
+}
+
+// problem returns a Problem whose message is fmt.Sprintf(format, a...),
+// keeping the first error among a.
+func problem(code, obj, format string, a ...any) Problem {
+	p := Problem{Code: code, Object: obj, Message: fmt.Sprintf(format, a...)}
+	for _, v := range a {
+		if err, ok := v.(error); ok {
+			p.Err = err
+			break
+		}
+	}
+	return p
 }
 
 // VerifyReport is the outcome of Verify.
@@ -70,7 +86,7 @@ type VerifyOptions struct {
 func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 	rep := &VerifyReport{Problems: []Problem{}, Notes: []Problem{}, Incomplete: []version.ID{}}
 	add := func(code, obj, format string, a ...any) {
-		rep.Problems = append(rep.Problems, Problem{Code: code, Object: obj, Message: fmt.Sprintf(format, a...)})
+		rep.Problems = append(rep.Problems, problem(code, obj, format, a...))
 	}
 	if _, err := r.refs.Head(ctx); err != nil {
 		add("head-invalid", "HEAD", "%v", err)
@@ -155,7 +171,7 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 		if !o.SkipCatalogs {
 			rep.Catalogs++
 			note := func(code, obj, format string, a ...any) {
-				rep.Notes = append(rep.Notes, Problem{Code: code, Object: obj, Message: fmt.Sprintf(format, a...)})
+				rep.Notes = append(rep.Notes, problem(code, obj, format, a...))
 			}
 			if err := r.verifyCatalog(ctx, vs, rec, add, note); err != nil {
 				return nil, err
@@ -169,7 +185,7 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 	}
 	if err := r.temps(ctx, func(oi store.ObjectInfo) error {
 		rep.Notes = append(rep.Notes, Problem{Code: CodeTempLeftover, Object: oi.Key, Message: fmt.Sprintf(
-			"%s (%d bytes, %s) is the temporary file of a write that did not finish (a crash, or one in progress): fdl gc --yes deletes it once older than the grace period",
+			"%s (%d bytes, %s) is the temporary file of a write that did not finish (a crash, or one in progress)",
 			oi.Key, oi.Size, oi.ModTime.UTC().Format(time.RFC3339))})
 		return nil
 	}); err != nil {

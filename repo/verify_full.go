@@ -100,7 +100,7 @@ func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(co
 	for _, ref := range good {
 		starts = append(starts, ref.ID)
 		if vs.retired[ref.ID] {
-			add(CodeRefRetired, string(ref.Name), "%s points at version %s, which is out of retention: readers cannot check it out; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention", ref.Name, ref.ID)
+			add(CodeRefRetired, string(ref.Name), "%s points at version %s, which is out of retention: readers cannot check it out", ref.Name, ref.ID)
 		}
 	}
 	for _, e := range entries {
@@ -174,7 +174,7 @@ func (r *Repo) verifyRetired(ctx context.Context, vs *verifyState, id version.ID
 	}
 	if !vs.markers[id] {
 		if !cat {
-			add(CodeRetiredNoMarker, string(id), "the floor takes version %s out of retention and its catalog is gone, but it has no %s; run fdl gc --yes to write it", id, retention.MarkerFile)
+			add(CodeRetiredNoMarker, string(id), "the floor takes version %s out of retention and its catalog is gone, but it has no %s", id, retention.MarkerFile)
 		}
 		return nil
 	}
@@ -185,7 +185,7 @@ func (r *Repo) verifyRetired(ctx context.Context, vs *verifyState, id version.ID
 		add(CodeMarkerInvalid, string(id), "%v", err)
 	}
 	if cat || ds {
-		add(CodeRetiredCatalog, string(id), "version %s is retired (it has %s) but its catalog or dataset.json is still there: a gc stopped half way; run fdl gc --yes again", id, retention.MarkerFile)
+		add(CodeRetiredCatalog, string(id), "version %s is retired (it has %s) but its catalog or dataset.json is still there: a gc stopped half way", id, retention.MarkerFile)
 	}
 	return nil
 }

@@ -41,17 +41,6 @@ const (
 	StateFormat = 1
 )
 
-// More sentinel errors of the working catalog side.
-var (
-	ErrNotWorkdir       = errors.New("not an fdl working directory")
-	ErrNothingToCommit  = errors.New("nothing to commit")
-	ErrNotDescendant    = errors.New("working catalog does not descend from its base")
-	ErrDirNotEmpty      = errors.New("directory is not empty")
-	ErrNoVersions       = errors.New("branch has no version yet")
-	ErrNothingToPush    = errors.New("nothing to push")
-	ErrInvalidArguments = errors.New("invalid arguments")
-)
-
 // State is DIR/.fdl/state.json: where a working catalog came from.
 type State struct {
 	Format int `json:"format"`
@@ -102,7 +91,7 @@ func OpenWorkdir(dir string) (*Workdir, error) {
 	w := &Workdir{Dir: abs}
 	b, err := os.ReadFile(w.stateDir(StateFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w (no %s/%s): run 'fdl checkout URL DIR' to make one, or pass -C DIR", abs, ErrNotWorkdir, StateDir, StateFile)
+		return nil, &NotWorkdirError{Dir: abs}
 	}
 	if err != nil {
 		return nil, err
@@ -123,6 +112,18 @@ func OpenWorkdir(dir string) (*Workdir, error) {
 		}
 	}
 	return w, nil
+}
+
+// OpenRepo opens the repository the working directory came from. Opened
+// this way, the repository's log, show and new refs default to the working
+// directory's branch, and log and show include its unpushed versions.
+func (w *Workdir) OpenRepo(ctx context.Context) (*Repo, error) {
+	r, err := Open(ctx, w.State.Repository)
+	if err != nil {
+		return nil, err
+	}
+	r.wd = w
+	return r, nil
 }
 
 // save writes state.json and base.json atomically (temp file, fsync,
@@ -433,7 +434,8 @@ func SQLIdent(s string) string {
 // CommitOptions are the inputs of Commit.
 type CommitOptions struct {
 	Message string
-	Author  string
+	// Author is who made the version (default: DefaultActor).
+	Author string
 	// Now, if set, is the creation time (tests); default time.Now.
 	Now func() time.Time
 }
@@ -450,8 +452,11 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 	if step == nil {
 		step = func(string) {}
 	}
+	if o.Author == "" {
+		o.Author = DefaultActor()
+	}
 	if strings.TrimSpace(o.Message) == "" {
-		return nil, fmt.Errorf("a commit needs a message (-m MSG): %w", ErrInvalidArguments)
+		return nil, NoMessageError{}
 	}
 	unlock, err := w.lock("commit")
 	if err != nil {
@@ -638,7 +643,7 @@ func (w *Workdir) Push(ctx context.Context, r *Repo, branch string) (PushResult,
 		return PushResult{}, err
 	}
 	if w.State.Base == "" {
-		return PushResult{Branch: name}, fmt.Errorf("there is no version to push: commit first (fdl commit -m MSG): %w", ErrNothingToPush)
+		return PushResult{Branch: name}, NothingToPushError{}
 	}
 	unlock, err := w.lock("push")
 	if err != nil {
@@ -665,6 +670,7 @@ func (w *Workdir) Push(ctx context.Context, r *Repo, branch string) (PushResult,
 	for _, p := range pending {
 		os.RemoveAll(p.Dir)
 	}
+	res.Abbrev, _ = r.Abbrev(ctx)
 	return res, nil
 }
 
@@ -792,7 +798,7 @@ func qualifiedName(v string) string {
 func (w *Workdir) lock(what string) (func(), error) {
 	unlock, err := store.LockFile(w.stateDir("lock"))
 	if errors.Is(err, store.ErrBusy) {
-		return nil, fmt.Errorf("cannot %s in %s: another fdl commit or push is running in this working directory; wait for it to finish: %w", what, w.Dir, err)
+		return nil, &BusyError{Op: what, Dir: w.Dir, Err: err}
 	}
 	return unlock, err
 }

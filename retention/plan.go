@@ -20,6 +20,22 @@ const (
 	recordFile  = version.RecordFile
 )
 
+// InconsistentError: the repository holds something gc must not plan
+// over (a dangling ref, a record or catalog missing where one is needed);
+// a full check (verify) names every such problem. Why says what and that
+// gc refuses; RepairRef says the way out is repairing a ref.
+type InconsistentError struct {
+	Why       string
+	RepairRef bool
+}
+
+func (e *InconsistentError) Error() string {
+	if e.RepairRef {
+		return e.Why + "; repair the ref"
+	}
+	return e.Why
+}
+
 // Ref is a readable ref and the version it holds.
 type Ref struct {
 	Name refs.Name
@@ -156,7 +172,7 @@ func Decide(in *Input) (*Decision, error) {
 	}
 	for _, ref := range in.Refs {
 		if rec(ref.ID) == nil {
-			return nil, fmt.Errorf("%s holds version %s, which is not a complete version in the store: gc refuses to run while a ref dangles; run 'fdl verify' and repair the ref", ref.Name, ref.ID)
+			return nil, &InconsistentError{Why: fmt.Sprintf("%s holds version %s, which is not a complete version in the store: gc refuses to run while a ref dangles", ref.Name, ref.ID), RepairRef: true}
 		}
 	}
 	// Reachability over every parent (DESIGN.md §4.7: nothing reachable
@@ -186,7 +202,7 @@ func Decide(in *Input) (*Decision, error) {
 	reachable := func(id version.ID) bool { return fromRefs[id] || fromLogs[id] }
 	for id := range fromRefs {
 		if in.Versions[id] != nil && rec(id) == nil {
-			return nil, fmt.Errorf("version %s is an ancestor of a ref but has no %s: gc refuses to run; run 'fdl verify'", id, recordFile)
+			return nil, &InconsistentError{Why: fmt.Sprintf("version %s is an ancestor of a ref but has no %s: gc refuses to run", id, recordFile)}
 		}
 	}
 
@@ -251,7 +267,7 @@ func Decide(in *Input) (*Decision, error) {
 			}
 		case r != nil && reachable(id) && len(keep[id]) > 0:
 			if !v.Has(catalogFile) {
-				return nil, fmt.Errorf("version %s (seq %d) is in retention (%s) but its catalog %s is missing and it has no %s: gc refuses to run, since it cannot tell which data files that version reads; run 'fdl verify'", id, r.Seq, strings.Join(keep[id], "; "), catalogFile, MarkerFile)
+				return nil, &InconsistentError{Why: fmt.Sprintf("version %s (seq %d) is in retention (%s) but its catalog %s is missing and it has no %s: gc refuses to run, since it cannot tell which data files that version reads", id, r.Seq, strings.Join(keep[id], "; "), catalogFile, MarkerFile)}
 			}
 			d.Kept = append(d.Kept, Kept{ID: id, Seq: r.Seq, Why: keep[id]})
 		case r != nil && reachable(id):
@@ -266,7 +282,7 @@ func Decide(in *Input) (*Decision, error) {
 				Pending: in.Floor.Has(id), Keys: keys, Bytes: n})
 			retiring[id] = true
 		case reachable(id):
-			return nil, fmt.Errorf("version %s has no %s but a ref log reaches it: gc refuses to run; run 'fdl verify'", id, recordFile)
+			return nil, &InconsistentError{Why: fmt.Sprintf("version %s has no %s but a ref log reaches it: gc refuses to run", id, recordFile)}
 		default:
 			newest := v.Newest()
 			if in.Now.Sub(newest) <= grace {

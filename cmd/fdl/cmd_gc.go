@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,43 +56,28 @@ is printed. --json prints the whole plan (and, with --yes, what was done).`,
 	return cmd
 }
 
-// gcOutput is 'fdl gc --json'.
-type gcOutput struct {
-	Plan   *repo.GCPlan   `json:"plan"`
-	Result *repo.GCResult `json:"result,omitempty"`
-}
-
 func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
 	return g.withRepo(ctx, func(r *repo.Repo) error {
 		r.SetOptions(repo.Options{Step: stepHook})
-		plan, err := r.PlanGC(ctx, repo.GCOptions{})
+		opts := repo.GCOptions{Apply: o.Yes}
+		if !g.JSON {
+			// The plan is printed before it is applied.
+			opts.Planned = func(p *repo.GCPlan) { printPlan(ios, g, r.URL(), p) }
+		}
+		run, err := r.GC(ctx, opts)
 		if err != nil {
 			return err
 		}
-		out := gcOutput{Plan: plan}
-		if !g.JSON {
-			printPlan(ctx, ios, g, r, plan)
-		}
-		switch {
-		case o.Yes && plan.Empty():
-			out.Result = &repo.GCResult{Floor: plan.FloorGeneration} // nothing done
-		case o.Yes:
-			res, err := r.ApplyGC(ctx, plan)
-			out.Result = res
-			if err != nil {
-				return err
-			}
-		}
 		if g.JSON {
-			return printJSON(ios, out)
+			return printJSON(ios, run)
 		}
 		switch {
-		case plan.Empty():
+		case run.Plan.Empty():
 			ios.Printf("Nothing to do.\n")
 		case !o.Yes:
 			ios.Printf("This was the plan: nothing changed. Apply it with: fdl gc --yes\n")
 		default:
-			res := out.Result
+			res := run.Result
 			if res.FloorMoved {
 				ios.Printf("%s moved the floor to generation %d\n", ios.OK("done:"), res.Floor)
 			}
@@ -105,8 +89,8 @@ func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
 }
 
 // printPlan prints a plan for people (or, off a terminal, for grep).
-func printPlan(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, p *repo.GCPlan) {
-	n, _ := r.Abbrev(ctx)
+func printPlan(ios *term.IO, g *globals, url string, p *repo.GCPlan) {
+	n := p.Abbrev
 	limit := 10
 	if !ios.OutTTY || g.Verbose || ios.Verbose {
 		limit = -1
@@ -118,7 +102,7 @@ func printPlan(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, p *r
 		}
 		return false
 	}
-	ios.Printf("%s %s, policy:\n", ios.Heading("gc plan for"), r.URL())
+	ios.Printf("%s %s, policy:\n", ios.Heading("gc plan for"), url)
 	for _, rule := range p.Policy.Rules() {
 		ios.Printf("  %s\n", rule)
 	}
@@ -194,5 +178,3 @@ func printPlan(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, p *r
 	ios.Debugf("gc plan: %d catalog(s) read in %s (fetch %s, scan %s); total %s",
 		d.CatalogsRead, ms(p.Timing.FetchMS+p.Timing.ScanMS), ms(p.Timing.FetchMS), ms(p.Timing.ScanMS), ms(p.Timing.TotalMS))
 }
-
-func ms(n int64) string { return fmt.Sprint(time.Duration(n) * time.Millisecond) }

@@ -59,6 +59,11 @@ func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) 
 		if err != nil {
 			return err
 		}
+		for _, ps := range [][]repo.Problem{rep.Problems, rep.Notes} {
+			for i := range ps {
+				ps[i].Message = problemMessage(ps[i])
+			}
+		}
 		if g.JSON {
 			if err := printJSON(ios, rep); err != nil {
 				return err

@@ -188,14 +188,89 @@ func hinted(e error) (string, bool) {
 		return insertBefore(plain, ": "+refs.ErrUnknownRev.Error(), " (list them with 'fdl branch -l', 'fdl tag -l', 'fdl log')"), true
 	case *refs.NoLogError:
 		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (list refs with fdl branch -l, fdl tag -l)"), true
+	case *repo.NotRepositoryError:
+		return plain + ", or make one with 'fdl init " + e.URL + "'", true
+	case *repo.NotWorkdirError:
+		return plain + ": run 'fdl checkout URL DIR' to make one, or pass -C DIR", true
+	case *repo.BusyError:
+		return strings.Replace(plain, "another commit or push", "another fdl commit or push", 1), true
+	case repo.NoMessageError:
+		return insertBefore(plain, ": "+repo.ErrInvalidArguments.Error(), " (-m MSG)"), true
+	case repo.NothingToPushError:
+		return insertAfter(plain, "commit first", " (fdl commit -m MSG)"), true
+	case *repo.RefusedError:
+		url := e.URL
+		if url == "" {
+			url = "URL"
+		}
+		return insertAfter(plain, "check out "+e.Branch.Short()+" again", " (fdl checkout "+shellQuote(url)+" NEWDIR)"), true
+	case *repo.DataMissingError:
+		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true
+	case *repo.RetiredError:
+		return insertAfter(plain, "its record stays", " (fdl show "+string(e.ID)+")") + " (fdl log)", true
+	case *repo.RetiredBaseError:
+		return insertAfter(plain, "check out a version in retention", " (fdl checkout URL NEWDIR)"), true
+	case *repo.DamagedError:
+		return plain + damagedHints[e.What], true
+	case *repo.GCStopError:
+		return gcStopHint(e, plain), true
+	case *retention.InconsistentError:
+		h := e.Why + "; run 'fdl verify'"
+		if e.RepairRef {
+			h += " and repair the ref"
+		}
+		return h, true
 	}
 	return "", false
 }
 
-// insertAfter returns s with add after the first anchor (s unchanged
-// without one; TestHints keeps the anchors in step with the library).
+// damagedHints say what to do about a retention file that does not parse.
+var damagedHints = map[repo.Damaged]string{
+	repo.DamagedPolicy: "; correct the file, or replace it with the default plus the rules you give: fdl retention --reset [--keep-last N] [--keep-within D]",
+	repo.DamagedFloor:  "; restore it from a backup, or delete it: every version whose catalog gc deleted keeps its marker (versions/<id>/retired.json), and the next fdl gc moves the floor again",
+	repo.DamagedMarker: "; restore it from a backup, or delete it and run fdl gc: a version whose catalog is gone is retired again with a new marker (if the policy keeps that version, gc says so: lower the policy, or restore the catalog)",
+}
+
+// gcStopHint says what to run after gc stopped.
+func gcStopHint(e *repo.GCStopError, plain string) string {
+	switch e.Why {
+	case repo.StopFloorMoved:
+		return insertAfter(plain, "moved since gc planned", " (another gc or fdl retention ran)") + ": run fdl gc again"
+	case repo.StopPolicyChanged:
+		return insertAfter(plain, "changed while gc ran", " (fdl retention)") + ": run fdl gc again, which applies the new policy"
+	case repo.StopRefOnRetired, repo.StopBranchKeepsRetired:
+		return plain + ": run fdl gc again, which takes it back into retention"
+	case repo.StopNewCatalogUnreadable:
+		return plain + ": run fdl gc again"
+	case repo.StopAheadOfFloor:
+		return plain + " (fdl gc --yes plans and moves it)"
+	}
+	return plain
+}
+
+// problemHints say what to do about some of verify's findings, by code.
+var problemHints = map[string]string{
+	repo.CodeRefRetired:      "; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention",
+	repo.CodeRetiredNoMarker: "; run fdl gc --yes to write it",
+	repo.CodeRetiredCatalog:  "; run fdl gc --yes again",
+	repo.CodeTempLeftover:    ": fdl gc --yes deletes it once older than the grace period",
+}
+
+// problemMessage is a verify finding's message with the hints of the error
+// it quotes and of its code.
+func problemMessage(p repo.Problem) string {
+	msg := p.Message
+	if p.Err != nil {
+		msg = strings.Replace(msg, p.Err.Error(), message(p.Err), 1)
+	}
+	return msg + problemHints[p.Code]
+}
+
+// insertAfter returns s with add after the last anchor (s unchanged
+// without one; TestHints keeps the anchors in step with the library). The
+// last, because an error's fixed words follow the names it quotes.
 func insertAfter(s, anchor, add string) string {
-	i := strings.Index(s, anchor)
+	i := strings.LastIndex(s, anchor)
 	if i < 0 {
 		return s
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -142,24 +141,25 @@ func (g *globals) workdir() (*repo.Workdir, error) {
 }
 
 // openRepo opens the repository named by --repo, else the one the working
-// directory came from.
+// directory came from (then log, show and new refs default to its branch).
 func (g *globals) openRepo(ctx context.Context) (*repo.Repo, error) {
-	url := g.Repo
-	if url == "" {
-		w, err := g.workdir()
-		if err != nil {
-			if errors.Is(err, repo.ErrNotWorkdir) {
-				return nil, usageError{fmt.Errorf("no repository given: pass --repo URL, or run inside a working directory (or with -C DIR)")}
-			}
-			return nil, err
+	if g.Repo != "" {
+		if g.ios != nil {
+			g.ios.Debugf("repository %s", g.Repo)
 		}
-		url = w.State.Repository
+		return repo.Open(ctx, g.Repo)
 	}
-	ios := g.ios
-	if ios != nil {
-		ios.Debugf("repository %s", url)
+	w, err := g.workdir()
+	if err != nil {
+		if errors.Is(err, repo.ErrNotWorkdir) {
+			return nil, usageError{fmt.Errorf("no repository given: pass --repo URL, or run inside a working directory (or with -C DIR)")}
+		}
+		return nil, err
 	}
-	return repo.Open(ctx, url)
+	if g.ios != nil {
+		g.ios.Debugf("repository %s", w.State.Repository)
+	}
+	return w.OpenRepo(ctx)
 }
 
 // hooks returns the library options: progress drawn on stderr and the test
@@ -180,15 +180,6 @@ func (g *globals) hooks(ios *term.IO) (repo.Options, *term.Progress) {
 			}
 		},
 	}, p
-}
-
-func printJSON(ios *term.IO, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(ios.Out, string(b))
-	return err
 }
 
 // unwrapPathError turns "chdir x: no such file or directory" into the
