@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/internal/sqlquote"
+
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/testutil"
@@ -249,7 +251,7 @@ func TestGCKeepLastFive(t *testing.T) {
 				continue
 			}
 			var n int64
-			if err := db.QueryRow("SELECT count(*) FROM read_parquet(" + repo.SQLString(f.ResolvedPath) + ")").Scan(&n); err != nil {
+			if err := db.QueryRow("SELECT count(*) FROM read_parquet(" + sqlquote.String(f.ResolvedPath) + ")").Scan(&n); err != nil {
 				t.Fatalf("seq %d: file %d (%s): %v", rec.Seq, f.ID, f.ResolvedPath, err)
 			}
 		}
@@ -310,7 +312,7 @@ func TestGCSpellings(t *testing.T) {
 	}
 	// Make every path absolute and spell it oddly: file://, a trailing
 	// slash, doubled slashes.
-	_, err = db.Exec(`UPDATE ducklake_data_file SET path = 'file://' || replace(` + repo.SQLString(r.DataLocation()) + ` || 'main/' || t.path || ducklake_data_file.path, '/main/', '//main/') || '/', path_is_relative = false
+	_, err = db.Exec(`UPDATE ducklake_data_file SET path = 'file://' || replace(` + sqlquote.String(r.DataLocation()) + ` || 'main/' || t.path || ducklake_data_file.path, '/main/', '//main/') || '/', path_is_relative = false
 		FROM ducklake_table t WHERE t.table_id = ducklake_data_file.table_id AND t.end_snapshot IS NULL AND ducklake_data_file.path_is_relative`)
 	db.Close()
 	if err != nil {
@@ -687,11 +689,11 @@ func TestVerifyFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes := map[string]string{}
+	codes := map[repo.Code]string{}
 	for _, p := range rep.Problems {
 		codes[p.Code] = p.Object
 	}
-	for code, obj := range map[string]string{
+	for code, obj := range map[repo.Code]string{
 		"catalog-column-table": string(broken.ID), "catalog-end-before-begin": string(broken.ID), "catalog-counter": string(broken.ID),
 		repo.CodeRetiredCatalog: string(h.Recs[0].ID), repo.CodeDataMissing: gone, repo.CodeReflogInvalid: refs.LogsPrefix + "refs/heads/main/x.json",
 	} {

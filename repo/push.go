@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
+
+// Push: local versions uploaded and a branch moved, fast-forward only.
 
 // Pending is a version committed locally and not yet in the store: its
 // record and the folder holding its three files.
@@ -254,4 +257,47 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		shown = shown[:5]
 	}
 	return &DataMissingError{Version: head.Record.ID, Seq: head.Record.Seq, Missing: shown, Count: len(missing)}
+}
+
+// Push pushes the working directory's local versions to branch (default:
+// the branch it was checked out from) with Repo.Push, then records the
+// branch's new version as upstream and removes the pushed local copies.
+func (w *Workdir) Push(ctx context.Context, r *Repo, branch string) (PushResult, error) {
+	if branch == "" {
+		branch = w.State.Branch
+	}
+	name, err := refs.Branch(branch)
+	if err != nil {
+		return PushResult{}, err
+	}
+	if w.State.Base == "" {
+		return PushResult{Branch: name}, NothingToPushError{}
+	}
+	unlock, err := w.lock("push")
+	if err != nil {
+		return PushResult{}, err
+	}
+	defer unlock()
+	// Re-read the state under the lock: a commit may have just finished.
+	if cur, err := OpenWorkdir(w.Dir); err == nil {
+		w.State, w.BaseRecord = cur.State, cur.BaseRecord
+	}
+	pending, err := w.PendingVersions()
+	if err != nil {
+		return PushResult{}, err
+	}
+	res, err := r.Push(ctx, name, w.State.Base, pending)
+	if err != nil {
+		return res, err
+	}
+	r.step("push:state")
+	w.State.Upstream = w.State.Base
+	if err := w.save(w.BaseRecord); err != nil {
+		return res, err
+	}
+	for _, p := range pending {
+		os.RemoveAll(p.Dir)
+	}
+	res.Abbrev, _ = r.Abbrev(ctx)
+	return res, nil
 }

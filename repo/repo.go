@@ -1,8 +1,17 @@
 // Package repo is a repository over a store: fdl.json, HEAD, refs and
-// versions (DESIGN.md §2). It opens, initialises, resolves revisions, reads
-// history, fetches catalogs with checksum checks, pushes versions and
-// verifies the whole. The working catalog side (checkout, status, commit)
-// lives in workdir.go.
+// versions (DESIGN.md §2), and the working directories checked out of it.
+// It is the library the commands call, one method per command, each
+// returning a result value: Init, Checkout, Workdir.Status, Workdir.Commit,
+// Workdir.Push, History (log), Show, ListRefs, CreateTag, CreateBranch,
+// DeleteBranch, MoveBranch, RefLogOf, Verify, Retention and GC.
+//
+// Refs move only through the ref manager (package refs); repo adds its own
+// checks (a version out of retention gets no new ref) and the uploads of a
+// push. Files are named after their one job: checkout.go, commit.go,
+// status.go, push.go, workdir.go (the working directory's state), log.go,
+// show.go, refs.go, verify*.go, retention.go (policy, floor, markers),
+// gc_plan.go and gc_apply.go. Errors are typed (errors.go) and never name a
+// command.
 //
 // The package never prints and never imports cobra or lipgloss; long
 // operations report progress through Options.Progress.
@@ -49,9 +58,18 @@ type Config struct {
 	CreatedAt     time.Time `json:"created_at"`
 }
 
+// EventOp is what a progress event is about.
+type EventOp string
+
+// The operations that report progress.
+const (
+	OpUpload   EventOp = "upload"
+	OpDownload EventOp = "download"
+)
+
 // Event reports progress of a long operation.
 type Event struct {
-	Op    string // "upload", "download", "freeze"
+	Op    EventOp
 	Name  string // what is moving, e.g. "versions/<id>/ducklake.duckdb"
 	Done  int64  // bytes so far
 	Total int64  // bytes in all, or -1 when unknown
@@ -95,6 +113,14 @@ func (r *Repo) URL() string { return r.url }
 
 // Config returns fdl.json.
 func (r *Repo) Config() Config { return r.cfg }
+
+// folder returns the repository's store when it is a folder on this
+// machine (the one place that asks): gc and verify then read catalogs where
+// they lie, and gc guards its deletions against symbolic and hard links.
+func (r *Repo) folder() (*store.Local, bool) {
+	l, ok := r.st.(*store.Local)
+	return l, ok
+}
 
 // SetOptions replaces the options (progress and step hooks).
 func (r *Repo) SetOptions(o Options) { r.opts = o }

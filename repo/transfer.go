@@ -77,7 +77,7 @@ func (r *Repo) FetchCatalog(ctx context.Context, rec *version.Record, dst string
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	pr := &progressReader{r: rc, h: sha256.New(), fn: r.opts.Progress, ctx: ctx, ev: Event{Op: "download", Name: key, Total: rec.Catalog.Size}}
+	pr := &progressReader{r: rc, h: sha256.New(), fn: r.opts.Progress, ctx: ctx, ev: Event{Op: OpDownload, Name: key, Total: rec.Catalog.Size}}
 	n, err := io.Copy(tmp, pr)
 	if err == nil {
 		err = tmp.Sync()
@@ -132,7 +132,7 @@ func (r *Repo) uploadFile(ctx context.Context, key, path string) error {
 	if err != nil {
 		return err
 	}
-	pr := &progressReader{r: f, fn: r.opts.Progress, ctx: ctx, ev: Event{Op: "upload", Name: key, Total: fi.Size()}}
+	pr := &progressReader{r: f, fn: r.opts.Progress, ctx: ctx, ev: Event{Op: OpUpload, Name: key, Total: fi.Size()}}
 	err = r.st.Create(ctx, key, pr)
 	if err == nil {
 		return nil
@@ -175,4 +175,9 @@ func (r *Repo) CheckCatalogSize(ctx context.Context, rec *version.Record) error 
 		return &ChecksumError{Version: rec.ID, WantSize: rec.Catalog.Size, GotSize: oi.Size, WantSHA: rec.Catalog.SHA256, GotSHA: "(not read)", Location: r.st.Location(key)}
 	}
 	return nil
+}
+
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }

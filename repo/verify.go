@@ -14,7 +14,7 @@ import (
 // Problem is one finding of Verify. Code is stable for scripts
 // (docs/spec.md §verify lists them).
 type Problem struct {
-	Code    string `json:"code"`
+	Code    Code   `json:"code"`
 	Object  string `json:"object"` // a ref name or a version id
 	Message string `json:"message"`
 	// Err is the error the message quotes, if any (its type says what to
@@ -24,7 +24,7 @@ type Problem struct {
 
 // problem returns a Problem whose message is fmt.Sprintf(format, a...),
 // keeping the first error among a.
-func problem(code, obj, format string, a ...any) Problem {
+func problem(code Code, obj, format string, a ...any) Problem {
 	p := Problem{Code: code, Object: obj, Message: fmt.Sprintf(format, a...)}
 	for _, v := range a {
 		if err, ok := v.(error); ok {
@@ -85,39 +85,20 @@ type VerifyOptions struct {
 // (docs/cli.md).
 func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 	rep := &VerifyReport{Problems: []Problem{}, Notes: []Problem{}, Incomplete: []version.ID{}}
-	add := func(code, obj, format string, a ...any) {
+	add := func(code Code, obj, format string, a ...any) {
 		rep.Problems = append(rep.Problems, problem(code, obj, format, a...))
 	}
 	if _, err := r.refs.Head(ctx); err != nil {
-		add("head-invalid", "HEAD", "%v", err)
+		add(CodeHeadInvalid, "HEAD", "%v", err)
 	}
 	vs, err := r.verifyRetention(ctx, o, add)
 	if err != nil {
 		return nil, err
 	}
 	defer vs.close()
-	good, bad, err := r.refs.List(ctx, "refs/")
+	reached, err := r.verifyRefs(ctx, rep, add)
 	if err != nil {
 		return nil, err
-	}
-	for _, e := range bad {
-		add("ref-corrupt", "", "%v", e)
-	}
-	rep.Refs = len(good) + len(bad)
-	reached := map[version.ID]bool{}
-	for _, ref := range good {
-		if _, err := r.Record(ctx, ref.ID); err != nil {
-			why := "which is not a complete version"
-			if errors.Is(err, version.ErrBadRecord) {
-				why = "whose record cannot be read"
-			}
-			add("ref-dangling", string(ref.Name), "%s points at version %s, %s: %v", ref.Name, ref.ID, why, err)
-			continue
-		}
-		log, _ := r.Log(ctx, ref.ID, 0)
-		for _, rec := range log {
-			reached[rec.ID] = true
-		}
 	}
 	r.forgetIDs()
 	ids, err := r.IDs(ctx)
@@ -125,57 +106,8 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 		return nil, err
 	}
 	for _, id := range ids {
-		rec, err := r.Record(ctx, id)
-		if errors.Is(err, ErrIncomplete) {
-			if reached[id] {
-				add("version-incomplete", string(id), "%v", err)
-			} else {
-				rep.Incomplete = append(rep.Incomplete, id)
-			}
-			continue
-		}
-		if err != nil {
-			add("record-invalid", string(id), "%v", err)
-			continue
-		}
-		rep.Versions++
-		for i, p := range rec.Parents {
-			prec, err := r.Record(ctx, p)
-			if err != nil {
-				add("parent-missing", string(id), "parent %s: %v", p, err)
-				continue
-			}
-			if i > 0 {
-				continue
-			}
-			if rec.Seq != prec.Seq+1 {
-				add("seq-mismatch", string(id), "seq %d, but its first parent %s has seq %d (want %d)", rec.Seq, p, prec.Seq, prec.Seq+1)
-			}
-			if rec.ID <= prec.ID {
-				add("id-order", string(id), "id does not sort after its first parent %s", p)
-			}
-			if rec.DuckLake.Adds.First != prec.DuckLake.Snapshot+1 {
-				add("snapshot-order", string(id), "adds snapshots from %d, but its first parent %s ends at snapshot %d", rec.DuckLake.Adds.First, p, prec.DuckLake.Snapshot)
-			}
-		}
-		if vs.retired[id] {
-			rep.Retired++
-			if err := r.verifyRetired(ctx, vs, id, add); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if _, err := r.Dataset(ctx, id); err != nil {
-			add("dataset-invalid", string(id), "%v", err)
-		}
-		if !o.SkipCatalogs {
-			rep.Catalogs++
-			note := func(code, obj, format string, a ...any) {
-				rep.Notes = append(rep.Notes, problem(code, obj, format, a...))
-			}
-			if err := r.verifyCatalog(ctx, vs, rec, add, note); err != nil {
-				return nil, err
-			}
+		if err := r.verifyVersion(ctx, o, vs, rep, id, reached[id], add); err != nil {
+			return nil, err
 		}
 	}
 	if vs.dp != nil {
@@ -193,4 +125,96 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 	}
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Object < rep.Problems[j].Object })
 	return rep, nil
+}
+
+// verifyRefs checks that every ref parses and points at a complete
+// version; it counts the refs and returns every version a ref's
+// first-parent history reaches.
+func (r *Repo) verifyRefs(ctx context.Context, rep *VerifyReport, add func(code Code, obj, format string, a ...any)) (map[version.ID]bool, error) {
+	good, bad, err := r.refs.List(ctx, "refs/")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range bad {
+		add(CodeRefCorrupt, "", "%v", e)
+	}
+	rep.Refs = len(good) + len(bad)
+	reached := map[version.ID]bool{}
+	for _, ref := range good {
+		if _, err := r.Record(ctx, ref.ID); err != nil {
+			why := "which is not a complete version"
+			if errors.Is(err, version.ErrBadRecord) {
+				why = "whose record cannot be read"
+			}
+			add(CodeRefDangling, string(ref.Name), "%s points at version %s, %s: %v", ref.Name, ref.ID, why, err)
+			continue
+		}
+		log, _ := r.Log(ctx, ref.ID, 0)
+		for _, rec := range log {
+			reached[rec.ID] = true
+		}
+	}
+	return reached, nil
+}
+
+// verifyVersion checks one version folder: its record (an incomplete one
+// is a problem only when a ref reaches it), its parents, and, retired, its
+// marker (verifyRetired), else its dataset.json and (unless
+// o.SkipCatalogs) its catalog (verifyCatalog).
+func (r *Repo) verifyVersion(ctx context.Context, o VerifyOptions, vs *verifyState, rep *VerifyReport, id version.ID, reached bool, add func(code Code, obj, format string, a ...any)) error {
+	rec, err := r.Record(ctx, id)
+	if errors.Is(err, ErrIncomplete) {
+		if reached {
+			add(CodeVersionIncomplete, string(id), "%v", err)
+		} else {
+			rep.Incomplete = append(rep.Incomplete, id)
+		}
+		return nil
+	}
+	if err != nil {
+		add(CodeRecordInvalid, string(id), "%v", err)
+		return nil
+	}
+	rep.Versions++
+	r.verifyParents(ctx, rec, add)
+	if vs.retired[id] {
+		rep.Retired++
+		return r.verifyRetired(ctx, vs, id, add)
+	}
+	if _, err := r.Dataset(ctx, id); err != nil {
+		add(CodeDatasetInvalid, string(id), "%v", err)
+	}
+	if o.SkipCatalogs {
+		return nil
+	}
+	rep.Catalogs++
+	note := func(code Code, obj, format string, a ...any) {
+		rep.Notes = append(rep.Notes, problem(code, obj, format, a...))
+	}
+	return r.verifyCatalog(ctx, vs, rec, add, note)
+}
+
+// verifyParents checks that rec's parents exist and that seq, id and
+// snapshots grow from its first parent (DESIGN.md §3, §4.6).
+func (r *Repo) verifyParents(ctx context.Context, rec *version.Record, add func(code Code, obj, format string, a ...any)) {
+	id := string(rec.ID)
+	for i, p := range rec.Parents {
+		prec, err := r.Record(ctx, p)
+		if err != nil {
+			add(CodeParentMissing, id, "parent %s: %v", p, err)
+			continue
+		}
+		if i > 0 {
+			continue
+		}
+		if rec.Seq != prec.Seq+1 {
+			add(CodeSeqMismatch, id, "seq %d, but its first parent %s has seq %d (want %d)", rec.Seq, p, prec.Seq, prec.Seq+1)
+		}
+		if rec.ID <= prec.ID {
+			add(CodeIDOrder, id, "id does not sort after its first parent %s", p)
+		}
+		if rec.DuckLake.Adds.First != prec.DuckLake.Snapshot+1 {
+			add(CodeSnapshotOrder, id, "adds snapshots from %d, but its first parent %s ends at snapshot %d", rec.DuckLake.Adds.First, p, prec.DuckLake.Snapshot)
+		}
+	}
 }

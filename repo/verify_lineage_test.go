@@ -113,11 +113,11 @@ func TestVerifyLineage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes := map[string]string{}
+	codes := map[repo.Code]string{}
 	for _, p := range rep.Problems {
 		codes[p.Code] = p.Object
 	}
-	for _, code := range []string{repo.CodeCatalogRecord, repo.CodeCatalogTimeline} {
+	for _, code := range []repo.Code{repo.CodeCatalogRecord, repo.CodeCatalogTimeline} {
 		if codes[code] != string(id) {
 			t.Errorf("no %s on the forged version; problems: %+v", code, rep.Problems)
 		}

@@ -36,7 +36,7 @@ It refuses a location that already holds files.`,
 }
 
 func runInit(ctx context.Context, ios *term.IO, g *globals, o *initOptions) error {
-	r, err := repo.Init(ctx, o.URL, repo.InitOptions{Name: o.Name, DefaultBranch: o.DefaultBranch})
+	r, err := repo.Init(ctx, g.path(o.URL), repo.InitOptions{Name: o.Name, DefaultBranch: o.DefaultBranch})
 	if err != nil {
 		return err
 	}

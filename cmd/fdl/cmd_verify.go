@@ -70,7 +70,7 @@ func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) 
 			}
 		} else {
 			for _, p := range rep.Problems {
-				ios.Printf("%s %s: %s\n", ios.Bad(p.Code), p.Object, p.Message)
+				ios.Printf("%s %s: %s\n", ios.Bad(string(p.Code)), p.Object, p.Message)
 			}
 			for _, p := range rep.Notes {
 				ios.Printf("%s %s %s: %s\n", ios.Dim("note"), p.Code, p.Object, p.Message)

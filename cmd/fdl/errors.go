@@ -249,7 +249,7 @@ func gcStopHint(e *repo.GCStopError, plain string) string {
 }
 
 // problemHints say what to do about some of verify's findings, by code.
-var problemHints = map[string]string{
+var problemHints = map[repo.Code]string{
 	repo.CodeRefRetired:      "; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention",
 	repo.CodeRetiredNoMarker: "; run fdl gc --yes to write it",
 	repo.CodeRetiredCatalog:  "; run fdl gc --yes again",

@@ -81,12 +81,16 @@ DuckDB ATTACH.
 			ios.Verbose = ios.Verbose || g.Verbose
 			ios.Quiet = ios.Quiet || g.Quiet
 			if g.Dir != "" {
-				// Like git -C: every relative path is then relative to DIR.
-				if err := os.Chdir(g.Dir); err != nil {
+				// Like git -C: every relative path is then relative to DIR
+				// (g.path), with no change of the process's directory.
+				fi, err := os.Stat(g.Dir)
+				if err == nil && !fi.IsDir() {
+					err = syscall.ENOTDIR
+				}
+				if err != nil {
 					return usageError{fmt.Errorf("-C %s: %w", g.Dir, unwrapPathError(err))}
 				}
 				ios.Debugf("working in %s", g.Dir)
-				g.Dir = ""
 			}
 			return nil
 		},
@@ -133,11 +137,16 @@ func optionalArg(a []string, i int) string {
 // workdir opens the working directory named by -C (default: the current
 // directory).
 func (g *globals) workdir() (*repo.Workdir, error) {
-	dir := g.Dir
-	if dir == "" {
-		dir = "."
+	return repo.OpenWorkdir(g.path("."))
+}
+
+// path returns a path the user gave, made relative to -C DIR when it is a
+// relative local path (not a URL).
+func (g *globals) path(p string) string {
+	if g.Dir == "" || p == "" || filepath.IsAbs(p) || strings.Contains(p, "://") {
+		return p
 	}
-	return repo.OpenWorkdir(dir)
+	return filepath.Join(g.Dir, p)
 }
 
 // openRepo opens the repository named by --repo, else the one the working
@@ -147,7 +156,7 @@ func (g *globals) openRepo(ctx context.Context) (*repo.Repo, error) {
 		if g.ios != nil {
 			g.ios.Debugf("repository %s", g.Repo)
 		}
-		return repo.Open(ctx, g.Repo)
+		return repo.Open(ctx, g.path(g.Repo))
 	}
 	w, err := g.workdir()
 	if err != nil {
@@ -171,7 +180,7 @@ func (g *globals) hooks(ios *term.IO) (repo.Options, *term.Progress) {
 			if e.Done == e.Total {
 				ios.Debugf("%s %s: %d bytes", e.Op, e.Name, e.Done)
 			}
-			p.Update(e.Op, filepath.Base(e.Name), e.Done, e.Total)
+			p.Update(string(e.Op), filepath.Base(e.Name), e.Done, e.Total)
 		},
 		Step: func(step string) {
 			ios.Debugf("step %s", step)

@@ -6,7 +6,8 @@ package sqlquote
 
 import "strings"
 
-// Ident quotes s as an identifier, always: "my ""t""".
+// Ident quotes s as an identifier, always: "my ""t""" (also the way
+// DuckLake writes names in changes_made: DuckLakeUtil::SQLIdentifierToString).
 func Ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // IdentIfNeeded returns s as it is when it is a plain identifier (lower-case
