@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/fdl
 GOLANGCI_VERSION ?= v2.15.0
 
-.PHONY: help build test demo bench lint docs clean
+.PHONY: help build pyenv test demo bench lint docs clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -11,11 +11,14 @@ help: ## list the targets
 build: ## build bin/fdl
 	$(GO) build -o $(BIN) ./cmd/fdl
 
-test: ## run every test (needs ../shared/testdata for the real-catalog tests)
+pyenv: ## install the real DuckDB 1.5.5 (+ ducklake, sqlite, httpfs, aws) and 2.0.0 from PyPI into .venv
+	./scripts/pyenv.sh >/dev/null
+
+test: pyenv ## run every test (needs ../shared/testdata for the real-catalog tests)
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 40m ./...
 
-demo: build ## run the main job end to end on a catalog it builds itself
+demo: build pyenv ## run the main job end to end on a catalog it builds itself
 	./scripts/demo.sh
 
 bench: build ## benchmarks: go test -bench, then the end-to-end 256 MiB benchmark
@@ -29,5 +32,5 @@ lint: ## golangci-lint (pinned version) and gofmt
 docs: ## regenerate docs/cli/ from the cobra commands
 	$(GO) test ./cmd/fdl -run TestGeneratedDocs -count=1 -args -update-docs
 
-clean: ## remove build output
-	rm -rf bin
+clean: ## remove build output and the DuckDB environments
+	rm -rf bin .venv

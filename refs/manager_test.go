@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/memory"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -68,7 +69,7 @@ func newManager(t *testing.T, st store.Store, c *chain) *Manager {
 func TestUpdateWritesLogThenRef(t *testing.T) {
 	ctx := context.Background()
 	c := newChain(t, 3)
-	st := store.NewMemory()
+	st := memory.New()
 	m := newManager(t, st, c)
 	n := Name("refs/heads/main")
 	refused := errors.New("refused by the caller")
@@ -115,7 +116,7 @@ func TestUpdateWritesLogThenRef(t *testing.T) {
 func TestMoveBranch(t *testing.T) {
 	ctx := context.Background()
 	c := newChain(t, 4)
-	m := newManager(t, store.NewMemory(), c)
+	m := newManager(t, memory.New(), c)
 	if err := m.Create(ctx, "refs/heads/main", c.line[1], "created", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestMoveBranch(t *testing.T) {
 func TestResolve(t *testing.T) {
 	ctx := context.Background()
 	c := newChain(t, 4)
-	m := newManager(t, store.NewMemory(), c)
+	m := newManager(t, memory.New(), c)
 	if _, err := m.Resolve(ctx, "HEAD"); !errors.As(err, new(*NoVersionYetError)) {
 		t.Fatalf("HEAD before the first version: %v", err)
 	}

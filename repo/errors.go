@@ -74,7 +74,7 @@ func (e *NotWorkdirError) Error() string {
 func (e *NotWorkdirError) Unwrap() error { return ErrNotWorkdir }
 
 // BusyError: another process holds the working directory's lock (a commit
-// or push). It wraps the lock's error (store.ErrBusy).
+// or push). It wraps the lock's error (filelock.ErrBusy).
 type BusyError struct {
 	Op  string // what was refused: "commit", "push"
 	Dir string

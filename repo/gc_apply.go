@@ -364,8 +364,8 @@ func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, res *GCResult)
 func (r *Repo) readCatalogUnchecked(ctx context.Context, id version.ID, tmp string) ([]ducklake.DataFile, error) {
 	key := VersionKey(id, version.CatalogFile)
 	path := ""
-	if local, ok := r.folder(); ok {
-		path = local.Location(key)
+	if files, ok := r.folder(); ok {
+		path = files.LocalPath(key)
 	} else {
 		rc, _, err := r.st.Get(ctx, key)
 		if err != nil {

@@ -289,7 +289,7 @@ func (plan *GCPlan) total() {
 //     deleted).
 //
 // It returns the deletions that pass.
-func guardFolderStore(st *store.Local, norm *retention.Normaliser, dp *retention.DataPlanner, dels []retention.DataDeletion, warnings *[]string) []retention.DataDeletion {
+func guardFolderStore(st store.LocalFiles, norm *retention.Normaliser, dp *retention.DataPlanner, dels []retention.DataDeletion, warnings *[]string) []retention.DataDeletion {
 	if len(dels) == 0 {
 		return dels
 	}
@@ -313,7 +313,7 @@ func guardFolderStore(st *store.Local, norm *retention.Normaliser, dp *retention
 	}
 	out := dels[:0]
 	for _, d := range dels {
-		loc := st.Location(d.Key)
+		loc := st.LocalPath(d.Key)
 		real, err := filepath.EvalSymlinks(loc)
 		if err != nil {
 			out = append(out, d) // gone meanwhile: deleting it is a no-op
@@ -505,8 +505,8 @@ func scanWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
 func (r *Repo) scanCatalog(ctx context.Context, rec *version.Record, tmp string) ([]ducklake.DataFile, time.Duration, time.Duration, error) {
 	t0 := time.Now()
 	path := ""
-	if _, local := r.folder(); local {
-		path = r.CatalogLocation(rec.ID)
+	if files, ok := r.folder(); ok {
+		path = files.LocalPath(VersionKey(rec.ID, version.CatalogFile))
 		size, sum, err := FileDigest(path)
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("version %s: catalog: %w", rec.ID, err)

@@ -114,11 +114,12 @@ func (r *Repo) URL() string { return r.url }
 // Config returns fdl.json.
 func (r *Repo) Config() Config { return r.cfg }
 
-// folder returns the repository's store when it is a folder on this
-// machine (the one place that asks): gc and verify then read catalogs where
-// they lie, and gc guards its deletions against symbolic and hard links.
-func (r *Repo) folder() (*store.Local, bool) {
-	l, ok := r.st.(*store.Local)
+// folder returns the repository's store when its objects are files of
+// this machine (store.LocalFiles; the one place that asks): gc then reads
+// catalogs where they lie and guards its deletions against symbolic and
+// hard links.
+func (r *Repo) folder() (store.LocalFiles, bool) {
+	l, ok := r.st.(store.LocalFiles)
 	return l, ok
 }
 

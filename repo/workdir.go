@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
-	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/filelock"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -204,11 +204,11 @@ func (w *Workdir) LocalDataset(id version.ID) (*version.Dataset, error) {
 }
 
 // lock takes DIR/.fdl/lock for a commit or push, so two fdl processes never
-// change one working directory's state at once. Errors: store.ErrBusy with
-// a hint.
+// change one working directory's state at once. Errors: *BusyError
+// (wrapping filelock.ErrBusy).
 func (w *Workdir) lock(what string) (func(), error) {
-	unlock, err := store.LockFile(w.stateDir("lock"))
-	if errors.Is(err, store.ErrBusy) {
+	unlock, err := filelock.Lock(w.stateDir("lock"))
+	if errors.Is(err, filelock.ErrBusy) {
 		return nil, &BusyError{Op: what, Dir: w.Dir, Err: err}
 	}
 	return unlock, err

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/filelock"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
@@ -55,7 +55,7 @@ func TestHints(t *testing.T) {
 			"s3://b/x: not an fdl repository (no fdl.json there); check the URL, or make one with 'fdl init s3://b/x'"},
 		{&repo.NotWorkdirError{Dir: "/w"},
 			"/w: not an fdl working directory (no .fdl/state.json): run 'fdl checkout URL DIR' to make one, or pass -C DIR"},
-		{&repo.BusyError{Op: "commit", Dir: "/w", Err: store.ErrBusy},
+		{&repo.BusyError{Op: "commit", Dir: "/w", Err: filelock.ErrBusy},
 			"cannot commit in /w: another fdl commit or push is running in this working directory; wait for it to finish: locked by another fdl process"},
 		{repo.NoMessageError{}, "a commit needs a message (-m MSG): invalid arguments"},
 		{repo.NothingToPushError{}, "there is no version to push: commit first (fdl commit -m MSG): nothing to push"},

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
@@ -129,7 +130,7 @@ func Freeze(ctx context.Context, src, dst string) (info FreezeInfo, err error) {
 // srcAbs the file's bytes are copied while DuckDB's read-only attachment
 // holds the shared lock; with one, DuckDB copies every committed row
 // (copyDatabase).
-func freezeDuckDB(ctx context.Context, srcAbs, tmp, work string, storage Storage) (info FreezeInfo, err error) {
+func freezeDuckDB(ctx context.Context, srcAbs, tmp, work string, storage meta.Storage) (info FreezeInfo, err error) {
 	db, conn, err := newDuckDB(ctx, []string{
 		"SET memory_limit = " + sqlquote.String(freezeMemoryLimit),
 		"SET temp_directory = " + sqlquote.String(filepath.Join(work, "spill")),
@@ -229,7 +230,7 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 // database at tmp with COPY FROM DATABASE (used when src has a WAL, whose
 // rows must be checkpointed into the copy), checks per-table row counts,
 // and detaches both.
-func (c *Catalog) copyDatabase(ctx context.Context, conn *sql.Conn, srcAbs, tmp string, storage Storage) error {
+func (c *Catalog) copyDatabase(ctx context.Context, conn *sql.Conn, srcAbs, tmp string, storage meta.Storage) error {
 	steps := []string{
 		fmt.Sprintf("ATTACH %s AS %s (STORAGE_VERSION %s)", sqlquote.String(tmp), sqlquote.Ident(frozenAlias), sqlquote.String(storage.MinDuckDB)),
 		fmt.Sprintf("COPY FROM DATABASE %s TO %s", sqlquote.Ident(catalogAlias), sqlquote.Ident(frozenAlias)),
@@ -383,16 +384,16 @@ func syncDir(dir string) {
 // checkCopy checks a frozen copy tmp of srcAbs — no WAL beside it (the
 // catalog must be one file), the storage version wanted — and returns the
 // copy's storage version.
-func checkCopy(srcAbs, tmp string, storage Storage) (Storage, error) {
+func checkCopy(srcAbs, tmp string, storage meta.Storage) (meta.Storage, error) {
 	if _, err := os.Lstat(walPath(tmp)); err == nil {
-		return Storage{}, fmt.Errorf("freeze %s: DuckDB left a WAL beside the copy", srcAbs)
+		return meta.Storage{}, fmt.Errorf("freeze %s: DuckDB left a WAL beside the copy", srcAbs)
 	}
 	got, err := ReadStorage(tmp)
 	if err != nil {
-		return Storage{}, fmt.Errorf("freeze %s: %w", srcAbs, err)
+		return meta.Storage{}, fmt.Errorf("freeze %s: %w", srcAbs, err)
 	}
 	if got.Number != storage.Number {
-		return Storage{}, fmt.Errorf("freeze %s: copy has storage version %d, want %d", srcAbs, got.Number, storage.Number)
+		return meta.Storage{}, fmt.Errorf("freeze %s: copy has storage version %d, want %d", srcAbs, got.Number, storage.Number)
 	}
 	return got, nil
 }

@@ -17,6 +17,8 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 	sqlite3 "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver (cgo, bundles SQLite)
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
 // SQLite access settings.
@@ -809,12 +811,12 @@ func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 // for a DuckDB catalog file (storage 64 up to DuckDB 1.4, 68 from DuckDB
 // 1.5, whose extension writes 0.4 and 1.0; compare the real catalogs in
 // MANIFEST.md).
-func storageForFormat(format string) Storage {
+func storageForFormat(format string) meta.Storage {
 	switch format {
 	case "0.4-dev1", "0.4", "1.0":
-		return Storage{Number: 68, MinDuckDB: storageVersions[68]}
+		return meta.Storage{Number: 68, MinDuckDB: storageVersions[68]}
 	}
-	return Storage{Number: 64, MinDuckDB: storageVersions[64]}
+	return meta.Storage{Number: 64, MinDuckDB: storageVersions[64]}
 }
 
 // freezeSQLite is Freeze for a SQLite-format source: one consistent read
@@ -832,7 +834,7 @@ func freezeSQLite(ctx context.Context, srcAbs, dstAbs string) (info FreezeInfo, 
 	}
 	defer os.RemoveAll(work)
 	tmp := filepath.Join(work, "catalog.duckdb")
-	var storage Storage
+	var storage meta.Storage
 	err = withSQLiteSnapshot(ctx, srcAbs, func(s *sqliteSnapshot) error {
 		var err error
 		storage, err = s.freezeInto(ctx, tmp, work)
@@ -870,7 +872,7 @@ func freezeSQLite(ctx context.Context, srcAbs, dstAbs string) (info FreezeInfo, 
 // the catalog's format wrote, and checks each table's row count. It may run
 // more than once (withSQLiteSnapshot retries on SQLITE_BUSY): it starts
 // from no file.
-func (s *sqliteSnapshot) freezeInto(ctx context.Context, tmp, work string) (Storage, error) {
+func (s *sqliteSnapshot) freezeInto(ctx context.Context, tmp, work string) (meta.Storage, error) {
 	os.Remove(tmp)
 	os.Remove(tmp + ".wal")
 	storage := storageForFormat(s.format)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
@@ -35,7 +36,7 @@ import (
 //
 // Errors: ErrSnapshotNotFound when ducklake_snapshot has no row with id
 // snapshot.
-func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
+func (c *Catalog) State(ctx context.Context, snapshot int64) (*meta.State, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.ready(); err != nil {
@@ -48,7 +49,7 @@ func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("%w: %s has no snapshot %d", ErrSnapshotNotFound, c.path, snapshot)
 	}
-	b := &stateBuilder{c: c, at: snapshot, st: &State{Snapshot: snapshot, Schemas: []Schema{}}, schemaIdx: map[int64]int{}, tableRef: map[int64]tableRef{}}
+	b := &stateBuilder{c: c, at: snapshot, st: &meta.State{Snapshot: snapshot, Schemas: []meta.Schema{}}, schemaIdx: map[int64]int{}, tableRef: map[int64]tableRef{}}
 	for _, step := range []func(context.Context) error{b.schemas, b.tables, b.views, b.columns} {
 		if err := step(ctx); err != nil {
 			return nil, err
@@ -57,18 +58,18 @@ func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
 	if err := c.countData(ctx, snapshot, b.table); err != nil {
 		return nil, err
 	}
-	b.st.sortByName()
+	sortByName(b.st)
 	return b.st, nil
 }
 
-// stateBuilder reads one snapshot's State, table by table of the catalog:
+// stateBuilder reads one snapshot's state, table by table of the catalog:
 // schemas, then the tables and views in them, then the tables' columns.
 // Rows whose schema or table is not visible at the snapshot (an
 // inconsistent catalog; verify reports it) are left out.
 type stateBuilder struct {
 	c         *Catalog
 	at        int64
-	st        *State
+	st        *meta.State
 	schemaIdx map[int64]int // schema id -> index in st.Schemas
 	tableRef  map[int64]tableRef
 }
@@ -77,7 +78,7 @@ type stateBuilder struct {
 type tableRef struct{ schema, table int }
 
 // table returns the table with id, nil when it is not visible.
-func (b *stateBuilder) table(id int64) *Table {
+func (b *stateBuilder) table(id int64) *meta.Table {
 	r, ok := b.tableRef[id]
 	if !ok {
 		return nil
@@ -92,12 +93,12 @@ func (b *stateBuilder) schemas(ctx context.Context) error {
 	}
 	return c.query(ctx, fmt.Sprintf("SELECT schema_id, schema_name FROM %s WHERE %s ORDER BY schema_name, schema_id",
 		c.t("ducklake_schema"), visible("", b.at)), func(r *sql.Rows) error {
-		var s Schema
+		var s meta.Schema
 		var name sql.NullString
 		if err := r.Scan(&s.ID, &name); err != nil {
 			return err
 		}
-		s.Name, s.Tables, s.Views = name.String, []Table{}, []View{}
+		s.Name, s.Tables, s.Views = name.String, []meta.Table{}, []meta.View{}
 		b.schemaIdx[s.ID] = len(b.st.Schemas)
 		b.st.Schemas = append(b.st.Schemas, s)
 		return nil
@@ -111,7 +112,7 @@ func (b *stateBuilder) tables(ctx context.Context) error {
 	}
 	return c.query(ctx, fmt.Sprintf("SELECT table_id, schema_id, table_name FROM %s WHERE %s ORDER BY table_name, table_id",
 		c.t("ducklake_table"), visible("", b.at)), func(r *sql.Rows) error {
-		var t Table
+		var t meta.Table
 		var schemaID int64
 		var name sql.NullString
 		if err := r.Scan(&t.ID, &schemaID, &name); err != nil {
@@ -121,7 +122,7 @@ func (b *stateBuilder) tables(ctx context.Context) error {
 		if !ok {
 			return nil
 		}
-		t.Name, t.Columns = name.String, []Column{}
+		t.Name, t.Columns = name.String, []meta.Column{}
 		b.tableRef[t.ID] = tableRef{si, len(b.st.Schemas[si].Tables)}
 		b.st.Schemas[si].Tables = append(b.st.Schemas[si].Tables, t)
 		return nil
@@ -136,7 +137,7 @@ func (b *stateBuilder) views(ctx context.Context) error {
 	return c.query(ctx, fmt.Sprintf("SELECT view_id, schema_id, view_name, %s, %s FROM %s WHERE %s ORDER BY view_name, view_id",
 		c.col("ducklake_view", "", "dialect", "NULL::VARCHAR"), c.col("ducklake_view", "", "sql", "NULL::VARCHAR"),
 		c.t("ducklake_view"), visible("", b.at)), func(r *sql.Rows) error {
-		var v View
+		var v meta.View
 		var schemaID int64
 		var name, dialect, sqlText sql.NullString
 		if err := r.Scan(&v.ID, &schemaID, &name, &dialect, &sqlText); err != nil {
@@ -155,7 +156,7 @@ func (b *stateBuilder) views(ctx context.Context) error {
 // columnNode is a column as read, with its parent column (nested types).
 type columnNode struct {
 	table  int64
-	col    Column
+	col    meta.Column
 	parent *int64
 }
 
@@ -202,8 +203,8 @@ func (b *stateBuilder) columns(ctx context.Context) error {
 			children[k] = append(children[k], i)
 		}
 	}
-	var build func(i int, depth int) Column
-	build = func(i int, depth int) Column {
+	var build func(i int, depth int) meta.Column
+	build = func(i int, depth int) meta.Column {
 		col := nodes[i].col
 		if depth > 64 {
 			return col // a parent cycle; never produced by DuckLake
@@ -222,20 +223,20 @@ func (b *stateBuilder) columns(ctx context.Context) error {
 	return nil
 }
 
-// sortByName sorts schemas, and the tables and views in each, by name
+// sortByName sorts st's schemas, and the tables and views in each, by name
 // then id. The queries' ORDER BY already does; sorting again in Go makes
 // it byte order whatever DuckDB's collation settings.
-func (st *State) sortByName() {
+func sortByName(st *meta.State) {
 	byName := func(a, b string, ia, ib int64) int {
 		if c := strings.Compare(a, b); c != 0 {
 			return c
 		}
 		return int(ia - ib)
 	}
-	slices.SortStableFunc(st.Schemas, func(a, b Schema) int { return byName(a.Name, b.Name, a.ID, b.ID) })
+	slices.SortStableFunc(st.Schemas, func(a, b meta.Schema) int { return byName(a.Name, b.Name, a.ID, b.ID) })
 	for i := range st.Schemas {
-		slices.SortStableFunc(st.Schemas[i].Tables, func(a, b Table) int { return byName(a.Name, b.Name, a.ID, b.ID) })
-		slices.SortStableFunc(st.Schemas[i].Views, func(a, b View) int { return byName(a.Name, b.Name, a.ID, b.ID) })
+		slices.SortStableFunc(st.Schemas[i].Tables, func(a, b meta.Table) int { return byName(a.Name, b.Name, a.ID, b.ID) })
+		slices.SortStableFunc(st.Schemas[i].Views, func(a, b meta.View) int { return byName(a.Name, b.Name, a.ID, b.ID) })
 	}
 }
 
@@ -245,8 +246,8 @@ var partialInfoRe = regexp.MustCompile(`^\d+:\d+(\|\d+:\d+)*$`)
 // countData fills DataFiles, DataBytes, DeleteFiles and RowCount of the
 // visible tables: rows in Parquet files (less their delete files), rows
 // inlined in the catalog, and inlined deletions of Parquet rows.
-func (c *Catalog) countData(ctx context.Context, s int64, table func(int64) *Table) error {
-	for _, count := range []func(context.Context, int64, func(int64) *Table) error{
+func (c *Catalog) countData(ctx context.Context, s int64, table func(int64) *meta.Table) error {
+	for _, count := range []func(context.Context, int64, func(int64) *meta.Table) error{
 		c.countFiles, c.countPartial, c.countDeleteFiles, c.countInlined, c.countInlinedDeletes,
 	} {
 		if err := count(ctx, s, table); err != nil {
@@ -262,7 +263,7 @@ const (
 )
 
 // countFiles counts each table's data files, their bytes and records.
-func (c *Catalog) countFiles(ctx context.Context, s int64, table func(int64) *Table) error {
+func (c *Catalog) countFiles(ctx context.Context, s int64, table func(int64) *meta.Table) error {
 	if !c.has(dataFileTable) {
 		return nil
 	}
@@ -281,7 +282,7 @@ func (c *Catalog) countFiles(ctx context.Context, s int64, table func(int64) *Ta
 
 // countPartial corrects the records of compacted files whose rows became
 // visible in steps (DuckLake 0.3 partial_file_info).
-func (c *Catalog) countPartial(ctx context.Context, s int64, table func(int64) *Table) error {
+func (c *Catalog) countPartial(ctx context.Context, s int64, table func(int64) *meta.Table) error {
 	if !c.has(dataFileTable, "partial_file_info") {
 		return nil
 	}
@@ -305,7 +306,7 @@ func (c *Catalog) countPartial(ctx context.Context, s int64, table func(int64) *
 
 // countDeleteFiles counts each table's delete files and the rows they
 // delete.
-func (c *Catalog) countDeleteFiles(ctx context.Context, s int64, table func(int64) *Table) error {
+func (c *Catalog) countDeleteFiles(ctx context.Context, s int64, table func(int64) *meta.Table) error {
 	if !c.has(deleteFileTable) {
 		return nil
 	}
@@ -328,7 +329,7 @@ func (c *Catalog) countDeleteFiles(ctx context.Context, s int64, table func(int6
 // ducklake_inlined_data_<table_id>_<schema_version> start with three
 // metadata columns row_id, begin_snapshot, end_snapshot, which 1.1-dev1
 // renames with a "_ducklake_" prefix).
-func (c *Catalog) countInlined(ctx context.Context, s int64, table func(int64) *Table) error {
+func (c *Catalog) countInlined(ctx context.Context, s int64, table func(int64) *meta.Table) error {
 	if !c.has("ducklake_inlined_data_tables", "table_id", "table_name") {
 		return nil
 	}
@@ -376,7 +377,7 @@ func (c *Catalog) countInlined(ctx context.Context, s int64, table func(int64) *
 // countInlinedDeletes takes off the inlined deletions of rows in Parquet
 // files: ducklake_inlined_delete_<table_id>(file_id, row_id,
 // begin_snapshot).
-func (c *Catalog) countInlinedDeletes(ctx context.Context, s int64, table func(int64) *Table) error {
+func (c *Catalog) countInlinedDeletes(ctx context.Context, s int64, table func(int64) *meta.Table) error {
 	if !c.has(dataFileTable) {
 		return nil
 	}

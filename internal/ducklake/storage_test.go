@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
@@ -62,9 +63,9 @@ func TestReadStorageRealCatalogs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Storage{Number: 64, MinDuckDB: "v0.10.0"}
+		want := meta.Storage{Number: 64, MinDuckDB: "v0.10.0"}
 		if m.File == "dltest-v04.ducklake" { // MANIFEST.md: storage format 68
-			want = Storage{Number: 68, MinDuckDB: "v1.5.0"}
+			want = meta.Storage{Number: 68, MinDuckDB: "v1.5.0"}
 		}
 		if got != want {
 			t.Errorf("%s: %+v, want %+v", m.File, got, want)
