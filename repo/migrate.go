@@ -69,17 +69,16 @@ func (MigrateNeedsFileError) Unwrap() error { return ErrInvalidArguments }
 
 // MigrateOptions are the inputs of MigrateBranch.
 type MigrateOptions struct {
-	// Branch is the branch whose head is migrated; default: HEAD's branch.
+	// Branch is the branch whose head is migrated; default: the working
+	// directory's branch when the repository was opened from one
+	// (Workdir.OpenRepo), else HEAD's.
 	Branch string
 	// Message and Author of the new version. Message defaults to
-	// "Migrate DuckLake <from> to <to> (readable by <readers>)".
+	// "Migrate DuckLake <from> to <to> (readable by <readers>)", Author to
+	// DefaultActor().
 	Message, Author string
 	// Now, if set, is the creation time (tests); default time.Now.
 	Now func() time.Time
-	// Workdir, if set, is the working directory the request comes from.
-	// When it tracks Branch it must have no uncommitted snapshot and no
-	// unpushed version (ErrLocalWork); it is never changed.
-	Workdir *Workdir
 }
 
 // MigrateResult says what MigrateBranch made.
@@ -100,9 +99,14 @@ type MigrateResult struct {
 	// (ducklake.FormatReaders); ParentReaders those that read the parent.
 	Readers       string `json:"readers"`
 	ParentReaders string `json:"parent_readers"`
-	// WorkdirBehind is true when Workdir tracks Branch: it still holds the
-	// old catalog (checking the branch out again gives the migrated one).
+	// WorkdirBehind is true when the repository was opened from a working
+	// directory of Branch: it still holds the old catalog (checking the
+	// branch out again gives the migrated one).
 	WorkdirBehind bool `json:"workdir_behind,omitempty"`
+	// URL is the repository's URL (to check the branch out again).
+	URL string `json:"url"`
+	// Abbrev is the short-id length after the migration.
+	Abbrev refs.Abbrev `json:"-"`
 }
 
 // MigrateBranch publishes, on top of branch's head, a new version whose
@@ -115,9 +119,15 @@ type MigrateResult struct {
 // ducklake.migrated_from = the head's format and the empty adds range
 // snapshot+1..snapshot (docs/spec.md). The branch moves to it as a push
 // does: fast-forward, compare-and-swap; this move to a newer DuckLake
-// format is the explicit purpose of the call.
+// format is the explicit purpose of the call. When the repository was
+// opened from a working directory of the branch (Workdir.OpenRepo), that
+// directory must have no snapshot not committed and no version not pushed
+// (*LocalWorkError): they could not be pushed on top of the migrated
+// version. The working directory is never changed.
 //
-// Errors: ErrNoVersions when the branch has no version; an error wrapping
+// Errors: *refs.MissingBranchError (wrapping refs.ErrNotFound) when the
+// branch named does not exist, *refs.NoVersionYetError when HEAD's branch
+// has no version yet; an error wrapping
 // ducklake.ErrCurrentFormat when the head needs no migration (its format
 // is CurrentFormat or newer); ducklake.ErrUnsupportedFormat when it has no
 // migration path; ErrLocalWork (see MigrateOptions.Workdir); *RetiredError
@@ -126,15 +136,24 @@ type MigrateResult struct {
 func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateResult, error) {
 	var branch refs.Name
 	var err error
-	if o.Branch != "" {
+	switch {
+	case o.Branch != "":
 		branch, err = refs.Branch(o.Branch)
-	} else {
+	case r.wd != nil:
+		branch, err = refs.Branch(r.wd.State.Branch)
+	default:
 		branch, err = r.refs.Head(ctx)
 	}
 	if err != nil {
 		return nil, err
 	}
-	w := o.Workdir
+	noVersion := func(err error) error {
+		if o.Branch == "" {
+			return &refs.NoVersionYetError{Branch: branch, Where: r.url}
+		}
+		return &refs.MissingBranchError{Branch: branch, Err: err}
+	}
+	w := r.wd
 	if w != nil && w.State.Branch == branch.Short() {
 		unlock, err := w.lock("migrate")
 		if err != nil {
@@ -149,7 +168,7 @@ func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateRes
 	}
 	ref, err := r.refs.Read(ctx, branch)
 	if errors.Is(err, refs.ErrNotFound) {
-		return nil, fmt.Errorf("branch %s: %w", branch.Short(), ErrNoVersions)
+		return nil, noVersion(err)
 	}
 	if err != nil {
 		return nil, err
@@ -196,6 +215,9 @@ func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateRes
 	if info.Snapshot.ID != head.DuckLake.Snapshot || !info.Snapshot.Time.Equal(head.DuckLake.SnapshotTime) {
 		return nil, fmt.Errorf("version %s (seq %d): its catalog ends at snapshot %d, its record says %d", head.ID, head.Seq, info.Snapshot.ID, head.DuckLake.Snapshot)
 	}
+	if o.Author == "" {
+		o.Author = DefaultActor()
+	}
 	rec, err := r.migratedRecord(ctx, head, id, dir, info, o)
 	if err != nil {
 		return nil, err
@@ -211,7 +233,9 @@ func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateRes
 		Readers:       ducklake.FormatReadersOrCurrent(rec.DuckLake.Format),
 		ParentReaders: ducklake.FormatReadersOrCurrent(from),
 		WorkdirBehind: w != nil,
+		URL:           r.url,
 	}
+	res.Abbrev, _ = r.Abbrev(ctx)
 	return res, nil
 }
 

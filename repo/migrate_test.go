@@ -13,6 +13,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
+	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -50,6 +51,18 @@ func importLake(t *testing.T, file string, migrate bool) (*repo.Repo, *repo.Work
 	return r, w, rec
 }
 
+// workdirRepo opens w's repository from w (Workdir.OpenRepo), as the CLI
+// does inside a working directory.
+func workdirRepo(t *testing.T, w *repo.Workdir) *repo.Repo {
+	t.Helper()
+	r, err := w.OpenRepo(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
 // TestMigrateBranch: a branch whose head is a 0.3 lake gets a migrated
 // version on top: DuckLake 1.0, the same snapshot and dataset, recorded as
 // migrated from 0.3 with no snapshot added; the old version stays; verify
@@ -57,7 +70,8 @@ func importLake(t *testing.T, file string, migrate bool) (*repo.Repo, *repo.Work
 func TestMigrateBranch(t *testing.T) {
 	ctx := context.Background()
 	r, w, old := importLake(t, "dltest-per-table-schema.ducklake", false)
-	res, err := r.MigrateBranch(ctx, repo.MigrateOptions{Author: "t", Workdir: w})
+	rw := workdirRepo(t, w)
+	res, err := rw.MigrateBranch(ctx, repo.MigrateOptions{Author: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +155,17 @@ func TestMigrateBranch(t *testing.T) {
 func TestMigrateBranchRefusals(t *testing.T) {
 	ctx := context.Background()
 	r, w, old := importLake(t, "wikigrams-v0.3.ducklake", false)
-	if _, err := r.MigrateBranch(ctx, repo.MigrateOptions{Branch: "nothing-here"}); !errors.Is(err, repo.ErrNoVersions) {
-		t.Fatalf("empty branch: %v, want ErrNoVersions", err)
+	if _, err := r.MigrateBranch(ctx, repo.MigrateOptions{Branch: "nothing-here"}); !errors.Is(err, refs.ErrNotFound) {
+		t.Fatalf("missing branch: %v, want refs.ErrNotFound", err)
+	}
+	empty, err := repo.Init(ctx, filepath.Join(t.TempDir(), "empty"), repo.InitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer empty.Close()
+	var noVersion *refs.NoVersionYetError
+	if _, err := empty.MigrateBranch(ctx, repo.MigrateOptions{}); !errors.As(err, &noVersion) {
+		t.Fatalf("HEAD's branch without a version: %v, want *refs.NoVersionYetError", err)
 	}
 	// Uncommitted snapshots.
 	lw, err := lakewriter.Open(ctx, w.CatalogPath())
@@ -153,14 +176,15 @@ func TestMigrateBranchRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	lw.Close()
-	if _, err := r.MigrateBranch(ctx, repo.MigrateOptions{Workdir: w}); !errors.Is(err, repo.ErrLocalWork) || !strings.Contains(err.Error(), "1 snapshot(s) not committed") {
+	rw := workdirRepo(t, w)
+	if _, err := rw.MigrateBranch(ctx, repo.MigrateOptions{}); !errors.Is(err, repo.ErrLocalWork) || !strings.Contains(err.Error(), "1 snapshot(s) not committed") {
 		t.Fatalf("uncommitted: %v, want ErrLocalWork", err)
 	}
 	// Committed, not pushed.
 	if _, err := w.Commit(ctx, repo.CommitOptions{Message: "local", Author: "t"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.MigrateBranch(ctx, repo.MigrateOptions{Workdir: w}); !errors.Is(err, repo.ErrLocalWork) || !strings.Contains(err.Error(), "1 version(s) committed and not pushed") {
+	if _, err := rw.MigrateBranch(ctx, repo.MigrateOptions{}); !errors.Is(err, repo.ErrLocalWork) || !strings.Contains(err.Error(), "1 version(s) committed and not pushed") {
 		t.Fatalf("unpushed: %v, want ErrLocalWork", err)
 	}
 	// Outside the working directory (or from one of another branch) the
@@ -171,7 +195,7 @@ func TestMigrateBranchRefusals(t *testing.T) {
 	if _, err := r.MigrateBranch(ctx, repo.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Push(ctx, r, ""); !errors.Is(err, repo.ErrRefused) {
+	if _, err := w.Push(ctx, r, ""); !errors.Is(err, refs.ErrRefused) {
 		t.Fatalf("push of work made on the unmigrated version: %v, want a refusal", err)
 	}
 }
@@ -198,7 +222,7 @@ func TestCheckoutFromMigrate(t *testing.T) {
 		t.Fatalf("plain checkout: %+v", plain)
 	}
 	for _, form := range []string{"duckdb", "sqlite"} {
-		res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, form), From: src, Migrate: true, CatalogFormat: form})
+		res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, form), From: src, Migrate: true, CatalogFormat: ducklake.Backend(form)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +317,7 @@ func TestMigrateBranchRace(t *testing.T) {
 		switch {
 		case o.err == nil && won == nil:
 			won = o.res
-		case errors.Is(o.err, repo.ErrRefused), errors.Is(o.err, ducklake.ErrCurrentFormat):
+		case errors.Is(o.err, refs.ErrRefused), errors.Is(o.err, ducklake.ErrCurrentFormat):
 			// lost the race, or started after the winner moved the branch
 		default:
 			t.Fatalf("migration: %v (a second winner: %v)", o.err, o.err == nil)

@@ -6,12 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
 )
 
 type checkoutOptions struct {
-	URL, Dir string
+	URL, Dir      string
+	CatalogFormat string // --catalog-format, checked by the library
 	repo.CheckoutOptions
 }
 
@@ -74,17 +76,20 @@ func defaultCatalogFormat() string {
 }
 
 func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptions) error {
-	r, err := repo.Open(ctx, o.URL)
+	r, err := repo.Open(ctx, g.path(o.URL))
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	opts, p := g.hooks(ios)
 	r.SetOptions(opts)
-	o.CheckoutOptions.Dir = o.Dir
+	o.CheckoutOptions.Dir = g.path(o.Dir)
+	from := o.From
+	o.CheckoutOptions.From = g.path(o.From)
 	if o.CatalogFormat == "" {
 		o.CatalogFormat = defaultCatalogFormat()
 	}
+	o.CheckoutOptions.CatalogFormat = ducklake.Backend(o.CatalogFormat)
 	res, err := r.Checkout(ctx, o.CheckoutOptions)
 	p.Done()
 	if err != nil {
@@ -94,10 +99,10 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 		return printJSON(ios, res)
 	}
 	switch res.Origin {
-	case "version":
+	case repo.OriginVersion:
 		ios.Printf("Checked out version %s (seq %d) of branch %s into %s\n", ios.ID(string(res.Base)), res.Seq, ios.Ref(res.Branch), res.Dir)
-	case "file":
-		ios.Printf("Copied %s into %s (branch %s)\n", o.From, res.Dir, ios.Ref(res.Branch))
+	case repo.OriginFile:
+		ios.Printf("Copied %s into %s (branch %s)\n", from, res.Dir, ios.Ref(res.Branch))
 		if m := res.Migration; m != nil {
 			ios.Printf("Migrated it from DuckLake %s to %s with the ducklake extension's own steps (no snapshot added; %s read it)\n", m.From, m.To, res.Readers)
 		}
@@ -108,9 +113,9 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 	if res.NeedsMigration {
 		ios.Printf("Note: this lake is DuckLake %s, which %s read; DuckDB 1.5.2 and newer refuse it until it is migrated.\n", res.Format, res.Readers)
 		switch res.Origin {
-		case "file":
+		case repo.OriginFile:
 			ios.Printf("To publish it for current DuckDB, check out again with --migrate; or commit and push it as it is (for %s readers), then run 'fdl migrate %s' for a version current DuckDB reads.\n", res.Readers, res.Branch)
-		case "new":
+		case repo.OriginNew:
 			ios.Printf("For current DuckDB, check out without --format (DuckLake 1.0).\n")
 		default:
 			ios.Printf("Run 'fdl migrate %s' for a version current DuckDB reads, then check it out again.\n", res.Branch)

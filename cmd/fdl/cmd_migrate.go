@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -57,23 +56,10 @@ To migrate a lake while importing it, use 'fdl checkout URL DIR --from FILE
 }
 
 func runMigrate(ctx context.Context, ios *term.IO, g *globals, o *migrateOptions, branch string) error {
-	w, err := g.workdir()
-	if err != nil && !errors.Is(err, repo.ErrNotWorkdir) {
-		return err
-	}
-	if w != nil && g.Repo != "" && g.Repo != w.State.Repository {
-		w = nil // another repository than the working directory's
-	}
-	if branch == "" && w != nil {
-		branch = w.State.Branch
-	}
-	if o.Author == "" {
-		o.Author = defaultAuthor()
-	}
 	return g.withRepo(ctx, func(r *repo.Repo) error {
 		opts, p := g.hooks(ios)
 		r.SetOptions(opts)
-		res, err := r.MigrateBranch(ctx, repo.MigrateOptions{Branch: branch, Message: o.Message, Author: o.Author, Workdir: w})
+		res, err := r.MigrateBranch(ctx, repo.MigrateOptions{Branch: branch, Message: o.Message, Author: o.Author})
 		p.Done()
 		if err != nil {
 			return err
@@ -81,10 +67,10 @@ func runMigrate(ctx context.Context, ios *term.IO, g *globals, o *migrateOptions
 		if g.JSON {
 			return printJSON(ios, res)
 		}
-		n, _ := r.ShortLen(ctx)
+		short := res.Abbrev.Short
 		rec, m := res.Version, res.Migration
 		ios.Printf("Migrated %s from DuckLake %s to %s: version %s (seq %d) on top of %s (seq %d)\n",
-			ios.Ref(res.Branch), m.From, m.To, ios.ID(repo.Short(rec.ID, n)), rec.Seq, ios.ID(repo.Short(res.Parent, n)), res.ParentSeq)
+			ios.Ref(res.Branch), m.From, m.To, ios.ID(short(rec.ID)), rec.Seq, ios.ID(short(res.Parent)), res.ParentSeq)
 		steps := make([]string, len(m.Steps))
 		for i, s := range m.Steps {
 			steps[i] = s.From + " -> " + s.To
@@ -94,7 +80,7 @@ func runMigrate(ctx context.Context, ios *term.IO, g *globals, o *migrateOptions
 		ios.Printf("The old version stays for %s:\n  %s\n", res.ParentReaders, res.ParentAttach)
 		if res.WorkdirBehind {
 			ios.Printf("This working directory still holds the DuckLake %s catalog of seq %d: check out %s again (fdl checkout %s NEWDIR) to write on the migrated version.\n",
-				m.From, res.ParentSeq, res.Branch, repo.ShellQuote(r.URL()))
+				m.From, res.ParentSeq, res.Branch, shellQuote(res.URL))
 		}
 		return nil
 	})

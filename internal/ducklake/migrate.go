@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // CurrentFormat is the DuckLake format fdl migrates older catalogs to: the
@@ -331,21 +332,21 @@ func migrateInPlace(ctx context.Context, path string, frozen FreezeInfo, work st
 		return info, err
 	}
 	db, conn, err := newDuckDB(ctx, []string{
-		"SET memory_limit = " + quoteString(freezeMemoryLimit),
-		"SET temp_directory = " + quoteString(filepath.Join(work, "spill")),
+		"SET memory_limit = " + sqlquote.String(freezeMemoryLimit),
+		"SET temp_directory = " + sqlquote.String(filepath.Join(work, "spill")),
 	})
 	if err != nil {
 		return info, err
 	}
 	c := &Catalog{path: path, db: db, conn: conn, backend: BackendDuckDB}
 	defer c.Close()
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (TYPE DUCKDB)", quoteString(path), quoteIdent(catalogAlias))); err != nil {
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (TYPE DUCKDB)", sqlquote.String(path), sqlquote.Ident(catalogAlias))); err != nil {
 		return info, classifyAttachError(path, err)
 	}
 	if err := c.load(ctx); err != nil {
 		return info, err
 	}
-	m := quoteIdent(catalogAlias) + "." + quoteIdent(c.schema)
+	m := sqlquote.Ident(catalogAlias) + "." + sqlquote.Ident(c.schema)
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return info, err
 	}
@@ -369,7 +370,7 @@ func migrateInPlace(ctx context.Context, path string, frozen FreezeInfo, work st
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return rollback(err)
 	}
-	for _, s := range []string{"CHECKPOINT " + quoteIdent(catalogAlias), "DETACH " + quoteIdent(catalogAlias)} {
+	for _, s := range []string{"CHECKPOINT " + sqlquote.Ident(catalogAlias), "DETACH " + sqlquote.Ident(catalogAlias)} {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
 			return info, fmt.Errorf("%s: %w", s, err)
 		}
@@ -409,7 +410,7 @@ func catalogFacts(ctx context.Context, path string) (*facts, error) {
 	f := &facts{format: c.Format(), cols: map[string][]string{}, counts: map[string]int64{}}
 	err = c.query(ctx, fmt.Sprintf(`SELECT table_name, column_name, data_type FROM duckdb_columns()
 		WHERE database_name = %s AND schema_name = %s ORDER BY table_name, column_index`,
-		quoteString(catalogAlias), quoteString(c.schema)), func(r *sql.Rows) error {
+		sqlquote.String(catalogAlias), sqlquote.String(c.schema)), func(r *sql.Rows) error {
 		var t, col, typ string
 		if err := r.Scan(&t, &col, &typ); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 )
@@ -320,9 +321,9 @@ func readThrough(t *testing.T, d *realduck.DuckDB, attach string, plan []tableRe
 	var b strings.Builder
 	b.WriteString(attach + ";\n")
 	for _, p := range plan {
-		name := fmt.Sprintf("v.%s.%s", quoteIdent(p.schema), quoteIdent(p.table))
+		name := fmt.Sprintf("v.%s.%s", sqlquote.Ident(p.schema), sqlquote.Ident(p.table))
 		sum := "md5(coalesce(string_agg(CAST(x AS VARCHAR), chr(10) ORDER BY CAST(x AS VARCHAR)), ''))"
-		fmt.Fprintf(&b, "SELECT %d, %s, count(*), %s FROM (SELECT * FROM %s AT (VERSION => %d)) x;\n", p.snapshot, quoteString(p.schema+"."+p.table), sum, name, p.snapshot)
+		fmt.Fprintf(&b, "SELECT %d, %s, count(*), %s FROM (SELECT * FROM %s AT (VERSION => %d)) x;\n", p.snapshot, sqlquote.String(p.schema+"."+p.table), sum, name, p.snapshot)
 	}
 	res, err := d.Query(b.String())
 	if err != nil {
@@ -361,7 +362,7 @@ func compareCatalogFiles(ctx context.Context, a, b string) error {
 	defer db.Close()
 	defer conn.Close()
 	for alias, p := range map[string]string{"a": a, "b": b} {
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (READ_ONLY)", quoteString(p), alias)); err != nil {
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (READ_ONLY)", sqlquote.String(p), alias)); err != nil {
 			return err
 		}
 	}
@@ -404,7 +405,7 @@ func compareCatalogFiles(ctx context.Context, a, b string) error {
 	var errs []error
 	for _, st := range tables["a"] {
 		schema, table, _ := strings.Cut(st, "\x00")
-		tb := quoteIdent(schema) + "." + quoteIdent(table)
+		tb := sqlquote.Ident(schema) + "." + sqlquote.Ident(table)
 		var onlyA, onlyB, n int64
 		q := fmt.Sprintf(`SELECT (SELECT count(*) FROM (SELECT * FROM a.%[1]s EXCEPT ALL SELECT * FROM b.%[1]s)),
 			(SELECT count(*) FROM (SELECT * FROM b.%[1]s EXCEPT ALL SELECT * FROM a.%[1]s)), (SELECT count(*) FROM a.%[1]s)`, tb)

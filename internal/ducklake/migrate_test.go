@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/testutil"
 )
 
@@ -104,7 +105,7 @@ func TestMigrateV01PartitionKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newRawDB(t, "")
-	r.exec("ATTACH " + quoteString(out) + " AS m (READ_ONLY)")
+	r.exec("ATTACH " + sqlquote.String(out) + " AS m (READ_ONLY)")
 	// Column ids 1 (i, order 1) and 7 (j, order 2): position 1 is j.
 	if got := r.strings("SELECT partition_key_index || ':' || column_id FROM m.ducklake_partition_column ORDER BY 1"); strings.Join(got, ",") != "0:7" {
 		t.Fatalf("partition columns %v, want 0:7 (position 1 -> column j, id 7)", got)
