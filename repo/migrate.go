@@ -130,28 +130,13 @@ type MigrateResult struct {
 // has no version yet; an error wrapping
 // ducklake.ErrCurrentFormat when the head needs no migration (its format
 // is CurrentFormat or newer); ducklake.ErrUnsupportedFormat when it has no
-// migration path; ErrLocalWork (see MigrateOptions.Workdir); *RetiredError
+// migration path; *LocalWorkError (see above); *RetiredError
 // when the head is out of retention; *RefusedError when another push moved
 // the branch meanwhile (nothing is moved then); the store's errors.
 func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateResult, error) {
-	var branch refs.Name
-	var err error
-	switch {
-	case o.Branch != "":
-		branch, err = refs.Branch(o.Branch)
-	case r.wd != nil:
-		branch, err = refs.Branch(r.wd.State.Branch)
-	default:
-		branch, err = r.refs.Head(ctx)
-	}
+	branch, err := r.migrateTarget(ctx, o)
 	if err != nil {
 		return nil, err
-	}
-	noVersion := func(err error) error {
-		if o.Branch == "" {
-			return &refs.NoVersionYetError{Branch: branch, Where: r.url}
-		}
-		return &refs.MissingBranchError{Branch: branch, Err: err}
 	}
 	w := r.wd
 	if w != nil && w.State.Branch == branch.Short() {
@@ -166,9 +151,58 @@ func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateRes
 	} else {
 		w = nil
 	}
+	head, err := r.migrateHead(ctx, branch, o.Branch == "")
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "fdl-migrate-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	pending, info, err := r.migrateCatalog(ctx, head, tmp, o)
+	if err != nil {
+		return nil, err
+	}
+	r.step("migrate:push")
+	if _, err := r.Push(ctx, branch, pending.Record.ID, []Pending{pending}); err != nil {
+		return nil, err
+	}
+	rec := pending.Record
+	res := &MigrateResult{Branch: branch.Short(), Parent: head.ID, ParentSeq: head.Seq, Version: rec, Migration: info,
+		Attach:        r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, fmt.Sprintf("v%d", rec.Seq), true),
+		ParentAttach:  r.AttachStatement(r.CatalogLocation(head.ID), head.DuckLake.DataPath, fmt.Sprintf("v%d", head.Seq), true),
+		Readers:       ducklake.FormatReadersOrCurrent(rec.DuckLake.Format),
+		ParentReaders: ducklake.FormatReadersOrCurrent(head.DuckLake.Format),
+		WorkdirBehind: w != nil,
+		URL:           r.url,
+	}
+	res.Abbrev, _ = r.Abbrev(ctx)
+	return res, nil
+}
+
+// migrateTarget returns the branch a migration moves: o.Branch, else the
+// working directory's, else HEAD's.
+func (r *Repo) migrateTarget(ctx context.Context, o MigrateOptions) (refs.Name, error) {
+	switch {
+	case o.Branch != "":
+		return refs.Branch(o.Branch)
+	case r.wd != nil:
+		return refs.Branch(r.wd.State.Branch)
+	}
+	return r.refs.Head(ctx)
+}
+
+// migrateHead reads the record of branch's head and checks that it needs a
+// migration and is in retention. byDefault: the branch was not named (a
+// missing one then has no version yet).
+func (r *Repo) migrateHead(ctx context.Context, branch refs.Name, byDefault bool) (*version.Record, error) {
 	ref, err := r.refs.Read(ctx, branch)
 	if errors.Is(err, refs.ErrNotFound) {
-		return nil, noVersion(err)
+		if byDefault {
+			return nil, &refs.NoVersionYetError{Branch: branch, Where: r.url}
+		}
+		return nil, &refs.MissingBranchError{Branch: branch, Err: err}
 	}
 	if err != nil {
 		return nil, err
@@ -177,8 +211,7 @@ func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateRes
 	if err != nil {
 		return nil, err
 	}
-	from := head.DuckLake.Format
-	if !ducklake.NeedsMigration(from) {
+	if from := head.DuckLake.Format; !ducklake.NeedsMigration(from) {
 		if from >= ducklake.CurrentFormat {
 			return nil, &CurrentFormatError{Branch: branch.Short(), Version: head.ID, Seq: head.Seq, Format: from, Readers: ducklake.FormatReadersOrCurrent(from)}
 		}
@@ -188,55 +221,42 @@ func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateRes
 	if err := r.refuseRetired(ctx, head); err != nil {
 		return nil, err
 	}
+	return head, nil
+}
 
-	tmp, err := os.MkdirTemp("", "fdl-migrate-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
+// migrateCatalog fetches head's catalog into tmp (checksum verified),
+// migrates it (ducklake.Migrate) and writes the new version's three files
+// into tmp/<id>, ready to push.
+func (r *Repo) migrateCatalog(ctx context.Context, head *version.Record, tmp string, o MigrateOptions) (Pending, ducklake.MigrateInfo, error) {
+	var info ducklake.MigrateInfo
 	r.step("migrate:fetch")
 	src := filepath.Join(tmp, "source.duckdb")
 	if err := r.FetchCatalog(ctx, head, src); err != nil {
-		return nil, err
+		return Pending{}, info, err
 	}
 	id, err := version.NewIDAfter(head.ID)
 	if err != nil {
-		return nil, err
+		return Pending{}, info, err
 	}
 	dir := filepath.Join(tmp, string(id))
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, err
+		return Pending{}, info, err
 	}
 	r.step("migrate:catalog")
-	info, err := ducklake.Migrate(ctx, src, filepath.Join(dir, version.CatalogFile))
-	if err != nil {
-		return nil, fmt.Errorf("version %s (seq %d): %w", head.ID, head.Seq, err)
+	if info, err = ducklake.Migrate(ctx, src, filepath.Join(dir, version.CatalogFile)); err != nil {
+		return Pending{}, info, fmt.Errorf("version %s (seq %d): %w", head.ID, head.Seq, err)
 	}
 	if info.Snapshot.ID != head.DuckLake.Snapshot || !info.Snapshot.Time.Equal(head.DuckLake.SnapshotTime) {
-		return nil, fmt.Errorf("version %s (seq %d): its catalog ends at snapshot %d, its record says %d", head.ID, head.Seq, info.Snapshot.ID, head.DuckLake.Snapshot)
+		return Pending{}, info, fmt.Errorf("version %s (seq %d): its catalog ends at snapshot %d, its record says %d", head.ID, head.Seq, info.Snapshot.ID, head.DuckLake.Snapshot)
 	}
 	if o.Author == "" {
 		o.Author = DefaultActor()
 	}
 	rec, err := r.migratedRecord(ctx, head, id, dir, info, o)
 	if err != nil {
-		return nil, err
+		return Pending{}, info, err
 	}
-
-	r.step("migrate:push")
-	if _, err := r.Push(ctx, branch, id, []Pending{{Record: rec, Dir: dir}}); err != nil {
-		return nil, err
-	}
-	res := &MigrateResult{Branch: branch.Short(), Parent: head.ID, ParentSeq: head.Seq, Version: rec, Migration: info,
-		Attach:        r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, fmt.Sprintf("v%d", rec.Seq), true),
-		ParentAttach:  r.AttachStatement(r.CatalogLocation(head.ID), head.DuckLake.DataPath, fmt.Sprintf("v%d", head.Seq), true),
-		Readers:       ducklake.FormatReadersOrCurrent(rec.DuckLake.Format),
-		ParentReaders: ducklake.FormatReadersOrCurrent(from),
-		WorkdirBehind: w != nil,
-		URL:           r.url,
-	}
-	res.Abbrev, _ = r.Abbrev(ctx)
-	return res, nil
+	return Pending{Record: rec, Dir: dir}, info, nil
 }
 
 // migratedRecord writes dataset.json and version.json of the migrated
