@@ -190,8 +190,8 @@ func (c *Catalog) duckLayoutAlias(ctx context.Context, alias string) ([]*duckTab
 				}
 			}
 		case kindInlinedData:
-			if len(t.cols) < 3 || strings.Join(t.cols[:3], ",") != strings.Join(inlinedInternalColumns, ",") {
-				return nil, fmt.Errorf("%w: %s: inlined-data table %s does not start with columns %v", ErrUnsupportedFormat, c.path, t.name, inlinedInternalColumns)
+			if internal := inlinedInternalColumns(c.format); len(t.cols) < 3 || strings.Join(t.cols[:3], ",") != strings.Join(internal, ",") {
+				return nil, fmt.Errorf("%w: %s: inlined-data table %s does not start with columns %v", ErrUnsupportedFormat, c.path, t.name, internal)
 			}
 		default:
 			return nil, fmt.Errorf("%w: %s has a table %s that is not a DuckLake table; fdl converts only DuckLake catalogs", ErrUnsupportedFormat, c.path, t.name)
