@@ -45,6 +45,78 @@ func (e *RefusedError) Error() string {
 
 func (e *RefusedError) Unwrap() error { return ErrRefused }
 
+// ErrFormatUpgrade is wrapped by the error of a push that would move a
+// branch to a version with a newer DuckLake format or a newer DuckDB storage
+// version than the one it holds, without PushOptions.AllowFormatUpgrade.
+var ErrFormatUpgrade = errors.New("push would move the branch to a newer catalog format")
+
+// FormatChange describes what readers of a branch need before and after a
+// push: the DuckLake format, the storage version and the Readers of the
+// version the branch holds (From) and of the one pushed (To).
+type FormatChange struct {
+	From FormatInfo `json:"from"`
+	To   FormatInfo `json:"to"`
+}
+
+// FormatInfo is the format side of one version.
+type FormatInfo struct {
+	Version  version.ID       `json:"version"`
+	DuckLake string           `json:"ducklake_format"`
+	Storage  ducklake.Storage `json:"storage"`
+	Readers  ducklake.Readers `json:"readers"`
+}
+
+func formatInfo(rec *version.Record) FormatInfo {
+	rd, _ := rec.EffectiveReaders()
+	return FormatInfo{Version: rec.ID, DuckLake: rec.DuckLake.Format, Storage: rec.Catalog.Storage, Readers: rd}
+}
+
+// String says it as fdl prints it: "DuckLake 1.0 in DuckDB storage 68
+// (DuckDB >= 1.5.2 attaches it)".
+func (f FormatInfo) String() string {
+	return fmt.Sprintf("DuckLake %s in DuckDB storage %d (DuckDB %s attaches it)", f.DuckLake, f.Storage.Number, f.Readers.Attach)
+}
+
+// FormatUpgradeError is the refusal of a push that would move a branch to
+// a newer catalog format or storage version (readers on the older DuckDB
+// release would lose the branch). It wraps ErrFormatUpgrade.
+type FormatUpgradeError struct {
+	Branch refs.Name
+	Change FormatChange
+}
+
+func (e *FormatUpgradeError) Error() string {
+	return fmt.Sprintf("push to %s refused: it would move the branch from %s (version %s) to %s (version %s): readers on the older DuckDB release lose the branch; nothing was moved. To publish it anyway, push again with --allow-format-upgrade (keep the older version under a tag or branch for those readers)",
+		e.Branch.Short(), e.Change.From, e.Change.From.Version, e.Change.To, e.Change.To.Version)
+}
+
+func (e *FormatUpgradeError) Unwrap() error { return ErrFormatUpgrade }
+
+// formatUpgrade compares the records of the version a branch holds (cur)
+// and of the one a push moves it to (next). It returns the change when
+// next has a newer DuckLake format (ducklake.CompareFormats) or a storage
+// version a newer DuckDB release is needed for (min_duckdb), else nil.
+func formatUpgrade(cur, next *version.Record) (*FormatChange, error) {
+	byFormat, err := ducklake.CompareFormats(next.DuckLake.Format, cur.DuckLake.Format)
+	if err != nil {
+		return nil, fmt.Errorf("compare the formats of versions %s and %s: %w", cur.ID, next.ID, err)
+	}
+	byStorage := ducklake.CompareReleases(next.Catalog.Storage.MinDuckDB, cur.Catalog.Storage.MinDuckDB)
+	if byFormat <= 0 && byStorage <= 0 {
+		return nil, nil
+	}
+	return &FormatChange{From: formatInfo(cur), To: formatInfo(next)}, nil
+}
+
+// PushOptions are the choices of a push.
+type PushOptions struct {
+	// AllowFormatUpgrade lets the push move the branch to a version with a
+	// newer DuckLake format or DuckDB storage version than the one it holds
+	// (readers on the older DuckDB release lose the branch). Without it such
+	// a push is refused with a *FormatUpgradeError.
+	AllowFormatUpgrade bool
+}
+
 // Pending is a version committed locally and not yet in the store: its
 // record and the folder holding its three files.
 type Pending struct {
@@ -59,6 +131,9 @@ type PushResult struct {
 	New      version.ID `json:"new"`
 	Uploaded int        `json:"uploaded"` // versions uploaded
 	UpToDate bool       `json:"up_to_date"`
+	// FormatUpgrade is set when the push moved the branch to a newer
+	// DuckLake format or storage version (PushOptions.AllowFormatUpgrade).
+	FormatUpgrade *FormatChange `json:"format_upgrade,omitempty"`
 }
 
 // Push uploads pending versions (oldest first; each one's first parent is
@@ -70,8 +145,16 @@ type PushResult struct {
 //
 // Errors: *RefusedError (wrapping ErrRefused) when the branch holds a
 // version that is not an ancestor of head, or another push moved it first;
+// *FormatUpgradeError (wrapping ErrFormatUpgrade) when head has a newer
+// DuckLake format or storage version than the version the branch holds;
 // nothing is moved then.
 func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pending []Pending) (PushResult, error) {
+	return r.PushWith(ctx, branch, head, pending, PushOptions{})
+}
+
+// PushWith is Push with options: with o.AllowFormatUpgrade a push to a
+// newer format is made, and PushResult.FormatUpgrade says so.
+func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, pending []Pending, o PushOptions) (PushResult, error) {
 	res := PushResult{Branch: branch, New: head}
 	extra := map[version.ID]*version.Record{}
 	for _, p := range pending {
@@ -100,6 +183,24 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 		if !ok {
 			return res, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.url}
 		}
+		curRec, err := r.Record(ctx, cur.ID)
+		if err != nil {
+			return res, fmt.Errorf("push to %s: %w", branch.Short(), err)
+		}
+		nextRec := extra[head]
+		if nextRec == nil {
+			if nextRec, err = r.Record(ctx, head); err != nil {
+				return res, fmt.Errorf("push: %w", err)
+			}
+		}
+		change, err := formatUpgrade(curRec, nextRec)
+		if err != nil {
+			return res, fmt.Errorf("push to %s: %w", branch.Short(), err)
+		}
+		if change != nil && !o.AllowFormatUpgrade {
+			return res, &FormatUpgradeError{Branch: branch, Change: *change}
+		}
+		res.FormatUpgrade = change
 	}
 	if len(pending) > 0 {
 		first := pending[0].Record

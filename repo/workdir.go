@@ -172,7 +172,8 @@ type CheckoutOptions struct {
 	From   string // start from this existing DuckLake catalog file instead
 	Branch string // branch push moves; default: the branch Rev names, else HEAD's
 	// Format is the DuckLake format of a new catalog made for a repository
-	// without versions ("1.0" or "0.4"; default "1.0").
+	// without versions ("1.0", "0.4" or "1.1"; default "1.0", which DuckDB
+	// 1.5.2 and later attach; "1.1" only DuckDB 2.0 does).
 	Format string
 	// CatalogFormat is the database the working catalog is stored in:
 	// "duckdb" (DIR/ducklake.duckdb, the version's frozen file itself; the
@@ -513,6 +514,7 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 		Catalog: version.Catalog{Size: size, SHA256: sum, Storage: storage},
 		DuckLake: version.DuckLake{Format: cat.Format(), Snapshot: last.ID, SnapshotTime: last.Time,
 			Adds: version.SnapshotRange{First: first, Last: last.ID}, DataPath: cat.DataPath()},
+		Readers: version.NewReaders(cat.Format(), storage),
 	}
 	if w.BaseRecord != nil {
 		rec.Seq = w.BaseRecord.Seq + 1
@@ -630,6 +632,11 @@ func (w *Workdir) LocalDataset(id version.ID) (*version.Dataset, error) {
 // the branch it was checked out from) with Repo.Push, then records the
 // branch's new version as upstream and removes the pushed local copies.
 func (w *Workdir) Push(ctx context.Context, r *Repo, branch string) (PushResult, error) {
+	return w.PushWith(ctx, r, branch, PushOptions{})
+}
+
+// PushWith is Push with options (PushOptions: AllowFormatUpgrade).
+func (w *Workdir) PushWith(ctx context.Context, r *Repo, branch string, o PushOptions) (PushResult, error) {
 	if branch == "" {
 		branch = w.State.Branch
 	}
@@ -653,7 +660,7 @@ func (w *Workdir) Push(ctx context.Context, r *Repo, branch string) (PushResult,
 	if err != nil {
 		return PushResult{}, err
 	}
-	res, err := r.Push(ctx, name, w.State.Base, pending)
+	res, err := r.PushWith(ctx, name, w.State.Base, pending, o)
 	if err != nil {
 		return res, err
 	}
@@ -738,7 +745,9 @@ func (w *Workdir) Status(ctx context.Context) (*Status, error) {
 		}
 		st.Snapshots = append(st.Snapshots, s)
 		for _, c := range ducklake.ParseChanges(s.Changes) {
-			if strings.Contains(c.Kind, "table") || strings.Contains(c.Kind, "inlined") {
+			// Table changes: *_table, inlined_*, flushed_inlined, and
+			// merge_adjacent / rewrite_delete (compactions by table id).
+			if strings.Contains(c.Kind, "table") || strings.Contains(c.Kind, "inlined") || c.Kind == "merge_adjacent" || c.Kind == "rewrite_delete" {
 				if n, ok := names[c.Value]; ok {
 					touched[n] = true
 				} else {

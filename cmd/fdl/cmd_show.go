@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
@@ -34,6 +35,11 @@ type showOutput struct {
 	Dataset *version.Dataset `json:"dataset"`
 	Short   string           `json:"short_id"`
 	Attach  string           `json:"attach"`
+	// Readers are the record's, or for a record written before fdl
+	// recorded them, derived from its storage version and format
+	// (ReadersDerived true).
+	Readers        ducklake.Readers `json:"readers"`
+	ReadersDerived bool             `json:"readers_derived,omitempty"`
 }
 
 func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
@@ -84,6 +90,9 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 		}
 		out := showOutput{Record: rec, Dataset: ds, Short: repo.Short(rec.ID, n),
 			Attach: r.AttachStatement(catalog, rec.DuckLake.DataPath, "v"+fmt.Sprint(rec.Seq), true)}
+		var recorded bool
+		out.Readers, recorded = rec.EffectiveReaders()
+		out.ReadersDerived = !recorded
 		if g.JSON {
 			return printJSON(ios, out)
 		}
@@ -94,6 +103,12 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 		ios.Printf("Catalog:  %s, sha256 %s, DuckDB storage %d (DuckDB %s or newer)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256, rec.Catalog.Storage.Number, rec.Catalog.Storage.MinDuckDB)
 		ios.Printf("DuckLake: format %s, snapshot %d, adds snapshots %d..%d\n", rec.DuckLake.Format, rec.DuckLake.Snapshot, rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last)
 		ios.Printf("Data:     %s\n", rec.DuckLake.DataPath)
+		derived := ""
+		if out.ReadersDerived {
+			derived = " (derived: the record predates readers)"
+		}
+		ios.Printf("Readers:  DuckDB %s attaches it (the file: DuckDB %s; DuckLake %s: the ducklake extension of DuckDB %s)%s\n",
+			out.Readers.Attach, out.Readers.DuckDB, rec.DuckLake.Format, out.Readers.DuckLakeExtension, derived)
 		ios.Printf("\n    %s\n\n", strings.ReplaceAll(printable(rec.Message), "\n", "\n    "))
 		t := ds.Totals
 		ios.Printf("%s %d schema(s), %d table(s), %d view(s), %d rows, %d data file(s), %s\n", ios.Heading("Dataset:"), t.Schemas, t.Tables, t.Views, t.Rows, t.DataFiles, term.Bytes(t.DataBytes))
@@ -112,7 +127,11 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 				ios.Printf("  view %s.%s  %s\n", repo.SQLIdent(s.Name), repo.SQLIdent(v.Name), oneLine(v.SQL))
 			}
 		}
-		ios.Printf("\nQuery it with DuckDB (ducklake extension):\n  %s\n", out.Attach)
+		if out.Readers.Attach == "none" {
+			ios.Printf("\nNo DuckDB release attaches this version READ_ONLY as it is (see Readers); the statement:\n  %s\n", out.Attach)
+		} else {
+			ios.Printf("\nQuery it with DuckDB %s (ducklake extension):\n  %s\n", out.Readers.Attach, out.Attach)
+		}
 		return nil
 	})
 }

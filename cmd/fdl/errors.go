@@ -34,6 +34,8 @@ func errorKind(err error, code int) string {
 		{repo.ErrBadLog, "invalid_reflog"},
 		{repo.ErrChecksum, "checksum"},
 		{repo.ErrDataMissing, "data_missing"},
+		{repo.ErrFormatUpgrade, "format_upgrade"},
+		{ducklake.ErrUnknownStorage, "unknown_storage"},
 		{ducklake.ErrLocked, "locked"},
 		{ducklake.ErrNotCatalog, "not_catalog"},
 		{ducklake.ErrUnsupportedFormat, "unsupported_format"},

@@ -231,13 +231,13 @@ func (g *globals) hooks(ios *term.IO) (repo.Options, *term.Progress) {
 	}, p
 }
 
+// printJSON prints v as indented JSON; "<", ">" and "&" stay as they are
+// (readers: ">= 1.5.0").
 func printJSON(ios *term.IO, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(ios.Out, string(b))
-	return err
+	enc := json.NewEncoder(ios.Out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // unwrapPathError turns "chdir x: no such file or directory" into the
