@@ -145,7 +145,7 @@ func (c *Catalog) attach(ctx context.Context) error {
 }
 
 // classifyAttachError maps DuckDB's ATTACH errors to the package's sentinels.
-// DuckDB 1.5.6 reports a held write lock as
+// DuckDB 1.5.6 and 2.0.0 report a held write lock as
 //
 //	IO Error: Could not set lock on file "<path>": Conflicting lock is held in <program> (PID <n>). See also https://duckdb.org/docs/stable/connect/concurrency
 func classifyAttachError(path string, err error) error {

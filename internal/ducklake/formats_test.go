@@ -54,7 +54,7 @@ func TestReadersOf(t *testing.T) {
 		// A version published from a DuckDB 1.5 lake (68) or a lake fdl
 		// created (68): DuckDB 1.5.2 and newer attach it, 2.0 included.
 		{"1.0", storageDuckDB15, Readers{">= 1.5.0", ">= 1.5.2", ">= 1.5.2"}},
-		// A 1.0 catalog in storage 64 (written by DuckDB 1.5 without pin).
+		// A 1.0 catalog in storage 64 (copied by DuckDB 1.5 into a plain ATTACH, which writes 64).
 		{"1.0", storageDuckDB10, Readers{">= 0.10.0", ">= 1.5.2", ">= 1.5.2"}},
 		// A 1.0 catalog DuckDB 2.0 copied into its own storage: 1.5 loses it.
 		{"1.0", storageDuckDB20, Readers{">= 2.0.0", ">= 1.5.2", ">= 2.0.0"}},
