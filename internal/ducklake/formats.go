@@ -56,10 +56,6 @@ var formats = []formatInfo{
 	{name: "1.1", extension: &ReleaseRange{Min: "2.0.0"}, storage: storageDuckDB20, prefixedInlined: true},
 }
 
-// storageDuckDB10 is storage version 64, which the ducklake extension of
-// DuckDB 1.3 and 1.4 wrote (the real catalogs of MANIFEST.md up to 0.3).
-var storageDuckDB10 = Storage{Number: 64, MinDuckDB: "v0.10.0"}
-
 // supportedFormats are the ducklake_metadata 'version' strings fdl reads,
 // oldest first (DuckLakeVersionFromString). Queries never rely on the
 // string, only on the tables and columns a catalog has, except for the

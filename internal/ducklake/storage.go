@@ -81,9 +81,11 @@ var storageReleaseLines = map[string]string{
 	"v2.0": "v2.0.0",
 }
 
-// Storage versions fdl writes new catalog files in (storageForFormat): 68
-// for what DuckDB 1.5 reads, 999 for what only DuckDB 2.0 reads.
+// Storage versions fdl writes new catalog files in (storageForFormat): 64,
+// which the ducklake extension of DuckDB 1.3 and 1.4 wrote (the real
+// catalogs up to DuckLake 0.3), 68 (DuckDB 1.5's), 999 (DuckDB 2.0's).
 var (
+	storageDuckDB10 = Storage{Number: 64, MinDuckDB: "v0.10.0"}
 	storageDuckDB15 = Storage{Number: 68, MinDuckDB: "v1.5.0"}
 	storageDuckDB20 = Storage{Number: storageNumberByRelease, MinDuckDB: "v2.0.0"}
 )

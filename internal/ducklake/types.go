@@ -120,11 +120,13 @@ type DataFile struct {
 // its header.
 type Storage struct {
 	// Number is the storage version number in the file header (64 = DuckDB
-	// v0.10–v1.1 compatible; 65..68 = v1.2, v1.3, v1.4, v1.5 and newer).
+	// v0.10–v1.1 compatible; 65..68 = v1.2, v1.3, v1.4, v1.5 and newer; 999
+	// = DuckDB 2.0's own format, named by the creating release).
 	Number uint64 `json:"number"`
 	// MinDuckDB is the oldest DuckDB release that reads this format, e.g.
-	// "v0.10.0" for 64 or "v1.5.0" for 68; it is also the STORAGE_VERSION
-	// value that makes DuckDB write this number.
+	// "v0.10.0" for 64, "v1.5.0" for 68, "v2.0.0" for 999 made by DuckDB
+	// 2.0; it is also the STORAGE_VERSION value that makes DuckDB write this
+	// number.
 	MinDuckDB string `json:"min_duckdb"`
 }
 
