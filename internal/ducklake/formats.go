@@ -26,28 +26,32 @@ type formatInfo struct {
 
 // formats lists every DuckLake format fdl reads, oldest first. The
 // extension ranges come from the duckdb/ducklake release branches
-// (src/storage/ducklake_initializer.cpp LoadExistingDuckLake and
-// src/common/ducklake_version.cpp):
-//   - v1.3-ossivalis (DuckDB 1.3): 1.3.0 wrote 0.1, 1.3.1 and 1.3.2 wrote
-//     0.2, and the later ducklake builds for 1.3.2 write 0.3-dev1; each
-//     migrates older formats when it attaches, which READ_ONLY refuses;
-//   - v1.4-andium (DuckDB 1.4): reads 0.3 as is and migrates older ones
-//     (migrate_if_required defaults to true; a READ_ONLY attach fails);
-//   - v1.5-variegata (DuckDB 1.5): 1.5.0 and 1.5.1 wrote 0.4; from 1.5.2 on
-//     (commit 72938185, "Update catalog for 1.0") it writes 1.0 and refuses
-//     every other format unless AUTOMATIC_MIGRATION is set, which a
-//     READ_ONLY reader cannot run;
-//   - main (DuckDB 2.0): writes 1.1 (1.1-dev1 in development builds), and
-//     reads a 1.0 catalog as is (ResolveTargetVersion keeps a catalog's
-//     version when it is 1.0 or newer); older formats need
-//     AUTOMATIC_MIGRATION.
+// (src/storage/ducklake_initializer.cpp LoadExistingDuckLake,
+// src/common/ducklake_version.cpp) and were checked with DuckDB Labs'
+// published builds (PyPI duckdb + duckdb-extension-ducklake of the same
+// release; scripts/ducklake-readers.sh): each attaches READ_ONLY only the
+// format it writes, and refuses the others (an older one needs a
+// migration, which READ_ONLY cannot run; a newer one is unknown to it):
+//
+//	DuckDB 1.3.2: writes 0.2 (1.3.0 wrote 0.1, MANIFEST.md)
+//	DuckDB 1.4.4: writes 0.3
+//	DuckDB 1.5.0, 1.5.1: write 0.4, refuse 1.0
+//	DuckDB 1.5.2, 1.5.5: write 1.0, refuse 0.4
+//
+// 0.3-dev1 and 0.4-dev1 appear only in development builds (no published
+// build writes them; the v1.3-ossivalis branch gained 0.3-dev1 after
+// DuckDB 1.3.2). On main (DuckDB 2.0) the extension writes 1.1 (1.1-dev1
+// in development builds) and reads a 1.0 catalog as is
+// (ResolveTargetVersion keeps a catalog's version when it is 1.0 or newer);
+// older formats need AUTOMATIC_MIGRATION there too. No DuckDB 2.0 build is
+// published on PyPI, so the 2.0 lines rest on the source alone.
 //
 // A range that is open at the top (">= 1.5.2") assumes that later releases
 // go on reading the format, as DuckDB 2.0 does for 1.0.
 var formats = []formatInfo{
 	{name: "0.1", extension: &ReleaseRange{Min: "1.3.0", Max: "1.3.0"}, storage: storageDuckDB10},
 	{name: "0.2", extension: &ReleaseRange{Min: "1.3.1", Max: "1.3.2"}, storage: storageDuckDB10},
-	{name: "0.3-dev1", extension: &ReleaseRange{Min: "1.3.2", Max: "1.3.2"}, storage: storageDuckDB10},
+	{name: "0.3-dev1", storage: storageDuckDB10},
 	{name: "0.3", extension: &ReleaseRange{Min: "1.4.0", Max: "1.4.x"}, storage: storageDuckDB10},
 	{name: "0.4-dev1", storage: storageDuckDB15},
 	{name: "0.4", extension: &ReleaseRange{Min: "1.5.0", Max: "1.5.1"}, storage: storageDuckDB15},

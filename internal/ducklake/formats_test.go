@@ -67,6 +67,7 @@ func TestReadersOf(t *testing.T) {
 		{"0.2", storageDuckDB10, Readers{">= 0.10.0", "1.3.1 - 1.3.2", "1.3.1 - 1.3.2"}},
 		{"0.1", storageDuckDB10, Readers{">= 0.10.0", "1.3.0", "1.3.0"}},
 		{"0.4-dev1", storageDuckDB15, Readers{">= 1.5.0", "none", "none"}},
+		{"0.3-dev1", storageDuckDB10, Readers{">= 0.10.0", "none", "none"}},
 		{"1.1-dev1", storageDuckDB20, Readers{">= 2.0.0", "none", "none"}},
 		{"9.9", storageDuckDB15, Readers{">= 1.5.0", "unknown", "unknown"}},
 		{"1.0", Storage{Number: 70}, Readers{"unknown", ">= 1.5.2", "unknown"}},
