@@ -243,10 +243,9 @@ func Create(ctx context.Context, path string, opts CreateOptions) error {
 
 // Open opens an existing DuckDB-format DuckLake catalog read-write and takes
 // DuckDB's lock on the file until Close. The catalog's version must be 0.3,
-// 0.4 or 1.0 (ErrUnsupportedFormat otherwise, naming the version) and its
-// tables must have the columns this package writes for that version (1.1
-// and 1.1-dev1 are written alike). A
-// relative data_path is resolved against the directory of the catalog file
+// 0.4, 1.0, 1.1 or 1.1-dev1 (ErrUnsupportedFormat otherwise, naming the
+// version; the two 1.1 strings are written alike) and its tables must have
+// the columns this package writes for that version. A relative data_path is resolved against the directory of the catalog file
 // (the extension resolves it against the working directory of the process
 // that attached it, which is that directory when the extension chose the
 // default "<catalog>.files/"). Existing files keep their DuckDB storage
