@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/memory"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -35,14 +36,14 @@ func newID(t *testing.T) version.ID {
 
 func TestReadCorruptAndTombstone(t *testing.T) {
 	ctx := context.Background()
-	st := store.NewMemory()
+	st := memory.New()
 	r := New(st)
 	n := Name("refs/heads/main")
 	if _, err := r.Read(ctx, n); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing ref: %v", err)
 	}
 	for _, content := range []string{"", "garbage\n", "0192f0c1\n", newID(t).String(), newID(t).String() + "\n\n"} {
-		st2 := store.NewMemory()
+		st2 := memory.New()
 		if _, err := st2.Swap(ctx, string(n), store.NoToken, []byte(content)); err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +80,7 @@ func TestReadCorruptAndTombstone(t *testing.T) {
 
 func TestUpdateOneWinner(t *testing.T) {
 	ctx := context.Background()
-	r := New(store.NewMemory())
+	r := New(memory.New())
 	n := Name("refs/heads/main")
 	if err := r.Create(ctx, n, newID(t)); err != nil {
 		t.Fatal(err)
@@ -129,7 +130,7 @@ func (l lyingStore) Swap(ctx context.Context, key string, old store.Token, data 
 
 func TestUpdateAmbiguousConflictWon(t *testing.T) {
 	ctx := context.Background()
-	r := New(lyingStore{store.NewMemory()})
+	r := New(lyingStore{memory.New()})
 	n := Name("refs/heads/main")
 	id := newID(t)
 	if err := r.Update(ctx, n, store.NoToken, id); err != nil {
@@ -139,12 +140,12 @@ func TestUpdateAmbiguousConflictWon(t *testing.T) {
 
 func TestHead(t *testing.T) {
 	ctx := context.Background()
-	st := store.NewMemory()
+	st := memory.New()
 	st.Swap(ctx, HeadKey, store.NoToken, HeadContent("refs/heads/main"))
 	if n, err := New(st).Head(ctx); err != nil || n != "refs/heads/main" {
 		t.Fatalf("head %q %v", n, err)
 	}
-	st2 := store.NewMemory()
+	st2 := memory.New()
 	st2.Swap(ctx, HeadKey, store.NoToken, []byte("refs/heads/main\n"))
 	if _, err := New(st2).Head(ctx); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("bad head: %v", err)

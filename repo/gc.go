@@ -424,8 +424,8 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 	}
 	plan.DataFiles = dp.Plan(listing, now, in.Policy.Grace)
 	plan.Data = dp.Stats()
-	if local, ok := r.st.(*store.Local); ok {
-		plan.DataFiles = guardFolderStore(local, norm, dp, plan.DataFiles, &plan.Warnings)
+	if files, ok := r.st.(store.LocalFiles); ok {
+		plan.DataFiles = guardFolderStore(files, norm, dp, plan.DataFiles, &plan.Warnings)
 	}
 	plan.Temps = []store.ObjectInfo{}
 	if err := r.temps(ctx, func(oi store.ObjectInfo) error {
@@ -475,7 +475,7 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 //     deleted).
 //
 // It returns the deletions that pass.
-func guardFolderStore(st *store.Local, norm *retention.Normaliser, dp *retention.DataPlanner, dels []retention.DataDeletion, warnings *[]string) []retention.DataDeletion {
+func guardFolderStore(st store.LocalFiles, norm *retention.Normaliser, dp *retention.DataPlanner, dels []retention.DataDeletion, warnings *[]string) []retention.DataDeletion {
 	if len(dels) == 0 {
 		return dels
 	}
@@ -499,7 +499,7 @@ func guardFolderStore(st *store.Local, norm *retention.Normaliser, dp *retention
 	}
 	out := dels[:0]
 	for _, d := range dels {
-		loc := st.Location(d.Key)
+		loc := st.LocalPath(d.Key)
 		real, err := filepath.EvalSymlinks(loc)
 		if err != nil {
 			out = append(out, d) // gone meanwhile: deleting it is a no-op
@@ -593,7 +593,7 @@ func (r *Repo) gcInput(ctx context.Context, now time.Time) (in *retention.Input,
 // normaliser places data-file paths for this repository: its data/ folder
 // as reached now and as recorded in fdl.json at init (DESIGN.md §5a).
 func (r *Repo) normaliser() (*retention.Normaliser, error) {
-	_, local := r.st.(*store.Local)
+	_, local := r.st.(store.LocalFiles)
 	return retention.NewNormaliser([]string{r.DataLocation(), r.cfg.DataPath}, local)
 }
 
@@ -688,8 +688,8 @@ func scanWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
 func (r *Repo) scanCatalog(ctx context.Context, rec *version.Record, tmp string) ([]ducklake.DataFile, time.Duration, time.Duration, error) {
 	t0 := time.Now()
 	path := ""
-	if _, local := r.st.(*store.Local); local {
-		path = r.CatalogLocation(rec.ID)
+	if files, ok := r.st.(store.LocalFiles); ok {
+		path = files.LocalPath(VersionKey(rec.ID, version.CatalogFile))
 		size, sum, err := FileDigest(path)
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("version %s: catalog: %w", rec.ID, err)
@@ -1040,8 +1040,8 @@ func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, res *GCResult)
 func (r *Repo) readCatalogUnchecked(ctx context.Context, id version.ID, tmp string) ([]ducklake.DataFile, error) {
 	key := VersionKey(id, version.CatalogFile)
 	path := ""
-	if local, ok := r.st.(*store.Local); ok {
-		path = local.Location(key)
+	if files, ok := r.st.(store.LocalFiles); ok {
+		path = files.LocalPath(key)
 	} else {
 		rc, _, err := r.st.Get(ctx, key)
 		if err != nil {

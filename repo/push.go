@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
@@ -60,10 +61,10 @@ type FormatChange struct {
 
 // FormatInfo is the format side of one version.
 type FormatInfo struct {
-	Version  version.ID       `json:"version"`
-	DuckLake string           `json:"ducklake_format"`
-	Storage  ducklake.Storage `json:"storage"`
-	Readers  ducklake.Readers `json:"readers"`
+	Version  version.ID   `json:"version"`
+	DuckLake string       `json:"ducklake_format"`
+	Storage  meta.Storage `json:"storage"`
+	Readers  meta.Readers `json:"readers"`
 }
 
 func formatInfo(rec *version.Record) FormatInfo {
@@ -94,14 +95,14 @@ func (e *FormatUpgradeError) Unwrap() error { return ErrFormatUpgrade }
 
 // formatUpgrade compares the records of the version a branch holds (cur)
 // and of the one a push moves it to (next). It returns the change when
-// next has a newer DuckLake format (ducklake.CompareFormats) or a storage
+// next has a newer DuckLake format (meta.CompareFormats) or a storage
 // version a newer DuckDB release is needed for (min_duckdb), else nil.
 func formatUpgrade(cur, next *version.Record) (*FormatChange, error) {
-	byFormat, err := ducklake.CompareFormats(next.DuckLake.Format, cur.DuckLake.Format)
+	byFormat, err := meta.CompareFormats(next.DuckLake.Format, cur.DuckLake.Format)
 	if err != nil {
 		return nil, fmt.Errorf("compare the formats of versions %s and %s: %w", cur.ID, next.ID, err)
 	}
-	byStorage := ducklake.CompareReleases(next.Catalog.Storage.MinDuckDB, cur.Catalog.Storage.MinDuckDB)
+	byStorage := meta.CompareReleases(next.Catalog.Storage.MinDuckDB, cur.Catalog.Storage.MinDuckDB)
 	if byFormat <= 0 && byStorage <= 0 {
 		return nil, nil
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
-	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/filelock"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -796,11 +796,11 @@ func qualifiedName(v string) string {
 }
 
 // lock takes DIR/.fdl/lock for a commit or push, so two fdl processes never
-// change one working directory's state at once. Errors: store.ErrBusy with
+// change one working directory's state at once. Errors: filelock.ErrBusy with
 // a hint.
 func (w *Workdir) lock(what string) (func(), error) {
-	unlock, err := store.LockFile(w.stateDir("lock"))
-	if errors.Is(err, store.ErrBusy) {
+	unlock, err := filelock.Lock(w.stateDir("lock"))
+	if errors.Is(err, filelock.ErrBusy) {
 		return nil, fmt.Errorf("cannot %s in %s: another fdl commit or push is running in this working directory; wait for it to finish: %w", what, w.Dir, err)
 	}
 	return unlock, err

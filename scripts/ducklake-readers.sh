@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Which DuckLake formats does each published DuckDB release's ducklake
 # extension attach READ_ONLY? Establishes the readers.ducklake_extension
-# table of docs/spec.md §6 (internal/ducklake/formats.go) with DuckDB Labs'
+# table of docs/spec.md §6 (internal/ducklake/meta/formats.go) with DuckDB Labs'
 # own builds from PyPI (duckdb + duckdb-extension-ducklake of one release).
 #
 #   scripts/ducklake-readers.sh [DIR] [RELEASE...]

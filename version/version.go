@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
 // RecordFormat is the format number of version.json and dataset.json this
@@ -100,7 +100,7 @@ type Catalog struct {
 	SHA256 string `json:"sha256"` // lower-case hex of the file's SHA-256
 	// Storage is the DuckDB storage format of the file (header number and the
 	// oldest DuckDB release that reads it).
-	Storage ducklake.Storage `json:"storage"`
+	Storage meta.Storage `json:"storage"`
 }
 
 // File describes a small file of the version (dataset.json).
@@ -151,25 +151,25 @@ type Record struct {
 	// catalog file (from Catalog.Storage) and attach it READ_ONLY with the
 	// ducklake extension (from DuckLake.Format). Records written before
 	// fdl recorded it have none; EffectiveReaders derives it for them.
-	Readers *ducklake.Readers `json:"readers,omitempty"`
+	Readers *meta.Readers `json:"readers,omitempty"`
 }
 
 // NewReaders returns the Readers of a catalog of DuckLake format format in
-// a file of storage version st (ducklake.ReadersOf), for a new record.
-func NewReaders(format string, st ducklake.Storage) *ducklake.Readers {
-	r := ducklake.ReadersOf(format, st)
+// a file of storage version st (meta.ReadersOf), for a new record.
+func NewReaders(format string, st meta.Storage) *meta.Readers {
+	r := meta.ReadersOf(format, st)
 	return &r
 }
 
 // EffectiveReaders returns the record's Readers, and whether the record
 // carries them; a record written before fdl recorded them gets the ones its
-// storage version and DuckLake format give (ducklake.ReadersOf, with what
+// storage version and DuckLake format give (meta.ReadersOf, with what
 // this fdl knows).
-func (r *Record) EffectiveReaders() (ducklake.Readers, bool) {
+func (r *Record) EffectiveReaders() (meta.Readers, bool) {
 	if r.Readers != nil {
 		return *r.Readers, true
 	}
-	return ducklake.ReadersOf(r.DuckLake.Format, r.Catalog.Storage), false
+	return meta.ReadersOf(r.DuckLake.Format, r.Catalog.Storage), false
 }
 
 // Parent returns the first parent, or "" for the first version.
@@ -276,9 +276,9 @@ type Dataset struct {
 	DuckLake     string `json:"ducklake_format"`
 	DataPath     string `json:"data_path"`
 	// License is free text (an SPDX id or a URL); empty when not set.
-	License string            `json:"license,omitempty"`
-	Totals  Totals            `json:"totals"`
-	Schemas []ducklake.Schema `json:"schemas"`
+	License string        `json:"license,omitempty"`
+	Totals  Totals        `json:"totals"`
+	Schemas []meta.Schema `json:"schemas"`
 }
 
 // Totals sums the dataset's tables.
@@ -292,10 +292,10 @@ type Totals struct {
 }
 
 // NewDataset builds dataset.json from a catalog state.
-func NewDataset(id ID, format, dataPath string, st *ducklake.State) *Dataset {
+func NewDataset(id ID, format, dataPath string, st *meta.State) *Dataset {
 	d := &Dataset{RecordFormat: RecordFormat, Version: id, Snapshot: st.Snapshot, DuckLake: format, DataPath: dataPath, Schemas: st.Schemas}
 	if d.Schemas == nil {
-		d.Schemas = []ducklake.Schema{}
+		d.Schemas = []meta.Schema{}
 	}
 	for _, s := range st.Schemas {
 		d.Totals.Schemas++

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
 func TestParseID(t *testing.T) {
@@ -67,7 +67,7 @@ func TestRecordRoundTripAndRules(t *testing.T) {
 		"future format":       func(r *Record) { r.RecordFormat = 99 },
 		"no created_at":       func(r *Record) { r.CreatedAt = time.Time{} },
 		"no dataset digest":   func(r *Record) { r.Dataset = File{} },
-		"empty readers":       func(r *Record) { r.Readers = &ducklake.Readers{DuckDB: ">= 1.5.0"} },
+		"empty readers":       func(r *Record) { r.Readers = &meta.Readers{DuckDB: ">= 1.5.0"} },
 	}
 	for name, f := range breakers {
 		r := validRecord(t)
@@ -106,7 +106,7 @@ func TestNewIDAfterSkewedParent(t *testing.T) {
 func TestRecordReaders(t *testing.T) {
 	r := validRecord(t)
 	r.DuckLake.Format = "1.0"
-	r.Catalog.Storage = ducklake.Storage{Number: 68, MinDuckDB: "v1.5.0"}
+	r.Catalog.Storage = meta.Storage{Number: 68, MinDuckDB: "v1.5.0"}
 	old, err := r.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestRecordReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ducklake.Readers{DuckDB: ">= 1.5.0", DuckLakeExtension: ">= 1.5.2", Attach: ">= 1.5.2"}
+	want := meta.Readers{DuckDB: ">= 1.5.0", DuckLakeExtension: ">= 1.5.2", Attach: ">= 1.5.2"}
 	if rd, recorded := got.EffectiveReaders(); recorded || rd != want {
 		t.Errorf("old record: %+v recorded=%v, want %+v derived", rd, recorded, want)
 	}

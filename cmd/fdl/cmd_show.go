@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
@@ -38,8 +38,8 @@ type showOutput struct {
 	// Readers are the record's, or for a record written before fdl
 	// recorded them, derived from its storage version and format
 	// (ReadersDerived true).
-	Readers        ducklake.Readers `json:"readers"`
-	ReadersDerived bool             `json:"readers_derived,omitempty"`
+	Readers        meta.Readers `json:"readers"`
+	ReadersDerived bool         `json:"readers_derived,omitempty"`
 }
 
 func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {

@@ -56,6 +56,7 @@ var stepHook func(string)
 func Main() int { return run(os.Args[1:], term.System()) }
 
 func run(args []string, ios *term.IO) int {
+	registerStores()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	g := &globals{ios: ios}

@@ -31,6 +31,7 @@ var update = flag.Bool("update", false, "update testscript golden files")
 // TestMain installs the test binary as the commands "fdl" and "holdlock" so
 // scripts (and Go tests here) run them as separate processes.
 func TestMain(m *testing.M) {
+	registerStores() // for the store.Open calls of the tests themselves
 	testscript.Main(m, map[string]func(){
 		"fdl":       fdlTestMain,
 		"holdlock":  holdLockMain,

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
 // Freeze settings: DuckDB streams COPY FROM DATABASE through its buffer
@@ -214,7 +216,7 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 // database at tmp with COPY FROM DATABASE (used when src has a WAL, whose
 // rows must be checkpointed into the copy), checks per-table row counts,
 // and detaches both.
-func (c *Catalog) copyDatabase(ctx context.Context, conn *sql.Conn, srcAbs, tmp string, storage Storage) error {
+func (c *Catalog) copyDatabase(ctx context.Context, conn *sql.Conn, srcAbs, tmp string, storage meta.Storage) error {
 	steps := []string{
 		fmt.Sprintf("ATTACH %s AS %s (STORAGE_VERSION %s)", quoteString(tmp), quoteIdent(frozenAlias), quoteString(storage.MinDuckDB)),
 		fmt.Sprintf("COPY FROM DATABASE %s TO %s", quoteIdent(catalogAlias), quoteIdent(frozenAlias)),
@@ -368,16 +370,16 @@ func syncDir(dir string) {
 // checkCopy checks a frozen copy tmp of srcAbs — no WAL beside it (the
 // catalog must be one file), the storage version wanted — and returns the
 // copy's storage version.
-func checkCopy(srcAbs, tmp string, storage Storage) (Storage, error) {
+func checkCopy(srcAbs, tmp string, storage meta.Storage) (meta.Storage, error) {
 	if _, err := os.Lstat(walPath(tmp)); err == nil {
-		return Storage{}, fmt.Errorf("freeze %s: DuckDB left a WAL beside the copy", srcAbs)
+		return meta.Storage{}, fmt.Errorf("freeze %s: DuckDB left a WAL beside the copy", srcAbs)
 	}
 	got, err := ReadStorage(tmp)
 	if err != nil {
-		return Storage{}, fmt.Errorf("freeze %s: %w", srcAbs, err)
+		return meta.Storage{}, fmt.Errorf("freeze %s: %w", srcAbs, err)
 	}
 	if got.Number != storage.Number {
-		return Storage{}, fmt.Errorf("freeze %s: copy has storage version %d, want %d", srcAbs, got.Number, storage.Number)
+		return meta.Storage{}, fmt.Errorf("freeze %s: copy has storage version %d, want %d", srcAbs, got.Number, storage.Number)
 	}
 	return got, nil
 }

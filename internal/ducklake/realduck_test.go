@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 )
@@ -130,7 +131,7 @@ func TestFreezeReadByDuckDB15(t *testing.T) {
 				t.Errorf("DuckDB 1.5.5 reads %q from the frozen catalog, the writer saw %q", got, want)
 			}
 			t.Logf("DuckDB 1.5.5 wrote and reads back (count, sum, view count): %q; frozen %+v", got, info.Storage)
-			if r := ducklake.ReadersOf(info.Format, info.Storage); r.Attach != ">= 1.5.2" {
+			if r := meta.ReadersOf(info.Format, info.Storage); r.Attach != ">= 1.5.2" {
 				t.Errorf("readers %+v", r)
 			}
 		})
@@ -229,7 +230,7 @@ func TestFdlReadsDuckDB20Files(t *testing.T) {
 			if info.Storage != st || info.Format != format {
 				t.Errorf("frozen %+v", info)
 			}
-			if r := ducklake.ReadersOf(info.Format, info.Storage); r.DuckDB != ">= 2.0.0" || (format != "0.4" && r.Attach != ">= 2.0.0") {
+			if r := meta.ReadersOf(info.Format, info.Storage); r.DuckDB != ">= 2.0.0" || (format != "0.4" && r.Attach != ">= 2.0.0") {
 				t.Errorf("readers %+v", r)
 			}
 		})

@@ -16,6 +16,8 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	sqlite3 "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver (cgo, bundles SQLite)
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
 // SQLite access settings.
@@ -774,7 +776,7 @@ func freezeSQLite(ctx context.Context, srcAbs, dstAbs string) (info FreezeInfo, 
 	}
 	defer os.RemoveAll(work)
 	tmp := filepath.Join(work, "catalog.duckdb")
-	var storage Storage
+	var storage meta.Storage
 	err = withSQLiteSnapshot(ctx, srcAbs, func(s *sqliteSnapshot) error {
 		os.Remove(tmp)
 		os.Remove(tmp + ".wal")

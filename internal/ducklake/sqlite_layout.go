@@ -136,7 +136,7 @@ var inlinedDataRE = regexp.MustCompile(`^ducklake_inlined_data_(\d+)_(\d+)$`)
 // from 1.1 on the same with the prefix "_ducklake_" (so that user columns
 // may take those names).
 func inlinedInternalColumns(format string) []string {
-	if f, ok := formatOf(format); ok && f.prefixedInlined {
+	if prefixedInlined(format) {
 		return []string{"_ducklake_row_id", "_ducklake_begin_snapshot", "_ducklake_end_snapshot"}
 	}
 	return []string{"row_id", "begin_snapshot", "end_snapshot"}

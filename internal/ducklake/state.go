@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
 // State returns what the catalog holds at snapshot: the schemas, tables and
@@ -38,7 +40,7 @@ import (
 //
 // Errors: ErrSnapshotNotFound when ducklake_snapshot has no row with id
 // snapshot.
-func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
+func (c *Catalog) State(ctx context.Context, snapshot int64) (*meta.State, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.ready(); err != nil {
@@ -51,19 +53,19 @@ func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("%w: %s has no snapshot %d", ErrSnapshotNotFound, c.path, snapshot)
 	}
-	st := &State{Snapshot: snapshot, Schemas: []Schema{}}
+	st := &meta.State{Snapshot: snapshot, Schemas: []meta.Schema{}}
 
 	// Schemas.
 	schemaIdx := map[int64]int{}
 	if c.has("ducklake_schema") {
 		err := c.query(ctx, fmt.Sprintf("SELECT schema_id, schema_name FROM %s WHERE %s ORDER BY schema_name, schema_id",
 			c.t("ducklake_schema"), visible("", snapshot)), func(r *sql.Rows) error {
-			var s Schema
+			var s meta.Schema
 			var name sql.NullString
 			if err := r.Scan(&s.ID, &name); err != nil {
 				return err
 			}
-			s.Name, s.Tables, s.Views = name.String, []Table{}, []View{}
+			s.Name, s.Tables, s.Views = name.String, []meta.Table{}, []meta.View{}
 			schemaIdx[s.ID] = len(st.Schemas)
 			st.Schemas = append(st.Schemas, s)
 			return nil
@@ -79,7 +81,7 @@ func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
 	if c.has("ducklake_table") {
 		err := c.query(ctx, fmt.Sprintf("SELECT table_id, schema_id, table_name FROM %s WHERE %s ORDER BY table_name, table_id",
 			c.t("ducklake_table"), visible("", snapshot)), func(r *sql.Rows) error {
-			var t Table
+			var t meta.Table
 			var schemaID int64
 			var name sql.NullString
 			if err := r.Scan(&t.ID, &schemaID, &name); err != nil {
@@ -89,7 +91,7 @@ func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
 			if !ok {
 				return nil // schema not visible: an inconsistent catalog; fdl verify reports it
 			}
-			t.Name, t.Columns = name.String, []Column{}
+			t.Name, t.Columns = name.String, []meta.Column{}
 			tableRef[t.ID] = tref{si, len(st.Schemas[si].Tables)}
 			st.Schemas[si].Tables = append(st.Schemas[si].Tables, t)
 			return nil
@@ -98,7 +100,7 @@ func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
 			return nil, err
 		}
 	}
-	table := func(id int64) *Table {
+	table := func(id int64) *meta.Table {
 		r, ok := tableRef[id]
 		if !ok {
 			return nil
@@ -111,7 +113,7 @@ func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
 		err := c.query(ctx, fmt.Sprintf("SELECT view_id, schema_id, view_name, %s, %s FROM %s WHERE %s ORDER BY view_name, view_id",
 			c.col("ducklake_view", "", "dialect", "NULL::VARCHAR"), c.col("ducklake_view", "", "sql", "NULL::VARCHAR"),
 			c.t("ducklake_view"), visible("", snapshot)), func(r *sql.Rows) error {
-			var v View
+			var v meta.View
 			var schemaID int64
 			var name, dialect, sqlText sql.NullString
 			if err := r.Scan(&v.ID, &schemaID, &name, &dialect, &sqlText); err != nil {
@@ -135,7 +137,7 @@ func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
 	if c.has("ducklake_column") {
 		type key struct{ table, col int64 }
 		type node struct {
-			col    Column
+			col    meta.Column
 			parent *int64
 		}
 		var nodes []node
@@ -146,7 +148,7 @@ func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
 			c.col("ducklake_column", "", "parent_column", "NULL::BIGINT"),
 			c.t("ducklake_column"), visible("", snapshot)), func(r *sql.Rows) error {
 			var tid int64
-			var col Column
+			var col meta.Column
 			var name, typ sql.NullString
 			var nullable sql.NullBool
 			var parent sql.NullInt64
@@ -177,8 +179,8 @@ func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
 				children[k] = append(children[k], i)
 			}
 		}
-		var build func(i int, depth int) Column
-		build = func(i int, depth int) Column {
+		var build func(i int, depth int) meta.Column
+		build = func(i int, depth int) meta.Column {
 			col := nodes[i].col
 			if depth > 64 {
 				return col // a parent cycle; never produced by DuckLake
@@ -207,10 +209,10 @@ func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
 		}
 		return int(ia - ib)
 	}
-	slices.SortStableFunc(st.Schemas, func(a, b Schema) int { return byName(a.Name, b.Name, a.ID, b.ID) })
+	slices.SortStableFunc(st.Schemas, func(a, b meta.Schema) int { return byName(a.Name, b.Name, a.ID, b.ID) })
 	for i := range st.Schemas {
-		slices.SortStableFunc(st.Schemas[i].Tables, func(a, b Table) int { return byName(a.Name, b.Name, a.ID, b.ID) })
-		slices.SortStableFunc(st.Schemas[i].Views, func(a, b View) int { return byName(a.Name, b.Name, a.ID, b.ID) })
+		slices.SortStableFunc(st.Schemas[i].Tables, func(a, b meta.Table) int { return byName(a.Name, b.Name, a.ID, b.ID) })
+		slices.SortStableFunc(st.Schemas[i].Views, func(a, b meta.View) int { return byName(a.Name, b.Name, a.ID, b.ID) })
 	}
 	return st, nil
 }
@@ -220,7 +222,7 @@ var partialInfoRe = regexp.MustCompile(`^\d+:\d+(\|\d+:\d+)*$`)
 
 // countData fills DataFiles, DataBytes, DeleteFiles and RowCount of the
 // visible tables.
-func (c *Catalog) countData(ctx context.Context, s int64, table func(int64) *Table) error {
+func (c *Catalog) countData(ctx context.Context, s int64, table func(int64) *meta.Table) error {
 	const df, del = "ducklake_data_file", "ducklake_delete_file"
 	if c.has(df) {
 		err := c.query(ctx, fmt.Sprintf(`SELECT table_id, count(*), coalesce(sum(file_size_bytes), 0)::BIGINT, coalesce(sum(record_count), 0)::BIGINT

@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
-	"strings"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
 // DuckDB main file header (DuckDB source: src/storage/storage_info.cpp,
@@ -81,15 +80,6 @@ var storageReleaseLines = map[string]string{
 	"v2.0": "v2.0.0",
 }
 
-// Storage versions fdl writes new catalog files in (storageForFormat): 64,
-// which the ducklake extension of DuckDB 1.3 and 1.4 wrote (the real
-// catalogs up to DuckLake 0.3), 68 (DuckDB 1.5's), 999 (DuckDB 2.0's).
-var (
-	storageDuckDB10 = Storage{Number: 64, MinDuckDB: "v0.10.0"}
-	storageDuckDB15 = Storage{Number: 68, MinDuckDB: "v1.5.0"}
-	storageDuckDB20 = Storage{Number: storageNumberByRelease, MinDuckDB: "v2.0.0"}
-)
-
 // ReadStorage reads the storage version number from the header of the DuckDB
 // database file at path and maps it to the oldest DuckDB release that reads
 // it (Storage.MinDuckDB, e.g. "v1.5.0"; usable as ATTACH's STORAGE_VERSION):
@@ -101,10 +91,10 @@ var (
 // number (and for 999 the writing release) when it is not in the table, and
 // the os error when the file cannot be read. It does not look at the WAL and
 // never writes.
-func ReadStorage(path string) (Storage, error) {
+func ReadStorage(path string) (meta.Storage, error) {
 	hdr, err := readHeader(path)
 	if err != nil {
-		return Storage{}, err
+		return meta.Storage{}, err
 	}
 	n := binary.LittleEndian.Uint64(hdr[duckVersionOffset:duckHeaderPrefix])
 	if n == storageNumberByRelease {
@@ -112,92 +102,16 @@ func ReadStorage(path string) (Storage, error) {
 		if len(hdr) >= duckLibraryOffset+duckLibraryLen {
 			lib = string(bytes.TrimRight(hdr[duckLibraryOffset:duckLibraryOffset+duckLibraryLen], "\x00"))
 		}
-		if min := storageReleaseLines[releaseLine(lib)]; min != "" {
-			return Storage{Number: n, MinDuckDB: min}, nil
+		if min := storageReleaseLines[meta.ReleaseLine(lib)]; min != "" {
+			return meta.Storage{Number: n, MinDuckDB: min}, nil
 		}
-		return Storage{Number: n}, fmt.Errorf("%w %d in %s, created by DuckDB %q (known: 64-68 for DuckDB v0.10.0-v1.5.x, 999 from DuckDB v2.0.x): upgrade fdl", ErrUnknownStorage, n, path, lib)
+		return meta.Storage{Number: n}, fmt.Errorf("%w %d in %s, created by DuckDB %q (known: 64-68 for DuckDB v0.10.0-v1.5.x, 999 from DuckDB v2.0.x): upgrade fdl", ErrUnknownStorage, n, path, lib)
 	}
 	min, ok := storageVersions[n]
 	if !ok {
-		return Storage{Number: n}, fmt.Errorf("%w %d in %s (known: 64-68 for DuckDB v0.10.0-v1.5.x, 999 from DuckDB v2.0.x)", ErrUnknownStorage, n, path)
+		return meta.Storage{Number: n}, fmt.Errorf("%w %d in %s (known: 64-68 for DuckDB v0.10.0-v1.5.x, 999 from DuckDB v2.0.x)", ErrUnknownStorage, n, path)
 	}
-	return Storage{Number: n, MinDuckDB: min}, nil
-}
-
-// releaseLine returns "vMAJOR.MINOR" of a release name such as "v2.0.0" or
-// "v2.0.1-dev12", or "" when s is not one.
-func releaseLine(s string) string {
-	maj, min, _, ok := parseRelease(s)
-	if !ok {
-		return ""
-	}
-	return fmt.Sprintf("v%d.%d", maj, min)
-}
-
-// parseRelease parses "vMAJOR.MINOR.PATCH" (the "v" optional; a suffix after
-// the patch number such as "-dev12" is ignored; a patch "x" reads as the
-// highest patch).
-func parseRelease(s string) (maj, min, patch int, ok bool) {
-	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
-	parts := strings.SplitN(s, ".", 3)
-	if len(parts) != 3 {
-		return 0, 0, 0, false
-	}
-	var err error
-	if maj, err = strconv.Atoi(parts[0]); err != nil {
-		return 0, 0, 0, false
-	}
-	if min, err = strconv.Atoi(parts[1]); err != nil {
-		return 0, 0, 0, false
-	}
-	p := parts[2]
-	if i := strings.IndexFunc(p, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
-		if p == "x" {
-			return maj, min, math.MaxInt32, true
-		}
-		p = p[:i]
-	}
-	if patch, err = strconv.Atoi(p); err != nil {
-		return 0, 0, 0, false
-	}
-	return maj, min, patch, true
-}
-
-// CompareReleases compares two DuckDB release names ("v1.5.0", "1.4.x",
-// "2.0.0"; see parseRelease) by number and returns -1, 0 or +1. A name that
-// does not parse sorts before every one that does.
-func CompareReleases(a, b string) int {
-	am, an, ap, aok := parseRelease(a)
-	bm, bn, bp, bok := parseRelease(b)
-	switch {
-	case !aok || !bok:
-		return cmpBool(aok, bok)
-	case am != bm:
-		return cmpInt(am, bm)
-	case an != bn:
-		return cmpInt(an, bn)
-	}
-	return cmpInt(ap, bp)
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case b:
-		return -1
-	}
-	return 1
+	return meta.Storage{Number: n, MinDuckDB: min}, nil
 }
 
 // readHeader returns the first bytes of a DuckDB file after checking its

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
 // TestStorageVersionTable repeats the experiment that established
@@ -94,9 +96,9 @@ func TestReadStorageRealCatalogs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Storage{Number: 64, MinDuckDB: "v0.10.0"}
+		want := meta.Storage{Number: 64, MinDuckDB: "v0.10.0"}
 		if m.File == "dltest-v04.ducklake" { // MANIFEST.md: storage format 68
-			want = Storage{Number: 68, MinDuckDB: "v1.5.0"}
+			want = meta.Storage{Number: 68, MinDuckDB: "v1.5.0"}
 		}
 		if got != want {
 			t.Errorf("%s: %+v, want %+v", m.File, got, want)
@@ -131,7 +133,7 @@ func TestReadStorageErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ReadStorage(v2); err != nil || got != storageDuckDB20 {
+	if got, err := ReadStorage(v2); err != nil || got != (meta.Storage{Number: 999, MinDuckDB: "v2.0.0"}) {
 		t.Errorf("v2.0.0: %+v %v", got, err)
 	}
 	copy(b[52:84], append([]byte("v2.1.0"), make([]byte, 26)...))

@@ -1,9 +1,11 @@
-package store
+// Package folder is the store.Store on a folder of the local file system,
+// and the folder paths and file:// URLs store.Open opens through it
+// (Backend).
+package folder
 
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -18,14 +20,17 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fdl-dev/fdl/internal/filelock"
+	"github.com/fdl-dev/fdl/internal/store"
 )
 
-// Local is a Store on a folder of the local file system, written with the
+// Store is a store.Store on a folder of the local file system, written with the
 // operating system's own calls (not gocloud's fileblob, whose create-only
 // write is racy and which never fsyncs). A key "refs/heads/main" is the file
 // <root>/refs/heads/main.
 //
-// How it keeps the Store guarantees:
+// How it keeps the store.Store guarantees:
 //   - Create writes a temporary file ".tmp-<random>" in the key's folder,
 //     fsyncs it and hard-links it to the key's name with link(2), which fails
 //     atomically if the name exists; then it removes the temporary name and
@@ -39,7 +44,7 @@ import (
 //     the next Swap. Lock files stay in place (removing one would race with a
 //     process waiting on it) and are never listed.
 //   - A Token is the lowercase hex SHA-256 of the object's bytes. Get reads an
-//     object of at most MaxSwapSize bytes into memory once and hashes those
+//     object of at most store.MaxSwapSize bytes into memory once and hashes those
 //     bytes, so the Token belongs to what the caller reads. A larger object
 //     is streamed and gets a Token of the form "unhashed:<size>:<mtime>"
 //     that Swap never matches (Swap is for small objects only).
@@ -54,17 +59,21 @@ import (
 // system with hard links (not FAT/exFAT or most FUSE object-store mounts).
 // Use one machine per folder store, on a local file system, for the
 // guarantees above to hold.
-type Local struct {
+type Store struct {
 	root string // absolute, cleaned, OS-native
 }
 
-var _ Store = (*Local)(nil)
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.TempCleaner = (*Store)(nil)
+	_ store.LocalFiles  = (*Store)(nil)
+)
 
-// OpenLocal returns the Store on the folder root (a relative path is made
+// Open returns the Store on the folder root (a relative path is made
 // absolute against the working directory). The folder need not exist yet:
 // the first write creates it and its parents (see Exists). Errors: root
 // exists but is not a folder, or cannot be examined.
-func OpenLocal(root string) (*Local, error) {
+func Open(root string) (*Store, error) {
 	if root == "" {
 		return nil, errors.New("local store: empty folder path")
 	}
@@ -80,31 +89,35 @@ func OpenLocal(root string) (*Local, error) {
 	case !fi.IsDir():
 		return nil, fmt.Errorf("local store %s: not a folder", abs)
 	}
-	return &Local{root: abs}, nil
+	return &Store{root: abs}, nil
 }
 
 // Exists reports whether the store's root folder exists.
-func (l *Local) Exists() bool {
+func (l *Store) Exists() bool {
 	fi, err := os.Stat(l.root)
 	return err == nil && fi.IsDir()
 }
 
 // Location returns the absolute, OS-native path of key's file, or the root
-// folder when key is "". key must be valid (see CheckKey).
-func (l *Local) Location(key string) string {
+// folder when key is "". key must be valid (see store.CheckKey).
+func (l *Store) Location(key string) string {
 	if key == "" {
 		return l.root
 	}
 	return filepath.Join(l.root, filepath.FromSlash(key))
 }
 
-// Close does nothing: a Local holds no resources between calls.
-func (l *Local) Close() error { return nil }
+// LocalPath returns the same path as Location: every object is a file of
+// this machine (store.LocalFiles).
+func (l *Store) LocalPath(key string) string { return l.Location(key) }
 
-// Get opens key's file. See Local for the Token. Errors: ErrNotExist (also
-// when key names a folder or a parent is a file), ErrInvalidKey.
-func (l *Local) Get(ctx context.Context, key string) (io.ReadCloser, Token, error) {
-	if err := begin(ctx, key); err != nil {
+// Close does nothing: a Store holds no resources between calls.
+func (l *Store) Close() error { return nil }
+
+// Get opens key's file. See Store for the Token. Errors: store.ErrNotExist (also
+// when key names a folder or a parent is a file), store.ErrInvalidKey.
+func (l *Store) Get(ctx context.Context, key string) (io.ReadCloser, store.Token, error) {
+	if err := store.Begin(ctx, key); err != nil {
 		return nil, "", err
 	}
 	f, err := os.Open(l.Location(key))
@@ -118,17 +131,17 @@ func (l *Local) Get(ctx context.Context, key string) (io.ReadCloser, Token, erro
 	}
 	if fi.IsDir() {
 		f.Close()
-		return nil, "", fmt.Errorf("%s: %w", key, ErrNotExist)
+		return nil, "", fmt.Errorf("%s: %w", key, store.ErrNotExist)
 	}
-	if fi.Size() <= MaxSwapSize {
+	if fi.Size() <= store.MaxSwapSize {
 		// Objects are never written in place (Create links, Swap renames), so
 		// the open file keeps the bytes it had when it was opened.
-		b, err := io.ReadAll(io.LimitReader(f, MaxSwapSize+1))
+		b, err := io.ReadAll(io.LimitReader(f, store.MaxSwapSize+1))
 		if err != nil {
 			f.Close()
 			return nil, "", fmt.Errorf("%s: %w", key, err)
 		}
-		if len(b) <= MaxSwapSize {
+		if len(b) <= store.MaxSwapSize {
 			f.Close()
 			return io.NopCloser(bytes.NewReader(b)), hashToken(b), nil
 		}
@@ -138,34 +151,34 @@ func (l *Local) Get(ctx context.Context, key string) (io.ReadCloser, Token, erro
 			return nil, "", fmt.Errorf("%s: %w", key, err)
 		}
 	}
-	tok := Token("unhashed:" + strconv.FormatInt(fi.Size(), 10) + ":" +
+	tok := store.Token("unhashed:" + strconv.FormatInt(fi.Size(), 10) + ":" +
 		strconv.FormatInt(fi.ModTime().UnixNano(), 10))
 	return f, tok, nil
 }
 
 // Stat returns key's size in bytes and file modification time.
-// Errors: ErrNotExist, ErrInvalidKey.
-func (l *Local) Stat(ctx context.Context, key string) (ObjectInfo, error) {
-	if err := begin(ctx, key); err != nil {
-		return ObjectInfo{}, err
+// Errors: store.ErrNotExist, store.ErrInvalidKey.
+func (l *Store) Stat(ctx context.Context, key string) (store.ObjectInfo, error) {
+	if err := store.Begin(ctx, key); err != nil {
+		return store.ObjectInfo{}, err
 	}
 	fi, err := os.Stat(l.Location(key))
 	if err != nil {
-		return ObjectInfo{}, notExist(key, err)
+		return store.ObjectInfo{}, notExist(key, err)
 	}
 	if fi.IsDir() {
-		return ObjectInfo{}, fmt.Errorf("%s: %w", key, ErrNotExist)
+		return store.ObjectInfo{}, fmt.Errorf("%s: %w", key, store.ErrNotExist)
 	}
-	return ObjectInfo{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}, nil
+	return store.ObjectInfo{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }
 
 // Create streams r into key's file if it does not exist, creating parent
 // folders as needed; it never holds the object in memory. If r fails or ctx
-// is cancelled, nothing is left behind. Errors: ErrExist (nothing written),
-// ErrInvalidKey, r's error, I/O errors. A folder named key is not an object:
-// Create then fails with an error that is not ErrExist.
-func (l *Local) Create(ctx context.Context, key string, r io.Reader) error {
-	if err := begin(ctx, key); err != nil {
+// is cancelled, nothing is left behind. Errors: store.ErrExist (nothing written),
+// store.ErrInvalidKey, r's error, I/O errors. A folder named key is not an object:
+// Create then fails with an error that is not store.ErrExist.
+func (l *Store) Create(ctx context.Context, key string, r io.Reader) error {
+	if err := store.Begin(ctx, key); err != nil {
 		return err
 	}
 	path := l.Location(key)
@@ -174,7 +187,7 @@ func (l *Local) Create(ctx context.Context, key string, r io.Reader) error {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // after the link, or on failure
-	_, err = io.Copy(tmp, ctxReader{ctx, r})
+	_, err = io.Copy(tmp, store.ContextReader(ctx, r))
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -192,7 +205,7 @@ func (l *Local) Create(ctx context.Context, key string, r io.Reader) error {
 			if fi, serr := os.Lstat(path); serr == nil && fi.IsDir() {
 				return fmt.Errorf("%s: a folder of that name exists", key)
 			}
-			return fmt.Errorf("%s: %w", key, ErrExist)
+			return fmt.Errorf("%s: %w", key, store.ErrExist)
 		}
 		return fmt.Errorf("%s: %w", key, err)
 	}
@@ -205,16 +218,16 @@ func (l *Local) Create(ctx context.Context, key string, r io.Reader) error {
 	return nil
 }
 
-// Swap is the compare-and-swap described on Local and Store. It waits for
-// the key's lock until ctx is done. Errors: ErrConflict (nothing written),
-// ErrInvalidKey, an error if len(data) > MaxSwapSize, ctx's error while
+// Swap is the compare-and-swap described on Store and store.Store. It waits for
+// the key's lock until ctx is done. Errors: store.ErrConflict (nothing written),
+// store.ErrInvalidKey, an error if len(data) > store.MaxSwapSize, ctx's error while
 // waiting for the lock, I/O errors.
-func (l *Local) Swap(ctx context.Context, key string, old Token, data []byte) (Token, error) {
-	if err := begin(ctx, key); err != nil {
+func (l *Store) Swap(ctx context.Context, key string, old store.Token, data []byte) (store.Token, error) {
+	if err := store.Begin(ctx, key); err != nil {
 		return "", err
 	}
-	if len(data) > MaxSwapSize {
-		return "", fmt.Errorf("%s: swap of %d bytes: larger than %d", key, len(data), MaxSwapSize)
+	if len(data) > store.MaxSwapSize {
+		return "", fmt.Errorf("%s: swap of %d bytes: larger than %d", key, len(data), store.MaxSwapSize)
 	}
 	path := l.Location(key)
 	unlock, err := l.lock(ctx, key)
@@ -226,15 +239,15 @@ func (l *Local) Swap(ctx context.Context, key string, old Token, data []byte) (T
 	// Under the lock: re-read what the key holds now.
 	cur, large, err := readSmall(path)
 	switch {
-	case errors.Is(err, ErrNotExist):
-		if old != NoToken {
-			return "", fmt.Errorf("%s: %w", key, ErrConflict)
+	case errors.Is(err, store.ErrNotExist):
+		if old != store.NoToken {
+			return "", fmt.Errorf("%s: %w", key, store.ErrConflict)
 		}
 	case err != nil:
 		return "", fmt.Errorf("%s: %w", key, err)
-	case old == NoToken || large || hashToken(cur) != old:
+	case old == store.NoToken || large || hashToken(cur) != old:
 		// A large object never matches: its Get token is not a hash.
-		return "", fmt.Errorf("%s: %w", key, ErrConflict)
+		return "", fmt.Errorf("%s: %w", key, store.ErrConflict)
 	}
 
 	tmp, err := l.createTemp(key, filepath.Dir(path))
@@ -252,12 +265,12 @@ func (l *Local) Swap(ctx context.Context, key string, old Token, data []byte) (T
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", key, err)
 	}
-	if old == NoToken {
+	if old == store.NoToken {
 		// Link, not rename: a concurrent Create (which takes no lock) may have
 		// made the key since we looked; link refuses to replace it.
 		if err := os.Link(tmp.Name(), path); err != nil {
 			if errors.Is(err, fs.ErrExist) {
-				return "", fmt.Errorf("%s: %w", key, ErrConflict)
+				return "", fmt.Errorf("%s: %w", key, store.ErrConflict)
 			}
 			return "", fmt.Errorf("%s: %w", key, err)
 		}
@@ -274,12 +287,12 @@ func (l *Local) Swap(ctx context.Context, key string, old Token, data []byte) (T
 // "a-b" < "a/b" < "a0"), streaming: it holds the entries of one folder per
 // level of depth, never the whole listing. Temporary files, lock files and names that are not valid keys are
 // skipped; symbolic links are followed. A missing root or prefix folder lists
-// nothing. Errors: ErrInvalidKey for a bad prefix, fn's error, I/O errors.
-func (l *Local) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+// nothing. Errors: store.ErrInvalidKey for a bad prefix, fn's error, I/O errors.
+func (l *Store) List(ctx context.Context, prefix string, fn func(store.ObjectInfo) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkPrefix(prefix); err != nil {
+	if err := store.CheckPrefix(prefix); err != nil {
 		return err
 	}
 	dirKey := prefix[:strings.LastIndexByte(prefix, '/')+1] // "" or ends in "/"
@@ -288,7 +301,7 @@ func (l *Local) List(ctx context.Context, prefix string, fn func(ObjectInfo) err
 
 // walk lists the folder of dirKey ("" or "a/b/"), keeping keys that start
 // with prefix.
-func (l *Local) walk(ctx context.Context, dirKey, prefix string, fn func(ObjectInfo) error) error {
+func (l *Store) walk(ctx context.Context, dirKey, prefix string, fn func(store.ObjectInfo) error) error {
 	dir := l.root
 	if dirKey != "" {
 		dir = l.Location(strings.TrimSuffix(dirKey, "/"))
@@ -307,7 +320,7 @@ func (l *Local) walk(ctx context.Context, dirKey, prefix string, fn func(ObjectI
 	items := make([]item, 0, len(entries))
 	for _, e := range entries {
 		name := e.Name()
-		if checkElem(name, name) != nil || checkChars(name) != nil {
+		if store.CheckElement(name) != nil {
 			continue // temp, lock, or not a valid key element
 		}
 		full := dirKey + name
@@ -346,7 +359,7 @@ func (l *Local) walk(ctx context.Context, dirKey, prefix string, fn func(ObjectI
 			}
 			continue
 		}
-		if err := fn(ObjectInfo{Key: full, Size: it.info.Size(), ModTime: it.info.ModTime()}); err != nil {
+		if err := fn(store.ObjectInfo{Key: full, Size: it.info.Size(), ModTime: it.info.ModTime()}); err != nil {
 			return err
 		}
 	}
@@ -355,9 +368,9 @@ func (l *Local) walk(ctx context.Context, dirKey, prefix string, fn func(ObjectI
 
 // Delete removes key's file, then the parent folders it leaves empty, up to
 // (not including) the root. A missing key, or a key that names a folder, is
-// not an error. Errors: ErrInvalidKey, I/O errors.
-func (l *Local) Delete(ctx context.Context, key string) error {
-	if err := begin(ctx, key); err != nil {
+// not an error. Errors: store.ErrInvalidKey, I/O errors.
+func (l *Store) Delete(ctx context.Context, key string) error {
+	if err := store.Begin(ctx, key); err != nil {
 		return err
 	}
 	path := l.Location(key)
@@ -393,12 +406,12 @@ func (l *Local) Delete(ctx context.Context, key string) error {
 // createTemp makes the folder dir (and its parents, fsyncing each folder a
 // new one was made in) and a new temporary file in it. It retries when a
 // concurrent Delete removes the folder it just made.
-func (l *Local) createTemp(key, dir string) (*os.File, error) {
+func (l *Store) createTemp(key, dir string) (*os.File, error) {
 	var err error
 	for range 10 {
 		if err = l.mkdirs(dir); err == nil {
 			var f *os.File
-			f, err = os.OpenFile(filepath.Join(dir, tmpPrefix+randomName()), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+			f, err = os.OpenFile(filepath.Join(dir, store.TempName("")), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 			if err == nil {
 				return f, nil
 			}
@@ -417,7 +430,7 @@ func (l *Local) createTemp(key, dir string) (*os.File, error) {
 
 // mkdirs makes dir and its missing parents, fsyncing the folder each new
 // folder was made in, so a new object's path survives a crash.
-func (l *Local) mkdirs(dir string) error {
+func (l *Store) mkdirs(dir string) error {
 	if fi, err := os.Stat(dir); err == nil {
 		if !fi.IsDir() {
 			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
@@ -440,8 +453,8 @@ func (l *Local) mkdirs(dir string) error {
 }
 
 // lock takes the exclusive lock of key, polling until ctx is done.
-func (l *Local) lock(ctx context.Context, key string) (unlock func(), err error) {
-	path := l.Location(key) + lockSuffix
+func (l *Store) lock(ctx context.Context, key string) (unlock func(), err error) {
+	path := l.Location(key) + store.LockSuffix
 	var f *os.File
 	for range 10 {
 		if err = l.mkdirs(filepath.Dir(path)); err == nil {
@@ -459,14 +472,14 @@ func (l *Local) lock(ctx context.Context, key string) (unlock func(), err error)
 	}
 	wait := time.Millisecond
 	for {
-		ok, err := tryLock(f)
+		ok, err := filelock.TryLock(f)
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("%s: lock %s: %w", key, path, err)
 		}
 		if ok {
 			return func() {
-				unlockFile(f)
+				filelock.Unlock(f)
 				f.Close()
 			}, nil
 		}
@@ -481,13 +494,13 @@ func (l *Local) lock(ctx context.Context, key string) (unlock func(), err error)
 }
 
 // readSmall reads path for Swap. It reports large, without reading, for a
-// file of more than MaxSwapSize bytes (it cannot match any Token Get
-// returned), and ErrNotExist if path is missing or a folder.
+// file of more than store.MaxSwapSize bytes (it cannot match any Token Get
+// returned), and store.ErrNotExist if path is missing or a folder.
 func readSmall(path string) (data []byte, large bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return nil, false, ErrNotExist
+			return nil, false, store.ErrNotExist
 		}
 		return nil, false, err
 	}
@@ -497,91 +510,42 @@ func readSmall(path string) (data []byte, large bool, err error) {
 		return nil, false, err
 	}
 	if fi.IsDir() {
-		return nil, false, ErrNotExist
+		return nil, false, store.ErrNotExist
 	}
-	if fi.Size() > MaxSwapSize {
+	if fi.Size() > store.MaxSwapSize {
 		return nil, true, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxSwapSize+1))
+	b, err := io.ReadAll(io.LimitReader(f, store.MaxSwapSize+1))
 	if err != nil {
 		return nil, false, err
 	}
-	return b, len(b) > MaxSwapSize, nil
+	return b, len(b) > store.MaxSwapSize, nil
 }
 
 // hashToken is the Token of content on a local folder: hex SHA-256.
-func hashToken(b []byte) Token {
+func hashToken(b []byte) store.Token {
 	sum := sha256.Sum256(b)
-	return Token(hex.EncodeToString(sum[:]))
-}
-
-func randomName() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
-	return hex.EncodeToString(b[:])
-}
-
-// begin checks ctx and key at the start of a method.
-func begin(ctx context.Context, key string) error {
-	if err := CheckKey(key); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%s: %w", key, err)
-	}
-	return nil
+	return store.Token(hex.EncodeToString(sum[:]))
 }
 
 // notExist wraps err with key, mapping "no such file" and "a parent is not a
-// folder" to ErrNotExist.
+// folder" to store.ErrNotExist.
 func notExist(key string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return fmt.Errorf("%s: %w", key, ErrNotExist)
+		return fmt.Errorf("%s: %w", key, store.ErrNotExist)
 	}
 	return fmt.Errorf("%s: %w", key, err)
 }
 
-// ctxReader stops a long copy when ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
-
-// TempCleaner is implemented by stores whose interrupted writes leave
-// objects behind that List does not show: the local folder store's
-// ".tmp-<random>" files of a Create or Swap killed before its link or
-// rename (on object stores an interrupted upload never becomes an object).
-// gc deletes the ones older than its grace period; verify lists them.
-type TempCleaner interface {
-	// Temps calls fn for every temporary file under prefix's folder
-	// ("data/", "versions/"; "" for the whole store), in lexical order; ObjectInfo.Key is the
-	// file's slash path from the root (not a valid key), with its size
-	// and modification time.
-	Temps(ctx context.Context, prefix string, fn func(ObjectInfo) error) error
-	// RemoveTemp deletes one file Temps listed. A missing file is not an
-	// error; a path whose last element is not a temporary file's name is
-	// refused with ErrInvalidKey.
-	RemoveTemp(ctx context.Context, key string) error
-}
-
-var _ TempCleaner = (*Local)(nil)
-
 // Temps lists the temporary files under prefix (a folder key ending in
-// "/"); see TempCleaner. Errors: ErrInvalidKey for a bad prefix, I/O
+// "/"); see store.TempCleaner. Errors: store.ErrInvalidKey for a bad prefix, I/O
 // errors.
-func (l *Local) Temps(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
-	if err := checkPrefix(prefix); err != nil {
+func (l *Store) Temps(ctx context.Context, prefix string, fn func(store.ObjectInfo) error) error {
+	if err := store.CheckPrefix(prefix); err != nil {
 		return err
 	}
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
-		return fmt.Errorf("%q: %w: Temps takes \"\" or a folder prefix ending in /", prefix, ErrInvalidKey)
+		return fmt.Errorf("%q: %w: Temps takes \"\" or a folder prefix ending in /", prefix, store.ErrInvalidKey)
 	}
 	root := l.Location(strings.TrimSuffix(prefix, "/"))
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -594,7 +558,7 @@ func (l *Local) Temps(ctx context.Context, prefix string, fn func(ObjectInfo) er
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
-		if d.IsDir() || !strings.HasPrefix(d.Name(), tmpPrefix) || !d.Type().IsRegular() {
+		if d.IsDir() || !strings.HasPrefix(d.Name(), store.TempPrefix) || !d.Type().IsRegular() {
 			return nil
 		}
 		fi, err := d.Info()
@@ -608,7 +572,7 @@ func (l *Local) Temps(ctx context.Context, prefix string, fn func(ObjectInfo) er
 		if err != nil {
 			return err
 		}
-		return fn(ObjectInfo{Key: filepath.ToSlash(rel), Size: fi.Size(), ModTime: fi.ModTime()})
+		return fn(store.ObjectInfo{Key: filepath.ToSlash(rel), Size: fi.Size(), ModTime: fi.ModTime()})
 	})
 	if err != nil {
 		return fmt.Errorf("list temporary files under %s: %w", prefix, err)
@@ -617,17 +581,17 @@ func (l *Local) Temps(ctx context.Context, prefix string, fn func(ObjectInfo) er
 }
 
 // RemoveTemp deletes one temporary file that Temps listed; see
-// TempCleaner.
-func (l *Local) RemoveTemp(ctx context.Context, key string) error {
+// store.TempCleaner.
+func (l *Store) RemoveTemp(ctx context.Context, key string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	dir, name := path.Split(key)
-	if !strings.HasPrefix(name, tmpPrefix) || strings.Contains(dir, "..") || strings.HasPrefix(key, "/") {
-		return fmt.Errorf("%q: %w: not a temporary file", key, ErrInvalidKey)
+	if !strings.HasPrefix(name, store.TempPrefix) || strings.Contains(dir, "..") || strings.HasPrefix(key, "/") {
+		return fmt.Errorf("%q: %w: not a temporary file", key, store.ErrInvalidKey)
 	}
 	if dir != "" {
-		if err := checkPrefix(dir); err != nil {
+		if err := store.CheckPrefix(dir); err != nil {
 			return err
 		}
 	}

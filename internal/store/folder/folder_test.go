@@ -1,4 +1,4 @@
-package store_test
+package folder_test
 
 import (
 	"bytes"
@@ -12,12 +12,13 @@ import (
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/folder"
 	"github.com/fdl-dev/fdl/internal/store/storetest"
 )
 
-func newLocal(t *testing.T) *store.Local {
+func newLocal(t *testing.T) *folder.Store {
 	t.Helper()
-	l, err := store.OpenLocal(filepath.Join(t.TempDir(), "repo"))
+	l, err := folder.Open(filepath.Join(t.TempDir(), "repo"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,15 +42,15 @@ func assertNoTemp(t *testing.T, root string) {
 	})
 }
 
-func TestLocalConformance(t *testing.T) {
+func TestFolderConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return newLocal(t) })
 }
 
-func TestLocalFaultyConformance(t *testing.T) {
+func TestFolderFaultyConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return &storetest.Faulty{Store: newLocal(t)} })
 }
 
-func TestLocalFiles(t *testing.T) {
+func TestFolderFiles(t *testing.T) {
 	ctx := t.Context()
 	l := newLocal(t)
 	if l.Exists() {
@@ -86,7 +87,7 @@ func TestLocalFiles(t *testing.T) {
 	}
 }
 
-func TestLocalLargeToken(t *testing.T) {
+func TestFolderLargeToken(t *testing.T) {
 	ctx := t.Context()
 	l := newLocal(t)
 	big := bytes.Repeat([]byte("x"), store.MaxSwapSize+1)
@@ -126,7 +127,7 @@ func TestLocalLargeToken(t *testing.T) {
 	}
 }
 
-func TestLocalFolderVersusObject(t *testing.T) {
+func TestFolderFolderVersusObject(t *testing.T) {
 	ctx := t.Context()
 	l := newLocal(t)
 	if err := l.Create(ctx, "a/b", strings.NewReader("x")); err != nil {
@@ -160,7 +161,7 @@ func TestLocalFolderVersusObject(t *testing.T) {
 	}
 }
 
-func TestLocalDeleteRemovesEmptyFolders(t *testing.T) {
+func TestFolderDeleteRemovesEmptyFolders(t *testing.T) {
 	ctx := t.Context()
 	l := newLocal(t)
 	for _, k := range []string{"versions/01/ducklake.duckdb", "versions/01/version.json", "versions/02/version.json"} {
@@ -187,15 +188,15 @@ func TestLocalDeleteRemovesEmptyFolders(t *testing.T) {
 	}
 }
 
-func TestOpenLocalOnFile(t *testing.T) {
+func TestOpenOnFile(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(f, []byte("x"), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.OpenLocal(f); err == nil {
-		t.Errorf("OpenLocal on a file succeeded")
+	if _, err := folder.Open(f); err == nil {
+		t.Errorf("Open on a file succeeded")
 	}
-	if _, err := store.OpenLocal(""); err == nil {
-		t.Errorf("OpenLocal(\"\") succeeded")
+	if _, err := folder.Open(""); err == nil {
+		t.Errorf("Open(\"\") succeeded")
 	}
 }

@@ -1,30 +1,10 @@
-package store
+package cloud
 
 import (
-	"errors"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/aws/smithy-go"
 )
-
-// hasErrorCode reports whether err carries one of the service error codes
-// (an S3 error code such as "ConditionalRequestConflict", an Azure error
-// code such as "ConditionNotMet").
-func hasErrorCode(err error, codes ...string) bool {
-	var ae smithy.APIError
-	if errors.As(err, &ae) && slices.Contains(codes, ae.ErrorCode()) {
-		return true
-	}
-	var re *azcore.ResponseError
-	if errors.As(err, &re) && slices.Contains(codes, re.ErrorCode) {
-		return true
-	}
-	return false
-}
 
 // secretEnv lists the environment variables whose values are credentials
 // read by the SDKs (AWS, Azure). Their values never appear in fdl's errors.
@@ -40,10 +20,10 @@ var secretEnv = []string{
 // signature, AWS presigned-URL signatures and tokens.
 var secretRE = regexp.MustCompile(`(?i)(AccountKey=|SharedAccessSignature=|[?&]sig=|X-Amz-Signature=|X-Amz-Credential=|X-Amz-Security-Token=)[^;&\s"'<>]+`)
 
-// redactString removes credentials from s: the values of the variables in
+// RedactString removes credentials from s: the values of the variables in
 // secretEnv (and each secret part of a connection string held in one), and
 // anything secretRE matches. Removed text reads "xxxxx".
-func redactString(s string) string {
+func RedactString(s string) string {
 	for _, name := range secretEnv {
 		v := os.Getenv(name)
 		if len(v) < 6 {
@@ -67,14 +47,14 @@ func isSecretField(k string) bool {
 	return false
 }
 
-// redactSecrets returns err with credentials removed from its message
-// (redactString). errors.Is and errors.As still see the original chain.
-func redactSecrets(err error) error {
+// RedactSecrets returns err with credentials removed from its message
+// (RedactString). errors.Is and errors.As still see the original chain.
+func RedactSecrets(err error) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
-	if red := redactString(msg); red != msg {
+	if red := RedactString(msg); red != msg {
 		return &redactedError{msg: red, err: err}
 	}
 	return err

@@ -1,4 +1,4 @@
-package store_test
+package httpstore_test
 
 import (
 	"errors"
@@ -12,7 +12,29 @@ import (
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/httpstore"
 )
+
+func TestMain(m *testing.M) {
+	store.Register(httpstore.Backend())
+	m.Run()
+}
+
+func TestOpenHTTPErrors(t *testing.T) {
+	for _, raw := range []string{"https://", "http://host/x#frag", "https://user:secret@/x"} {
+		s, err := store.Open(t.Context(), raw)
+		if err == nil {
+			t.Errorf("Open(%q) = %v, want an error", raw, s)
+			continue
+		}
+		if !strings.Contains(err.Error(), "use http(s)://HOST/PATH") {
+			t.Errorf("Open(%q) error = %q, want it to say http(s)://HOST/PATH", raw, err)
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("Open(%q) error shows the password: %q", raw, err)
+		}
+	}
+}
 
 // publish writes files into a new folder and serves it with Go's static
 // file server (which lists folders), wrapped by mw if set.
@@ -144,7 +166,7 @@ func TestHTTPErrors(t *testing.T) {
 	}
 	defer s.Close()
 	_, _, err = s.Get(ctx, "refs/heads/main")
-	var se *store.HTTPStatusError
+	var se *httpstore.StatusError
 	if errors.Is(err, store.ErrNotExist) || !errors.As(err, &se) || se.StatusCode != 403 ||
 		!strings.Contains(err.Error(), base+"/refs/heads/main: HTTP 403 Forbidden") {
 		t.Errorf("403: %v (must not read as missing)", err)

@@ -1,4 +1,7 @@
-package store
+// Package azure is the store on Azure Blob Storage (azblob:// URLs):
+// package cloud's store with a driver that reads ETags and writes with
+// If-Match, opened with gocloud's azureblob URL opener (Backend).
+package azure
 
 import (
 	"context"
@@ -15,9 +18,12 @@ import (
 	azblobblob "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/azureblob"
+
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/cloud"
 )
 
-// openAzure opens azblob://CONTAINER[/PREFIX][?OPTIONS] (docs/stores.md)
+// openURL opens azblob://CONTAINER[/PREFIX][?OPTIONS] (docs/stores.md)
 // with gocloud's azureblob URL opener, which reads the environment as the
 // Azure SDK documents it: AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY (a
 // shared key), AZURE_STORAGE_SAS_TOKEN, AZURE_STORAGE_CONNECTION_STRING (or
@@ -25,8 +31,8 @@ import (
 // chain; AZURE_STORAGE_DOMAIN, AZURE_STORAGE_PROTOCOL,
 // AZURE_STORAGE_IS_LOCAL_EMULATOR shape the service URL. URL options:
 // storage_account, domain, protocol, localemu, cdn.
-func openAzure(ctx context.Context, u *url.URL, raw string) (Store, error) {
-	name, prefix, err := bucketAndPrefix(u, raw, "azblob://CONTAINER/PREFIX")
+func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
+	name, prefix, err := cloud.BucketAndPrefix(u, raw, "azblob://CONTAINER/PREFIX")
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +43,7 @@ func openAzure(ctx context.Context, u *url.URL, raw string) (Store, error) {
 	bu := &url.URL{Scheme: "azblob", Host: name, RawQuery: u.RawQuery}
 	b, err := opener.OpenBucketURL(ctx, bu)
 	if err != nil {
-		return nil, redactSecrets(fmt.Errorf("store URL %q: %w; set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN, or sign in for azidentity (docs/stores.md)", raw, err))
+		return nil, cloud.RedactSecrets(fmt.Errorf("store URL %q: %w; set AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY or AZURE_STORAGE_SAS_TOKEN, or sign in for azidentity (docs/stores.md)", raw, err))
 	}
 	account := u.Query().Get("storage_account")
 	if account == "" {
@@ -45,16 +51,16 @@ func openAzure(ctx context.Context, u *url.URL, raw string) (Store, error) {
 	}
 	conn := os.Getenv("AZURE_STORAGE_CONNECTION_STRING") + os.Getenv("AZURE_STORAGEBLOB_CONNECTIONSTRING")
 	usesConn := conn != "" && (os.Getenv("AZURE_STORAGE_KEY") == "" || account == "") && os.Getenv("AZURE_STORAGE_SAS_TOKEN") == ""
-	return &Cloud{bucket: b, be: azureBackend{account: account, connString: usesConn}, scheme: "az", name: name, prefix: prefix}, nil
+	return cloud.New(cloud.Config{Bucket: b, Driver: driver{account: account, connString: usesConn}, Scheme: "az", Name: name, Prefix: prefix}), nil
 }
 
-// azureBackend uses blob ETags as Tokens and If-Match for compare-and-swap.
-type azureBackend struct {
+// driver uses blob ETags as Tokens and If-Match for compare-and-swap.
+type driver struct {
 	account    string // storage account, if known
 	connString bool   // credentials come from a connection string
 }
 
-func (azureBackend) readToken(r *blob.Reader) (Token, error) {
+func (driver) ReadToken(r *blob.Reader) (store.Token, error) {
 	var resp azblobblob.DownloadStreamResponse
 	if !r.As(&resp) {
 		return "", errors.New("internal error: not an Azure reader")
@@ -62,45 +68,45 @@ func (azureBackend) readToken(r *blob.Reader) (Token, error) {
 	if resp.ETag == nil || *resp.ETag == "" {
 		return "", errors.New("the server sent no ETag with the blob")
 	}
-	return Token(*resp.ETag), nil
+	return store.Token(*resp.ETag), nil
 }
 
-func (azureBackend) write(ctx context.Context, old Token) (context.Context, written, bool) {
-	w := &azureWrite{old: old}
+func (driver) Prepare(ctx context.Context, old store.Token) (context.Context, cloud.Prepared, bool) {
+	w := &write{old: old}
 	// The SDK stores the response of each request made with this context;
 	// the last one of an upload (Put Blob or Put Block List) carries the
 	// new ETag.
 	return policy.WithCaptureResponse(ctx, &w.resp), w, true
 }
 
-func (azureBackend) wrongToken(cur Token) Token {
-	t := Token(`"0x8D0000000000000"`)
+func (driver) WrongToken(cur store.Token) store.Token {
+	t := store.Token(`"0x8D0000000000000"`)
 	if cur == t {
 		t = `"0x8D0000000000001"`
 	}
 	return t
 }
 
-func (b azureBackend) secret() string {
+func (b driver) Secret() string {
 	if b.connString || b.account == "" {
 		return "CREATE SECRET (TYPE azure, CONNECTION_STRING '<your connection string>');"
 	}
-	return "CREATE SECRET (TYPE azure, PROVIDER credential_chain, ACCOUNT_NAME " + sqlQuote(b.account) + ");"
+	return "CREATE SECRET (TYPE azure, PROVIDER credential_chain, ACCOUNT_NAME " + cloud.QuoteSQL(b.account) + ");"
 }
 
-// azureWrite is one conditional Azure upload: If-Match on old (create-only
+// write is one conditional Azure upload: If-Match on old (create-only
 // writes get If-None-Match: * from gocloud), and the captured response.
-type azureWrite struct {
-	old  Token
+type write struct {
+	old  store.Token
 	resp *http.Response
 }
 
-func (w *azureWrite) beforeWrite(as func(any) bool) error {
+func (w *write) BeforeWrite(as func(any) bool) error {
 	var opts *azblob.UploadStreamOptions
 	if !as(&opts) {
 		return errors.New("internal error: azureblob did not expose its upload options")
 	}
-	if w.old != NoToken {
+	if w.old != store.NoToken {
 		etag := azcore.ETag(w.old)
 		opts.AccessConditions = &azblob.AccessConditions{
 			ModifiedAccessConditions: &azblobblob.ModifiedAccessConditions{IfMatch: &etag},
@@ -109,9 +115,22 @@ func (w *azureWrite) beforeWrite(as func(any) bool) error {
 	return nil
 }
 
-func (w *azureWrite) token() Token {
+func (w *write) Token() store.Token {
 	if w.resp == nil {
-		return NoToken
+		return store.NoToken
 	}
-	return Token(strings.TrimSpace(w.resp.Header.Get("ETag")))
+	return store.Token(strings.TrimSpace(w.resp.Header.Get("ETag")))
+}
+
+// Refused: Azure's ConditionNotMet and BlobAlreadyExists.
+func (driver) Refused(err error) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && cloud.IsRefusalCode(re.ErrorCode)
+}
+
+// Backend is the azblob:// kind of store for store.Register:
+// azblob://CONTAINER[/PREFIX][?OPTIONS] opens a store on Azure Blob Storage
+// (see openURL for credentials and options).
+func Backend() store.Backend {
+	return store.Backend{Schemes: []string{"azblob"}, Forms: []string{"azblob://"}, Open: openURL}
 }

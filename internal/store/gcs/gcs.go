@@ -1,4 +1,7 @@
-package store
+// Package gcs is the store on Google Cloud Storage (gs:// URLs): package
+// cloud's store with a driver that uses object generations as Tokens and
+// generation-match preconditions (Backend).
+package gcs
 
 import (
 	"context"
@@ -12,9 +15,12 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/gcsblob"
 	"google.golang.org/api/option"
+
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/cloud"
 )
 
-// openGCS opens gs://BUCKET[/PREFIX][?anonymous=true] (docs/stores.md).
+// openURL opens gs://BUCKET[/PREFIX][?anonymous=true] (docs/stores.md).
 // Credentials are Google's Application Default Credentials
 // (GOOGLE_APPLICATION_CREDENTIALS, gcloud's application-default login, the
 // metadata server); anonymous=true reads a public bucket without any. With
@@ -23,8 +29,8 @@ import (
 //
 // The client is made here rather than by gcsblob's URL opener, which prints
 // a warning on stdout when no credentials are found.
-func openGCS(ctx context.Context, u *url.URL, raw string) (Store, error) {
-	name, prefix, err := bucketAndPrefix(u, raw, "gs://BUCKET/PREFIX")
+func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
+	name, prefix, err := cloud.BucketAndPrefix(u, raw, "gs://BUCKET/PREFIX")
 	if err != nil {
 		return nil, err
 	}
@@ -51,21 +57,21 @@ func openGCS(ctx context.Context, u *url.URL, raw string) (Store, error) {
 	}
 	client, err := storage.NewClient(ctx, opts...)
 	if err != nil {
-		return nil, redactSecrets(fmt.Errorf("store URL %q: Google Cloud Storage client: %w; set GOOGLE_APPLICATION_CREDENTIALS, run 'gcloud auth application-default login', or add ?anonymous=true to read a public bucket", raw, err))
+		return nil, cloud.RedactSecrets(fmt.Errorf("store URL %q: Google Cloud Storage client: %w; set GOOGLE_APPLICATION_CREDENTIALS, run 'gcloud auth application-default login', or add ?anonymous=true to read a public bucket", raw, err))
 	}
 	b, err := gcsblob.OpenBucket(ctx, nil, name, &gcsblob.Options{Client: client})
 	if err != nil {
 		client.Close()
 		return nil, fmt.Errorf("store URL %q: %w", raw, err)
 	}
-	return &Cloud{bucket: b, be: gcsBackend{}, scheme: "gs", name: name, prefix: prefix, closeFn: client.Close}, nil
+	return cloud.New(cloud.Config{Bucket: b, Driver: driver{}, Scheme: "gs", Name: name, Prefix: prefix, Close: client.Close}), nil
 }
 
-// gcsBackend uses object generations as Tokens and generation-match
+// driver uses object generations as Tokens and generation-match
 // preconditions for compare-and-swap.
-type gcsBackend struct{}
+type driver struct{}
 
-func (gcsBackend) readToken(r *blob.Reader) (Token, error) {
+func (driver) ReadToken(r *blob.Reader) (store.Token, error) {
 	var sr *storage.Reader
 	if !r.As(&sr) || sr == nil {
 		return "", errors.New("internal error: not a GCS reader")
@@ -73,12 +79,12 @@ func (gcsBackend) readToken(r *blob.Reader) (Token, error) {
 	if sr.Attrs.Generation == 0 {
 		return "", errors.New("the server sent no object generation")
 	}
-	return Token(strconv.FormatInt(sr.Attrs.Generation, 10)), nil
+	return store.Token(strconv.FormatInt(sr.Attrs.Generation, 10)), nil
 }
 
-func (gcsBackend) write(ctx context.Context, old Token) (context.Context, written, bool) {
-	w := &gcsWrite{}
-	if old != NoToken {
+func (driver) Prepare(ctx context.Context, old store.Token) (context.Context, cloud.Prepared, bool) {
+	w := &write{}
+	if old != store.NoToken {
 		g, err := strconv.ParseInt(string(old), 10, 64)
 		if err != nil || g <= 0 {
 			return ctx, nil, false // not a generation: cannot be current
@@ -88,25 +94,25 @@ func (gcsBackend) write(ctx context.Context, old Token) (context.Context, writte
 	return ctx, w, true
 }
 
-func (gcsBackend) wrongToken(cur Token) Token {
+func (driver) WrongToken(cur store.Token) store.Token {
 	g, _ := strconv.ParseInt(string(cur), 10, 64)
-	return Token(strconv.FormatInt(g+7919, 10))
+	return store.Token(strconv.FormatInt(g+7919, 10))
 }
 
-func (gcsBackend) secret() string {
+func (driver) Secret() string {
 	// DuckDB reaches GCS through its S3-compatible XML API, with HMAC keys.
 	return "CREATE SECRET (TYPE gcs, KEY_ID '<HMAC key id>', SECRET '<HMAC secret>');"
 }
 
-// gcsWrite is one conditional GCS upload: a generation-match precondition
+// write is one conditional GCS upload: a generation-match precondition
 // (create-only writes get DoesNotExist from gocloud), and the writer, whose
 // attributes give the new generation after the upload.
-type gcsWrite struct {
+type write struct {
 	gen int64
 	sw  *storage.Writer
 }
 
-func (w *gcsWrite) beforeWrite(as func(any) bool) error {
+func (w *write) BeforeWrite(as func(any) bool) error {
 	if w.gen != 0 {
 		var obj **storage.ObjectHandle
 		if !as(&obj) {
@@ -120,9 +126,20 @@ func (w *gcsWrite) beforeWrite(as func(any) bool) error {
 	return nil
 }
 
-func (w *gcsWrite) token() Token {
+func (w *write) Token() store.Token {
 	if w.sw == nil || w.sw.Attrs() == nil {
-		return NoToken
+		return store.NoToken
 	}
-	return Token(strconv.FormatInt(w.sw.Attrs().Generation, 10))
+	return store.Token(strconv.FormatInt(w.sw.Attrs().Generation, 10))
+}
+
+// Refused is always false: GCS reports a failed precondition as HTTP 412,
+// which gocloud already maps to FailedPrecondition.
+func (driver) Refused(error) bool { return false }
+
+// Backend is the gs:// kind of store for store.Register:
+// gs://BUCKET[/PREFIX][?anonymous=true] opens a store on Google Cloud
+// Storage (see openURL for credentials and the emulator).
+func Backend() store.Backend {
+	return store.Backend{Schemes: []string{"gs"}, Forms: []string{"gs://"}, Open: openURL}
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package store
+package filelock
 
 import (
 	"errors"
@@ -10,10 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// tryLock takes an exclusive flock(2) on f without waiting. It reports false
+// TryLock takes an exclusive flock(2) on f without waiting. It reports false
 // if another open file description holds it. The kernel releases the lock
 // when f is closed or its process dies.
-func tryLock(f *os.File) (bool, error) {
+func TryLock(f *os.File) (bool, error) {
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		switch {
@@ -29,23 +29,7 @@ func tryLock(f *os.File) (bool, error) {
 	}
 }
 
-func unlockFile(f *os.File) {
+// Unlock releases the lock TryLock took on f (closing f releases it too).
+func Unlock(f *os.File) {
 	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN) // closing f releases it anyway
-}
-
-// syncDir fsyncs the folder dir, so names made or removed in it survive a
-// crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("fsync %s: %w", dir, err)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package store_test
+package cloud_test
 
 import (
 	"io"
@@ -15,7 +15,7 @@ import (
 // FDL_TEST_S3_URL, or on in-process gofakes3 without it (whose memory then
 // counts in -benchmem). Reported MB/s are of the object.
 //
-//	go test -run '^$' -bench CloudS3 -benchmem ./internal/store/
+//	go test -run '^$' -bench CloudS3 -benchmem ./internal/store/cloud/
 func BenchmarkCloudS3(b *testing.B) {
 	base := os.Getenv(cloudtest.EnvS3)
 	if base == "" {

@@ -1,4 +1,7 @@
-package store
+// Package httpstore is a read-only store.Store over a repository published
+// at an http:// or https:// URL, and those URLs store.Open opens through it
+// (Backend).
+package httpstore
 
 import (
 	"context"
@@ -14,25 +17,22 @@ import (
 	"sync"
 
 	"golang.org/x/net/html"
+
+	"github.com/fdl-dev/fdl/internal/store"
 )
 
-// ErrCannotList: the store can read objects by name but cannot list them (a
-// web server without directory listings). Features that need every key —
-// short ids, id prefixes, 'branch -l', 'verify' — say so instead of guessing.
-var ErrCannotList = errors.New("the store cannot list its objects")
-
-// HTTPStatusError is a response other than 200 for an object or folder
+// StatusError is a response other than 200 for an object or folder
 // fetched over http(s). It names the URL (without credentials) and the
-// status; a 404 or 410 also matches ErrNotExist, no other status does (a 403
+// status; a 404 or 410 also matches store.ErrNotExist, no other status does (a 403
 // is never reported as "does not exist").
-type HTTPStatusError struct {
+type StatusError struct {
 	URL        string // the object's location, without credentials or query
 	StatusCode int    // e.g. 403
 	Status     string // e.g. "403 Forbidden"
 	Hint       string // what to do, may be empty
 }
 
-func (e *HTTPStatusError) Error() string {
+func (e *StatusError) Error() string {
 	s := e.URL + ": HTTP " + e.Status
 	switch e.StatusCode {
 	case http.StatusNotFound, http.StatusGone:
@@ -46,33 +46,33 @@ func (e *HTTPStatusError) Error() string {
 	return s
 }
 
-// Is makes a 404 or 410 match ErrNotExist.
-func (e *HTTPStatusError) Is(target error) bool {
-	return target == ErrNotExist && (e.StatusCode == http.StatusNotFound || e.StatusCode == http.StatusGone)
+// Is makes a 404 or 410 match store.ErrNotExist.
+func (e *StatusError) Is(target error) bool {
+	return target == store.ErrNotExist && (e.StatusCode == http.StatusNotFound || e.StatusCode == http.StatusGone)
 }
 
-// HTTP is a read-only Store over a repository published at an http:// or
+// Store is a read-only store.Store over a repository published at an http:// or
 // https:// URL: a folder repository served by any static web server, or a
 // bucket's public URL. Objects are fetched with GET (Get) and HEAD (Stat)
 // at <base>/<key>; every write (Create, Swap, Delete) fails with
-// ErrReadOnly without a request.
+// store.ErrReadOnly without a request.
 //
 // Listing: plain HTTP has no listing call. List reads the HTML directory
 // listings that most static servers can produce (Go's http.FileServer,
 // nginx autoindex, Apache, python -m http.server): it fetches
 // "<base>/<folder>/" and follows the links to the folder's children. If the
 // root's listing does not link fdl.json, the server does not list, and List
-// fails with ErrCannotList; fdl then shows full version ids and accepts only
+// fails with store.ErrCannotList; fdl then shows full version ids and accepts only
 // full ids, branch and tag names (docs/stores.md). Listed objects have Size
 // -1 and a zero ModTime (a listing does not tell them reliably).
 //
-// Errors: a 404 or 410 is ErrNotExist; every other status, a 403 included,
-// is an *HTTPStatusError naming the URL and status; a body shorter than its
+// Errors: a 404 or 410 is store.ErrNotExist; every other status, a 403 included,
+// is an *StatusError naming the URL and status; a body shorter than its
 // Content-Length fails the read with io.ErrUnexpectedEOF and both sizes.
 // User and password in the URL are sent as HTTP basic authentication and
 // never shown; the URL's query (a SAS token, say) is sent with every request
 // and never shown either.
-type HTTP struct {
+type Store struct {
 	base   *url.URL // scheme, host, path ending in "/", query; no user
 	user   *url.Userinfo
 	client *http.Client
@@ -82,10 +82,10 @@ type HTTP struct {
 	listErr     error // from checking the root's listing
 }
 
-var _ Store = (*HTTP)(nil)
+var _ store.Store = (*Store)(nil)
 
-// openHTTP opens http(s)://HOST/PATH as a read-only store.
-func openHTTP(_ context.Context, u *url.URL, raw string) (Store, error) {
+// openURL opens http(s)://HOST/PATH as a read-only store.
+func openURL(_ context.Context, u *url.URL, raw string) (store.Store, error) {
 	if u.Host == "" || u.Fragment != "" {
 		return nil, fmt.Errorf("store URL %q: use http(s)://HOST/PATH (no fragment)", raw)
 	}
@@ -95,11 +95,11 @@ func openHTTP(_ context.Context, u *url.URL, raw string) (Store, error) {
 		base.Path += "/"
 		base.RawPath = ""
 	}
-	return &HTTP{base: &base, user: u.User, client: &http.Client{Timeout: 0}}, nil
+	return &Store{base: &base, user: u.User, client: &http.Client{Timeout: 0}}, nil
 }
 
 // url returns the request URL of key ("" is the root, "dir/" a folder).
-func (h *HTTP) url(key string) string {
+func (h *Store) url(key string) string {
 	u := *h.base
 	u.Path = h.base.Path + key
 	u.RawPath = ""
@@ -109,7 +109,7 @@ func (h *HTTP) url(key string) string {
 // Location returns the object's URL without credentials or query, as
 // DuckDB's httpfs reads it; Location("") is the root without a trailing
 // slash.
-func (h *HTTP) Location(key string) string {
+func (h *Store) Location(key string) string {
 	u := *h.base
 	u.RawQuery = ""
 	u.Path = h.base.Path + key
@@ -118,12 +118,12 @@ func (h *HTTP) Location(key string) string {
 }
 
 // Close releases idle connections.
-func (h *HTTP) Close() error {
+func (h *Store) Close() error {
 	h.client.CloseIdleConnections()
 	return nil
 }
 
-func (h *HTTP) do(ctx context.Context, method, key string) (*http.Response, error) {
+func (h *Store) do(ctx context.Context, method, key string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, h.url(key), nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", h.Location(key), err)
@@ -146,8 +146,8 @@ func (h *HTTP) do(ctx context.Context, method, key string) (*http.Response, erro
 	return resp, nil
 }
 
-func (h *HTTP) statusError(key string, resp *http.Response) error {
-	e := &HTTPStatusError{URL: h.Location(key), StatusCode: resp.StatusCode, Status: resp.Status}
+func (h *Store) statusError(key string, resp *http.Response) error {
+	e := &StatusError{URL: h.Location(key), StatusCode: resp.StatusCode, Status: resp.Status}
 	if e.Status == "" {
 		e.Status = strconv.Itoa(resp.StatusCode)
 	}
@@ -159,10 +159,10 @@ func (h *HTTP) statusError(key string, resp *http.Response) error {
 }
 
 // Get fetches key. The Token is the response's ETag (or Last-Modified); it
-// is only informative, since Swap always fails. Errors: ErrNotExist (404,
-// 410), *HTTPStatusError, ErrInvalidKey, a short body while reading.
-func (h *HTTP) Get(ctx context.Context, key string) (io.ReadCloser, Token, error) {
-	if err := begin(ctx, key); err != nil {
+// is only informative, since Swap always fails. Errors: store.ErrNotExist (404,
+// 410), *StatusError, store.ErrInvalidKey, a short body while reading.
+func (h *Store) Get(ctx context.Context, key string) (io.ReadCloser, store.Token, error) {
+	if err := store.Begin(ctx, key); err != nil {
 		return nil, "", err
 	}
 	resp, err := h.do(ctx, http.MethodGet, key)
@@ -173,9 +173,9 @@ func (h *HTTP) Get(ctx context.Context, key string) (io.ReadCloser, Token, error
 		resp.Body.Close()
 		return nil, "", h.statusError(key, resp)
 	}
-	tok := Token(resp.Header.Get("ETag"))
+	tok := store.Token(resp.Header.Get("ETag"))
 	if tok == "" {
-		tok = Token("last-modified:" + resp.Header.Get("Last-Modified") + ":" + strconv.FormatInt(resp.ContentLength, 10))
+		tok = store.Token("last-modified:" + resp.Header.Get("Last-Modified") + ":" + strconv.FormatInt(resp.ContentLength, 10))
 	}
 	return &httpBody{rc: resp.Body, want: resp.ContentLength, loc: h.Location(key)}, tok, nil
 }
@@ -205,50 +205,50 @@ func (b *httpBody) Close() error { return b.rc.Close() }
 // Stat asks for key's headers (HEAD; GET if the server refuses HEAD). Size
 // is Content-Length (-1 if the server does not say), ModTime Last-Modified
 // (zero if absent). Errors: as Get.
-func (h *HTTP) Stat(ctx context.Context, key string) (ObjectInfo, error) {
-	if err := begin(ctx, key); err != nil {
-		return ObjectInfo{}, err
+func (h *Store) Stat(ctx context.Context, key string) (store.ObjectInfo, error) {
+	if err := store.Begin(ctx, key); err != nil {
+		return store.ObjectInfo{}, err
 	}
 	resp, err := h.do(ctx, http.MethodHead, key)
 	if err != nil {
-		return ObjectInfo{}, err
+		return store.ObjectInfo{}, err
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented {
 		if resp, err = h.do(ctx, http.MethodGet, key); err != nil {
-			return ObjectInfo{}, err
+			return store.ObjectInfo{}, err
 		}
 		resp.Body.Close()
 	}
 	if resp.StatusCode != http.StatusOK {
-		return ObjectInfo{}, h.statusError(key, resp)
+		return store.ObjectInfo{}, h.statusError(key, resp)
 	}
-	info := ObjectInfo{Key: key, Size: resp.ContentLength}
+	info := store.ObjectInfo{Key: key, Size: resp.ContentLength}
 	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
 		info.ModTime = t
 	}
 	return info, nil
 }
 
-func (h *HTTP) readOnly(ctx context.Context, key string) error {
-	if err := begin(ctx, key); err != nil {
+func (h *Store) readOnly(ctx context.Context, key string) error {
+	if err := store.Begin(ctx, key); err != nil {
 		return err
 	}
-	return fmt.Errorf("%s: %w: fdl does not write over http(s); write to the repository's own location (a folder, s3://, gs:// or azblob://) and publish it again", h.Location(key), ErrReadOnly)
+	return fmt.Errorf("%s: %w: fdl does not write over http(s); write to the repository's own location (a folder, s3://, gs:// or azblob://) and publish it again", h.Location(key), store.ErrReadOnly)
 }
 
-// Create fails with ErrReadOnly (ErrInvalidKey for an invalid key).
-func (h *HTTP) Create(ctx context.Context, key string, _ io.Reader) error {
+// Create fails with store.ErrReadOnly (store.ErrInvalidKey for an invalid key).
+func (h *Store) Create(ctx context.Context, key string, _ io.Reader) error {
 	return h.readOnly(ctx, key)
 }
 
-// Swap fails with ErrReadOnly (ErrInvalidKey for an invalid key).
-func (h *HTTP) Swap(ctx context.Context, key string, _ Token, _ []byte) (Token, error) {
+// Swap fails with store.ErrReadOnly (store.ErrInvalidKey for an invalid key).
+func (h *Store) Swap(ctx context.Context, key string, _ store.Token, _ []byte) (store.Token, error) {
 	return "", h.readOnly(ctx, key)
 }
 
-// Delete fails with ErrReadOnly (ErrInvalidKey for an invalid key).
-func (h *HTTP) Delete(ctx context.Context, key string) error {
+// Delete fails with store.ErrReadOnly (store.ErrInvalidKey for an invalid key).
+func (h *Store) Delete(ctx context.Context, key string) error {
 	return h.readOnly(ctx, key)
 }
 
@@ -257,13 +257,13 @@ const listParallel = 8
 
 // List walks the server's HTML directory listings under prefix (see HTTP)
 // and calls fn in byte order of the keys. A folder that answers 404 lists
-// nothing. Errors: ErrCannotList when the server does not list folders,
-// ErrInvalidKey, fn's error, ctx's error, *HTTPStatusError.
-func (h *HTTP) List(ctx context.Context, prefix string, fn func(ObjectInfo) error) error {
+// nothing. Errors: store.ErrCannotList when the server does not list folders,
+// store.ErrInvalidKey, fn's error, ctx's error, *StatusError.
+func (h *Store) List(ctx context.Context, prefix string, fn func(store.ObjectInfo) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkPrefix(prefix); err != nil {
+	if err := store.CheckPrefix(prefix); err != nil {
 		return err
 	}
 	h.listMu.Lock()
@@ -304,13 +304,13 @@ func (h *HTTP) List(ctx context.Context, prefix string, fn func(ObjectInfo) erro
 				return r.err
 			}
 			for _, k := range r.files {
-				if strings.HasPrefix(k, prefix) && CheckKey(k) == nil {
+				if strings.HasPrefix(k, prefix) && store.CheckKey(k) == nil {
 					keys = append(keys, k)
 				}
 			}
 			for _, d := range r.dirs {
 				if strings.HasPrefix(d, prefix) || strings.HasPrefix(prefix, d) {
-					if CheckKey(strings.TrimSuffix(d, "/")) == nil {
+					if store.CheckKey(strings.TrimSuffix(d, "/")) == nil {
 						dirs = append(dirs, d)
 					}
 				}
@@ -322,7 +322,7 @@ func (h *HTTP) List(ctx context.Context, prefix string, fn func(ObjectInfo) erro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := fn(ObjectInfo{Key: k, Size: -1}); err != nil {
+		if err := fn(store.ObjectInfo{Key: k, Size: -1}); err != nil {
 			return err
 		}
 	}
@@ -331,7 +331,7 @@ func (h *HTTP) List(ctx context.Context, prefix string, fn func(ObjectInfo) erro
 
 // checkListing decides once whether the server lists folders: the root's
 // listing must link fdl.json (every repository has it).
-func (h *HTTP) checkListing(ctx context.Context) error {
+func (h *Store) checkListing(ctx context.Context) error {
 	files, _, err := h.listDir(ctx, "")
 	if err != nil && ctx.Err() != nil {
 		return err
@@ -343,13 +343,13 @@ func (h *HTTP) checkListing(ctx context.Context) error {
 	if err != nil {
 		why = err.Error()
 	}
-	return fmt.Errorf("%s: %w: the server does not list folders (%s). Reading a version by branch, tag or full id still works; for short ids, 'branch -l', 'tag -l' and 'verify', serve the repository with directory listings on (nginx autoindex, Apache Indexes), or read the bucket through s3://, gs:// or azblob://", h.Location(""), ErrCannotList, why)
+	return fmt.Errorf("%s: %w: the server does not list folders (%s). Reading a version by branch, tag or full id still works; for short ids, 'branch -l', 'tag -l' and 'verify', serve the repository with directory listings on (nginx autoindex, Apache Indexes), or read the bucket through s3://, gs:// or azblob://", h.Location(""), store.ErrCannotList, why)
 }
 
 // listDir fetches the listing of folder dir ("" or "a/b/") and returns the
 // keys of the files and the folders ("a/b/c/") it links. A 404 is an empty
 // folder.
-func (h *HTTP) listDir(ctx context.Context, dir string) (files, dirs []string, err error) {
+func (h *Store) listDir(ctx context.Context, dir string) (files, dirs []string, err error) {
 	resp, err := h.do(ctx, http.MethodGet, dir)
 	if err != nil {
 		return nil, nil, err
@@ -423,4 +423,10 @@ func childOf(dirURL *url.URL, href string) (name string, isDir, ok bool) {
 		return "", false, false
 	}
 	return rest, isDir, true
+}
+
+// Backend is the http:// and https:// kind of store for store.Register:
+// a read-only *Store on the repository published at the URL.
+func Backend() store.Backend {
+	return store.Backend{Schemes: []string{"http", "https"}, Forms: []string{"http(s)://"}, Open: openURL}
 }

@@ -1,4 +1,4 @@
-package ducklake
+package meta
 
 import (
 	"errors"
@@ -29,12 +29,11 @@ func TestCompareReleases(t *testing.T) {
 }
 
 func TestCompareFormats(t *testing.T) {
-	order := SupportedFormats()
-	for i := range order {
-		for j := range order {
-			got, err := CompareFormats(order[i], order[j])
+	for i, a := range formats {
+		for j, b := range formats {
+			got, err := CompareFormats(a.Name, b.Name)
 			if err != nil || got != cmpInt(i, j) {
-				t.Errorf("CompareFormats(%s, %s) = %d, %v", order[i], order[j], got, err)
+				t.Errorf("CompareFormats(%s, %s) = %d, %v", a.Name, b.Name, got, err)
 			}
 		}
 	}
@@ -53,23 +52,23 @@ func TestReadersOf(t *testing.T) {
 	}{
 		// A version published from a DuckDB 1.5 lake (68) or a lake fdl
 		// created (68): DuckDB 1.5.2 and newer attach it, 2.0 included.
-		{"1.0", storageDuckDB15, Readers{">= 1.5.0", ">= 1.5.2", ">= 1.5.2"}},
+		{"1.0", storage68, Readers{">= 1.5.0", ">= 1.5.2", ">= 1.5.2"}},
 		// A 1.0 catalog in storage 64 (copied by DuckDB 1.5 into a plain ATTACH, which writes 64).
-		{"1.0", storageDuckDB10, Readers{">= 0.10.0", ">= 1.5.2", ">= 1.5.2"}},
+		{"1.0", storage64, Readers{">= 0.10.0", ">= 1.5.2", ">= 1.5.2"}},
 		// A 1.0 catalog DuckDB 2.0 copied into its own storage: 1.5 loses it.
-		{"1.0", storageDuckDB20, Readers{">= 2.0.0", ">= 1.5.2", ">= 2.0.0"}},
-		{"1.1", storageDuckDB20, Readers{">= 2.0.0", ">= 2.0.0", ">= 2.0.0"}},
-		{"0.4", storageDuckDB15, Readers{">= 1.5.0", "1.5.0 - 1.5.1", "1.5.0 - 1.5.1"}},
-		{"0.3", storageDuckDB10, Readers{">= 0.10.0", "1.4.x", "1.4.x"}},
+		{"1.0", storage999, Readers{">= 2.0.0", ">= 1.5.2", ">= 2.0.0"}},
+		{"1.1", storage999, Readers{">= 2.0.0", ">= 2.0.0", ">= 2.0.0"}},
+		{"0.4", storage68, Readers{">= 1.5.0", "1.5.0 - 1.5.1", "1.5.0 - 1.5.1"}},
+		{"0.3", storage64, Readers{">= 0.10.0", "1.4.x", "1.4.x"}},
 		// 0.3 in storage 68 cannot be attached by any release: 1.4 cannot
 		// open the file, 1.5 refuses the format.
-		{"0.3", storageDuckDB15, Readers{">= 1.5.0", "1.4.x", "none"}},
-		{"0.2", storageDuckDB10, Readers{">= 0.10.0", "1.3.1 - 1.3.2", "1.3.1 - 1.3.2"}},
-		{"0.1", storageDuckDB10, Readers{">= 0.10.0", "1.3.0", "1.3.0"}},
-		{"0.4-dev1", storageDuckDB15, Readers{">= 1.5.0", "none", "none"}},
-		{"0.3-dev1", storageDuckDB10, Readers{">= 0.10.0", "none", "none"}},
-		{"1.1-dev1", storageDuckDB20, Readers{">= 2.0.0", "none", "none"}},
-		{"9.9", storageDuckDB15, Readers{">= 1.5.0", "unknown", "unknown"}},
+		{"0.3", storage68, Readers{">= 1.5.0", "1.4.x", "none"}},
+		{"0.2", storage64, Readers{">= 0.10.0", "1.3.1 - 1.3.2", "1.3.1 - 1.3.2"}},
+		{"0.1", storage64, Readers{">= 0.10.0", "1.3.0", "1.3.0"}},
+		{"0.4-dev1", storage68, Readers{">= 1.5.0", "none", "none"}},
+		{"0.3-dev1", storage64, Readers{">= 0.10.0", "none", "none"}},
+		{"1.1-dev1", storage999, Readers{">= 2.0.0", "none", "none"}},
+		{"9.9", storage68, Readers{">= 1.5.0", "unknown", "unknown"}},
 		{"1.0", Storage{Number: 70}, Readers{"unknown", ">= 1.5.2", "unknown"}},
 	} {
 		if got := ReadersOf(tc.format, tc.st); got != tc.want {
@@ -78,15 +77,18 @@ func TestReadersOf(t *testing.T) {
 	}
 }
 
-// TestStorageForFormat: a catalog file fdl writes without a DuckDB source
-// header is in the storage the extension of its format wrote, so every
-// DuckDB whose extension reads the format opens it.
-func TestStorageForFormat(t *testing.T) {
-	for _, f := range SupportedFormats() {
-		st := storageForFormat(f)
-		r := ReadersOf(f, st)
+// TestStorageFor: a catalog file fdl writes without a DuckDB source header
+// is in the storage the extension of its format wrote, so every DuckDB
+// whose extension reads the format opens it.
+func TestStorageFor(t *testing.T) {
+	for _, f := range Formats() {
+		st := StorageFor(f.Name)
+		r := ReadersOf(f.Name, st)
 		if r.DuckLakeExtension != "none" && r.Attach != r.DuckLakeExtension {
-			t.Errorf("format %s in storage %d: attach %q, extension %q", f, st.Number, r.Attach, r.DuckLakeExtension)
+			t.Errorf("format %s in storage %d: attach %q, extension %q", f.Name, st.Number, r.Attach, r.DuckLakeExtension)
 		}
+	}
+	if st := StorageFor("9.9"); st != storage64 {
+		t.Errorf("unknown format: %+v", st)
 	}
 }

@@ -1,4 +1,4 @@
-package store_test
+package cloud_test
 
 import (
 	"bytes"
@@ -16,9 +16,21 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/azure"
+	"github.com/fdl-dev/fdl/internal/store/cloud"
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
+	"github.com/fdl-dev/fdl/internal/store/gcs"
+	"github.com/fdl-dev/fdl/internal/store/s3"
 	"github.com/fdl-dev/fdl/internal/store/storetest"
 )
+
+// TestMain registers the cloud backends, as cmd/fdl does.
+func TestMain(m *testing.M) {
+	store.Register(s3.Backend())
+	store.Register(gcs.Backend())
+	store.Register(azure.Backend())
+	m.Run()
+}
 
 // openFresh returns a function that opens a fresh prefix of base for each
 // conformance subtest.
@@ -86,7 +98,7 @@ func TestCloudRefusesStoreWithoutConditions(t *testing.T) {
 			}
 			defer s.Close()
 			_, err = s.Swap(ctx, "HEAD", store.NoToken, []byte("ref: refs/heads/main\n"))
-			if !errors.Is(err, store.ErrNoConditionalWrites) {
+			if !errors.Is(err, cloud.ErrNoConditionalWrites) {
 				t.Fatalf("Swap through %s = %v, want ErrNoConditionalWrites", c.name, err)
 			}
 			if !strings.Contains(err.Error(), c.wantWhat) || !strings.Contains(err.Error(), s.Location("")) {
@@ -94,7 +106,7 @@ func TestCloudRefusesStoreWithoutConditions(t *testing.T) {
 			}
 			// Refused for good: Create too, and nothing was written.
 			err = s.Create(ctx, "fdl.json", strings.NewReader("{}"))
-			if !errors.Is(err, store.ErrNoConditionalWrites) {
+			if !errors.Is(err, cloud.ErrNoConditionalWrites) {
 				t.Errorf("Create after a refused probe = %v, want ErrNoConditionalWrites", err)
 			}
 			n := 0
@@ -254,14 +266,14 @@ func TestCloudNoCredentialsInErrors(t *testing.T) {
 		}
 		t.Logf("%s: %v", u, err)
 	}
-	// And redactString removes what SDKs may echo.
+	// And RedactString removes what SDKs may echo.
 	for _, in := range []string{
 		"PUT http://h/c/k?sv=2020&sig=abcdefSECRETsig&se=1: 403",
 		"connection string AccountKey=" + secret + "==;BlobEndpoint=x",
 		"https://b.s3.amazonaws.com/k?X-Amz-Signature=deadbeefcafe&X-Amz-Credential=AKID/2024",
 		"key " + secret,
 	} {
-		out := store.RedactForTest(in)
+		out := cloud.RedactString(in)
 		if strings.Contains(out, secret) || strings.Contains(out, "SECRETsig") || strings.Contains(out, "deadbeefcafe") {
 			t.Errorf("redact(%q) = %q still shows a secret", in, out)
 		}
@@ -275,6 +287,7 @@ func TestOpenCloudURLs(t *testing.T) {
 	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
 	cases := []struct{ raw, wantErr string }{
 		{"s3://", "s3://BUCKET/PREFIX"},
+		{"s3://user:secret@bucket/x", "s3://user:xxxxx@bucket/x"},
 		{"s3://b/p?region=us-east-1&bogus=1", `unknown query parameter "bogus"`},
 		{"s3://b/p", "no AWS region"},
 		{"s3://b/a/../x?region=us-east-1", "not a valid prefix"},
@@ -286,6 +299,9 @@ func TestOpenCloudURLs(t *testing.T) {
 		_, err := store.Open(t.Context(), c.raw)
 		if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 			t.Errorf("Open(%q) = %v, want an error containing %q", c.raw, err, c.wantErr)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("Open(%q) error shows the password: %q", c.raw, err)
 		}
 	}
 	// Locations use DuckDB's URL forms, without the query.

@@ -1,6 +1,6 @@
 //go:build windows
 
-package store
+package filelock
 
 import (
 	"errors"
@@ -10,10 +10,10 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// tryLock takes an exclusive LockFileEx lock on the first byte of f without
+// TryLock takes an exclusive LockFileEx lock on the first byte of f without
 // waiting. It reports false if another handle holds it. Windows releases the
 // lock when the handle is closed or its process ends.
-func tryLock(f *os.File) (bool, error) {
+func TryLock(f *os.File) (bool, error) {
 	ol := new(windows.Overlapped)
 	err := windows.LockFileEx(windows.Handle(f.Fd()),
 		windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
@@ -27,11 +27,8 @@ func tryLock(f *os.File) (bool, error) {
 	}
 }
 
-func unlockFile(f *os.File) {
+// Unlock releases the lock TryLock took on f (closing f releases it too).
+func Unlock(f *os.File) {
 	ol := new(windows.Overlapped)
 	_ = windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, ol)
 }
-
-// syncDir does nothing: Windows cannot fsync a folder; NTFS journals its
-// metadata.
-func syncDir(string) error { return nil }

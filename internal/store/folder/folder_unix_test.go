@@ -1,6 +1,6 @@
 //go:build unix
 
-package store_test
+package folder_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/folder"
 )
 
 // The multi-process tests re-run this test binary as a child process; the
@@ -47,7 +48,7 @@ func TestMain(m *testing.M) {
 //   - "hold": take key's Swap lock, create the gate file, sleep until killed.
 func runChild(mode string) int {
 	ctx := context.Background()
-	l, err := store.OpenLocal(os.Getenv(rootEnv))
+	l, err := folder.Open(os.Getenv(rootEnv))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return exitError
@@ -109,7 +110,7 @@ func child(t *testing.T, mode string, env ...string) *exec.Cmd {
 
 // Workers processes Swap the same ref from the same Token, Rounds times: each
 // round exactly one wins and the ref holds its value.
-func TestLocalSwapMultiProcess(t *testing.T) {
+func TestFolderSwapMultiProcess(t *testing.T) {
 	const (
 		workers = 16
 		rounds  = 20
@@ -120,7 +121,7 @@ func TestLocalSwapMultiProcess(t *testing.T) {
 	}
 	ctx := t.Context()
 	root := filepath.Join(t.TempDir(), "repo")
-	l, err := store.OpenLocal(root)
+	l, err := folder.Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,10 +171,10 @@ func TestLocalSwapMultiProcess(t *testing.T) {
 
 // A process killed by SIGKILL while it holds a ref's lock does not block the
 // next Swap of that ref.
-func TestLocalSwapAfterKill(t *testing.T) {
+func TestFolderSwapAfterKill(t *testing.T) {
 	ctx := t.Context()
 	root := filepath.Join(t.TempDir(), "repo")
-	l, err := store.OpenLocal(root)
+	l, err := folder.Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func TestLocalSwapAfterKill(t *testing.T) {
 // New files and folders get the usual permissions (0666 and 0777 less the
 // umask), not CreateTemp's 0600, so other readers (DuckDB run by another
 // user, a web server) can read the repository.
-func TestLocalPermissions(t *testing.T) {
+func TestFolderPermissions(t *testing.T) {
 	umask := syscall.Umask(0o022)
 	syscall.Umask(umask)
 	ctx := t.Context()

@@ -1,4 +1,7 @@
-package store
+// Package s3 is the store on Amazon S3 and S3-compatible servers (s3://
+// URLs): package cloud's store with a driver that reads ETags and writes
+// with If-Match, and the URL options of gocloud's S3 opener (Backend).
+package s3
 
 import (
 	"context"
@@ -11,16 +14,20 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
 	gcaws "gocloud.dev/aws"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
+
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/cloud"
 )
 
-// openS3 opens s3://BUCKET[/PREFIX][?OPTIONS] (docs/stores.md). The options
+// openURL opens s3://BUCKET[/PREFIX][?OPTIONS] (docs/stores.md). The options
 // are gocloud's for S3 URLs (gocloud.dev/aws V2ConfigFromURLParams and
 // s3blob.URLOpener): region, endpoint, profile, use_path_style (or its
 // older name s3ForcePathStyle), disable_https, anonymous, hostname_immutable,
@@ -33,13 +40,13 @@ import (
 // With a custom endpoint (URL or AWS_ENDPOINT_URL[_S3]) request checksums
 // default to "when_required", as third-party S3 servers expect, unless the
 // URL sets request_checksum_calculation.
-func openS3(ctx context.Context, u *url.URL, raw string) (Store, error) {
-	name, prefix, err := bucketAndPrefix(u, raw, "s3://BUCKET/PREFIX")
+func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
+	name, prefix, err := cloud.BucketAndPrefix(u, raw, "s3://BUCKET/PREFIX")
 	if err != nil {
 		return nil, err
 	}
 	q := u.Query()
-	var s3opts []func(*s3.Options)
+	var s3opts []func(*awss3.Options)
 	var bopts s3blob.Options
 	pathStyle := false
 	for _, key := range []string{"use_path_style", "s3ForcePathStyle"} {
@@ -50,7 +57,7 @@ func openS3(ctx context.Context, u *url.URL, raw string) (Store, error) {
 				return nil, fmt.Errorf("store URL %q: %s=%q is not true or false", raw, key, v)
 			}
 			pathStyle = b
-			s3opts = append(s3opts, func(o *s3.Options) { o.UsePathStyle = b })
+			s3opts = append(s3opts, func(o *awss3.Options) { o.UsePathStyle = b })
 		}
 	}
 	noHTTPS := false
@@ -61,7 +68,7 @@ func openS3(ctx context.Context, u *url.URL, raw string) (Store, error) {
 			return nil, fmt.Errorf("store URL %q: disable_https=%q is not true or false", raw, v)
 		}
 		noHTTPS = b
-		s3opts = append(s3opts, func(o *s3.Options) { o.EndpointOptions.DisableHTTPS = b })
+		s3opts = append(s3opts, func(o *awss3.Options) { o.EndpointOptions.DisableHTTPS = b })
 	}
 	if v := q.Get("accelerate"); v != "" {
 		q.Del("accelerate")
@@ -69,7 +76,7 @@ func openS3(ctx context.Context, u *url.URL, raw string) (Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store URL %q: accelerate=%q is not true or false", raw, v)
 		}
-		s3opts = append(s3opts, func(o *s3.Options) { o.UseAccelerate = b })
+		s3opts = append(s3opts, func(o *awss3.Options) { o.UseAccelerate = b })
 	}
 	if v := q.Get("ssetype"); v != "" {
 		q.Del("ssetype")
@@ -90,7 +97,7 @@ func openS3(ctx context.Context, u *url.URL, raw string) (Store, error) {
 	endpoint := q.Get("endpoint")
 	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
 	if err != nil {
-		return nil, redactSecrets(fmt.Errorf("store URL %q: %w", raw, err))
+		return nil, cloud.RedactSecrets(fmt.Errorf("store URL %q: %w", raw, err))
 	}
 	if endpoint == "" && cfg.BaseEndpoint != nil {
 		endpoint = *cfg.BaseEndpoint
@@ -104,21 +111,21 @@ func openS3(ctx context.Context, u *url.URL, raw string) (Store, error) {
 	}
 	cfg.Logger = logging.Nop{} // the SDK's warnings are not fdl's output
 	cfg.APIOptions = append(cfg.APIOptions, addETagCapture)
-	client := s3.NewFromConfig(cfg, s3opts...)
+	client := awss3.NewFromConfig(cfg, s3opts...)
 	bopts.RequestChecksumCalculation = cfg.RequestChecksumCalculation
 	b, err := s3blob.OpenBucket(ctx, client, name, &bopts)
 	if err != nil {
 		return nil, fmt.Errorf("store URL %q: %w", raw, err)
 	}
-	be := &s3Backend{secretSQL: s3Secret(cfg.Region, endpoint, pathStyle, noHTTPS)}
-	return &Cloud{bucket: b, be: be, scheme: "s3", name: name, prefix: prefix}, nil
+	d := &driver{secretSQL: secret(cfg.Region, endpoint, pathStyle, noHTTPS)}
+	return cloud.New(cloud.Config{Bucket: b, Driver: d, Scheme: "s3", Name: name, Prefix: prefix}), nil
 }
 
-// s3Secret is the DuckDB secret for an S3 store: credentials from DuckDB's
+// secret is the DuckDB secret for an S3 store: credentials from DuckDB's
 // credential chain (the same environment and files the AWS SDK reads), with
 // the region, endpoint and URL style the store uses.
-func s3Secret(region, endpoint string, pathStyle, noHTTPS bool) string {
-	parts := []string{"TYPE s3", "PROVIDER credential_chain", "REGION " + sqlQuote(region)}
+func secret(region, endpoint string, pathStyle, noHTTPS bool) string {
+	parts := []string{"TYPE s3", "PROVIDER credential_chain", "REGION " + cloud.QuoteSQL(region)}
 	if endpoint != "" {
 		host := endpoint
 		if e, err := url.Parse(endpoint); err == nil && e.Host != "" {
@@ -127,7 +134,7 @@ func s3Secret(region, endpoint string, pathStyle, noHTTPS bool) string {
 				noHTTPS = true
 			}
 		}
-		parts = append(parts, "ENDPOINT "+sqlQuote(host))
+		parts = append(parts, "ENDPOINT "+cloud.QuoteSQL(host))
 	}
 	if pathStyle {
 		parts = append(parts, "URL_STYLE 'path'")
@@ -138,95 +145,82 @@ func s3Secret(region, endpoint string, pathStyle, noHTTPS bool) string {
 	return "CREATE SECRET (" + strings.Join(parts, ", ") + ");"
 }
 
-// sqlQuote quotes s as a DuckDB string literal.
-func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+// driver reads ETags from GetObject responses and writes with If-Match.
+type driver struct{ secretSQL string }
 
-// bucketAndPrefix splits SCHEME://BUCKET/PREFIX into the bucket name and the
-// key prefix ("" or ending in "/"). The prefix must be a valid key.
-func bucketAndPrefix(u *url.URL, raw, form string) (name, prefix string, err error) {
-	if u.Host == "" || u.User != nil || u.Fragment != "" {
-		return "", "", fmt.Errorf("store URL %q: use %s (no user or fragment)", raw, form)
-	}
-	p := strings.Trim(u.Path, "/")
-	if p == "" {
-		return u.Host, "", nil
-	}
-	if err := CheckKey(p); err != nil {
-		return "", "", fmt.Errorf("store URL %q: the path is not a valid prefix: %w", raw, err)
-	}
-	return u.Host, p + "/", nil
-}
-
-// s3Backend reads ETags from GetObject responses and writes with If-Match.
-type s3Backend struct{ secretSQL string }
-
-func (s3Backend) readToken(r *blob.Reader) (Token, error) {
-	var out s3.GetObjectOutput
+func (driver) ReadToken(r *blob.Reader) (store.Token, error) {
+	var out awss3.GetObjectOutput
 	if !r.As(&out) {
 		return "", errors.New("internal error: not an S3 reader")
 	}
 	if aws.ToString(out.ETag) == "" {
 		return "", errors.New("the server sent no ETag with the object")
 	}
-	return Token(aws.ToString(out.ETag)), nil
+	return store.Token(aws.ToString(out.ETag)), nil
 }
 
-func (s3Backend) write(ctx context.Context, old Token) (context.Context, written, bool) {
-	w := &s3Write{old: old}
+func (driver) Prepare(ctx context.Context, old store.Token) (context.Context, cloud.Prepared, bool) {
+	w := &write{old: old}
 	return context.WithValue(ctx, etagKey{}, w), w, true
 }
 
-func (s3Backend) wrongToken(cur Token) Token {
-	t := Token(`"00000000000000000000000000000000"`)
+func (driver) WrongToken(cur store.Token) store.Token {
+	t := store.Token(`"00000000000000000000000000000000"`)
 	if cur == t {
 		t = `"11111111111111111111111111111111"`
 	}
 	return t
 }
 
-func (b s3Backend) secret() string { return b.secretSQL }
+func (d driver) Secret() string { return d.secretSQL }
 
-// s3Write is one conditional S3 upload: If-Match on old (create-only writes
+// Refused: S3's PreconditionFailed and ConditionalRequestConflict.
+func (driver) Refused(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && cloud.IsRefusalCode(ae.ErrorCode())
+}
+
+// write is one conditional S3 upload: If-Match on old (create-only writes
 // get If-None-Match from gocloud), and the ETag of the response, captured by
 // addETagCapture.
-type s3Write struct {
-	old  Token
+type write struct {
+	old  store.Token
 	mu   sync.Mutex
 	etag string
 }
 
-func (w *s3Write) beforeWrite(as func(any) bool) error {
+func (w *write) BeforeWrite(as func(any) bool) error {
 	var in *transfermanager.UploadObjectInput
 	if !as(&in) {
 		return errors.New("internal error: s3blob did not expose its upload request")
 	}
-	if w.old != NoToken {
+	if w.old != store.NoToken {
 		in.IfMatch = aws.String(string(w.old))
 	}
 	return nil
 }
 
-func (w *s3Write) token() Token {
+func (w *write) Token() store.Token {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return Token(w.etag)
+	return store.Token(w.etag)
 }
 
 type etagKey struct{}
 
 // addETagCapture adds a middleware to every S3 operation that, when the
-// context carries an *s3Write, records the ETag PutObject or
+// context carries a *write, records the ETag PutObject or
 // CompleteMultipartUpload returned: the new object's Token.
 func addETagCapture(stack *middleware.Stack) error {
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("fdlCaptureETag",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			out, md, err := next.HandleInitialize(ctx, in)
-			if w, ok := ctx.Value(etagKey{}).(*s3Write); ok && err == nil {
+			if w, ok := ctx.Value(etagKey{}).(*write); ok && err == nil {
 				var etag *string
 				switch o := out.Result.(type) {
-				case *s3.PutObjectOutput:
+				case *awss3.PutObjectOutput:
 					etag = o.ETag
-				case *s3.CompleteMultipartUploadOutput:
+				case *awss3.CompleteMultipartUploadOutput:
 					etag = o.ETag
 				}
 				if etag != nil {
@@ -237,4 +231,11 @@ func addETagCapture(stack *middleware.Stack) error {
 			}
 			return out, md, err
 		}), middleware.Before)
+}
+
+// Backend is the s3:// kind of store for store.Register:
+// s3://BUCKET[/PREFIX][?OPTIONS] opens a store on Amazon S3 or an
+// S3-compatible server (see openURL for the options).
+func Backend() store.Backend {
+	return store.Backend{Schemes: []string{"s3"}, Forms: []string{"s3://"}, Open: openURL}
 }
