@@ -42,7 +42,7 @@ func runPush(ctx context.Context, ios *term.IO, g *globals, branch string, o rep
 	if err != nil {
 		return err
 	}
-	r, err := repo.Open(ctx, w.State.Repository)
+	r, err := w.OpenRepo(ctx)
 	if err != nil {
 		return err
 	}
@@ -57,14 +57,14 @@ func runPush(ctx context.Context, ios *term.IO, g *globals, branch string, o rep
 	if g.JSON {
 		return printJSON(ios, res)
 	}
-	n, _ := r.ShortLen(ctx)
+	short := res.Abbrev.Short
 	switch {
 	case res.UpToDate:
-		ios.Printf("Everything up to date: %s holds %s\n", ios.Ref(res.Branch.Short()), ios.ID(repo.Short(res.New, n)))
+		ios.Printf("Everything up to date: %s holds %s\n", ios.Ref(res.Branch.Short()), ios.ID(short(res.New)))
 	case res.Old == "":
-		ios.Printf("Created branch %s at %s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(repo.Short(res.New, n)), res.Uploaded)
+		ios.Printf("Created branch %s at %s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(short(res.New)), res.Uploaded)
 	default:
-		ios.Printf("%s: %s..%s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(repo.Short(res.Old, n)), ios.ID(repo.Short(res.New, n)), res.Uploaded)
+		ios.Printf("%s: %s..%s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(short(res.Old)), ios.ID(short(res.New)), res.Uploaded)
 	}
 	if c := res.FormatUpgrade; c != nil {
 		ios.Printf("Format upgraded: %s moved from %s to %s; readers on the older DuckDB release no longer read it\n", ios.Ref(res.Branch.Short()), c.From, c.To)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/internal/sqlquote"
+
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/fdl-dev/fdl/internal/store"
@@ -194,7 +196,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 			}
 			st := storeArg(ts, args[0])
 			defer st.Close()
-			ref, err := refs.New(st).Read(context.Background(), refs.Name(args[1]))
+			ref, err := refs.New(st, nil, refs.Options{}).Read(context.Background(), refs.Name(args[1]))
 			ts.Check(err)
 			ts.Setenv(args[2], string(ref.ID))
 		},
@@ -362,7 +364,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 				ts.Fatalf("usage: setdatapath CATALOG DIR")
 			}
 			dir := strings.TrimSuffix(filepath.ToSlash(ts.MkAbs(args[1])), "/") + "/"
-			sqlexecCmd(ts, false, []string{args[0], "UPDATE ducklake_metadata SET value = " + repo.SQLString(dir) + " WHERE key = 'data_path'"})
+			sqlexecCmd(ts, false, []string{args[0], "UPDATE ducklake_metadata SET value = " + sqlquote.String(dir) + " WHERE key = 'data_path'"})
 		},
 		// basevar DIR VAR: set $VAR to the working directory's base version.
 		"basevar": func(ts *testscript.TestScript, neg bool, args []string) {

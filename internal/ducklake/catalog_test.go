@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 func countColumns(cols []meta.Column) int {
@@ -169,7 +170,7 @@ func TestOpenRealCatalogs(t *testing.T) {
 			}
 			// Total columns, counted independently.
 			r := newRawDB(t, "")
-			r.exec(fmt.Sprintf("ATTACH %s AS x (READ_ONLY)", quoteString(path)))
+			r.exec(fmt.Sprintf("ATTACH %s AS x (READ_ONLY)", sqlquote.String(path)))
 			if n := r.int("SELECT count(*) FROM x.ducklake_column"); n != int64(m.TotalCols) {
 				t.Errorf("ducklake_column has %d rows, want %d", n, m.TotalCols)
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // CopySQLiteInto reads one consistent snapshot of the SQLite-format catalog
@@ -35,7 +37,7 @@ func CopySQLiteInto(ctx context.Context, conn *sql.Conn, alias, path, rowIDColum
 		if err != nil {
 			// undo the partial copy so a retry starts from an empty database
 			for _, t := range s.tables {
-				conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+quoteIdent(alias)+".main."+quoteIdent(t.name))
+				conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+sqlquote.Ident(alias)+".main."+sqlquote.Ident(t.name))
 			}
 		}
 		return err
@@ -60,7 +62,7 @@ type SQLiteTable struct {
 func SQLiteLayout(ctx context.Context, conn *sql.Conn, alias string) ([]SQLiteTable, error) {
 	// The format names the metadata columns of inlined-data tables.
 	var format sql.NullString
-	q := "SELECT max(value) FILTER (WHERE key = 'version') FROM " + quoteIdent(alias) + ".main.ducklake_metadata"
+	q := "SELECT max(value) FILTER (WHERE key = 'version') FROM " + sqlquote.Ident(alias) + ".main.ducklake_metadata"
 	if err := conn.QueryRowContext(ctx, q).Scan(&format); err != nil {
 		return nil, fmt.Errorf("%w: %s: read ducklake_metadata: %v", ErrNotCatalog, alias, err)
 	}
@@ -80,6 +82,3 @@ func SQLiteLayout(ctx context.Context, conn *sql.Conn, alias string) ([]SQLiteTa
 	}
 	return out, nil
 }
-
-// QuoteSQLiteIdent quotes a name for SQLite (double quotes, "" inside).
-func QuoteSQLiteIdent(s string) string { return quoteIdent(s) }

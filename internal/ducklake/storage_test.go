@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // TestStorageVersionTable repeats the experiment that established
@@ -44,7 +45,7 @@ func TestStorageVersionTable(t *testing.T) {
 	}
 	for i, tc := range cases {
 		p := filepath.Join(dir, fmt.Sprintf("s%d.duckdb", i))
-		attach := fmt.Sprintf("ATTACH %s AS d", quoteString(p))
+		attach := fmt.Sprintf("ATTACH %s AS d", sqlquote.String(p))
 		if tc.option != "" {
 			attach += fmt.Sprintf(" (STORAGE_VERSION '%s')", tc.option)
 		}
@@ -61,7 +62,7 @@ func TestStorageVersionTable(t *testing.T) {
 	// Releases this DuckDB does not know are refused, so the table covers
 	// every value it accepts.
 	for _, bad := range []string{"v1.5.9", "v2.0.1", "v2.1.0"} {
-		if _, err := r.conn.ExecContext(context.Background(), fmt.Sprintf("ATTACH %s AS x (STORAGE_VERSION '%s')", quoteString(filepath.Join(dir, "bad.duckdb")), bad)); err == nil {
+		if _, err := r.conn.ExecContext(context.Background(), fmt.Sprintf("ATTACH %s AS x (STORAGE_VERSION '%s')", sqlquote.String(filepath.Join(dir, "bad.duckdb")), bad)); err == nil {
 			t.Errorf("STORAGE_VERSION %s accepted: extend storageVersions", bad)
 			r.exec("DETACH x")
 		}
@@ -76,12 +77,12 @@ func TestStorageKeptOnWrite(t *testing.T) {
 	r := newRawDB(t, "")
 	for _, opt := range []string{"v1.0.0", "v1.5.0", "v2.0.0"} {
 		p := filepath.Join(dir, opt+".duckdb")
-		r.exec(fmt.Sprintf("ATTACH %s AS d (STORAGE_VERSION '%s')", quoteString(p), opt), "CREATE TABLE d.t(i INTEGER)", "DETACH d")
+		r.exec(fmt.Sprintf("ATTACH %s AS d (STORAGE_VERSION '%s')", sqlquote.String(p), opt), "CREATE TABLE d.t(i INTEGER)", "DETACH d")
 		before, err := ReadStorage(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.exec(fmt.Sprintf("ATTACH %s AS d", quoteString(p)), "INSERT INTO d.t SELECT range FROM range(100000)", "CHECKPOINT d", "DETACH d")
+		r.exec(fmt.Sprintf("ATTACH %s AS d", sqlquote.String(p)), "INSERT INTO d.t SELECT range FROM range(100000)", "CHECKPOINT d", "DETACH d")
 		if after, err := ReadStorage(p); err != nil || after != before {
 			t.Errorf("%s: storage %+v after a write, %+v before (%v)", opt, after, before, err)
 		}
@@ -128,7 +129,7 @@ func TestReadStorageErrors(t *testing.T) {
 	// Storage 999 is named by the release that created the file.
 	r := newRawDB(t, "")
 	v2 := filepath.Join(dir, "v2.duckdb")
-	r.exec(fmt.Sprintf("ATTACH %s AS d (STORAGE_VERSION 'v2.0.0')", quoteString(v2)), "CREATE TABLE d.t(i INTEGER)", "DETACH d")
+	r.exec(fmt.Sprintf("ATTACH %s AS d (STORAGE_VERSION 'v2.0.0')", sqlquote.String(v2)), "CREATE TABLE d.t(i INTEGER)", "DETACH d")
 	b, err = os.ReadFile(v2)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // step is one Writer call, the matching change to the model, and the
@@ -361,7 +363,7 @@ func checkSequenceDetails(t *testing.T, catalog, format string) {
 	// inlined rows take row ids from next_row_id: 1500..1502 after 1500 rows
 	// in files; from 1.1 on the metadata columns are prefixed
 	n := inlinedNamesFor(format)
-	if v := queryStrings(t, db, fmt.Sprintf("SELECT min(%s), max(%[1]s), count(*), min(%s) FROM ducklake_inlined_data_2_2", qi(n.rowID), qi(n.begin))); !reflect.DeepEqual(v, [][]string{{"1500", "1502", "3", "5"}}) {
+	if v := queryStrings(t, db, fmt.Sprintf("SELECT min(%s), max(%[1]s), count(*), min(%s) FROM ducklake_inlined_data_2_2", sqlquote.Ident(n.rowID), sqlquote.Ident(n.begin))); !reflect.DeepEqual(v, [][]string{{"1500", "1502", "3", "5"}}) {
 		t.Errorf("inlined rows %v", v)
 	}
 	if is11(format) {

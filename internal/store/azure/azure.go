@@ -19,6 +19,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/azureblob"
 
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/store/cloud"
 )
@@ -91,7 +92,7 @@ func (b driver) Secret() string {
 	if b.connString || b.account == "" {
 		return "CREATE SECRET (TYPE azure, CONNECTION_STRING '<your connection string>');"
 	}
-	return "CREATE SECRET (TYPE azure, PROVIDER credential_chain, ACCOUNT_NAME " + cloud.QuoteSQL(b.account) + ");"
+	return "CREATE SECRET (TYPE azure, PROVIDER credential_chain, ACCOUNT_NAME " + sqlquote.String(b.account) + ");"
 }
 
 // write is one conditional Azure upload: If-Match on old (create-only

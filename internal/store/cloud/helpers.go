@@ -25,7 +25,3 @@ func BucketAndPrefix(u *url.URL, raw, form string) (name, prefix string, err err
 	}
 	return u.Host, p + "/", nil
 }
-
-// QuoteSQL quotes s as a DuckDB string literal (for the DuckDB secrets the
-// drivers write).
-func QuoteSQL(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

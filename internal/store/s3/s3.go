@@ -23,6 +23,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
 
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/store/cloud"
 )
@@ -125,7 +126,7 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 // credential chain (the same environment and files the AWS SDK reads), with
 // the region, endpoint and URL style the store uses.
 func secret(region, endpoint string, pathStyle, noHTTPS bool) string {
-	parts := []string{"TYPE s3", "PROVIDER credential_chain", "REGION " + cloud.QuoteSQL(region)}
+	parts := []string{"TYPE s3", "PROVIDER credential_chain", "REGION " + sqlquote.String(region)}
 	if endpoint != "" {
 		host := endpoint
 		if e, err := url.Parse(endpoint); err == nil && e.Host != "" {
@@ -134,7 +135,7 @@ func secret(region, endpoint string, pathStyle, noHTTPS bool) string {
 				noHTTPS = true
 			}
 		}
-		parts = append(parts, "ENDPOINT "+cloud.QuoteSQL(host))
+		parts = append(parts, "ENDPOINT "+sqlquote.String(host))
 	}
 	if pathStyle {
 		parts = append(parts, "URL_STYLE 'path'")
