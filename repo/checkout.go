@@ -10,6 +10,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -23,7 +24,8 @@ type CheckoutOptions struct {
 	From   string // start from this existing DuckLake catalog file instead
 	Branch string // branch push moves; default: the branch Rev names, else HEAD's
 	// Format is the DuckLake format of a new catalog made for a repository
-	// without versions ("1.0" or "0.4"; default "1.0").
+	// without versions ("1.0", "0.4" or "1.1"; default "1.0", which DuckDB
+	// 1.5.2 and later attach; "1.1" only DuckDB 2.0 does).
 	Format string
 	// CatalogFormat is the database the working catalog is stored in:
 	// ducklake.BackendDuckDB (DIR/ducklake.duckdb, the version's frozen
@@ -65,9 +67,10 @@ type CheckoutResult struct {
 	CatalogFormat ducklake.Backend `json:"catalog_format"`
 	// Format is the working catalog's DuckLake format.
 	Format string `json:"format"`
-	// Readers names the DuckDB releases whose ducklake extension attaches
-	// a catalog of Format as it is (ducklake.FormatReaders).
-	Readers string `json:"readers"`
+	// Readers says which DuckDB releases read the working catalog as it is
+	// (meta.ReadersOf its format and storage version; a SQLite one's is that
+	// of the DuckDB file it was converted from, which Freeze writes again).
+	Readers meta.Readers `json:"readers"`
 	// NeedsMigration is true when Format is older than
 	// ducklake.CurrentFormat: DuckDB 1.5.2 and newer refuse it until it is
 	// migrated (CheckoutOptions.Migrate at import, MigrateBranch for a
@@ -115,10 +118,9 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	if res.Origin, res.Migration, err = r.writeWorkingCatalog(ctx, o, base, duckPath); err != nil {
 		return nil, err
 	}
-	if res.DataPath, res.Format, err = finishWorkingCatalog(ctx, duckPath, res.Catalog); err != nil {
+	if res.DataPath, res.Format, res.Readers, err = finishWorkingCatalog(ctx, duckPath, res.Catalog); err != nil {
 		return nil, err
 	}
-	res.Readers = ducklake.FormatReadersOrCurrent(res.Format)
 	res.NeedsMigration = ducklake.NeedsMigration(res.Format)
 	url := r.url
 	if !strings.Contains(url, "://") {
@@ -246,25 +248,30 @@ func (r *Repo) writeWorkingCatalog(ctx context.Context, o CheckoutOptions, base 
 	return OriginNew, nil, lakewriter.Create(ctx, path, lakewriter.CreateOptions{Format: format, DataPath: r.DataLocation()})
 }
 
-// finishWorkingCatalog reads the data path and DuckLake format of the
-// DuckDB file at duckPath (opening a SQLite copy would read all of it into
-// memory) and, when the working catalog is to be a SQLite file at catalog,
-// converts it there and removes the DuckDB file.
-func finishWorkingCatalog(ctx context.Context, duckPath, catalog string) (dataPath, format string, err error) {
+// finishWorkingCatalog reads the data path, DuckLake format and readers
+// of the DuckDB file at duckPath (opening a SQLite copy would read all of
+// it into memory) and, when the working catalog is to be a SQLite file at
+// catalog, converts it there and removes the DuckDB file.
+func finishWorkingCatalog(ctx context.Context, duckPath, catalog string) (dataPath, format string, rd meta.Readers, err error) {
 	cat, err := ducklake.Open(ctx, duckPath)
 	if err != nil {
-		return "", "", err
+		return "", "", rd, err
 	}
 	dataPath, format = cat.DataPath(), cat.Format()
 	cat.Close()
+	st, err := ducklake.ReadStorage(duckPath)
+	if err != nil {
+		return "", "", rd, err
+	}
+	rd = meta.ReadersOf(format, st)
 	if duckPath != catalog {
 		err := ducklake.ConvertToSQLite(ctx, duckPath, catalog)
 		os.Remove(duckPath)
 		if err != nil {
-			return "", "", err
+			return "", "", rd, err
 		}
 	}
-	return dataPath, format, nil
+	return dataPath, format, rd, nil
 }
 
 // SQLiteAttachOptions are the ATTACH options fdl prints for a SQLite working

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -46,11 +47,11 @@ type CurrentFormatError struct {
 	Version version.ID
 	Seq     int64
 	Format  string
-	Readers string // ducklake.FormatReadersOrCurrent(Format)
+	Readers string // ducklake.FormatReaders(Format)
 }
 
 func (e *CurrentFormatError) Error() string {
-	return fmt.Sprintf("branch %s: its head, version %s (seq %d), is DuckLake %s, which %s read as it is: %v",
+	return fmt.Sprintf("branch %s: its head, version %s (seq %d), is DuckLake %s, which %s reads as it is: %v",
 		e.Branch, e.Version, e.Seq, e.Format, e.Readers, ducklake.ErrCurrentFormat)
 }
 
@@ -95,10 +96,10 @@ type MigrateResult struct {
 	Attach string `json:"attach"`
 	// ParentAttach attaches the parent, for readers of the old format.
 	ParentAttach string `json:"parent_attach"`
-	// Readers names the DuckDB releases that read the new version
-	// (ducklake.FormatReaders); ParentReaders those that read the parent.
-	Readers       string `json:"readers"`
-	ParentReaders string `json:"parent_readers"`
+	// Readers says which DuckDB releases read the new version (its
+	// record's readers); ParentReaders those that read the parent.
+	Readers       meta.Readers `json:"readers"`
+	ParentReaders meta.Readers `json:"parent_readers"`
 	// WorkdirBehind is true when the repository was opened from a working
 	// directory of Branch: it still holds the old catalog (checking the
 	// branch out again gives the migrated one).
@@ -164,16 +165,18 @@ func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateRes
 	if err != nil {
 		return nil, err
 	}
+	// A migration moves the branch to a newer DuckLake format on purpose:
+	// the explicit permission a push needs for that (PushOptions).
 	r.step("migrate:push")
-	if _, err := r.Push(ctx, branch, pending.Record.ID, []Pending{pending}); err != nil {
+	if _, err := r.PushWith(ctx, branch, pending.Record.ID, []Pending{pending}, PushOptions{AllowFormatUpgrade: true}); err != nil {
 		return nil, err
 	}
 	rec := pending.Record
 	res := &MigrateResult{Branch: branch.Short(), Parent: head.ID, ParentSeq: head.Seq, Version: rec, Migration: info,
 		Attach:        r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, fmt.Sprintf("v%d", rec.Seq), true),
 		ParentAttach:  r.AttachStatement(r.CatalogLocation(head.ID), head.DuckLake.DataPath, fmt.Sprintf("v%d", head.Seq), true),
-		Readers:       ducklake.FormatReadersOrCurrent(rec.DuckLake.Format),
-		ParentReaders: ducklake.FormatReadersOrCurrent(head.DuckLake.Format),
+		Readers:       effectiveReaders(rec),
+		ParentReaders: effectiveReaders(head),
 		WorkdirBehind: w != nil,
 		URL:           r.url,
 	}
@@ -212,8 +215,8 @@ func (r *Repo) migrateHead(ctx context.Context, branch refs.Name, byDefault bool
 		return nil, err
 	}
 	if from := head.DuckLake.Format; !ducklake.NeedsMigration(from) {
-		if from >= ducklake.CurrentFormat {
-			return nil, &CurrentFormatError{Branch: branch.Short(), Version: head.ID, Seq: head.Seq, Format: from, Readers: ducklake.FormatReadersOrCurrent(from)}
+		if ducklake.IsCurrentFormat(from) {
+			return nil, &CurrentFormatError{Branch: branch.Short(), Version: head.ID, Seq: head.Seq, Format: from, Readers: ducklake.FormatReaders(from)}
 		}
 		return nil, fmt.Errorf("branch %s: version %s (seq %d): %w %q: no migration path to %s",
 			branch.Short(), head.ID, head.Seq, ducklake.ErrUnsupportedFormat, from, ducklake.CurrentFormat)
@@ -283,13 +286,14 @@ func (r *Repo) migratedRecord(ctx context.Context, head *version.Record, id vers
 	}
 	msg := o.Message
 	if strings.TrimSpace(msg) == "" {
-		msg = fmt.Sprintf("Migrate DuckLake %s to %s (readable by %s)", info.From, info.To, ducklake.FormatReadersOrCurrent(info.To))
+		msg = fmt.Sprintf("Migrate DuckLake %s to %s (readable by %s)", info.From, info.To, ducklake.FormatReaders(info.To))
 	}
 	s := info.Snapshot.ID
 	rec := &version.Record{
 		RecordFormat: version.RecordFormat, ID: id, Seq: head.Seq + 1, Parents: []version.ID{head.ID},
 		Author: o.Author, Message: msg, CreatedAt: now().UTC().Truncate(time.Millisecond),
 		Catalog: version.Catalog{Size: size, SHA256: sum, Storage: info.Storage},
+		Readers: version.NewReaders(format, info.Storage),
 		DuckLake: version.DuckLake{Format: format, Snapshot: s, SnapshotTime: info.Snapshot.Time,
 			Adds: version.SnapshotRange{First: s + 1, Last: s}, DataPath: dataPath, MigratedFrom: info.From},
 	}
@@ -312,6 +316,12 @@ func (r *Repo) migratedRecord(ctx context.Context, head *version.Record, id vers
 		return nil, err
 	}
 	return rec, nil
+}
+
+// effectiveReaders returns the readers a record gives (or derives).
+func effectiveReaders(rec *version.Record) meta.Readers {
+	rd, _ := rec.EffectiveReaders()
+	return rd
 }
 
 // refuseLocalWork returns ErrLocalWork when the working directory has

@@ -218,7 +218,7 @@ func TestCheckoutFromMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plain.Format != "0.2" || !plain.NeedsMigration || plain.Readers != "DuckDB 1.3.1 and 1.3.2" || plain.Migration != nil {
+	if plain.Format != "0.2" || !plain.NeedsMigration || plain.Readers.Attach != "1.3.1 - 1.3.2" || plain.Migration != nil {
 		t.Fatalf("plain checkout: %+v", plain)
 	}
 	for _, form := range []string{"duckdb", "sqlite"} {

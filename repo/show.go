@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -22,12 +23,15 @@ type Shown struct {
 	Retired *ShownRetired    `json:"retired,omitempty"`
 	// Attach is "" for a retired version: it cannot be attached.
 	Attach string `json:"attach"`
-	// Readers names the DuckDB releases whose ducklake extension attaches
-	// the version as it is (ducklake.FormatReaders); NeedsMigration is true
-	// when DuckDB 1.5.2 and newer refuse it (a DuckLake format older than
-	// ducklake.CurrentFormat): MigrateBranch publishes a version they read.
-	Readers        string `json:"readers"`
-	NeedsMigration bool   `json:"needs_migration"`
+	// Readers say which DuckDB releases read the version: the record's, or
+	// for a record written before fdl recorded them, derived from its
+	// storage version and format (ReadersDerived true).
+	Readers        meta.Readers `json:"readers"`
+	ReadersDerived bool         `json:"readers_derived,omitempty"`
+	// NeedsMigration is true when the version's DuckLake format is older
+	// than ducklake.CurrentFormat: DuckDB 1.5.2 and newer refuse it, and
+	// MigrateBranch publishes a version they read.
+	NeedsMigration bool `json:"needs_migration"`
 	// Branch is the branch rev named (or the working directory's, for a
 	// local version); "" otherwise.
 	Branch string `json:"branch,omitempty"`
@@ -49,6 +53,17 @@ type ShownRetired struct {
 // against the record before its ATTACH statement is given (one Stat).
 // Errors: the Resolve errors, *ChecksumError, the store's.
 func (r *Repo) Show(ctx context.Context, rev string) (*Shown, error) {
+	s, err := r.show(ctx, rev)
+	if err == nil {
+		var recorded bool
+		s.Readers, recorded = s.Record.EffectiveReaders()
+		s.ReadersDerived = !recorded
+		s.NeedsMigration = ducklake.NeedsMigration(s.Record.DuckLake.Format)
+	}
+	return s, err
+}
+
+func (r *Repo) show(ctx context.Context, rev string) (*Shown, error) {
 	local := r.localVersions(rev)
 	abbrev, err := r.Abbrev(ctx, ids(local)...)
 	if err != nil {
@@ -60,10 +75,8 @@ func (r *Repo) Show(ctx context.Context, rev string) (*Shown, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := &Shown{Record: rec, Dataset: ds, Short: abbrev.Short(rec.ID), Abbrev: abbrev, Branch: r.wd.State.Branch,
-			Attach: r.AttachStatement(r.wd.LocalCatalog(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true)}
-		out.readers()
-		return out, nil
+		return &Shown{Record: rec, Dataset: ds, Short: abbrev.Short(rec.ID), Abbrev: abbrev, Branch: r.wd.State.Branch,
+			Attach: r.AttachStatement(r.wd.LocalCatalog(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true)}, nil
 	}
 	if rev == "" {
 		rev = r.defaultRev()
@@ -89,12 +102,5 @@ func (r *Repo) Show(ctx context.Context, rev string) (*Shown, error) {
 		return nil, err
 	}
 	out.Attach = r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true)
-	out.readers()
 	return out, nil
-}
-
-// readers fills Readers and NeedsMigration from the record's format.
-func (s *Shown) readers() {
-	f := s.Record.DuckLake.Format
-	s.Readers, s.NeedsMigration = ducklake.FormatReadersOrCurrent(f), ducklake.NeedsMigration(f)
 }

@@ -60,7 +60,7 @@ It prints the DuckDB ATTACH statement for the working catalog.`,
 	f.StringVar(&o.Rev, "rev", "", "revision to check out (branch, tag, id, NAME~N, BRANCH@SEQ)")
 	f.StringVar(&o.From, "from", "", "start from this existing DuckLake catalog `FILE` instead")
 	f.StringVar(&o.Branch, "branch", "", "branch that push moves (default: the branch REV names, else HEAD's)")
-	f.StringVar(&o.Format, "format", "1.0", "DuckLake format of a new empty catalog: 1.0 or 0.4")
+	f.StringVar(&o.Format, "format", "1.0", "DuckLake format of a new empty catalog: 1.0 (DuckDB 1.5.2 and later), 0.4 (DuckDB 1.5.0-1.5.1) or 1.1 (DuckDB 2.0)")
 	f.StringVar(&o.CatalogFormat, "catalog-format", "", "working catalog database: sqlite or duckdb (default: $FDL_CATALOG_FORMAT, else sqlite)")
 	f.BoolVar(&o.Migrate, "migrate", false, "with --from: migrate an older lake to DuckLake 1.0, the format current DuckDB reads")
 	return cmd
@@ -104,17 +104,17 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 	case repo.OriginFile:
 		ios.Printf("Copied %s into %s (branch %s)\n", from, res.Dir, ios.Ref(res.Branch))
 		if m := res.Migration; m != nil {
-			ios.Printf("Migrated it from DuckLake %s to %s with the ducklake extension's own steps (no snapshot added; %s read it)\n", m.From, m.To, res.Readers)
+			ios.Printf("Migrated it from DuckLake %s to %s with the ducklake extension's own steps (no snapshot added; %s attaches it)\n", m.From, m.To, readersText(res.Readers))
 		}
 	default:
 		ios.Printf("Made a new empty DuckLake catalog in %s (branch %s has no version yet)\n", res.Dir, ios.Ref(res.Branch))
 	}
 	ios.Printf("Attach it in DuckDB with:\n  %s\n", res.Attach)
 	if res.NeedsMigration {
-		ios.Printf("Note: this lake is DuckLake %s, which %s read; DuckDB 1.5.2 and newer refuse it until it is migrated.\n", res.Format, res.Readers)
+		ios.Printf("Note: this lake is DuckLake %s, which %s attaches as it is; DuckDB 1.5.2 and newer refuse it until it is migrated.\n", res.Format, readersText(res.Readers))
 		switch res.Origin {
 		case repo.OriginFile:
-			ios.Printf("To publish it for current DuckDB, check out again with --migrate; or commit and push it as it is (for %s readers), then run 'fdl migrate %s' for a version current DuckDB reads.\n", res.Readers, res.Branch)
+			ios.Printf("To publish it for current DuckDB, check out again with --migrate; or commit and push it as it is (for %s), then run 'fdl migrate %s' for a version current DuckDB reads.\n", readersText(res.Readers), res.Branch)
 		case repo.OriginNew:
 			ios.Printf("For current DuckDB, check out without --format (DuckLake 1.0).\n")
 		default:

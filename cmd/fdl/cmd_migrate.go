@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
@@ -76,12 +77,25 @@ func runMigrate(ctx context.Context, ios *term.IO, g *globals, o *migrateOptions
 			steps[i] = s.From + " -> " + s.To
 		}
 		ios.Printf("The ducklake extension's own steps (%s); no snapshot added: both end at snapshot %d.\n", strings.Join(steps, ", "), rec.DuckLake.Snapshot)
-		ios.Printf("%s read it with:\n  %s\n", res.Readers, res.Attach)
-		ios.Printf("The old version stays for %s:\n  %s\n", res.ParentReaders, res.ParentAttach)
+		ios.Printf("%s attaches it with:\n  %s\n", readersText(res.Readers), res.Attach)
+		ios.Printf("The old version stays for %s:\n  %s\n", readersText(res.ParentReaders), res.ParentAttach)
 		if res.WorkdirBehind {
 			ios.Printf("This working directory still holds the DuckLake %s catalog of seq %d: check out %s again (fdl checkout %s NEWDIR) to write on the migrated version.\n",
 				m.From, res.ParentSeq, res.Branch, shellQuote(res.URL))
 		}
 		return nil
 	})
+}
+
+// readersText says which DuckDB releases run a version's READ_ONLY ATTACH
+// line: "DuckDB >= 1.5.2", "DuckDB 1.4.x", or "no published DuckDB
+// release" (a format only development builds wrote).
+func readersText(rd meta.Readers) string {
+	switch rd.Attach {
+	case "none":
+		return "no published DuckDB release"
+	case "", "unknown":
+		return "an unknown DuckDB release"
+	}
+	return "DuckDB " + rd.Attach
 }

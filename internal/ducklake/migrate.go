@@ -67,31 +67,27 @@ func NeedsMigration(format string) bool {
 }
 
 // FormatReaders names the DuckDB releases whose ducklake extension attaches
-// a catalog of this DuckLake format READ_ONLY as it is, e.g. "DuckDB 1.4" for
-// "0.3". Each release reads only the format it writes: an older catalog it
-// would migrate first, which a READ_ONLY attach cannot. Established with the
-// extension wheels from PyPI (ducklake 1.3.2 writes 0.2, 1.4.4 writes 0.3,
-// 1.5.1 writes 0.4, 1.5.5 writes 1.0; each refuses the others READ_ONLY);
-// 0.1 was written by DuckDB 1.3.0 alone, and the dev formats only by
-// development builds. "" for a format not listed.
+// a catalog of this DuckLake format READ_ONLY as it is, as fdl prints them:
+// "DuckDB 1.4.x" for "0.3", "DuckDB >= 1.5.2" for "1.0" (meta's formats
+// table: each release reads only the format it writes); "no published
+// DuckDB release" for a format only development builds wrote, "current
+// DuckDB releases" for one this fdl does not know (a newer one).
 func FormatReaders(format string) string {
-	switch format {
-	case "0.1":
-		return "DuckDB 1.3.0"
-	case "0.2":
-		return "DuckDB 1.3.1 and 1.3.2"
-	case "0.3-dev1":
-		return "development builds of DuckDB 1.3's ducklake extension"
-	case "0.3":
-		return "DuckDB 1.4"
-	case "0.4-dev1":
-		return "development builds of DuckDB 1.5's ducklake extension"
-	case "0.4":
-		return "DuckDB 1.5.0 and 1.5.1"
-	case "1.0":
-		return "DuckDB 1.5.2 and newer"
+	f, ok := meta.LookupFormat(format)
+	switch {
+	case !ok:
+		return "current DuckDB releases"
+	case f.Extension == nil:
+		return "no published DuckDB release"
 	}
-	return ""
+	return "DuckDB " + f.Extension.String()
+}
+
+// IsCurrentFormat reports whether format is CurrentFormat or newer (meta's order
+// of formats); an unknown format counts as newer.
+func IsCurrentFormat(format string) bool {
+	c, err := meta.CompareFormats(format, CurrentFormat)
+	return err != nil || c >= 0
 }
 
 // statements returns the SQL of step m for a catalog whose tables are
@@ -295,8 +291,8 @@ func Migrate(ctx context.Context, src, dst string) (info MigrateInfo, err error)
 		return info, err
 	}
 	if !NeedsMigration(frozen.Format) {
-		if frozen.Format >= CurrentFormat {
-			return info, fmt.Errorf("%s is DuckLake %s, which %s read as it is: %w", src, frozen.Format, FormatReadersOrCurrent(frozen.Format), ErrCurrentFormat)
+		if IsCurrentFormat(frozen.Format) {
+			return info, fmt.Errorf("%s is DuckLake %s, which %s reads as it is: %w", src, frozen.Format, FormatReaders(frozen.Format), ErrCurrentFormat)
 		}
 		return info, fmt.Errorf("%w %q in %s: no migration path to %s", ErrUnsupportedFormat, frozen.Format, src, CurrentFormat)
 	}
@@ -312,15 +308,6 @@ func Migrate(ctx context.Context, src, dst string) (info MigrateInfo, err error)
 	}
 	syncDir(filepath.Dir(dstAbs))
 	return info, nil
-}
-
-// FormatReadersOrCurrent is FormatReaders, or "current DuckDB releases" for
-// a format it does not list (a newer one).
-func FormatReadersOrCurrent(format string) string {
-	if r := FormatReaders(format); r != "" {
-		return r
-	}
-	return "current DuckDB releases"
 }
 
 // migrateInPlace runs the migration chain on the DuckDB-format catalog at

@@ -149,7 +149,7 @@ func TestMigrateRefusals(t *testing.T) {
 	if !NeedsMigration("0.3-dev1") || NeedsMigration("1.0") || NeedsMigration("1.1") || NeedsMigration("") {
 		t.Fatal("NeedsMigration")
 	}
-	if FormatReaders("0.3") != "DuckDB 1.4" || FormatReadersOrCurrent("1.1") != "current DuckDB releases" {
+	if FormatReaders("0.3") != "DuckDB 1.4.x" || FormatReaders("1.0") != "DuckDB >= 1.5.2" || FormatReaders("9.9") != "current DuckDB releases" {
 		t.Fatal("FormatReaders")
 	}
 }
