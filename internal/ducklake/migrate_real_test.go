@@ -352,8 +352,8 @@ func compareReads(t *testing.T, gotName string, got []string, wantName string, w
 
 // compareCatalogFiles compares two DuckDB-format catalogs with plain DuckDB:
 // the same tables; in each the same columns in the same order with the same
-// types, defaults and nullability; the same constraints; the same rows (as
-// multisets).
+// types and nullability, and defaults of the same value and type; the same
+// constraints; the same rows (as multisets).
 func compareCatalogFiles(ctx context.Context, a, b string) error {
 	db, conn, err := newDuckDB(ctx, nil)
 	if err != nil {
@@ -387,7 +387,7 @@ func compareCatalogFiles(ctx context.Context, a, b string) error {
 	}
 	for what, q := range map[string]string{
 		"tables":      `SELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE database_name = '%s' ORDER BY 1`,
-		"columns":     `SELECT concat_ws(' ', schema_name || '.' || table_name, column_index, column_name, data_type, coalesce(column_default, '-'), is_nullable) FROM duckdb_columns() WHERE database_name = '%s' ORDER BY 1`,
+		"columns":     `SELECT concat_ws(' ', schema_name || '.' || table_name, column_index, column_name, data_type, is_nullable) FROM duckdb_columns() WHERE database_name = '%s' ORDER BY 1`,
 		"constraints": `SELECT concat_ws(' ', schema_name || '.' || table_name, constraint_type, array_to_string(constraint_column_names, ',')) FROM duckdb_constraints() WHERE database_name = '%s' ORDER BY 1`,
 	} {
 		l, err := list(q)
@@ -397,6 +397,26 @@ func compareCatalogFiles(ctx context.Context, a, b string) error {
 		if !slices.Equal(l["a"], l["b"]) {
 			return fmt.Errorf("%s differ:\n  %s: %v\n  %s: %v", what, a, symDiff(l["a"], l["b"]), b, symDiff(l["b"], l["a"]))
 		}
+	}
+	// Column defaults by value: DuckDB releases spell the same default
+	// differently in the file (1.5 writes DEFAULT false as
+	// CAST('f' AS BOOLEAN), 2.0 as false).
+	defaults, err := list(`SELECT schema_name || '.' || table_name || '.' || column_name || chr(0) || column_default FROM duckdb_columns() WHERE database_name = '%s' AND column_default IS NOT NULL ORDER BY 1`)
+	if err != nil {
+		return err
+	}
+	for alias, l := range defaults {
+		for i, d := range l {
+			col, expr, _ := strings.Cut(d, "\x00")
+			var v sql.NullString
+			if err := conn.QueryRowContext(ctx, "SELECT CAST(("+expr+") AS VARCHAR) || ' ' || typeof("+expr+")").Scan(&v); err != nil {
+				return fmt.Errorf("default of %s (%s): %w", col, expr, err)
+			}
+			defaults[alias][i] = col + " DEFAULT " + v.String
+		}
+	}
+	if !slices.Equal(defaults["a"], defaults["b"]) {
+		return fmt.Errorf("column defaults differ:\n  %s: %v\n  %s: %v", a, symDiff(defaults["a"], defaults["b"]), b, symDiff(defaults["b"], defaults["a"]))
 	}
 	tables, err := list(`SELECT schema_name || chr(0) || table_name FROM duckdb_tables() WHERE database_name = '%s' ORDER BY 1`)
 	if err != nil {
