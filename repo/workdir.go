@@ -312,6 +312,7 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 		return nil, err
 	}
 	res.DataPath = cat.DataPath()
+	format := cat.Format()
 	cat.Close()
 	if duckPath != res.Catalog {
 		err := ducklake.ConvertToSQLite(ctx, duckPath, res.Catalog)
@@ -339,6 +340,9 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	}
 	res.Branch = branch.Short()
 	res.Attach = r.AttachStatement(res.Catalog, res.DataPath, "lake", false)
+	if note := ducklake.ReaderNote(format); note != "" {
+		res.Attach += " " + note
+	}
 	return res, nil
 }
 

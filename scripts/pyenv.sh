@@ -11,6 +11,9 @@
 #   duckdb-1.5/  duckdb + duckdb-cli 1.5.5 with the ducklake, sqlite_scanner,
 #                httpfs and aws extensions 1.5.5 (DuckDB Labs' signed
 #                binaries, as wheels: duckdb-extension-<name>)
+#   duckdb-1.5.1/ duckdb 1.5.1 with the ducklake and sqlite_scanner extensions
+#                1.5.1: the last release whose ducklake extension reads
+#                DuckLake 0.4 (fdl checkout --format 0.4 makes such lakes)
 #   duckdb-2.0/  duckdb 2.0.0, and each DuckDB 2.0 extension that PyPI serves
 #                (duckdb-core-ext-<name>); EXTENSIONS lists the ones present
 # Each has extensions/ (DuckDB's extension_directory). scripts/realduck.py
@@ -86,6 +89,23 @@ fi
 for e in "${EXT15[@]}"; do
 	grep -qx "$e" "$ROOT/duckdb-1.5/EXTENSIONS" || {
 		echo "pyenv: extension $e missing from $ROOT/duckdb-1.5 (remove the folder and rerun)" >&2
+		exit 1
+	}
+done
+
+# DuckDB 1.5.1: DuckLake 0.4, for the lines fdl prints for 0.4 catalogs.
+V151=1.5.1
+EXT151=(ducklake sqlite_scanner)
+pins151=(duckdb==$V151 duckdb-extensions==$V151)
+for e in "${EXT151[@]}"; do pins151+=("duckdb-extension-${e//_/-}==$V151"); done
+if make_env "$ROOT/duckdb-1.5.1" "${pins151[*]}" "${pins151[@]}"; then
+	echo "installing DuckDB $V151 and its ducklake and sqlite extensions (PyPI) into $ROOT/duckdb-1.5.1" >&2
+	install_ext "$ROOT/duckdb-1.5.1" "${EXT151[@]}" >"$ROOT/duckdb-1.5.1/EXTENSIONS"
+	echo "${pins151[*]}" >"$ROOT/duckdb-1.5.1/.stamp"
+fi
+for e in "${EXT151[@]}"; do
+	grep -qx "$e" "$ROOT/duckdb-1.5.1/EXTENSIONS" || {
+		echo "pyenv: extension $e missing from $ROOT/duckdb-1.5.1 (remove the folder and rerun)" >&2
 		exit 1
 	}
 done

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
@@ -84,6 +85,9 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 		}
 		out := showOutput{Record: rec, Dataset: ds, Short: repo.Short(rec.ID, n),
 			Attach: r.AttachStatement(catalog, rec.DuckLake.DataPath, "v"+fmt.Sprint(rec.Seq), true)}
+		if note := ducklake.ReaderNote(rec.DuckLake.Format); note != "" {
+			out.Attach += " " + note
+		}
 		if g.JSON {
 			return printJSON(ios, out)
 		}

@@ -110,6 +110,7 @@ func sharedCatalogs(t *testing.T) string {
 // with fdl and the real DuckDB (see scriptCmds for the commands it adds).
 func TestScripts(t *testing.T) {
 	d := realDuck(t)
+	d151 := realduck.Find(t, realduck.V151, "ducklake", "sqlite")
 	bin := fdlBinary(t)
 	s3 := s3Base(t)
 	helper, err := filepath.Abs("testdata/duckrun.py")
@@ -125,6 +126,7 @@ func TestScripts(t *testing.T) {
 			e.Setenv("NO_COLOR", "1")
 			e.Setenv("HOME", e.WorkDir)
 			e.Setenv("DUCK_PYTHON", d.Python)
+			e.Setenv("DUCK151_PYTHON", d151.Python)
 			e.Setenv("DUCKRUN", helper)
 			e.Setenv("SHARED", shared)
 			for _, kv := range os.Environ() {
@@ -192,6 +194,11 @@ func expandVars(ts *testscript.TestScript, s string) string {
 // its stdout and stderr become the script's. It returns the JSON it wrote
 // to its --out file, if any.
 func runDuck(ts *testscript.TestScript, sql string, flags ...string) (string, error) {
+	return runDuckWith(ts, ts.Getenv("DUCK_PYTHON"), sql, flags...)
+}
+
+// runDuckWith is runDuck with the python of another DuckDB release.
+func runDuckWith(ts *testscript.TestScript, python, sql string, flags ...string) (string, error) {
 	dir, err := os.MkdirTemp(ts.Getenv("WORK"), "duck-")
 	ts.Check(err)
 	defer os.RemoveAll(dir)
@@ -200,7 +207,7 @@ func runDuck(ts *testscript.TestScript, sql string, flags ...string) (string, er
 	ts.Check(os.WriteFile(in, []byte(sql), 0o644))
 	args := append([]string{ts.Getenv("DUCKRUN"), "--out", out}, flags...)
 	args = append(args, in)
-	err = ts.Exec(ts.Getenv("DUCK_PYTHON"), args...)
+	err = ts.Exec(python, args...)
 	b, _ := os.ReadFile(out)
 	return string(b), err
 }
@@ -237,24 +244,34 @@ func aliasOf(ts *testscript.TestScript, line string) string {
 
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		// duck [-observe ALIAS] FILE: run the SQL in FILE (after ${VAR}
-		// expansion) with the real DuckDB, in one process; its output is
-		// the command's. With -observe, record what the DuckLake database
-		// ALIAS holds now as the writer's view of its current snapshot.
+		// duck [-release 1.5.1] [-observe ALIAS] FILE: run the SQL in FILE
+		// (after ${VAR} expansion) with the real DuckDB (1.5.5, or 1.5.1,
+		// the last release reading DuckLake 0.4), in one process; its
+		// output is the command's. With -observe, record what the DuckLake
+		// database ALIAS holds now as the writer's view of its current
+		// snapshot; a snapshot observed twice must read the same.
 		"duck": func(ts *testscript.TestScript, neg bool, args []string) {
 			var alias string
-			if len(args) == 3 && args[0] == "-observe" {
-				alias, args = args[1], args[2:]
+			python := ts.Getenv("DUCK_PYTHON")
+			for len(args) > 1 && strings.HasPrefix(args[0], "-") {
+				switch {
+				case args[0] == "-observe":
+					alias, args = args[1], args[2:]
+				case args[0] == "-release" && args[1] == "1.5.1":
+					python, args = ts.Getenv("DUCK151_PYTHON"), args[2:]
+				default:
+					ts.Fatalf("duck: unknown flag %s %s", args[0], args[1])
+				}
 			}
 			if len(args) != 1 {
-				ts.Fatalf("usage: duck [-observe ALIAS] FILE")
+				ts.Fatalf("usage: duck [-release 1.5.1] [-observe ALIAS] FILE")
 			}
 			sql := expandVars(ts, ts.ReadFile(args[0]))
 			var flags []string
 			if alias != "" {
 				flags = []string{"--observe", alias}
 			}
-			out, err := runDuck(ts, sql, flags...)
+			out, err := runDuckWith(ts, python, sql, flags...)
 			if (err != nil) != neg {
 				ts.Fatalf("duck %s: %v (want failure: %v)", args[0], err, neg)
 			}
@@ -264,9 +281,19 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 				dec.UseNumber()
 				ts.Check(dec.Decode(&o))
 				l := ledgerOf(ts)
+				k := snapKey{o.Snapshot, o.Time}
 				l.mu.Lock()
-				l.obs[snapKey{o.Snapshot, o.Time}] = o
+				prev, dup := l.obs[k]
+				l.obs[k] = o
 				l.mu.Unlock()
+				if dup {
+					var problems []string
+					compareState(func(f string, a ...any) { problems = append(problems, fmt.Sprintf(f, a...)) },
+						fmt.Sprintf("snapshot %d observed again through %s", o.Snapshot, alias), prev, o.Tables, o.Views)
+					if len(problems) > 0 {
+						ts.Fatalf("the same snapshot reads differently:\n  %s", strings.Join(problems, "\n  "))
+					}
+				}
 				ts.Logf("observed snapshot %d: %d table(s), %d view(s)", o.Snapshot, len(o.Tables), len(o.Views))
 			}
 		},
@@ -283,13 +310,30 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		// dataset.json and the writer's observations (see checkVersion).
 		"checkversion": func(ts *testscript.TestScript, neg bool, args []string) {
 			unobserved := false
-			if len(args) > 0 && args[0] == "-unobserved" {
-				unobserved, args = true, args[1:]
+			python := ts.Getenv("DUCK_PYTHON")
+			for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+				switch {
+				case args[0] == "-unobserved":
+					unobserved, args = true, args[1:]
+				case args[0] == "-release" && len(args) > 1 && args[1] == "1.5.1":
+					python, args = ts.Getenv("DUCK151_PYTHON"), args[2:]
+				default:
+					ts.Fatalf("checkversion: unknown flag %s", args[0])
+				}
 			}
 			if len(args) != 2 || neg {
-				ts.Fatalf("usage: checkversion [-unobserved] REPO REV")
+				ts.Fatalf("usage: checkversion [-unobserved] [-release 1.5.1] REPO REV")
 			}
-			checkVersion(ts, args[0], args[1], unobserved)
+			checkVersion(ts, python, args[0], args[1], unobserved)
+		},
+		// catalog NAME DST: gunzip the real catalog NAME of
+		// ../shared/testdata/catalogs to DST (scripts that use it start
+		// with [!shared] skip).
+		"catalog": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 2 {
+				ts.Fatalf("usage: catalog NAME DST")
+			}
+			ts.Check(testutil.GunzipFile(filepath.Join(ts.Getenv("SHARED"), args[0]+".gz"), ts.MkAbs(args[1])))
 		},
 		// httpserve DIR VAR: serve DIR over HTTP on 127.0.0.1 (a static
 		// file server with ranges, as a web server or a bucket's public
@@ -360,7 +404,7 @@ type inspection struct {
 // earlier snapshot the version holds and the writer observed gives what
 // the writer saw then. Unless unobserved, the writer must have observed
 // the version's snapshot.
-func checkVersion(ts *testscript.TestScript, repoURL, rev string, unobserved bool) {
+func checkVersion(ts *testscript.TestScript, python, repoURL, rev string, unobserved bool) {
 	ts.Check(ts.Exec("fdl", "show", rev, "--repo", repoURL))
 	line := attachLine(ts, ts.ReadFile("stdout"))
 	ts.Check(ts.Exec("fdl", "show", rev, "--repo", repoURL, "--json"))
@@ -384,7 +428,7 @@ func checkVersion(ts *testscript.TestScript, repoURL, rev string, unobserved boo
 		want = append(want, strconv.FormatInt(id, 10))
 	}
 	sort.Strings(want)
-	out, err := runDuck(ts, line+"\n", "--inspect", alias, "--snapshots", strings.Join(want, ","))
+	out, err := runDuckWith(ts, python, line+"\n", "--inspect", alias, "--snapshots", strings.Join(want, ","))
 	if err != nil {
 		ts.Fatalf("reading version %s through the printed line: %v\n%s", rev, err, ts.ReadFile("stderr"))
 	}
