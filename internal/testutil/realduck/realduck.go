@@ -34,7 +34,7 @@ const (
 	// V151 is DuckDB 1.5.1 (ducklake and sqlite extensions only), the last
 	// release whose ducklake extension reads and writes DuckLake 0.4.
 	V151 Release = "1.5.1"
-	V20 Release = "2.0" // DuckDB 2.0.0, DuckLake format 1.1
+	V20  Release = "2.0" // DuckDB 2.0.0, DuckLake format 1.1
 )
 
 // DuckDB is one installed release: its Python, the runner script and the
