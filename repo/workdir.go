@@ -305,6 +305,15 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 			return nil, err
 		}
 	}
+	// New lakes and imports start with DuckLake's delete_older_than set so
+	// that CHECKPOINT and cleanup calls without older_than leave deleting
+	// files to gc (ducklake.DeleteOlderThan, docs/spec.md §9); versions
+	// made from them carry it.
+	if res.Origin != "version" {
+		if _, err := ducklake.SetOptionIfAbsent(ctx, duckPath, "delete_older_than", ducklake.DeleteOlderThan); err != nil {
+			return nil, err
+		}
+	}
 	// The data path is read from the DuckDB file: opening the SQLite copy
 	// would read all of it into memory (ducklake.Open of a SQLite file).
 	cat, err := ducklake.Open(ctx, duckPath)
@@ -493,6 +502,9 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 	if err != nil {
 		return nil, err
 	}
+	if err := w.checkSuperseded(ctx, cat); err != nil {
+		return nil, err
+	}
 	last := snaps[len(snaps)-1]
 	st, err := cat.State(ctx, last.ID)
 	if err != nil {
@@ -577,8 +589,8 @@ func (w *Workdir) checkLineage(snaps []ducklake.Snapshot) (int64, error) {
 	}
 	last := snaps[len(snaps)-1]
 	if baseSnap == nil && last.ID > b.DuckLake.Snapshot {
-		return 0, fmt.Errorf("%s no longer holds snapshot %d, where version %s (seq %d) ends (expired?), so fdl cannot tell that it continues that version; check out the branch again and redo the change: %w",
-			w.CatalogPath(), b.DuckLake.Snapshot, b.ID, b.Seq, ErrNotDescendant)
+		return 0, fmt.Errorf("%s no longer holds snapshot %d, where version %s (seq %d) ends (did ducklake_expire_snapshots remove it?), so fdl cannot tell that it continues that version: %w; check out the branch again and redo the change. In a working catalog, expire only the snapshots before the base's: SET VARIABLE old = (SELECT list(snapshot_id) FROM lake.snapshots() WHERE snapshot_id < %d); CALL ducklake_expire_snapshots('lake', versions => getvariable('old')); (older_than expires newer snapshots too in SQLite catalogs with DuckDB 1.5.5)",
+			w.CatalogPath(), b.DuckLake.Snapshot, b.ID, b.Seq, ErrNotDescendant, b.DuckLake.Snapshot)
 	}
 	if last.ID < b.DuckLake.Snapshot || !baseSnap.Time.Equal(b.DuckLake.SnapshotTime) {
 		return 0, fmt.Errorf("%s does not continue version %s (seq %d): that version ends at snapshot %d made %s, and this catalog's snapshot %d is not that one; it was replaced by another catalog: check out the branch again and redo the change there: %w",

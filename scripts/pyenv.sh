@@ -8,7 +8,9 @@
 #   scripts/pyenv.sh path       print the root of the environments
 #
 # FDL_PYENV (default: <repo>/.venv) holds one environment per DuckDB release:
-#   duckdb-1.5/  duckdb + duckdb-cli 1.5.5 with the ducklake, sqlite_scanner,
+#   duckdb-1.5/  duckdb + duckdb-cli 1.5.5 (and pytz, which the Python client
+#                needs to return TIMESTAMP WITH TIME ZONE values, as
+#                ducklake_expire_snapshots does) with the ducklake, sqlite_scanner,
 #                httpfs and aws extensions 1.5.5 (DuckDB Labs' signed
 #                binaries, as wheels: duckdb-extension-<name>)
 #   duckdb-1.5.1/ duckdb 1.5.1 with the ducklake and sqlite_scanner extensions
@@ -79,7 +81,7 @@ make_env() {
 }
 
 mkdir -p "$ROOT"
-pins15=(duckdb==$V15 duckdb-cli==$V15 duckdb-extensions==$V15)
+pins15=(duckdb==$V15 duckdb-cli==$V15 duckdb-extensions==$V15 pytz)
 for e in "${EXT15[@]}"; do pins15+=("duckdb-extension-${e//_/-}==$V15"); done
 if make_env "$ROOT/duckdb-1.5" "${pins15[*]}" "${pins15[@]}"; then
 	echo "installing DuckDB $V15 and its extensions (PyPI) into $ROOT/duckdb-1.5" >&2
@@ -96,7 +98,7 @@ done
 # DuckDB 1.5.1: DuckLake 0.4, for the lines fdl prints for 0.4 catalogs.
 V151=1.5.1
 EXT151=(ducklake sqlite_scanner)
-pins151=(duckdb==$V151 duckdb-extensions==$V151)
+pins151=(duckdb==$V151 duckdb-extensions==$V151 pytz)
 for e in "${EXT151[@]}"; do pins151+=("duckdb-extension-${e//_/-}==$V151"); done
 if make_env "$ROOT/duckdb-1.5.1" "${pins151[*]}" "${pins151[@]}"; then
 	echo "installing DuckDB $V151 and its ducklake and sqlite extensions (PyPI) into $ROOT/duckdb-1.5.1" >&2

@@ -297,6 +297,13 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 				ts.Logf("observed snapshot %d: %d table(s), %d view(s)", o.Snapshot, len(o.Tables), len(o.Views))
 			}
 		},
+		// stdoutvar VAR: set $VAR to the last command's stdout, trimmed.
+		"stdoutvar": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 1 {
+				ts.Fatalf("usage: stdoutvar VAR")
+			}
+			ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+		},
 		// attachline VAR: set $VAR to the one ATTACH line of the last
 		// command's stdout, exactly as printed.
 		"attachline": func(ts *testscript.TestScript, neg bool, args []string) {
