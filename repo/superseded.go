@@ -24,8 +24,11 @@ import (
 // does. ducklake_cleanup_old_files and ducklake_delete_orphaned_files
 // (CHECKPOINT runs both) delete them and drop them from the schedule.
 //
-// cat is the frozen copy of the working catalog; it is compared with its
-// base version's catalog (the local copy of a version committed here, the
+// cat is the frozen copy of the working catalog. It returns the number of
+// files cat schedules (dataset.json's totals.scheduled_files). When the
+// base's dataset.json shows that nothing it read can have gone
+// (unchangedSince: one small read), that is all. Otherwise cat is compared
+// with the base's catalog (the local copy of a version committed here, the
 // store's file on a folder repository, else fetched). Two kinds of file
 // may have been deleted, each looked up in the store where it lies in the
 // repository's data/ (one Stat each):
@@ -40,16 +43,82 @@ import (
 //     free to delete it.
 //
 // Errors wrap ErrDataMissing, naming the version, the files and what to do.
-func (w *Workdir) checkSuperseded(ctx context.Context, cat *ducklake.Catalog) error {
+func (w *Workdir) checkSuperseded(ctx context.Context, cat *ducklake.Catalog) (int64, error) {
+	sched, err := cat.ScheduledSince(ctx, time.Time{})
+	if err != nil {
+		return 0, err
+	}
+	n := int64(len(sched))
 	b := w.BaseRecord
 	if b == nil {
-		return nil
+		return n, nil
 	}
 	r, err := Open(ctx, w.State.Repository)
 	if err != nil {
-		return fmt.Errorf("checking the files the working catalog superseded: %w", err)
+		return n, fmt.Errorf("checking the files the working catalog superseded: %w", err)
 	}
 	defer r.Close()
+	if w.unchangedSince(ctx, r, cat, sched) {
+		return n, nil
+	}
+	return n, w.checkLost(ctx, r, cat, sched)
+}
+
+// unchangedSince reports whether nothing the base version read can have
+// been deleted, from the base's dataset.json alone: the working catalog's
+// state at the base's snapshot has the base's data files, data bytes and
+// delete files table by table, and it still schedules as many files made
+// before the base was committed as the base did.
+func (w *Workdir) unchangedSince(ctx context.Context, r *Repo, cat *ducklake.Catalog, sched []ducklake.ScheduledFile) bool {
+	b := w.BaseRecord
+	ds, err := w.LocalDataset(b.ID)
+	if err != nil {
+		if ds, err = r.Dataset(ctx, b.ID); err != nil {
+			return false
+		}
+	}
+	if ds.Totals.ScheduledFiles == nil {
+		return false
+	}
+	var carried int64
+	for _, f := range sched {
+		if !f.Scheduled.After(b.CreatedAt) {
+			carried++
+		}
+	}
+	if carried != *ds.Totals.ScheduledFiles {
+		return false
+	}
+	st, err := cat.State(ctx, b.DuckLake.Snapshot)
+	return err == nil && sameFiles(ds, st)
+}
+
+// sameFiles reports whether st has, table by table, the data files, data
+// bytes and delete files ds records.
+func sameFiles(ds *version.Dataset, st *ducklake.State) bool {
+	type files struct{ data, bytes, deletes int64 }
+	want := map[int64]files{}
+	for _, s := range ds.Schemas {
+		for _, t := range s.Tables {
+			want[t.ID] = files{t.DataFiles, t.DataBytes, t.DeleteFiles}
+		}
+	}
+	n := 0
+	for _, s := range st.Schemas {
+		for _, t := range s.Tables {
+			if want[t.ID] != (files{t.DataFiles, t.DataBytes, t.DeleteFiles}) {
+				return false
+			}
+			n++
+		}
+	}
+	return n == len(want)
+}
+
+// checkLost compares the working catalog with its base version's catalog
+// (see checkSuperseded).
+func (w *Workdir) checkLost(ctx context.Context, r *Repo, cat *ducklake.Catalog, sched []ducklake.ScheduledFile) error {
+	b := w.BaseRecord
 	norm, err := r.normaliser()
 	if err != nil {
 		return err
@@ -61,10 +130,6 @@ func (w *Workdir) checkSuperseded(ctx context.Context, cat *ducklake.Catalog) er
 	listed := map[int64]bool{}
 	for _, f := range files {
 		listed[f.ID] = true
-	}
-	sched, err := cat.ScheduledSince(ctx, time.Time{})
-	if err != nil {
-		return err
 	}
 	scheduled := map[int64]bool{}
 	for _, f := range sched {

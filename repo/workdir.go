@@ -502,7 +502,8 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 	if err != nil {
 		return nil, err
 	}
-	if err := w.checkSuperseded(ctx, cat); err != nil {
+	scheduled, err := w.checkSuperseded(ctx, cat)
+	if err != nil {
 		return nil, err
 	}
 	last := snaps[len(snaps)-1]
@@ -534,7 +535,9 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 		rec.Seq = w.BaseRecord.Seq + 1
 		rec.Parents = []version.ID{w.BaseRecord.ID}
 	}
-	ds, err := version.NewDataset(id, cat.Format(), cat.DataPath(), st).Marshal()
+	dataset := version.NewDataset(id, cat.Format(), cat.DataPath(), st)
+	dataset.Totals.ScheduledFiles = &scheduled
+	ds, err := dataset.Marshal()
 	if err != nil {
 		return nil, err
 	}
