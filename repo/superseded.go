@@ -190,14 +190,15 @@ func (w *Workdir) checkLost(ctx context.Context, r *Repo, cat *ducklake.Catalog,
 			}
 		}
 	}
-	gone := func(id int64) bool { return listed[id] || scheduled[id] }
+	// accounted says the working catalog still lists or schedules a file.
+	accounted := func(id int64) bool { return listed[id] || scheduled[id] }
 	s := b.DuckLake.Snapshot
 	// Files the base lists: read at the base's snapshot, or (ended rows)
 	// by time travel to the snapshots the row covers, which gc keeps while
 	// the version made last before the row ended is in retention (then the
 	// floor is at or below its snapshot).
 	for _, f := range baseFiles {
-		if gone(f.ID) || f.BeginSnapshot > s {
+		if accounted(f.ID) || f.BeginSnapshot > s {
 			continue
 		}
 		if f.EndSnapshot != nil && *f.EndSnapshot <= s {
@@ -218,7 +219,7 @@ func (w *Workdir) checkLost(ctx context.Context, r *Repo, cat *ducklake.Catalog,
 	// Files the base's schedule lists: read by the version that last listed
 	// them, the newest ancestor made before they were scheduled.
 	for _, f := range baseSched {
-		if gone(f.ID) {
+		if accounted(f.ID) {
 			continue
 		}
 		key, isGone, err := missing(f.ResolvedPath)
