@@ -1,6 +1,17 @@
-// Package refs reads and moves refs: small files under refs/ that each hold
-// one version id and a newline (DESIGN.md §2). Every move is a
-// compare-and-swap on the store (DESIGN.md §4.3).
+// Package refs is the ref manager of a repository (the model of lakeFS's
+// graveler ref manager): it reads refs — small files under refs/ that each
+// hold one version id and a newline (DESIGN.md §2) — and is the only code
+// that moves them. It owns creating, moving (forward, backwards with a
+// reason, repairing a damaged ref) and deleting refs, the ref log that
+// records every move, revision parsing and resolution (main~2, main@12, id
+// prefixes), and the short ids shown to people.
+//
+// Every move goes through Manager.Update: the ref log entry, then one
+// compare-and-swap on the store (DESIGN.md §4.3), then, if the swap failed,
+// the entry is removed. The caller's rule for the move (the fast-forward
+// check of a push, the retention check of a new ref) is passed in as a
+// Check. Records reach the manager through the Records interface, which the
+// repository satisfies: this package never imports repo.
 //
 // Deleting a ref is portable across stores that ignore conditional deletes:
 // it is a compare-and-swap to the tombstone line "deleted", which readers
@@ -13,132 +24,25 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/version"
 )
 
-// Name is a full ref name: "refs/heads/main", "refs/tags/2025-final",
-// "refs/requests/fix-1".
-type Name string
-
-// Ref name prefixes (docs/spec.md §refs).
-const (
-	HeadsPrefix    = "refs/heads/"
-	TagsPrefix     = "refs/tags/"
-	RequestsPrefix = "refs/requests/"
-	// HeadKey is the store key of HEAD ("ref: refs/heads/main\n").
-	HeadKey = "HEAD"
-	// Tombstone is the content of a deleted ref.
-	Tombstone = "deleted\n"
-)
-
-// Sentinel errors, wrapped with the ref name.
-var (
-	// ErrNotFound: no such ref (absent or deleted).
-	ErrNotFound = errors.New("no such ref")
-	// ErrExists: a ref that may only be created already exists.
-	ErrExists = errors.New("ref already exists")
-	// ErrCorrupt: the ref file is empty or does not hold a version id.
-	ErrCorrupt = errors.New("ref is corrupt")
-	// ErrInvalidName: the name breaks the naming rules.
-	ErrInvalidName = errors.New("invalid ref name")
-	// ErrConflict: the ref moved since it was read (lost a compare-and-swap).
-	ErrConflict = errors.New("ref moved concurrently")
-)
-
-// Short returns the name without its "refs/heads/", "refs/tags/" or
-// "refs/requests/" prefix.
-func (n Name) Short() string {
-	for _, p := range []string{HeadsPrefix, TagsPrefix, RequestsPrefix} {
-		if strings.HasPrefix(string(n), p) {
-			return strings.TrimPrefix(string(n), p)
-		}
-	}
-	return string(n)
+// RecordReader reads version records: the ancestry rules need parents and
+// seq numbers.
+type RecordReader interface {
+	// Record returns the validated record of version id. Errors wrap
+	// ErrUnknownRev when there is no such version.
+	Record(ctx context.Context, id version.ID) (*version.Record, error)
 }
 
-// IsBranch reports whether n is under refs/heads/.
-func (n Name) IsBranch() bool { return strings.HasPrefix(string(n), HeadsPrefix) }
-
-// IsTag reports whether n is under refs/tags/.
-func (n Name) IsTag() bool { return strings.HasPrefix(string(n), TagsPrefix) }
-
-// Kind returns "branch", "tag" or "request".
-func (n Name) Kind() string {
-	switch {
-	case n.IsBranch():
-		return "branch"
-	case n.IsTag():
-		return "tag"
-	default:
-		return "request"
-	}
-}
-
-// Branch returns refs/heads/<short> after checking the name.
-func Branch(short string) (Name, error) { return named(HeadsPrefix, "branch", short) }
-
-// Tag returns refs/tags/<short> after checking the name.
-func Tag(short string) (Name, error) { return named(TagsPrefix, "tag", short) }
-
-// Request returns refs/requests/<short> after checking the name.
-func Request(short string) (Name, error) { return named(RequestsPrefix, "request", short) }
-
-func named(prefix, kind, short string) (Name, error) {
-	if err := CheckShort(short); err != nil {
-		return "", fmt.Errorf("%s name %q: %w", kind, short, err)
-	}
-	return Name(prefix + short), nil
-}
-
-// CheckShort checks a short ref name with Git's rules (git check-ref-format)
-// plus fdl's own: no '@' (it separates a branch from a seq in revisions), no
-// '~' or ':' (revision syntax), not HEAD or refs/…, no leading '-' (it
-// would read as a flag), and not only hex digits and dashes (it would hide
-// a version id: full-length hex ids are refused here; a shorter hex name
-// is refused by the repository when it is a prefix of an existing id). Errors: ErrInvalidName wrapped with the
-// rule broken.
-func CheckShort(s string) error {
-	bad := func(why string) error { return fmt.Errorf("%s: %w", why, ErrInvalidName) }
-	switch {
-	case s == "":
-		return bad("the name is empty")
-	case strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/"):
-		return bad("a name may not begin or end with '/'")
-	case strings.Contains(s, "//"):
-		return bad("a name may not contain '//'")
-	case strings.Contains(s, ".."):
-		return bad("a name may not contain '..'")
-	case strings.HasSuffix(s, "."):
-		return bad("a name may not end with '.'")
-	case len(s) > 200:
-		return bad("a name may be at most 200 bytes")
-	case s == "HEAD" || strings.HasPrefix(s, "refs/"):
-		return bad("HEAD and names beginning with 'refs/' are reserved")
-	case strings.HasPrefix(s, "-"):
-		return bad("a name may not begin with '-'")
-	case LooksLikeID(s) && len(strings.ReplaceAll(s, "-", "")) == 32:
-		return bad("a name shaped like a version id would hide that version")
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) || unicode.IsSpace(r) {
-			return bad(fmt.Sprintf("a name may not contain spaces or control characters (found %q)", r))
-		}
-		if strings.ContainsRune(`~^:?*[\@`, r) {
-			return bad(fmt.Sprintf("a name may not contain %q", r))
-		}
-	}
-	for _, el := range strings.Split(s, "/") {
-		if strings.HasPrefix(el, ".") {
-			return bad("a name element may not begin with '.'")
-		}
-		if strings.HasSuffix(el, ".lock") {
-			return bad("a name element may not end with '.lock'")
-		}
-	}
-	return nil
+// Records is what the manager reads of versions: records, and every
+// version id (sorted) for id prefixes and short ids. IDs may fail with
+// store.ErrCannotList on a store that cannot list (plain HTTP).
+type Records interface {
+	RecordReader
+	IDs(ctx context.Context) ([]version.ID, error)
 }
 
 // Ref is one ref as read: its name, the version it holds and the store token
@@ -149,17 +53,50 @@ type Ref struct {
 	Token store.Token `json:"-"`
 }
 
-// Refs reads and moves the refs of one repository store.
-type Refs struct{ st store.Store }
+// Options configure a Manager. The zero value works (actor "unknown", no
+// step hook, an empty Where).
+type Options struct {
+	// Where names the repository in errors (its URL).
+	Where string
+	// Actor returns who moves refs: its name goes into every ref log entry.
+	Actor func() string
+	// Step, if set, is called just before each write of a move:
+	// "<action>:reflog" before the ref log entry, "<action>:ref" before the
+	// compare-and-swap. Tests inject crashes there.
+	Step func(name string)
+}
 
-// New returns the refs of a store.
-func New(st store.Store) *Refs { return &Refs{st: st} }
+// Manager reads and moves the refs of one repository store.
+type Manager struct {
+	st   store.Store
+	recs Records
+	o    Options
+}
+
+// New returns the ref manager of a store whose versions recs reads.
+func New(st store.Store, recs Records, o Options) *Manager {
+	return &Manager{st: st, recs: recs, o: o}
+}
+
+func (m *Manager) step(name string) {
+	if m.o.Step != nil {
+		m.o.Step(name)
+	}
+}
+
+func (m *Manager) actor() string {
+	if m.o.Actor != nil {
+		return m.o.Actor()
+	}
+	return "unknown"
+}
 
 // Read returns the ref n. A missing or deleted ref returns ErrNotFound (with
-// the token of the tombstone in Ref.Token, so Create can replace it); an empty
-// or garbage ref returns ErrCorrupt naming the content.
-func (r *Refs) Read(ctx context.Context, n Name) (Ref, error) {
-	b, tok, err := store.ReadAll(ctx, r.st, string(n))
+// the token of the tombstone in Ref.Token, so a create can replace it); an
+// empty or garbage ref returns *CorruptError (with the token of what it
+// holds, so a repair can replace it).
+func (m *Manager) Read(ctx context.Context, n Name) (Ref, error) {
+	b, tok, err := store.ReadAll(ctx, m.st, string(n))
 	if errors.Is(err, store.ErrNotExist) {
 		return Ref{Name: n}, fmt.Errorf("%s: %w", n, ErrNotFound)
 	}
@@ -172,7 +109,7 @@ func (r *Refs) Read(ctx context.Context, n Name) (Ref, error) {
 	}
 	id, err := parseContent(b)
 	if err != nil {
-		return ref, fmt.Errorf("ref %s (%s): %w; %v: a ref must hold one version id and a newline; restore it from a backup, point a branch at a version again (fdl branch -f NAME REV --backwards; fdl reflog NAME shows what it held), or delete that file if the ref is not needed", n, r.st.Location(string(n)), ErrCorrupt, err)
+		return ref, &CorruptError{Ref: n, Location: m.st.Location(string(n)), Why: err.Error()}
 	}
 	ref.ID = id
 	return ref, nil
@@ -199,67 +136,12 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-// Update moves ref n to id if it still holds the version read with token old
-// (store.NoToken: only if it does not exist). If the store reports a
-// conflict, the ref is read once more: if it holds id, the write won (a
-// retried request can report a conflict for a write that succeeded,
-// STORES.md). Errors: ErrConflict.
-func (r *Refs) Update(ctx context.Context, n Name, old store.Token, id version.ID) error {
-	_, err := r.st.Swap(ctx, string(n), old, []byte(string(id)+"\n"))
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, store.ErrConflict) {
-		return fmt.Errorf("move ref %s: %w", n, err)
-	}
-	if cur, rerr := r.Read(ctx, n); rerr == nil && cur.ID == id {
-		return nil
-	}
-	return fmt.Errorf("%s: %w", n, ErrConflict)
-}
-
-// Create makes ref n point at id only if it does not exist (or was deleted).
-// Errors: ErrExists naming the version it holds; ErrConflict if another
-// writer created it at the same time.
-func (r *Refs) Create(ctx context.Context, n Name, id version.ID) error {
-	cur, err := r.Read(ctx, n)
-	switch {
-	case err == nil:
-		return fmt.Errorf("%s already holds version %s: %w", n, cur.ID, ErrExists)
-	case errors.Is(err, ErrNotFound):
-	default:
-		return err
-	}
-	if err := r.Update(ctx, n, cur.Token, id); err != nil {
-		if errors.Is(err, ErrConflict) {
-			if now, rerr := r.Read(ctx, n); rerr == nil {
-				return fmt.Errorf("%s already holds version %s: %w", n, now.ID, ErrExists)
-			}
-		}
-		return err
-	}
-	return nil
-}
-
-// Delete deletes ref n if it still holds the version read with token old, by
-// a compare-and-swap to the tombstone. Errors: ErrConflict.
-func (r *Refs) Delete(ctx context.Context, n Name, old store.Token) error {
-	_, err := r.st.Swap(ctx, string(n), old, []byte(Tombstone))
-	if errors.Is(err, store.ErrConflict) {
-		return fmt.Errorf("%s: %w", n, ErrConflict)
-	}
-	if err != nil {
-		return fmt.Errorf("delete ref %s: %w", n, err)
-	}
-	return nil
-}
-
 // List returns the refs under prefix ("refs/heads/", "refs/tags/", "refs/")
 // sorted by name, skipping deleted ones. Refs that cannot be read are
 // returned in bad (each error names the ref); good ones are still listed.
-func (r *Refs) List(ctx context.Context, prefix string) (good []Ref, bad []error, err error) {
+func (m *Manager) List(ctx context.Context, prefix string) (good []Ref, bad []error, err error) {
 	var names []Name
-	err = r.st.List(ctx, prefix, func(o store.ObjectInfo) error {
+	err = m.st.List(ctx, prefix, func(o store.ObjectInfo) error {
 		names = append(names, Name(o.Key))
 		return nil
 	})
@@ -267,7 +149,7 @@ func (r *Refs) List(ctx context.Context, prefix string) (good []Ref, bad []error
 		return nil, nil, fmt.Errorf("list refs under %s: %w", prefix, err)
 	}
 	for _, n := range names {
-		ref, rerr := r.Read(ctx, n)
+		ref, rerr := m.Read(ctx, n)
 		switch {
 		case rerr == nil:
 			good = append(good, ref)
@@ -281,8 +163,8 @@ func (r *Refs) List(ctx context.Context, prefix string) (good []Ref, bad []error
 
 // Head returns the branch HEAD names. Errors: ErrCorrupt if HEAD is not
 // "ref: refs/heads/<name>\n".
-func (r *Refs) Head(ctx context.Context) (Name, error) {
-	b, _, err := store.ReadAll(ctx, r.st, HeadKey)
+func (m *Manager) Head(ctx context.Context) (Name, error) {
+	b, _, err := store.ReadAll(ctx, m.st, HeadKey)
 	if err != nil {
 		return "", fmt.Errorf("read HEAD: %w", err)
 	}
@@ -295,23 +177,4 @@ func (r *Refs) Head(ctx context.Context) (Name, error) {
 		return "", fmt.Errorf("HEAD names %q: %v: %w", n, err, ErrCorrupt)
 	}
 	return n, nil
-}
-
-// HeadContent returns what HEAD holds when it names branch n.
-func HeadContent(n Name) []byte { return []byte("ref: " + string(n) + "\n") }
-
-// LooksLikeID reports whether s could be read as a version id or prefix: at
-// least 4 hex digits and nothing but hex digits and dashes.
-func LooksLikeID(s string) bool {
-	digits := 0
-	for _, c := range s {
-		switch {
-		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
-			digits++
-		case c == '-':
-		default:
-			return false
-		}
-	}
-	return digits >= 4
 }

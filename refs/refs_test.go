@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/memory"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -35,33 +36,33 @@ func newID(t *testing.T) version.ID {
 
 func TestReadCorruptAndTombstone(t *testing.T) {
 	ctx := context.Background()
-	st := store.NewMemory()
-	r := New(st)
+	st := memory.New()
+	r := New(st, nil, Options{})
 	n := Name("refs/heads/main")
 	if _, err := r.Read(ctx, n); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing ref: %v", err)
 	}
 	for _, content := range []string{"", "garbage\n", "0192f0c1\n", newID(t).String(), newID(t).String() + "\n\n"} {
-		st2 := store.NewMemory()
+		st2 := memory.New()
 		if _, err := st2.Swap(ctx, string(n), store.NoToken, []byte(content)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := New(st2).Read(ctx, n); !errors.Is(err, ErrCorrupt) {
+		if _, err := New(st2, nil, Options{}).Read(ctx, n); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("content %q: err %v, want ErrCorrupt", content, err)
 		}
 	}
 	id := newID(t)
-	if err := r.Create(ctx, n, id); err != nil {
+	if err := r.Create(ctx, n, id, "test", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Create(ctx, n, newID(t)); !errors.Is(err, ErrExists) {
+	if err := r.Create(ctx, n, newID(t), "test", nil); !errors.Is(err, ErrExists) {
 		t.Fatalf("second create: %v", err)
 	}
 	cur, err := r.Read(ctx, n)
 	if err != nil || cur.ID != id {
 		t.Fatalf("read %v %v", cur, err)
 	}
-	if err := r.Delete(ctx, n, cur.Token); err != nil {
+	if _, err := r.DeleteBranch(ctx, n); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.Read(ctx, n); !errors.Is(err, ErrNotFound) {
@@ -72,16 +73,16 @@ func TestReadCorruptAndTombstone(t *testing.T) {
 		t.Fatalf("list after delete: %v %v %v", good, bad, err)
 	}
 	// A deleted ref can be created again.
-	if err := r.Create(ctx, n, id); err != nil {
+	if err := r.Create(ctx, n, id, "test", nil); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestUpdateOneWinner(t *testing.T) {
 	ctx := context.Background()
-	r := New(store.NewMemory())
+	r := New(memory.New(), nil, Options{})
 	n := Name("refs/heads/main")
-	if err := r.Create(ctx, n, newID(t)); err != nil {
+	if err := r.Create(ctx, n, newID(t), "test", nil); err != nil {
 		t.Fatal(err)
 	}
 	for round := 0; round < 20; round++ {
@@ -96,7 +97,7 @@ func TestUpdateOneWinner(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				err := r.Update(ctx, n, cur.Token, newID(t))
+				err := r.swap(ctx, n, cur.Token, newID(t))
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -129,24 +130,24 @@ func (l lyingStore) Swap(ctx context.Context, key string, old store.Token, data 
 
 func TestUpdateAmbiguousConflictWon(t *testing.T) {
 	ctx := context.Background()
-	r := New(lyingStore{store.NewMemory()})
+	r := New(lyingStore{memory.New()}, nil, Options{})
 	n := Name("refs/heads/main")
 	id := newID(t)
-	if err := r.Update(ctx, n, store.NoToken, id); err != nil {
+	if err := r.swap(ctx, n, store.NoToken, id); err != nil {
 		t.Fatalf("update whose write succeeded: %v", err)
 	}
 }
 
 func TestHead(t *testing.T) {
 	ctx := context.Background()
-	st := store.NewMemory()
+	st := memory.New()
 	st.Swap(ctx, HeadKey, store.NoToken, HeadContent("refs/heads/main"))
-	if n, err := New(st).Head(ctx); err != nil || n != "refs/heads/main" {
+	if n, err := New(st, nil, Options{}).Head(ctx); err != nil || n != "refs/heads/main" {
 		t.Fatalf("head %q %v", n, err)
 	}
-	st2 := store.NewMemory()
+	st2 := memory.New()
 	st2.Swap(ctx, HeadKey, store.NoToken, []byte("refs/heads/main\n"))
-	if _, err := New(st2).Head(ctx); !errors.Is(err, ErrCorrupt) {
+	if _, err := New(st2, nil, Options{}).Head(ctx); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("bad head: %v", err)
 	}
 }

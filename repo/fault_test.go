@@ -79,7 +79,7 @@ func mainHead(t *testing.T, url string) version.ID {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	ref, err := r.Refs().Read(context.Background(), refs.Name("refs/heads/main"))
+	ref, err := r.Ref(context.Background(), refs.Name("refs/heads/main"))
 	if err != nil {
 		t.Fatal(err)
 	}

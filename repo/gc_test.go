@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/internal/sqlquote"
+
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/testutil"
@@ -249,7 +251,7 @@ func TestGCKeepLastFive(t *testing.T) {
 				continue
 			}
 			var n int64
-			if err := db.QueryRow("SELECT count(*) FROM read_parquet(" + repo.SQLString(f.ResolvedPath) + ")").Scan(&n); err != nil {
+			if err := db.QueryRow("SELECT count(*) FROM read_parquet(" + sqlquote.String(f.ResolvedPath) + ")").Scan(&n); err != nil {
 				t.Fatalf("seq %d: file %d (%s): %v", rec.Seq, f.ID, f.ResolvedPath, err)
 			}
 		}
@@ -310,7 +312,7 @@ func TestGCSpellings(t *testing.T) {
 	}
 	// Make every path absolute and spell it oddly: file://, a trailing
 	// slash, doubled slashes.
-	_, err = db.Exec(`UPDATE ducklake_data_file SET path = 'file://' || replace(` + repo.SQLString(r.DataLocation()) + ` || 'main/' || t.path || ducklake_data_file.path, '/main/', '//main/') || '/', path_is_relative = false
+	_, err = db.Exec(`UPDATE ducklake_data_file SET path = 'file://' || replace(` + sqlquote.String(r.DataLocation()) + ` || 'main/' || t.path || ducklake_data_file.path, '/main/', '//main/') || '/', path_is_relative = false
 		FROM ducklake_table t WHERE t.table_id = ducklake_data_file.table_id AND t.end_snapshot IS NULL AND ducklake_data_file.path_is_relative`)
 	db.Close()
 	if err != nil {
@@ -373,7 +375,7 @@ func TestGCSpellings(t *testing.T) {
 
 func mustHead(t testing.TB, r *repo.Repo) version.ID {
 	t.Helper()
-	ref, err := r.Refs().Read(context.Background(), "refs/heads/main")
+	ref, err := r.Ref(context.Background(), "refs/heads/main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,10 +398,11 @@ func TestGCReachability(t *testing.T) {
 		t.Fatal(err)
 	}
 	req, _ := refs.Request("r3")
-	if err := r.Refs().Create(ctx, req, v[2].ID); err != nil {
+	// No command makes requests yet: write the ref as one would.
+	if _, err := r.Store().Swap(ctx, string(req), store.NoToken, []byte(string(v[2].ID)+"\n")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.MoveBranch(ctx, "main", "main~2", repo.MoveOptions{}); !errors.Is(err, repo.ErrRefused) {
+	if _, err := r.MoveBranch(ctx, "main", "main~2", repo.MoveOptions{}); !errors.Is(err, refs.ErrRefused) {
 		t.Fatalf("moving back without Backwards: %v", err)
 	}
 	mv, err := r.MoveBranch(ctx, "main", "main~2", repo.MoveOptions{Backwards: true, Why: "bad loads"})
@@ -407,7 +410,7 @@ func TestGCReachability(t *testing.T) {
 		t.Fatalf("move back: %+v %v", mv, err)
 	}
 	log, _, err := r.RefLog(ctx, "refs/heads/main")
-	if err != nil || log[0].Action != repo.ActionMoveBack || log[0].Old != v[7].ID || log[0].New != v[5].ID || log[0].Why != "bad loads" {
+	if err != nil || log[0].Action != refs.ActionMoveBack || log[0].Old != v[7].ID || log[0].New != v[5].ID || log[0].Why != "bad loads" {
 		t.Fatalf("ref log: %+v %v", log, err)
 	}
 
@@ -679,20 +682,20 @@ func TestVerifyFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A ref log entry that does not parse.
-	if err := r.Store().Create(ctx, repo.LogsPrefix+"refs/heads/main/x.json", strings.NewReader("{")); err != nil {
+	if err := r.Store().Create(ctx, refs.LogsPrefix+"refs/heads/main/x.json", strings.NewReader("{")); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes := map[string]string{}
+	codes := map[repo.Code]string{}
 	for _, p := range rep.Problems {
 		codes[p.Code] = p.Object
 	}
-	for code, obj := range map[string]string{
+	for code, obj := range map[repo.Code]string{
 		"catalog-column-table": string(broken.ID), "catalog-end-before-begin": string(broken.ID), "catalog-counter": string(broken.ID),
-		repo.CodeRetiredCatalog: string(h.Recs[0].ID), repo.CodeDataMissing: gone, repo.CodeReflogInvalid: repo.LogsPrefix + "refs/heads/main/x.json",
+		repo.CodeRetiredCatalog: string(h.Recs[0].ID), repo.CodeDataMissing: gone, repo.CodeReflogInvalid: refs.LogsPrefix + "refs/heads/main/x.json",
 	} {
 		if got, ok := codes[code]; !ok || got != obj {
 			t.Errorf("problem %s on %q: got %q (present %v); all: %+v", code, obj, got, ok, rep.Problems)

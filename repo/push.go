@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,36 +15,7 @@ import (
 	"github.com/fdl-dev/fdl/version"
 )
 
-// ErrRefused is wrapped by every refused push: not a fast-forward, or lost
-// a race with a concurrent push. The CLI maps it to its own exit code.
-var ErrRefused = errors.New("push refused")
-
-// RefusedError says why a push did not move a branch (DESIGN.md §4.2, §4.3).
-type RefusedError struct {
-	Branch   refs.Name
-	Current  version.ID // what the branch holds now
-	Proposed version.ID // what the push wanted it to hold
-	// Race is true when the branch moved between the read and the
-	// compare-and-swap (another push won).
-	Race bool
-	// URL is the repository's URL, for the hint.
-	URL string
-}
-
-func (e *RefusedError) Error() string {
-	why := "it is not a fast-forward: the branch holds %s, which is not an ancestor of %s"
-	if e.Race {
-		why = "another push moved it to %s first (lost the race for %s)"
-	}
-	url := e.URL
-	if url == "" {
-		url = "URL"
-	}
-	return fmt.Sprintf("push to %s refused: "+why+"; nothing was moved: check out %s again (fdl checkout %s NEWDIR) and redo the change on top of it",
-		e.Branch.Short(), e.Current, e.Proposed, e.Branch.Short(), ShellQuote(url))
-}
-
-func (e *RefusedError) Unwrap() error { return ErrRefused }
+// Push: local versions uploaded and a branch moved, fast-forward only.
 
 // Pending is a version committed locally and not yet in the store: its
 // record and the folder holding its three files.
@@ -59,98 +31,151 @@ type PushResult struct {
 	New      version.ID `json:"new"`
 	Uploaded int        `json:"uploaded"` // versions uploaded
 	UpToDate bool       `json:"up_to_date"`
+	// Abbrev is the short-id length after the push.
+	Abbrev refs.Abbrev `json:"-"`
 }
 
 // Push uploads pending versions (oldest first; each one's first parent is
-// the previous one or already in the store) and moves branch to head with a
-// compare-and-swap, fast-forward only (DESIGN.md §4.1–4.3). Each version's
-// catalog, then dataset.json, then version.json is written create-only; the
-// ref moves last. An interrupted push can be run again: objects already
-// uploaded with the same bytes are accepted.
+// the previous one or already in the store) and moves branch to head, fast-
+// forward only (DESIGN.md §4.1–4.3), as one refs.Manager.Update: the
+// branch is read, the fast-forward check (refs.IsAncestor) and the uploads
+// run, then its ref log entry and the compare-and-swap from what was read.
+// Each version's catalog, then dataset.json, then version.json is written
+// create-only; the ref moves last. An interrupted push can be run again:
+// objects already uploaded with the same bytes are accepted.
 //
-// Errors: *RefusedError (wrapping ErrRefused) when the branch holds a
+// Errors: *RefusedError (wrapping refs.ErrRefused) when the branch holds a
 // version that is not an ancestor of head, or another push moved it first;
 // nothing is moved then.
 func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pending []Pending) (PushResult, error) {
 	res := PushResult{Branch: branch, New: head}
-	extra := map[version.ID]*version.Record{}
+	recs := withPending{r, map[version.ID]*version.Record{}}
 	for _, p := range pending {
-		extra[p.Record.ID] = p.Record
+		recs.extra[p.Record.ID] = p.Record
 	}
-	cur, err := r.refs.Read(ctx, branch)
-	exists := err == nil
-	if err != nil && !errors.Is(err, refs.ErrNotFound) {
-		return res, err
+	_, err := r.refs.Update(ctx, branch, func(ctx context.Context, cur refs.Ref, err error) (refs.Move, error) {
+		switch {
+		case errors.Is(err, refs.ErrNotFound):
+			if err := r.refs.CheckNewName(ctx, branch); err != nil {
+				return refs.Move{}, err
+			}
+		case err != nil:
+			return refs.Move{}, err
+		case cur.ID == head:
+			res.Old, res.UpToDate = cur.ID, true
+			return refs.Move{}, nil
+		default:
+			res.Old = cur.ID
+			ok, err := refs.IsAncestor(ctx, recs, cur.ID, head)
+			if err != nil {
+				return refs.Move{}, fmt.Errorf("push to %s: %w", branch.Short(), err)
+			}
+			if !ok {
+				return refs.Move{}, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.url}
+			}
+		}
+		if err := r.upload(ctx, head, pending, &res); err != nil {
+			return refs.Move{}, err
+		}
+		return refs.Move{To: head, Action: refs.ActionPush, Why: "push: " + firstLine(r.pushMessage(ctx, head, recs.extra))}, nil
+	})
+	if ce := (*refs.ConflictError)(nil); errors.As(err, &ce) {
+		return res, &RefusedError{Branch: branch, Current: ce.Now, Proposed: head, Race: true, URL: r.url}
 	}
-	if !exists {
-		if err := r.checkNewName(ctx, branch); err != nil {
-			return res, err
-		}
-	}
-	if exists {
-		res.Old = cur.ID
-		if cur.ID == head {
-			res.UpToDate = true
-			return res, nil
-		}
-		ok, err := r.IsAncestor(ctx, cur.ID, head, extra)
-		if err != nil {
-			return res, fmt.Errorf("push to %s: %w", branch.Short(), err)
-		}
-		if !ok {
-			return res, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.url}
-		}
-	}
+	return res, err
+}
+
+// upload checks and uploads the pending versions of a push to head: the
+// first one's parent (or head) must be in the store, none may build on a
+// version out of retention, every local file must match its record and
+// every data file they add must be in the store (nothing damaged or
+// dangling leaves this machine: DESIGN.md §4.5).
+func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, res *PushResult) error {
 	if len(pending) > 0 {
 		first := pending[0].Record
 		if p := first.Parent(); p != "" {
 			if _, err := r.Record(ctx, p); err != nil {
-				return res, fmt.Errorf("push: parent of version %s: %w", first.ID, err)
+				return fmt.Errorf("push: parent of version %s: %w", first.ID, err)
 			}
 		}
 	} else if _, err := r.Record(ctx, head); err != nil {
-		return res, fmt.Errorf("push: %w", err)
+		return fmt.Errorf("push: %w", err)
 	}
 	if err := r.refusePushOnRetired(ctx, head, pending); err != nil {
-		return res, err
+		return err
 	}
-	// Nothing damaged leaves this machine (DESIGN.md §4.5): check every local
-	// file against its record before the first upload.
 	for _, p := range pending {
 		if err := checkLocal(p); err != nil {
-			return res, err
+			return err
 		}
 	}
 	if err := r.checkNewData(ctx, pending); err != nil {
-		return res, err
+		return err
 	}
 	for _, p := range pending {
 		id := p.Record.ID
 		for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
 			r.step("push:" + f)
 			if err := r.uploadFile(ctx, VersionKey(id, f), filepath.Join(p.Dir, f)); err != nil {
-				return res, err
+				return err
 			}
 		}
 		r.record[id] = p.Record
 		res.Uploaded++
 	}
 	r.forgetIDs()
-	r.step("push:ref")
-	// The ref log entry just before the move; removed if the move fails.
-	entry, err := r.appendLog(ctx, branch, res.Old, head, ActionPush, "push: "+firstLine(r.pushMessage(ctx, head, extra)))
-	if err != nil {
-		return res, err
+	return nil
+}
+
+// withPending reads records from the repository and, first, from the
+// local versions a push is about to upload (for the fast-forward check).
+type withPending struct {
+	r     *Repo
+	extra map[version.ID]*version.Record
+}
+
+func (w withPending) Record(ctx context.Context, id version.ID) (*version.Record, error) {
+	if rec := w.extra[id]; rec != nil {
+		return rec, nil
 	}
-	if err := r.refs.Update(ctx, branch, cur.Token, head); err != nil {
-		r.dropLog(ctx, entry)
-		if errors.Is(err, refs.ErrConflict) {
-			now, _ := r.refs.Read(ctx, branch)
-			return res, &RefusedError{Branch: branch, Current: now.ID, Proposed: head, Race: true, URL: r.url}
-		}
-		return res, err
+	return w.r.Record(ctx, id)
+}
+
+// firstLine returns s up to its first line break.
+func firstLine(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return s[:i]
 	}
-	return res, nil
+	return s
+}
+
+// pushMessage returns the message of the version a push moves a branch to.
+func (r *Repo) pushMessage(ctx context.Context, head version.ID, extra map[version.ID]*version.Record) string {
+	if rec := extra[head]; rec != nil {
+		return rec.Message
+	}
+	if rec, err := r.Record(ctx, head); err == nil {
+		return rec.Message
+	}
+	return ""
+}
+
+// refusePushOnRetired refuses a push whose versions build on a version out
+// of retention: the data files only that version's catalog listed may be
+// gone, so the new catalog could name files that no longer exist.
+func (r *Repo) refusePushOnRetired(ctx context.Context, head version.ID, pending []Pending) error {
+	base := head
+	if len(pending) > 0 {
+		base = pending[0].Record.Parent()
+	}
+	if base == "" {
+		return nil
+	}
+	ret, err := r.Retirement(ctx, base)
+	if err != nil || ret == nil {
+		return err
+	}
+	return &RetiredBaseError{Base: ret}
 }
 
 // checkLocal compares a local version's catalog and dataset.json with the
@@ -175,10 +200,6 @@ func checkLocal(p Pending) error {
 	}
 	return nil
 }
-
-// ErrDataMissing is wrapped by the error of a push whose versions list a
-// data file of the repository that the store does not hold.
-var ErrDataMissing = errors.New("a data file the version lists is not in the store")
 
 // checkNewData checks, before anything is uploaded, that the data and
 // delete files the pending versions add (begin_snapshot at or after the
@@ -235,14 +256,48 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 	if len(shown) > 5 {
 		shown = shown[:5]
 	}
-	return fmt.Errorf("version %s (seq %d) lists %d data file(s) the store does not hold (%s): %w; nothing was pushed. Was the working catalog written long ago? gc deletes files no catalog lists once older than the grace period (fdl retention). Check out the branch again and redo the change",
-		head.Record.ID, head.Record.Seq, len(missing), strings.Join(shown, ", "), ErrDataMissing)
+	return &DataMissingError{Version: head.Record.ID, Seq: head.Record.Seq, Missing: shown, Count: len(missing)}
 }
 
-// ShellQuote quotes s for a POSIX shell when it needs it.
-func ShellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+=,") == "" {
-		return s
+// Push pushes the working directory's local versions to branch (default:
+// the branch it was checked out from) with Repo.Push, then records the
+// branch's new version as upstream and removes the pushed local copies.
+func (w *Workdir) Push(ctx context.Context, r *Repo, branch string) (PushResult, error) {
+	if branch == "" {
+		branch = w.State.Branch
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	name, err := refs.Branch(branch)
+	if err != nil {
+		return PushResult{}, err
+	}
+	if w.State.Base == "" {
+		return PushResult{Branch: name}, NothingToPushError{}
+	}
+	unlock, err := w.lock("push")
+	if err != nil {
+		return PushResult{}, err
+	}
+	defer unlock()
+	// Re-read the state under the lock: a commit may have just finished.
+	if cur, err := OpenWorkdir(w.Dir); err == nil {
+		w.State, w.BaseRecord = cur.State, cur.BaseRecord
+	}
+	pending, err := w.PendingVersions()
+	if err != nil {
+		return PushResult{}, err
+	}
+	res, err := r.Push(ctx, name, w.State.Base, pending)
+	if err != nil {
+		return res, err
+	}
+	r.step("push:state")
+	w.State.Upstream = w.State.Base
+	if err := w.save(w.BaseRecord); err != nil {
+		return res, err
+	}
+	for _, p := range pending {
+		os.RemoveAll(p.Dir)
+	}
+	res.Abbrev, _ = r.Abbrev(ctx)
+	return res, nil
 }

@@ -6,12 +6,12 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/repo"
 )
 
-func countColumns(cols []ducklake.Column) int {
+func countColumns(cols []meta.Column) int {
 	n := 0
 	for _, c := range cols {
 		n += 1 + countColumns(c.Children)

@@ -1,8 +1,17 @@
 // Package repo is a repository over a store: fdl.json, HEAD, refs and
-// versions (DESIGN.md §2). It opens, initialises, resolves revisions, reads
-// history, fetches catalogs with checksum checks, pushes versions and
-// verifies the whole. The working catalog side (checkout, status, commit)
-// lives in workdir.go.
+// versions (DESIGN.md §2), and the working directories checked out of it.
+// It is the library the commands call, one method per command, each
+// returning a result value: Init, Checkout, Workdir.Status, Workdir.Commit,
+// Workdir.Push, History (log), Show, ListRefs, CreateTag, CreateBranch,
+// DeleteBranch, MoveBranch, RefLogOf, Verify, Retention and GC.
+//
+// Refs move only through the ref manager (package refs); repo adds its own
+// checks (a version out of retention gets no new ref) and the uploads of a
+// push. Files are named after their one job: checkout.go, commit.go,
+// status.go, push.go, workdir.go (the working directory's state), log.go,
+// show.go, refs.go, verify*.go, retention.go (policy, floor, markers),
+// gc_plan.go and gc_apply.go. Errors are typed (errors.go) and never name a
+// command.
 //
 // The package never prints and never imports cobra or lipgloss; long
 // operations report progress through Options.Progress.
@@ -49,19 +58,18 @@ type Config struct {
 	CreatedAt     time.Time `json:"created_at"`
 }
 
-// Sentinel errors of the package, wrapped with names and hints.
-var (
-	ErrNotRepository = errors.New("not an fdl repository")
-	ErrNotEmpty      = errors.New("location is not empty")
-	ErrUnknownRev    = errors.New("unknown revision")
-	ErrAmbiguousRev  = errors.New("ambiguous revision")
-	ErrChecksum      = errors.New("catalog does not match its record")
-	ErrIncomplete    = errors.New("version is incomplete")
+// EventOp is what a progress event is about.
+type EventOp string
+
+// The operations that report progress.
+const (
+	OpUpload   EventOp = "upload"
+	OpDownload EventOp = "download"
 )
 
 // Event reports progress of a long operation.
 type Event struct {
-	Op    string // "upload", "download", "freeze"
+	Op    EventOp
 	Name  string // what is moving, e.g. "versions/<id>/ducklake.duckdb"
 	Done  int64  // bytes so far
 	Total int64  // bytes in all, or -1 when unknown
@@ -81,11 +89,20 @@ type Repo struct {
 	st     store.Store
 	url    string
 	cfg    Config
-	refs   *refs.Refs
+	refs   *refs.Manager // the only code that moves refs
 	opts   Options
 	ids    []version.ID // cache of all version ids, sorted; nil until loaded
 	record map[version.ID]*version.Record
-	actor  string // who moves refs (reflog.go); "" until Actor is called
+	actor  string   // who moves refs (refs.go); "" until Actor is called
+	wd     *Workdir // the working directory it was opened from, if any
+}
+
+// newRepo returns the Repo of an open store and its settings, with its ref
+// manager reading records through it.
+func newRepo(st store.Store, url string, cfg Config) *Repo {
+	r := &Repo{st: st, url: url, cfg: cfg, record: map[version.ID]*version.Record{}}
+	r.refs = refs.New(st, r, refs.Options{Where: url, Actor: r.Actor, Step: r.step})
+	return r
 }
 
 // Store returns the repository's store.
@@ -97,8 +114,14 @@ func (r *Repo) URL() string { return r.url }
 // Config returns fdl.json.
 func (r *Repo) Config() Config { return r.cfg }
 
-// Refs returns the repository's refs.
-func (r *Repo) Refs() *refs.Refs { return r.refs }
+// folder returns the repository's store when its objects are files of
+// this machine (store.LocalFiles; the one place that asks): gc then reads
+// catalogs where they lie and guards its deletions against symbolic and
+// hard links.
+func (r *Repo) folder() (store.LocalFiles, bool) {
+	l, ok := r.st.(store.LocalFiles)
+	return l, ok
+}
 
 // SetOptions replaces the options (progress and step hooks).
 func (r *Repo) SetOptions(o Options) { r.opts = o }
@@ -167,7 +190,7 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 		st.Close()
 		return nil, fmt.Errorf("init %s: write %s: %w", url, ConfigKey, err)
 	}
-	return &Repo{st: st, url: url, cfg: cfg, refs: refs.New(st), record: map[version.ID]*version.Record{}}, nil
+	return newRepo(st, url, cfg), nil
 }
 
 var errStop = errors.New("stop")
@@ -204,7 +227,7 @@ func OpenStore(ctx context.Context, st store.Store, url string) (*Repo, error) {
 	b, _, err := store.ReadAll(ctx, st, ConfigKey)
 	if errors.Is(err, store.ErrNotExist) {
 		st.Close()
-		return nil, fmt.Errorf("%s: %w (no %s there); check the URL, or make one with 'fdl init %s'", url, ErrNotRepository, ConfigKey, url)
+		return nil, &NotRepositoryError{URL: url}
 	}
 	if err != nil {
 		st.Close()
@@ -219,7 +242,7 @@ func OpenStore(ctx context.Context, st store.Store, url string) (*Repo, error) {
 		st.Close()
 		return nil, fmt.Errorf("%s: repository format %d is newer than this fdl reads (%d): upgrade fdl", url, cfg.Format, ConfigFormat)
 	}
-	return &Repo{st: st, url: url, cfg: cfg, refs: refs.New(st), record: map[version.ID]*version.Record{}}, nil
+	return newRepo(st, url, cfg), nil
 }
 
 // VersionKey returns the store key of a file inside versions/<id>/.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -42,7 +43,7 @@ import (
 //     if it is in retention and reads it at its snapshot; otherwise gc was
 //     free to delete it.
 //
-// Errors wrap ErrDataMissing, naming the version, the files and what to do.
+// Errors: *DeletedFilesError.
 func (w *Workdir) checkSuperseded(ctx context.Context, cat *ducklake.Catalog) (int64, error) {
 	sched, err := cat.ScheduledSince(ctx, time.Time{})
 	if err != nil {
@@ -95,7 +96,7 @@ func (w *Workdir) unchangedSince(ctx context.Context, r *Repo, cat *ducklake.Cat
 
 // sameFiles reports whether st has, table by table, the data files, data
 // bytes and delete files ds records.
-func sameFiles(ds *version.Dataset, st *ducklake.State) bool {
+func sameFiles(ds *version.Dataset, st *meta.State) bool {
 	type files struct{ data, bytes, deletes int64 }
 	want := map[int64]files{}
 	for _, s := range ds.Schemas {
@@ -255,19 +256,11 @@ func (w *Workdir) checkLost(ctx context.Context, r *Repo, cat *ducklake.Catalog,
 	if len(order) == 0 {
 		return nil
 	}
-	var parts []string
-	n := 0
+	e := &DeletedFilesError{}
 	for _, rec := range order {
-		keys := lost[rec.ID]
-		n += len(keys)
-		shown := keys
-		if len(shown) > 5 {
-			shown = append(shown[:5:5], "…")
-		}
-		parts = append(parts, fmt.Sprintf("version %s (seq %d) reads %s", rec.ID, rec.Seq, strings.Join(shown, ", ")))
+		e.Versions = append(e.Versions, DamagedVersion{ID: rec.ID, Seq: rec.Seq, Files: lost[rec.ID]})
 	}
-	return fmt.Errorf("the working catalog deleted %d data file(s) that published versions read: %s: %w. DuckLake's ducklake_cleanup_old_files or ducklake_delete_orphaned_files (CHECKPOINT runs both) ran on it; in a working catalog only fdl gc deletes superseded files, once no version in retention reads them. Those versions are damaged (fdl verify --data lists what they lost). Restore the files (from a backup, or your bucket's object versions) and commit again, or check out the branch again and redo the change without deleting files",
-		n, strings.Join(parts, "; "), ErrDataMissing)
+	return e
 }
 
 // catalogFiles returns the data and delete files version rec's catalog
@@ -319,3 +312,35 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// DeletedFilesError: a working catalog deleted data files that published
+// versions read (DuckLake's cleanup ran on it; docs/spec.md §9). Commit
+// refuses it. It wraps ErrDataMissing.
+type DeletedFilesError struct {
+	Versions []DamagedVersion // newest first
+}
+
+// DamagedVersion is a published version and the store keys of the files
+// it reads that are gone.
+type DamagedVersion struct {
+	ID    version.ID
+	Seq   int64
+	Files []string
+}
+
+func (e *DeletedFilesError) Error() string {
+	var parts []string
+	n := 0
+	for _, v := range e.Versions {
+		n += len(v.Files)
+		shown := v.Files
+		if len(shown) > 5 {
+			shown = append(shown[:5:5], "…")
+		}
+		parts = append(parts, fmt.Sprintf("version %s (seq %d) reads %s", v.ID, v.Seq, strings.Join(shown, ", ")))
+	}
+	return fmt.Sprintf("the working catalog deleted %d data file(s) that published versions read: %s: %v. DuckLake's ducklake_cleanup_old_files or ducklake_delete_orphaned_files (CHECKPOINT runs both) ran on it; in a working catalog only gc deletes superseded files, once no version in retention reads them. Those versions are damaged. Restore the files (from a backup, or your bucket's object versions) and commit again, or check out the branch again and redo the change without deleting files",
+		n, strings.Join(parts, "; "), ErrDataMissing)
+}
+
+func (e *DeletedFilesError) Unwrap() error { return ErrDataMissing }

@@ -61,28 +61,6 @@ func FileDigest(path string) (int64, string, error) {
 	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// ChecksumError reports a catalog whose bytes differ from its record
-// (DESIGN.md §4.5). It wraps ErrChecksum.
-type ChecksumError struct {
-	Version           version.ID
-	WantSize, GotSize int64
-	WantSHA, GotSHA   string
-	Location          string
-	// Hint says what to do; a default is used when empty.
-	Hint string
-}
-
-func (e *ChecksumError) Error() string {
-	hint := e.Hint
-	if hint == "" {
-		hint = "the copy in the store is damaged: restore it from a backup"
-	}
-	return fmt.Sprintf("version %s: %s does not match its record: record says %d bytes, sha256 %s; found %d bytes, sha256 %s; %s",
-		e.Version, e.Location, e.WantSize, e.WantSHA, e.GotSize, e.GotSHA, hint)
-}
-
-func (e *ChecksumError) Unwrap() error { return ErrChecksum }
-
 // FetchCatalog streams a version's catalog to dst, checking its size and
 // sha256 against the record while it streams; dst appears (by rename of a
 // temp file beside it) only when both match. dst must not exist. Errors:
@@ -99,7 +77,7 @@ func (r *Repo) FetchCatalog(ctx context.Context, rec *version.Record, dst string
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	pr := &progressReader{r: rc, h: sha256.New(), fn: r.opts.Progress, ctx: ctx, ev: Event{Op: "download", Name: key, Total: rec.Catalog.Size}}
+	pr := &progressReader{r: rc, h: sha256.New(), fn: r.opts.Progress, ctx: ctx, ev: Event{Op: OpDownload, Name: key, Total: rec.Catalog.Size}}
 	n, err := io.Copy(tmp, pr)
 	if err == nil {
 		err = tmp.Sync()
@@ -154,7 +132,7 @@ func (r *Repo) uploadFile(ctx context.Context, key, path string) error {
 	if err != nil {
 		return err
 	}
-	pr := &progressReader{r: f, fn: r.opts.Progress, ctx: ctx, ev: Event{Op: "upload", Name: key, Total: fi.Size()}}
+	pr := &progressReader{r: f, fn: r.opts.Progress, ctx: ctx, ev: Event{Op: OpUpload, Name: key, Total: fi.Size()}}
 	err = r.st.Create(ctx, key, pr)
 	if err == nil {
 		return nil
@@ -197,4 +175,9 @@ func (r *Repo) CheckCatalogSize(ctx context.Context, rec *version.Record) error 
 		return &ChecksumError{Version: rec.ID, WantSize: rec.Catalog.Size, GotSize: oi.Size, WantSHA: rec.Catalog.SHA256, GotSHA: "(not read)", Location: r.st.Location(key)}
 	}
 	return nil
+}
+
+func sha256Hex(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }

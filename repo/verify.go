@@ -8,16 +8,31 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/store"
-	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
 
 // Problem is one finding of Verify. Code is stable for scripts
 // (docs/spec.md §verify lists them).
 type Problem struct {
-	Code    string `json:"code"`
+	Code    Code   `json:"code"`
 	Object  string `json:"object"` // a ref name or a version id
 	Message string `json:"message"`
+	// Err is the error the message quotes, if any (its type says what to
+	// do about it).
+	Err error `json:"-"`
+}
+
+// problem returns a Problem whose message is fmt.Sprintf(format, a...),
+// keeping the first error among a.
+func problem(code Code, obj, format string, a ...any) Problem {
+	p := Problem{Code: code, Object: obj, Message: fmt.Sprintf(format, a...)}
+	for _, v := range a {
+		if err, ok := v.(error); ok {
+			p.Err = err
+			break
+		}
+	}
+	return p
 }
 
 // VerifyReport is the outcome of Verify.
@@ -70,39 +85,20 @@ type VerifyOptions struct {
 // (docs/cli.md).
 func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 	rep := &VerifyReport{Problems: []Problem{}, Notes: []Problem{}, Incomplete: []version.ID{}}
-	add := func(code, obj, format string, a ...any) {
-		rep.Problems = append(rep.Problems, Problem{Code: code, Object: obj, Message: fmt.Sprintf(format, a...)})
+	add := func(code Code, obj, format string, a ...any) {
+		rep.Problems = append(rep.Problems, problem(code, obj, format, a...))
 	}
 	if _, err := r.refs.Head(ctx); err != nil {
-		add("head-invalid", "HEAD", "%v", err)
+		add(CodeHeadInvalid, "HEAD", "%v", err)
 	}
 	vs, err := r.verifyRetention(ctx, o, add)
 	if err != nil {
 		return nil, err
 	}
 	defer vs.close()
-	good, bad, err := r.refs.List(ctx, "refs/")
+	reached, err := r.verifyRefs(ctx, rep, add)
 	if err != nil {
 		return nil, err
-	}
-	for _, e := range bad {
-		add("ref-corrupt", "", "%v", e)
-	}
-	rep.Refs = len(good) + len(bad)
-	reached := map[version.ID]bool{}
-	for _, ref := range good {
-		if _, err := r.Record(ctx, ref.ID); err != nil {
-			why := "which is not a complete version"
-			if errors.Is(err, version.ErrBadRecord) {
-				why = "whose record cannot be read"
-			}
-			add("ref-dangling", string(ref.Name), "%s points at version %s, %s: %v", ref.Name, ref.ID, why, err)
-			continue
-		}
-		log, _ := r.Log(ctx, ref.ID, 0)
-		for _, rec := range log {
-			reached[rec.ID] = true
-		}
 	}
 	r.forgetIDs()
 	ids, err := r.IDs(ctx)
@@ -110,57 +106,8 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 		return nil, err
 	}
 	for _, id := range ids {
-		rec, err := r.Record(ctx, id)
-		if errors.Is(err, ErrIncomplete) {
-			if reached[id] {
-				add("version-incomplete", string(id), "%v", err)
-			} else {
-				rep.Incomplete = append(rep.Incomplete, id)
-			}
-			continue
-		}
-		if err != nil {
-			add("record-invalid", string(id), "%v", err)
-			continue
-		}
-		rep.Versions++
-		for i, p := range rec.Parents {
-			prec, err := r.Record(ctx, p)
-			if err != nil {
-				add("parent-missing", string(id), "parent %s: %v", p, err)
-				continue
-			}
-			if i > 0 {
-				continue
-			}
-			if rec.Seq != prec.Seq+1 {
-				add("seq-mismatch", string(id), "seq %d, but its first parent %s has seq %d (want %d)", rec.Seq, p, prec.Seq, prec.Seq+1)
-			}
-			if rec.ID <= prec.ID {
-				add("id-order", string(id), "id does not sort after its first parent %s", p)
-			}
-			if rec.DuckLake.Adds.First != prec.DuckLake.Snapshot+1 {
-				add("snapshot-order", string(id), "adds snapshots from %d, but its first parent %s ends at snapshot %d", rec.DuckLake.Adds.First, p, prec.DuckLake.Snapshot)
-			}
-		}
-		if vs.retired[id] {
-			rep.Retired++
-			if err := r.verifyRetired(ctx, vs, id, add); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if _, err := r.Dataset(ctx, id); err != nil {
-			add("dataset-invalid", string(id), "%v", err)
-		}
-		if !o.SkipCatalogs {
-			rep.Catalogs++
-			note := func(code, obj, format string, a ...any) {
-				rep.Notes = append(rep.Notes, Problem{Code: code, Object: obj, Message: fmt.Sprintf(format, a...)})
-			}
-			if err := r.verifyCatalog(ctx, vs, rec, add, note); err != nil {
-				return nil, err
-			}
+		if err := r.verifyVersion(ctx, o, vs, rep, id, reached[id], add); err != nil {
+			return nil, err
 		}
 	}
 	if vs.dp != nil {
@@ -170,7 +117,7 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 	}
 	if err := r.temps(ctx, func(oi store.ObjectInfo) error {
 		rep.Notes = append(rep.Notes, Problem{Code: CodeTempLeftover, Object: oi.Key, Message: fmt.Sprintf(
-			"%s (%d bytes, %s) is the temporary file of a write that did not finish (a crash, or one in progress): fdl gc --yes deletes it once older than the grace period",
+			"%s (%d bytes, %s) is the temporary file of a write that did not finish (a crash, or one in progress)",
 			oi.Key, oi.Size, oi.ModTime.UTC().Format(time.RFC3339))})
 		return nil
 	}); err != nil {
@@ -180,81 +127,94 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 	return rep, nil
 }
 
-// CreateTag makes tag name point at rev's version. Tags never move: an
-// existing tag is refused (refs.ErrExists).
-func (r *Repo) CreateTag(ctx context.Context, name, rev string) (refs.Ref, error) {
-	n, err := refs.Tag(name)
+// verifyRefs checks that every ref parses and points at a complete
+// version; it counts the refs and returns every version a ref's
+// first-parent history reaches.
+func (r *Repo) verifyRefs(ctx context.Context, rep *VerifyReport, add func(code Code, obj, format string, a ...any)) (map[version.ID]bool, error) {
+	good, bad, err := r.refs.List(ctx, "refs/")
 	if err != nil {
-		return refs.Ref{}, err
+		return nil, err
 	}
-	return r.createRef(ctx, n, rev)
+	for _, e := range bad {
+		add(CodeRefCorrupt, "", "%v", e)
+	}
+	rep.Refs = len(good) + len(bad)
+	reached := map[version.ID]bool{}
+	for _, ref := range good {
+		if _, err := r.Record(ctx, ref.ID); err != nil {
+			why := "which is not a complete version"
+			if errors.Is(err, version.ErrBadRecord) {
+				why = "whose record cannot be read"
+			}
+			add(CodeRefDangling, string(ref.Name), "%s points at version %s, %s: %v", ref.Name, ref.ID, why, err)
+			continue
+		}
+		log, _ := r.Log(ctx, ref.ID, 0)
+		for _, rec := range log {
+			reached[rec.ID] = true
+		}
+	}
+	return reached, nil
 }
 
-// CreateBranch makes branch name point at rev's version, only where the
-// branch does not exist (refs.ErrExists).
-func (r *Repo) CreateBranch(ctx context.Context, name, rev string) (refs.Ref, error) {
-	n, err := refs.Branch(name)
-	if err != nil {
-		return refs.Ref{}, err
+// verifyVersion checks one version folder: its record (an incomplete one
+// is a problem only when a ref reaches it), its parents, and, retired, its
+// marker (verifyRetired), else its dataset.json and (unless
+// o.SkipCatalogs) its catalog (verifyCatalog).
+func (r *Repo) verifyVersion(ctx context.Context, o VerifyOptions, vs *verifyState, rep *VerifyReport, id version.ID, reached bool, add func(code Code, obj, format string, a ...any)) error {
+	rec, err := r.Record(ctx, id)
+	if errors.Is(err, ErrIncomplete) {
+		if reached {
+			add(CodeVersionIncomplete, string(id), "%v", err)
+		} else {
+			rep.Incomplete = append(rep.Incomplete, id)
+		}
+		return nil
 	}
-	return r.createRef(ctx, n, rev)
+	if err != nil {
+		add(CodeRecordInvalid, string(id), "%v", err)
+		return nil
+	}
+	rep.Versions++
+	r.verifyParents(ctx, rec, add)
+	if vs.retired[id] {
+		rep.Retired++
+		return r.verifyRetired(ctx, vs, id, add)
+	}
+	if _, err := r.Dataset(ctx, id); err != nil {
+		add(CodeDatasetInvalid, string(id), "%v", err)
+	}
+	if o.SkipCatalogs {
+		return nil
+	}
+	rep.Catalogs++
+	note := func(code Code, obj, format string, a ...any) {
+		rep.Notes = append(rep.Notes, problem(code, obj, format, a...))
+	}
+	return r.verifyCatalog(ctx, vs, rec, add, note)
 }
 
-func (r *Repo) createRef(ctx context.Context, n refs.Name, rev string) (refs.Ref, error) {
-	if rev == "" {
-		rev = "HEAD"
+// verifyParents checks that rec's parents exist and that seq, id and
+// snapshots grow from its first parent (DESIGN.md §3, §4.6).
+func (r *Repo) verifyParents(ctx context.Context, rec *version.Record, add func(code Code, obj, format string, a ...any)) {
+	id := string(rec.ID)
+	for i, p := range rec.Parents {
+		prec, err := r.Record(ctx, p)
+		if err != nil {
+			add(CodeParentMissing, id, "parent %s: %v", p, err)
+			continue
+		}
+		if i > 0 {
+			continue
+		}
+		if rec.Seq != prec.Seq+1 {
+			add(CodeSeqMismatch, id, "seq %d, but its first parent %s has seq %d (want %d)", rec.Seq, p, prec.Seq, prec.Seq+1)
+		}
+		if rec.ID <= prec.ID {
+			add(CodeIDOrder, id, "id does not sort after its first parent %s", p)
+		}
+		if rec.DuckLake.Adds.First != prec.DuckLake.Snapshot+1 {
+			add(CodeSnapshotOrder, id, "adds snapshots from %d, but its first parent %s ends at snapshot %d", rec.DuckLake.Adds.First, p, prec.DuckLake.Snapshot)
+		}
 	}
-	res, err := r.Resolve(ctx, rev)
-	if err != nil {
-		return refs.Ref{}, err
-	}
-	rec, err := r.Record(ctx, res.ID)
-	if err != nil {
-		return refs.Ref{}, err
-	}
-	if err := r.refuseRetired(ctx, rec); err != nil {
-		return refs.Ref{}, err
-	}
-	if err := r.checkNewName(ctx, n); err != nil {
-		return refs.Ref{}, err
-	}
-	entry, err := r.appendLog(ctx, n, "", res.ID, ActionCreate, "created at "+rev)
-	if err != nil {
-		return refs.Ref{}, err
-	}
-	if err := r.refs.Create(ctx, n, res.ID); err != nil {
-		r.dropLog(ctx, entry)
-		return refs.Ref{}, err
-	}
-	return refs.Ref{Name: n, ID: res.ID}, nil
-}
-
-// ErrDeleteHead: the branch HEAD names cannot be deleted.
-var ErrDeleteHead = errors.New("cannot delete the branch HEAD names")
-
-// DeleteBranch deletes a branch (a compare-and-swap to the tombstone). The
-// versions stay in the repository. It refuses the branch HEAD names.
-func (r *Repo) DeleteBranch(ctx context.Context, name string) (refs.Ref, error) {
-	n, err := refs.Branch(name)
-	if err != nil {
-		return refs.Ref{}, err
-	}
-	if head, err := r.refs.Head(ctx); err == nil && head == n {
-		return refs.Ref{}, fmt.Errorf("branch %s: %w", name, ErrDeleteHead)
-	}
-	cur, err := r.refs.Read(ctx, n)
-	if err != nil {
-		return refs.Ref{}, err
-	}
-	// The ref log entry first (reflog.go): the branch's versions stay
-	// reachable through it even if this process dies right after the delete.
-	entry, err := r.appendLog(ctx, n, cur.ID, "", ActionDelete, "deleted")
-	if err != nil {
-		return refs.Ref{}, err
-	}
-	if err := r.refs.Delete(ctx, n, cur.Token); err != nil {
-		r.dropLog(ctx, entry)
-		return cur, err
-	}
-	return cur, nil
 }

@@ -11,32 +11,50 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
 
-// Verify problem codes added with retention (docs/cli.md lists every code).
+// Code names a kind of verify finding; the strings are stable (scripts
+// read them; docs/cli.md lists every one).
+type Code string
+
+// Verify's findings, by code.
 const (
-	CodePolicyInvalid   = "policy-invalid"      // retention/policy.json does not parse
-	CodeFloorInvalid    = "floor-invalid"       // retention/floor.json does not parse
-	CodeReflogInvalid   = "reflog-invalid"      // a ref log entry does not parse
-	CodeRefRetired      = "ref-retired"         // a ref points at a version out of retention
-	CodeMarkerInvalid   = "marker-invalid"      // retired.json does not parse
-	CodeRetiredCatalog  = "retired-has-catalog" // a marked version still has its catalog or dataset.json
-	CodeRetiredNoMarker = "retired-no-marker"   // the floor retires a version whose catalog is gone without a marker
-	CodeDataMissing     = "data-missing"        // --data: a file a catalog in retention can read is not in the store
-	CodeDataPathInvalid = "data-path-invalid"   // --data: a data-file path cannot be normalised
+	CodeHeadInvalid       Code = "head-invalid"        // HEAD does not parse
+	CodeRefCorrupt        Code = "ref-corrupt"         // a ref does not parse
+	CodeRefDangling       Code = "ref-dangling"        // a ref points at no complete version
+	CodeVersionIncomplete Code = "version-incomplete"  // a version a ref reaches has no version.json
+	CodeRecordInvalid     Code = "record-invalid"      // version.json does not parse
+	CodeDatasetInvalid    Code = "dataset-invalid"     // dataset.json does not parse or match its record
+	CodeParentMissing     Code = "parent-missing"      // a parent is not a complete version
+	CodeSeqMismatch       Code = "seq-mismatch"        // seq is not the first parent's + 1
+	CodeIDOrder           Code = "id-order"            // the id does not sort after the first parent's
+	CodeSnapshotOrder     Code = "snapshot-order"      // the snapshots added do not follow the first parent's
+	CodeCatalogUnreadable Code = "catalog-unreadable"  // the catalog cannot be read
+	CodeChecksumMismatch  Code = "checksum-mismatch"   // the catalog's size or sha256 differs from its record
+	CodePolicyInvalid     Code = "policy-invalid"      // retention/policy.json does not parse
+	CodeFloorInvalid      Code = "floor-invalid"       // retention/floor.json does not parse
+	CodeReflogInvalid     Code = "reflog-invalid"      // a ref log entry does not parse
+	CodeRefRetired        Code = "ref-retired"         // a ref points at a version out of retention
+	CodeMarkerInvalid     Code = "marker-invalid"      // retired.json does not parse
+	CodeRetiredCatalog    Code = "retired-has-catalog" // a marked version still has its catalog or dataset.json
+	CodeRetiredNoMarker   Code = "retired-no-marker"   // the floor retires a version whose catalog is gone without a marker
+	CodeDataMissing       Code = "data-missing"        // --data: a file a catalog in retention can read is not in the store
+	CodeDataPathInvalid   Code = "data-path-invalid"   // --data: a data-file path cannot be normalised
 	// CodeCatalogRecord: the catalog's last snapshot is not the one its
 	// record says it is frozen at (id and snapshot_time).
-	CodeCatalogRecord = "catalog-record-snapshot"
+	CodeCatalogRecord Code = "catalog-record-snapshot"
 	// CodeCatalogTimeline: the catalog no longer holds its first parent's
 	// last snapshot with the same snapshot_time, so it does not continue
 	// the parent's timeline (DESIGN.md §4.6).
-	CodeCatalogTimeline = "catalog-timeline"
+	CodeCatalogTimeline Code = "catalog-timeline"
 	// CodeTempLeftover (a note): a folder store's temporary file of an
 	// interrupted write under data/ or versions/ (store.TempCleaner).
-	CodeTempLeftover     = "temp-leftover"
-	codeCatalogInvariant = "catalog-" // + a ducklake.Violation code
+	CodeTempLeftover Code = "temp-leftover"
+	// codeCatalogInvariant prefixes a ducklake.Violation code.
+	codeCatalogInvariant Code = "catalog-"
 )
 
 // verifyState is what the retention-aware checks of Verify share.
@@ -51,7 +69,7 @@ type verifyState struct {
 
 // verifyRetention starts the retention side of Verify: the policy, the
 // floor and the ref logs parse; it returns what the later checks need.
-func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(code, obj, format string, a ...any)) (*verifyState, error) {
+func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(code Code, obj, format string, a ...any)) (*verifyState, error) {
 	vs := &verifyState{retired: map[version.ID]bool{}, markers: map[version.ID]bool{}, reached: map[version.ID]bool{}}
 	if _, _, err := r.Policy(ctx); err != nil {
 		if !errors.Is(err, retention.ErrInvalid) {
@@ -80,26 +98,48 @@ func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(co
 	if err != nil {
 		return nil, fmt.Errorf("list versions: %w", err)
 	}
+	if err := r.verifyReach(ctx, vs, add); err != nil {
+		return nil, err
+	}
+	if o.Data {
+		norm, err := r.normaliser()
+		if err != nil {
+			return nil, err
+		}
+		vs.dp = retention.NewDataPlanner(norm)
+	}
+	if !o.SkipCatalogs {
+		if vs.tmp, err = os.MkdirTemp("", "fdl-verify-*"); err != nil {
+			return nil, err
+		}
+	}
+	return vs, nil
+}
+
+// verifyReach checks that the ref log entries parse and that no ref points
+// at a retired version, and fills vs.reached with every version a ref or a
+// ref log entry reaches through parents.
+func (r *Repo) verifyReach(ctx context.Context, vs *verifyState, add func(code Code, obj, format string, a ...any)) error {
 	entries, bad, err := r.RefLog(ctx, "")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, e := range bad {
 		key := ""
-		if be := (*BadLogError)(nil); errors.As(e, &be) {
+		if be := (*refs.BadLogError)(nil); errors.As(e, &be) {
 			key = be.Key
 		}
 		add(CodeReflogInvalid, key, "%v", e)
 	}
 	good, _, err := r.refs.List(ctx, "refs/")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var starts []version.ID
 	for _, ref := range good {
 		starts = append(starts, ref.ID)
 		if vs.retired[ref.ID] {
-			add(CodeRefRetired, string(ref.Name), "%s points at version %s, which is out of retention: readers cannot check it out; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention", ref.Name, ref.ID)
+			add(CodeRefRetired, string(ref.Name), "%s points at version %s, which is out of retention: readers cannot check it out", ref.Name, ref.ID)
 		}
 	}
 	for _, e := range entries {
@@ -120,19 +160,7 @@ func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(co
 			starts = append(starts, rec.Parents...)
 		}
 	}
-	if o.Data {
-		norm, err := r.normaliser()
-		if err != nil {
-			return nil, err
-		}
-		vs.dp = retention.NewDataPlanner(norm)
-	}
-	if !o.SkipCatalogs {
-		if vs.tmp, err = os.MkdirTemp("", "fdl-verify-*"); err != nil {
-			return nil, err
-		}
-	}
-	return vs, nil
+	return nil
 }
 
 func (vs *verifyState) close() {
@@ -155,7 +183,7 @@ func splitVersionKey(key string) (version.ID, string, bool) {
 // marker that parses and neither catalog nor dataset.json; one only the
 // floor retires may still have them, but not lack its catalog without a
 // marker.
-func (r *Repo) verifyRetired(ctx context.Context, vs *verifyState, id version.ID, add func(code, obj, format string, a ...any)) error {
+func (r *Repo) verifyRetired(ctx context.Context, vs *verifyState, id version.ID, add func(code Code, obj, format string, a ...any)) error {
 	has := func(file string) (bool, error) {
 		_, err := r.st.Stat(ctx, VersionKey(id, file))
 		if errors.Is(err, store.ErrNotExist) {
@@ -173,7 +201,7 @@ func (r *Repo) verifyRetired(ctx context.Context, vs *verifyState, id version.ID
 	}
 	if !vs.markers[id] {
 		if !cat {
-			add(CodeRetiredNoMarker, string(id), "the floor takes version %s out of retention and its catalog is gone, but it has no %s; run fdl gc --yes to write it", id, retention.MarkerFile)
+			add(CodeRetiredNoMarker, string(id), "the floor takes version %s out of retention and its catalog is gone, but it has no %s", id, retention.MarkerFile)
 		}
 		return nil
 	}
@@ -184,7 +212,7 @@ func (r *Repo) verifyRetired(ctx context.Context, vs *verifyState, id version.ID
 		add(CodeMarkerInvalid, string(id), "%v", err)
 	}
 	if cat || ds {
-		add(CodeRetiredCatalog, string(id), "version %s is retired (it has %s) but its catalog or dataset.json is still there: a gc stopped half way; run fdl gc --yes again", id, retention.MarkerFile)
+		add(CodeRetiredCatalog, string(id), "version %s is retired (it has %s) but its catalog or dataset.json is still there: a gc stopped half way", id, retention.MarkerFile)
 	}
 	return nil
 }
@@ -195,15 +223,15 @@ func (r *Repo) verifyRetired(ctx context.Context, vs *verifyState, id version.ID
 // its record names and that it still holds its first parent's last snapshot
 // (DESIGN.md §4.6) and, with --data, records the data files it can read at
 // or after its floor.
-func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.Record, add, note func(code, obj, format string, a ...any)) error {
+func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.Record, add, note func(code Code, obj, format string, a ...any)) error {
 	dst := filepath.Join(vs.tmp, string(rec.ID)+".duckdb")
 	if err := r.FetchCatalog(ctx, rec, dst); err != nil {
 		if errors.Is(err, context.Canceled) {
 			return err
 		}
-		code := "catalog-unreadable"
+		code := CodeCatalogUnreadable
 		if errors.Is(err, ErrChecksum) {
-			code = "checksum-mismatch"
+			code = CodeChecksumMismatch
 		}
 		add(code, string(rec.ID), "%v", err)
 		return nil
@@ -211,24 +239,24 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 	defer os.Remove(dst)
 	c, err := ducklake.Open(ctx, dst)
 	if err != nil {
-		add("catalog-unreadable", string(rec.ID), "%v", err)
+		add(CodeCatalogUnreadable, string(rec.ID), "%v", err)
 		return nil
 	}
 	defer c.Close()
 	vio, err := c.CheckInvariants(ctx)
 	if err != nil {
-		add("catalog-unreadable", string(rec.ID), "%v", err)
+		add(CodeCatalogUnreadable, string(rec.ID), "%v", err)
 		return nil
 	}
 	for _, v := range vio {
 		if v.Note {
-			note(codeCatalogInvariant+v.Code, string(rec.ID), "version %s: %s", rec.ID, v.Message)
+			note(codeCatalogInvariant+Code(v.Code), string(rec.ID), "version %s: %s", rec.ID, v.Message)
 			continue
 		}
-		add(codeCatalogInvariant+v.Code, string(rec.ID), "version %s: %s", rec.ID, v.Message)
+		add(codeCatalogInvariant+Code(v.Code), string(rec.ID), "version %s: %s", rec.ID, v.Message)
 	}
 	if err := r.verifyLineage(ctx, c, rec, add); err != nil {
-		add("catalog-unreadable", string(rec.ID), "%v", err)
+		add(CodeCatalogUnreadable, string(rec.ID), "%v", err)
 		return nil
 	}
 	if vs.dp == nil || !vs.reached[rec.ID] {
@@ -236,7 +264,7 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 	}
 	files, err := c.DataFiles(ctx)
 	if err != nil {
-		add("catalog-unreadable", string(rec.ID), "%v", err)
+		add(CodeCatalogUnreadable, string(rec.ID), "%v", err)
 		return nil
 	}
 	recOf := func(id version.ID) *version.Record {
@@ -257,7 +285,7 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 // rec.DuckLake.Snapshot made at rec.DuckLake.SnapshotTime, and it holds its
 // first parent's last snapshot with the parent record's snapshot_time (the
 // rule commit enforces, DESIGN.md §4.6; older snapshots may be expired).
-func (r *Repo) verifyLineage(ctx context.Context, c *ducklake.Catalog, rec *version.Record, add func(code, obj, format string, a ...any)) error {
+func (r *Repo) verifyLineage(ctx context.Context, c *ducklake.Catalog, rec *version.Record, add func(code Code, obj, format string, a ...any)) error {
 	snaps, err := c.Snapshots(ctx)
 	if err != nil {
 		return err
@@ -294,7 +322,7 @@ func (r *Repo) verifyLineage(ctx context.Context, c *ducklake.Catalog, rec *vers
 
 // verifyData lists data/ once and reports every file a catalog in
 // retention can read at or after its floor that the store lacks.
-func (r *Repo) verifyData(ctx context.Context, vs *verifyState, rep *VerifyReport, add func(code, obj, format string, a ...any)) error {
+func (r *Repo) verifyData(ctx context.Context, vs *verifyState, rep *VerifyReport, add func(code Code, obj, format string, a ...any)) error {
 	var listing []store.ObjectInfo
 	if err := r.st.List(ctx, DataPrefix, func(oi store.ObjectInfo) error {
 		listing = append(listing, oi)

@@ -106,18 +106,18 @@ func TestVerifyLineage(t *testing.T) {
 		t.Fatal(err)
 	}
 	forged, _ := refs.Branch("forged")
-	if err := r.Refs().Create(ctx, forged, id); err != nil {
+	if _, err := r.Store().Swap(ctx, string(forged), store.NoToken, []byte(string(id)+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := r.Verify(ctx, repo.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes := map[string]string{}
+	codes := map[repo.Code]string{}
 	for _, p := range rep.Problems {
 		codes[p.Code] = p.Object
 	}
-	for _, code := range []string{repo.CodeCatalogRecord, repo.CodeCatalogTimeline} {
+	for _, code := range []repo.Code{repo.CodeCatalogRecord, repo.CodeCatalogTimeline} {
 		if codes[code] != string(id) {
 			t.Errorf("no %s on the forged version; problems: %+v", code, rep.Problems)
 		}

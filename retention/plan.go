@@ -20,6 +20,22 @@ const (
 	recordFile  = version.RecordFile
 )
 
+// InconsistentError: the repository holds something gc must not plan
+// over (a dangling ref, a record or catalog missing where one is needed);
+// a full check (verify) names every such problem. Why says what and that
+// gc refuses; RepairRef says the way out is repairing a ref.
+type InconsistentError struct {
+	Why       string
+	RepairRef bool
+}
+
+func (e *InconsistentError) Error() string {
+	if e.RepairRef {
+		return e.Why + "; repair the ref"
+	}
+	return e.Why
+}
+
 // Ref is a readable ref and the version it holds.
 type Ref struct {
 	Name refs.Name
@@ -147,21 +163,66 @@ var maxFloorRetired = 4000
 // retention whose catalog is missing without a marker, a version a ref
 // reaches that has no record.
 func Decide(in *Input) (*Decision, error) {
-	d := &Decision{Live: map[version.ID]int64{}, Kept: []Kept{}, Retire: []Retire{}, Abandoned: []Abandoned{}, Young: []version.ID{}, Unretire: []version.ID{}, Warnings: []string{}}
-	rec := func(id version.ID) *version.Record {
-		if v := in.Versions[id]; v != nil {
-			return v.Record
-		}
-		return nil
+	x := &decider{in: in, d: &Decision{Live: map[version.ID]int64{}, Kept: []Kept{}, Retire: []Retire{}, Abandoned: []Abandoned{},
+		Young: []version.ID{}, Unretire: []version.ID{}, Warnings: []string{}},
+		fromRefs: map[version.ID]bool{}, fromLogs: map[version.ID]bool{}, keep: map[version.ID][]string{}, retiring: map[version.ID]bool{}}
+	for id := range in.Versions {
+		x.ids = append(x.ids, id)
 	}
-	for _, ref := range in.Refs {
-		if rec(ref.ID) == nil {
-			return nil, fmt.Errorf("%s holds version %s, which is not a complete version in the store: gc refuses to run while a ref dangles; run 'fdl verify' and repair the ref", ref.Name, ref.ID)
+	slices.Sort(x.ids)
+	if err := x.reach(); err != nil {
+		return nil, err
+	}
+	x.rules()
+	for _, id := range x.ids {
+		if err := x.classify(id); err != nil {
+			return nil, err
 		}
 	}
-	// Reachability over every parent (DESIGN.md §4.7: nothing reachable
-	// from a ref's retained versions is deleted).
-	reach := func(starts []version.ID, seen map[version.ID]bool) {
+	x.capRetire()
+	x.floors()
+	x.moveFloor()
+	if x.d.Branches == nil {
+		x.d.Branches = []BranchFloor{}
+	}
+	return x.d, nil
+}
+
+// decider is one run of Decide: its input, the decision it builds and what
+// the steps hand each other.
+type decider struct {
+	in *Input
+	d  *Decision
+	// fromRefs and fromLogs are the versions a ref, or a ref log entry,
+	// reaches through parents.
+	fromRefs, fromLogs map[version.ID]bool
+	// keep lists, per version, the rules that keep it in retention.
+	keep map[version.ID][]string
+	// retiring are the versions leaving retention in this decision.
+	retiring map[version.ID]bool
+	ids      []version.ID // every version folder, sorted
+}
+
+func (x *decider) rec(id version.ID) *version.Record {
+	if v := x.in.Versions[id]; v != nil {
+		return v.Record
+	}
+	return nil
+}
+
+func (x *decider) reachable(id version.ID) bool { return x.fromRefs[id] || x.fromLogs[id] }
+
+// reach fills fromRefs and fromLogs, over every parent (DESIGN.md §4.7:
+// nothing reachable from a ref's retained versions is deleted). It refuses
+// a ref holding a version without a complete record, and an ancestor of a
+// ref that has a folder but no record.
+func (x *decider) reach() error {
+	for _, ref := range x.in.Refs {
+		if x.rec(ref.ID) == nil {
+			return &InconsistentError{Why: fmt.Sprintf("%s holds version %s, which is not a complete version in the store: gc refuses to run while a ref dangles", ref.Name, ref.ID), RepairRef: true}
+		}
+	}
+	walk := func(starts []version.ID, seen map[version.ID]bool) {
 		queue := append([]version.ID(nil), starts...)
 		for len(queue) > 0 {
 			id := queue[len(queue)-1]
@@ -170,183 +231,203 @@ func Decide(in *Input) (*Decision, error) {
 				continue
 			}
 			seen[id] = true
-			if r := rec(id); r != nil {
+			if r := x.rec(id); r != nil {
 				queue = append(queue, r.Parents...)
 			}
 		}
 	}
-	fromRefs := map[version.ID]bool{}
-	starts := make([]version.ID, 0, len(in.Refs))
-	for _, ref := range in.Refs {
+	starts := make([]version.ID, 0, len(x.in.Refs))
+	for _, ref := range x.in.Refs {
 		starts = append(starts, ref.ID)
 	}
-	reach(starts, fromRefs)
-	fromLogs := map[version.ID]bool{}
-	reach(in.Logged, fromLogs)
-	reachable := func(id version.ID) bool { return fromRefs[id] || fromLogs[id] }
-	for id := range fromRefs {
-		if in.Versions[id] != nil && rec(id) == nil {
-			return nil, fmt.Errorf("version %s is an ancestor of a ref but has no %s: gc refuses to run; run 'fdl verify'", id, recordFile)
+	walk(starts, x.fromRefs)
+	walk(x.in.Logged, x.fromLogs)
+	for id := range x.fromRefs {
+		if x.in.Versions[id] != nil && x.rec(id) == nil {
+			return &InconsistentError{Why: fmt.Sprintf("version %s is an ancestor of a ref but has no %s: gc refuses to run", id, recordFile)}
 		}
 	}
+	return nil
+}
 
-	// Which rules keep what.
-	keep := map[version.ID][]string{}
+// rules records which rules keep what: a ref pointing at it, keep_last
+// along each branch, keep_within or no rule at all for what a ref or ref
+// log reaches.
+func (x *decider) rules() {
 	add := func(id version.ID, why string) {
-		if !slices.Contains(keep[id], why) {
-			keep[id] = append(keep[id], why)
+		if !slices.Contains(x.keep[id], why) {
+			x.keep[id] = append(x.keep[id], why)
 		}
 	}
-	for _, ref := range in.Refs {
+	for _, ref := range x.in.Refs {
 		add(ref.ID, fmt.Sprintf("%s %s points at it", ref.Name.Kind(), ref.Name.Short()))
 	}
-	p := in.Policy
-	if p.KeepLast > 0 {
-		for _, ref := range in.Refs {
-			if !ref.Name.IsBranch() {
-				continue
+	p := x.in.Policy
+	for _, ref := range x.in.Refs {
+		if p.KeepLast == 0 || !ref.Name.IsBranch() {
+			continue
+		}
+		id := ref.ID
+		for i := 0; i < p.KeepLast && id != ""; i++ {
+			add(id, fmt.Sprintf("one of the last %d versions of branch %s", p.KeepLast, ref.Name.Short()))
+			r := x.rec(id)
+			if r == nil {
+				break
 			}
-			id := ref.ID
-			for i := 0; i < p.KeepLast && id != ""; i++ {
-				add(id, fmt.Sprintf("one of the last %d versions of branch %s", p.KeepLast, ref.Name.Short()))
-				r := rec(id)
-				if r == nil {
-					break
-				}
-				id = r.Parent()
-			}
+			id = r.Parent()
 		}
 	}
-	ids := make([]version.ID, 0, len(in.Versions))
-	for id := range in.Versions {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		r := rec(id)
-		if r == nil || !reachable(id) {
+	for _, id := range x.ids {
+		r := x.rec(id)
+		if r == nil || !x.reachable(id) {
 			continue
 		}
 		if p.KeepsEverything() {
 			add(id, "the policy keeps every version")
-		} else if p.KeepWithin > 0 && in.Now.Sub(r.CreatedAt) < time.Duration(p.KeepWithin) {
+		} else if p.KeepWithin > 0 && x.in.Now.Sub(r.CreatedAt) < time.Duration(p.KeepWithin) {
 			add(id, fmt.Sprintf("created less than %s ago", p.KeepWithin))
 		}
 	}
+}
 
-	// Classify every folder.
-	grace := time.Duration(p.Grace)
-	retiring := map[version.ID]bool{}
-	for _, id := range ids {
-		v := in.Versions[id]
-		r := v.Record
-		switch {
-		case r != nil && v.Marker != nil:
-			if len(keep[id]) > 0 {
-				d.Warnings = append(d.Warnings, fmt.Sprintf("version %s (seq %d) is kept by the policy (%s) but left retention on %s: its catalog is gone for good", id, r.Seq, strings.Join(keep[id], "; "), v.Marker.RetiredAt.Format(time.RFC3339)))
-			}
-			if keys, n := excisable(v); len(keys) > 0 {
-				d.Retire = append(d.Retire, Retire{ID: id, Seq: r.Seq, CreatedAt: r.CreatedAt, Reason: v.Marker.Reason,
-					Marked: true, Pending: in.Floor.Has(id), Keys: keys, Bytes: n, FreesCount: len(v.Marker.DataFiles)})
-			}
-		case r != nil && reachable(id) && len(keep[id]) > 0:
-			if !v.Has(catalogFile) {
-				return nil, fmt.Errorf("version %s (seq %d) is in retention (%s) but its catalog %s is missing and it has no %s: gc refuses to run, since it cannot tell which data files that version reads; run 'fdl verify'", id, r.Seq, strings.Join(keep[id], "; "), catalogFile, MarkerFile)
-			}
-			d.Kept = append(d.Kept, Kept{ID: id, Seq: r.Seq, Why: keep[id]})
-		case r != nil && reachable(id):
-			if !v.Has(catalogFile) && !in.Floor.Has(id) {
-				// Lost outside gc; it leaves retention now anyway. Its own
-				// files cannot be learnt: no catalog lists them any more,
-				// so they go as unlisted files, after the grace period.
-				d.Warnings = append(d.Warnings, fmt.Sprintf("version %s (seq %d) leaves retention with its catalog %s already missing (deleted outside gc): the data files only it listed are deleted as files no catalog lists, once older than the grace period", id, r.Seq, catalogFile))
-			}
-			keys, n := excisable(v)
-			d.Retire = append(d.Retire, Retire{ID: id, Seq: r.Seq, CreatedAt: r.CreatedAt, Reason: retireReason(p, r, fromRefs[id], in.Now),
-				Pending: in.Floor.Has(id), Keys: keys, Bytes: n})
-			retiring[id] = true
-		case reachable(id):
-			return nil, fmt.Errorf("version %s has no %s but a ref log reaches it: gc refuses to run; run 'fdl verify'", id, recordFile)
-		default:
-			newest := v.Newest()
-			if in.Now.Sub(newest) <= grace {
-				d.Young = append(d.Young, id)
-				if r != nil && v.Has(catalogFile) {
-					d.Live[id] = 0 // floor filled below
-				}
-				continue
-			}
-			why := "no version.json (an upload that never finished)"
-			if r != nil {
-				why = "no ref and no ref log reaches it (a push that lost its race or never moved its branch)"
-			}
-			a := Abandoned{ID: id, Complete: r != nil, Newest: newest, Reason: fmt.Sprintf("%s; last written %s, older than the grace period %s", why, newest.UTC().Format(time.RFC3339), p.Grace)}
-			for _, o := range v.Objects {
-				a.Keys = append(a.Keys, o.Key)
-				a.Bytes += o.Size
-			}
-			// version.json goes first: from then on readers see the folder
-			// as incomplete, never as a version with missing parts.
-			sort.SliceStable(a.Keys, func(i, j int) bool {
-				return strings.HasSuffix(a.Keys[i], "/"+recordFile) && !strings.HasSuffix(a.Keys[j], "/"+recordFile)
-			})
-			d.Abandoned = append(d.Abandoned, a)
+// classify sorts one version folder: retired before (marked), kept, leaving
+// retention now, or unreached (young, or abandoned).
+func (x *decider) classify(id version.ID) error {
+	in, d, p := x.in, x.d, x.in.Policy
+	v := in.Versions[id]
+	r := v.Record
+	switch {
+	case r != nil && v.Marker != nil:
+		if len(x.keep[id]) > 0 {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("version %s (seq %d) is kept by the policy (%s) but left retention on %s: its catalog is gone for good", id, r.Seq, strings.Join(x.keep[id], "; "), v.Marker.RetiredAt.Format(time.RFC3339)))
 		}
+		if keys, n := excisable(v); len(keys) > 0 {
+			d.Retire = append(d.Retire, Retire{ID: id, Seq: r.Seq, CreatedAt: r.CreatedAt, Reason: v.Marker.Reason,
+				Marked: true, Pending: in.Floor.Has(id), Keys: keys, Bytes: n, FreesCount: len(v.Marker.DataFiles)})
+		}
+	case r != nil && x.reachable(id) && len(x.keep[id]) > 0:
+		if !v.Has(catalogFile) {
+			return &InconsistentError{Why: fmt.Sprintf("version %s (seq %d) is in retention (%s) but its catalog %s is missing and it has no %s: gc refuses to run, since it cannot tell which data files that version reads", id, r.Seq, strings.Join(x.keep[id], "; "), catalogFile, MarkerFile)}
+		}
+		d.Kept = append(d.Kept, Kept{ID: id, Seq: r.Seq, Why: x.keep[id]})
+	case r != nil && x.reachable(id):
+		if !v.Has(catalogFile) && !in.Floor.Has(id) {
+			// Lost outside gc; it leaves retention now anyway. Its own
+			// files cannot be learnt: no catalog lists them any more, so
+			// they go as unlisted files, after the grace period.
+			d.Warnings = append(d.Warnings, fmt.Sprintf("version %s (seq %d) leaves retention with its catalog %s already missing (deleted outside gc): the data files only it listed are deleted as files no catalog lists, once older than the grace period", id, r.Seq, catalogFile))
+		}
+		keys, n := excisable(v)
+		d.Retire = append(d.Retire, Retire{ID: id, Seq: r.Seq, CreatedAt: r.CreatedAt, Reason: retireReason(p, r, x.fromRefs[id], in.Now),
+			Pending: in.Floor.Has(id), Keys: keys, Bytes: n})
+		x.retiring[id] = true
+	case x.reachable(id):
+		return &InconsistentError{Why: fmt.Sprintf("version %s has no %s but a ref log reaches it: gc refuses to run", id, recordFile)}
+	default:
+		x.unreached(id, v)
 	}
-	// The floor is one compare-and-swap object (store.MaxSwapSize): a move
-	// lists at most maxFloorRetired versions awaiting deletion. The newest
-	// of the versions beyond that stay in retention until the next gc.
+	return nil
+}
+
+// unreached sorts a folder no ref or ref log reaches: young (left alone,
+// its catalog in retention: an in-flight push) or abandoned (deleted
+// whole, version.json first: from then on readers see the folder as
+// incomplete, never as a version with missing parts).
+func (x *decider) unreached(id version.ID, v *VersionState) {
+	d, r := x.d, v.Record
+	newest := v.Newest()
+	if x.in.Now.Sub(newest) <= time.Duration(x.in.Policy.Grace) {
+		d.Young = append(d.Young, id)
+		if r != nil && v.Has(catalogFile) {
+			d.Live[id] = 0 // floor filled by floors
+		}
+		return
+	}
+	why := "no version.json (an upload that never finished)"
+	if r != nil {
+		why = "no ref and no ref log reaches it (a push that lost its race or never moved its branch)"
+	}
+	a := Abandoned{ID: id, Complete: r != nil, Newest: newest, Reason: fmt.Sprintf("%s; last written %s, older than the grace period %s", why, newest.UTC().Format(time.RFC3339), x.in.Policy.Grace)}
+	for _, o := range v.Objects {
+		a.Keys = append(a.Keys, o.Key)
+		a.Bytes += o.Size
+	}
+	sort.SliceStable(a.Keys, func(i, j int) bool {
+		return strings.HasSuffix(a.Keys[i], "/"+recordFile) && !strings.HasSuffix(a.Keys[j], "/"+recordFile)
+	})
+	d.Abandoned = append(d.Abandoned, a)
+}
+
+// capRetire keeps the floor one compare-and-swap object
+// (store.MaxSwapSize): a move lists at most maxFloorRetired versions
+// awaiting deletion. The newest of the versions beyond that stay in
+// retention until the next gc.
+func (x *decider) capRetire() {
+	d := x.d
 	var fresh []int
 	pendingOld := 0
 	for i, rt := range d.Retire {
 		switch {
 		case rt.Marked:
-		case in.Floor.Has(rt.ID):
+		case x.in.Floor.Has(rt.ID):
 			pendingOld++
 		default:
 			fresh = append(fresh, i)
 		}
 	}
-	if room := max(maxFloorRetired-pendingOld, 0); len(fresh) > room {
-		deferred := map[int]bool{}
-		for _, i := range fresh[room:] {
-			deferred[i] = true
-			rt := d.Retire[i]
-			d.Kept = append(d.Kept, Kept{ID: rt.ID, Seq: rt.Seq, Why: []string{fmt.Sprintf("deferred to the next gc: a floor move retires at most %d versions", maxFloorRetired)}})
-			delete(retiring, rt.ID)
-		}
-		d.Warnings = append(d.Warnings, fmt.Sprintf("%d version(s) leave retention at the next gc: a floor move retires at most %d", len(deferred), maxFloorRetired))
-		kept := d.Retire[:0]
-		for i, rt := range d.Retire {
-			if !deferred[i] {
-				kept = append(kept, rt)
-			}
-		}
-		d.Retire = kept
-		slices.SortFunc(d.Kept, func(a, b Kept) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	room := max(maxFloorRetired-pendingOld, 0)
+	if len(fresh) <= room {
+		return
 	}
+	deferred := map[int]bool{}
+	for _, i := range fresh[room:] {
+		deferred[i] = true
+		rt := d.Retire[i]
+		d.Kept = append(d.Kept, Kept{ID: rt.ID, Seq: rt.Seq, Why: []string{fmt.Sprintf("deferred to the next gc: a floor move retires at most %d versions", maxFloorRetired)}})
+		delete(x.retiring, rt.ID)
+	}
+	d.Warnings = append(d.Warnings, fmt.Sprintf("%d version(s) leave retention at the next gc: a floor move retires at most %d", len(deferred), maxFloorRetired))
+	kept := d.Retire[:0]
+	for i, rt := range d.Retire {
+		if !deferred[i] {
+			kept = append(kept, rt)
+		}
+	}
+	d.Retire = kept
+	slices.SortFunc(d.Kept, func(a, b Kept) int { return strings.Compare(string(a.ID), string(b.ID)) })
+}
+
+// floors fills Live with each catalog in retention's floor snapshot and
+// Branches with each branch's retention window. In retention: kept, or
+// young and unreachable; never retiring or marked.
+func (x *decider) floors() {
+	d := x.d
 	for _, k := range d.Kept {
 		d.Live[k.ID] = 0
 	}
-	// In retention: kept, or young and unreachable; never retiring or marked.
 	inRetention := func(id version.ID) bool {
 		_, ok := d.Live[id]
 		return ok
 	}
 	for id := range d.Live {
-		d.Live[id] = FloorSnapshot(id, rec, inRetention)
+		d.Live[id] = FloorSnapshot(id, x.rec, inRetention)
 	}
-	for _, ref := range in.Refs {
+	for _, ref := range x.in.Refs {
 		if !ref.Name.IsBranch() {
 			continue
 		}
-		f := floorVersion(ref.ID, rec, inRetention)
-		fr := rec(f)
+		f := floorVersion(ref.ID, x.rec, inRetention)
+		fr := x.rec(f)
 		d.Branches = append(d.Branches, BranchFloor{Branch: string(ref.Name), Head: ref.ID, Floor: f, Seq: fr.Seq, Snapshot: fr.DuckLake.Snapshot})
 	}
+}
 
-	// The floor: versions out of retention that still await their marker,
-	// catalog or dataset deletion.
+// moveFloor decides whether the floor moves (a version newly out of
+// retention, or one the stored floor retired back in it) and, if so, the
+// floor to write: every version out of retention that still awaits its
+// marker, catalog or dataset deletion.
+func (x *decider) moveFloor() {
+	d, in := x.d, x.in
 	pending := map[version.ID]string{}
 	for _, rt := range d.Retire {
 		if !rt.Marked || len(rt.Keys) > 0 {
@@ -355,36 +436,25 @@ func Decide(in *Input) (*Decision, error) {
 	}
 	if in.Floor != nil {
 		for _, old := range in.Floor.Retired {
-			v := in.Versions[old.ID]
-			switch {
-			case v == nil:
-			case v.Marker == nil && !retiring[old.ID]:
+			if v := in.Versions[old.ID]; v != nil && v.Marker == nil && !x.retiring[old.ID] {
 				d.Unretire = append(d.Unretire, old.ID)
 			}
 		}
 	}
-	newRetire := false
-	for _, rt := range d.Retire {
-		if !rt.Marked && !in.Floor.Has(rt.ID) {
-			newRetire = true
-		}
-	}
+	newRetire := slices.ContainsFunc(d.Retire, func(rt Retire) bool { return !rt.Marked && !in.Floor.Has(rt.ID) })
 	d.FloorMoves = newRetire || len(d.Unretire) > 0
-	if d.FloorMoves {
-		f := &Floor{Format: Format, Generation: 1, MovedAt: in.Now.UTC().Truncate(time.Millisecond), Policy: p, Branches: d.Branches, Retired: []Retirement{}}
-		if in.Floor != nil {
-			f.Generation = in.Floor.Generation + 1
-		}
-		for id, why := range pending {
-			f.Retired = append(f.Retired, Retirement{ID: id, Reason: why})
-		}
-		slices.SortFunc(f.Retired, func(a, b Retirement) int { return strings.Compare(string(a.ID), string(b.ID)) })
-		d.NewFloor = f
+	if !d.FloorMoves {
+		return
 	}
-	if d.Branches == nil {
-		d.Branches = []BranchFloor{}
+	f := &Floor{Format: Format, Generation: 1, MovedAt: in.Now.UTC().Truncate(time.Millisecond), Policy: in.Policy, Branches: d.Branches, Retired: []Retirement{}}
+	if in.Floor != nil {
+		f.Generation = in.Floor.Generation + 1
 	}
-	return d, nil
+	for id, why := range pending {
+		f.Retired = append(f.Retired, Retirement{ID: id, Reason: why})
+	}
+	slices.SortFunc(f.Retired, func(a, b Retirement) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	d.NewFloor = f
 }
 
 // excisable returns the catalog and dataset.json keys of a version folder

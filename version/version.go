@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
 // RecordFormat is the format number of version.json and dataset.json this
@@ -99,7 +99,7 @@ type Catalog struct {
 	SHA256 string `json:"sha256"` // lower-case hex of the file's SHA-256
 	// Storage is the DuckDB storage format of the file (header number and the
 	// oldest DuckDB release that reads it).
-	Storage ducklake.Storage `json:"storage"`
+	Storage meta.Storage `json:"storage"`
 }
 
 // File describes a small file of the version (dataset.json).
@@ -244,9 +244,9 @@ type Dataset struct {
 	DuckLake     string `json:"ducklake_format"`
 	DataPath     string `json:"data_path"`
 	// License is free text (an SPDX id or a URL); empty when not set.
-	License string            `json:"license,omitempty"`
-	Totals  Totals            `json:"totals"`
-	Schemas []ducklake.Schema `json:"schemas"`
+	License string        `json:"license,omitempty"`
+	Totals  Totals        `json:"totals"`
+	Schemas []meta.Schema `json:"schemas"`
 }
 
 // Totals sums the dataset's tables.
@@ -267,10 +267,10 @@ type Totals struct {
 }
 
 // NewDataset builds dataset.json from a catalog state.
-func NewDataset(id ID, format, dataPath string, st *ducklake.State) *Dataset {
+func NewDataset(id ID, format, dataPath string, st *meta.State) *Dataset {
 	d := &Dataset{RecordFormat: RecordFormat, Version: id, Snapshot: st.Snapshot, DuckLake: format, DataPath: dataPath, Schemas: st.Schemas}
 	if d.Schemas == nil {
-		d.Schemas = []ducklake.Schema{}
+		d.Schemas = []meta.Schema{}
 	}
 	for _, s := range st.Schemas {
 		d.Totals.Schemas++

@@ -6,12 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
 )
 
 type checkoutOptions struct {
-	URL, Dir string
+	URL, Dir      string
+	CatalogFormat string // --catalog-format, checked by the library
 	repo.CheckoutOptions
 }
 
@@ -64,17 +66,20 @@ func defaultCatalogFormat() string {
 }
 
 func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptions) error {
-	r, err := repo.Open(ctx, o.URL)
+	r, err := repo.Open(ctx, g.path(o.URL))
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	opts, p := g.hooks(ios)
 	r.SetOptions(opts)
-	o.CheckoutOptions.Dir = o.Dir
+	o.CheckoutOptions.Dir = g.path(o.Dir)
+	from := o.From
+	o.CheckoutOptions.From = g.path(o.From)
 	if o.CatalogFormat == "" {
 		o.CatalogFormat = defaultCatalogFormat()
 	}
+	o.CheckoutOptions.CatalogFormat = ducklake.Backend(o.CatalogFormat)
 	res, err := r.Checkout(ctx, o.CheckoutOptions)
 	p.Done()
 	if err != nil {
@@ -84,10 +89,10 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 		return printJSON(ios, res)
 	}
 	switch res.Origin {
-	case "version":
+	case repo.OriginVersion:
 		ios.Printf("Checked out version %s (seq %d) of branch %s into %s\n", ios.ID(string(res.Base)), res.Seq, ios.Ref(res.Branch), res.Dir)
-	case "file":
-		ios.Printf("Copied %s into %s (branch %s)\n", o.From, res.Dir, ios.Ref(res.Branch))
+	case repo.OriginFile:
+		ios.Printf("Copied %s into %s (branch %s)\n", from, res.Dir, ios.Ref(res.Branch))
 	default:
 		ios.Printf("Made a new empty DuckLake catalog in %s (branch %s has no version yet)\n", res.Dir, ios.Ref(res.Branch))
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/user"
 
 	"github.com/spf13/cobra"
 
@@ -41,23 +39,10 @@ The author is --author, else $FDL_AUTHOR, else the login name.`,
 	return cmd
 }
 
-func defaultAuthor() string {
-	if a := os.Getenv("FDL_AUTHOR"); a != "" {
-		return a
-	}
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	return "unknown"
-}
-
 func runCommit(ctx context.Context, ios *term.IO, g *globals, o *commitOptions) error {
 	w, err := g.workdir()
 	if err != nil {
 		return err
-	}
-	if o.Author == "" {
-		o.Author = defaultAuthor()
 	}
 	rec, err := w.Commit(ctx, repo.CommitOptions{Message: o.Message, Author: o.Author}, stepHook)
 	if err != nil {

@@ -57,43 +57,28 @@ is printed. --json prints the whole plan (and, with --yes, what was done).`,
 	return cmd
 }
 
-// gcOutput is 'fdl gc --json'.
-type gcOutput struct {
-	Plan   *repo.GCPlan   `json:"plan"`
-	Result *repo.GCResult `json:"result,omitempty"`
-}
-
 func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
 	return g.withRepo(ctx, func(r *repo.Repo) error {
 		r.SetOptions(repo.Options{Step: stepHook})
-		plan, err := r.PlanGC(ctx, repo.GCOptions{})
+		opts := repo.GCOptions{Apply: o.Yes}
+		if !g.JSON {
+			// The plan is printed before it is applied.
+			opts.Planned = func(p *repo.GCPlan) { printPlan(ios, g, r.URL(), p) }
+		}
+		run, err := r.GC(ctx, opts)
 		if err != nil {
 			return err
 		}
-		out := gcOutput{Plan: plan}
-		if !g.JSON {
-			printPlan(ctx, ios, g, r, plan)
-		}
-		switch {
-		case o.Yes && plan.Empty():
-			out.Result = &repo.GCResult{Floor: plan.FloorGeneration} // nothing done
-		case o.Yes:
-			res, err := r.ApplyGC(ctx, plan)
-			out.Result = res
-			if err != nil {
-				return err
-			}
-		}
 		if g.JSON {
-			return printJSON(ios, out)
+			return printJSON(ios, run)
 		}
 		switch {
-		case plan.Empty():
+		case run.Plan.Empty():
 			ios.Printf("Nothing to do.\n")
 		case !o.Yes:
 			ios.Printf("This was the plan: nothing changed. Apply it with: fdl gc --yes\n")
 		default:
-			res := out.Result
+			res := run.Result
 			if res.FloorMoved {
 				ios.Printf("%s moved the floor to generation %d\n", ios.OK("done:"), res.Floor)
 			}
@@ -105,24 +90,24 @@ func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
 }
 
 // printPlan prints a plan for people (or, off a terminal, for grep).
-func printPlan(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, p *repo.GCPlan) {
-	n, _ := r.ShortLen(ctx)
-	limit := 10
-	if !ios.OutTTY || g.Verbose || ios.Verbose {
-		limit = -1
-	}
-	more := func(i, total int) bool {
-		if limit >= 0 && i == limit {
-			ios.Printf("  … and %d more (-v or --json lists all)\n", total-limit)
-			return true
-		}
-		return false
-	}
-	ios.Printf("%s %s, policy:\n", ios.Heading("gc plan for"), r.URL())
+func printPlan(ios *term.IO, g *globals, url string, p *repo.GCPlan) {
+	ios.Printf("%s %s, policy:\n", ios.Heading("gc plan for"), url)
 	for _, rule := range p.Policy.Rules() {
 		ios.Printf("  %s\n", rule)
 	}
 	warnShortGrace(ios, p.Policy)
+	printPlanFloor(ios, p)
+	printPlanDeletions(ios, g, p)
+	printPlanKept(ios, p)
+	for _, w := range p.Warnings {
+		ios.Printf("%s %s\n", ios.Bad("warning:"), w)
+	}
+	ios.Debugf("gc plan: %d catalog(s) read in %s (fetch %s, scan %s); total %s",
+		p.Data.CatalogsRead, ms(p.Timing.FetchMS+p.Timing.ScanMS), ms(p.Timing.FetchMS), ms(p.Timing.ScanMS), ms(p.Timing.TotalMS))
+}
+
+// printPlanFloor prints how the plan moves the floor, branch by branch.
+func printPlanFloor(ios *term.IO, p *repo.GCPlan) {
 	switch {
 	case p.FloorMoves:
 		ios.Printf("%s moves from generation %d to %d: %d version(s) out of retention", ios.Heading("Floor:"), p.FloorGeneration, p.NewFloor.Generation, len(p.NewFloor.Retired))
@@ -135,44 +120,55 @@ func printPlan(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, p *r
 	default:
 		ios.Printf("%s does not move\n", ios.Heading("Floor:"))
 	}
+	n := p.Abbrev
 	for _, b := range p.Branches {
-		ios.Printf("  branch %s: head %s; in retention from seq %d (%s, snapshot %d)\n", ios.Ref(refs.Name(b.Branch).Short()), ios.ID(repo.Short(b.Head, n)), b.Seq, ios.ID(repo.Short(b.Floor, n)), b.Snapshot)
+		ios.Printf("  branch %s: head %s; in retention from seq %d (%s, snapshot %d)\n", ios.Ref(refs.Name(b.Branch).Short()), ios.ID(n.Short(b.Head)), b.Seq, ios.ID(n.Short(b.Floor)), b.Snapshot)
 	}
-	ios.Printf("%s %d version(s), %s\n", ios.Heading("Catalogs to delete:"), p.Totals.Catalogs, term.Bytes(p.Totals.CatalogBytes))
-	for i, rt := range p.Retire {
-		if more(i, len(p.Retire)) {
-			break
+}
+
+// printPlanDeletions prints what the plan deletes, each list cut to 10
+// items on a terminal (all with -v, or off a terminal).
+func printPlanDeletions(ios *term.IO, g *globals, p *repo.GCPlan) {
+	limit := 10
+	if !ios.OutTTY || g.Verbose || ios.Verbose {
+		limit = -1
+	}
+	list := func(heading, count string, bytes int64, items int, line func(i int)) {
+		ios.Printf("%s %s, %s\n", ios.Heading(heading), count, term.Bytes(bytes))
+		for i := range items {
+			if limit >= 0 && i == limit {
+				ios.Printf("  … and %d more (-v or --json lists all)\n", items-limit)
+				break
+			}
+			line(i)
 		}
-		state := ""
+	}
+	t, n := p.Totals, p.Abbrev
+	list("Catalogs to delete:", fmt.Sprintf("%d version(s)", t.Catalogs), t.CatalogBytes, len(p.Retire), func(i int) {
+		rt, state := p.Retire[i], ""
 		if rt.Marked {
 			state = " (marked already)"
 		}
-		ios.Printf("  retire seq %d %s%s: %s\n", rt.Seq, ios.ID(repo.Short(rt.ID, n)), state, rt.Reason)
-	}
-	ios.Printf("%s %d, %s\n", ios.Heading("Data files to delete:"), p.Totals.DataFiles, term.Bytes(p.Totals.DataBytes))
-	for i, f := range p.DataFiles {
-		if more(i, len(p.DataFiles)) {
-			break
-		}
+		ios.Printf("  retire seq %d %s%s: %s\n", rt.Seq, ios.ID(n.Short(rt.ID)), state, rt.Reason)
+	})
+	list("Data files to delete:", fmt.Sprint(t.DataFiles), t.DataBytes, len(p.DataFiles), func(i int) {
+		f := p.DataFiles[i]
 		ios.Printf("  delete %s  %s  %s\n", f.Key, f.Reason, term.Bytes(f.Size))
-	}
-	ios.Printf("%s %d, %s\n", ios.Heading("Abandoned uploads to delete:"), p.Totals.Abandoned, term.Bytes(p.Totals.AbandonedBytes))
-	for i, a := range p.Abandoned {
-		if more(i, len(p.Abandoned)) {
-			break
-		}
-		ios.Printf("  abandoned %s: %s\n", ios.ID(string(a.ID)), a.Reason)
-	}
+	})
+	list("Abandoned uploads to delete:", fmt.Sprint(t.Abandoned), t.AbandonedBytes, len(p.Abandoned), func(i int) {
+		ios.Printf("  abandoned %s: %s\n", ios.ID(string(p.Abandoned[i].ID)), p.Abandoned[i].Reason)
+	})
 	if len(p.Temps) > 0 {
-		ios.Printf("%s %d, %s\n", ios.Heading("Temporary files of interrupted writes to delete:"), p.Totals.Temps, term.Bytes(p.Totals.TempBytes))
-		for i, f := range p.Temps {
-			if more(i, len(p.Temps)) {
-				break
-			}
+		list("Temporary files of interrupted writes to delete:", fmt.Sprint(t.Temps), t.TempBytes, len(p.Temps), func(i int) {
+			f := p.Temps[i]
 			ios.Printf("  temp %s  %s  %s\n", f.Key, f.ModTime.UTC().Format(time.RFC3339), term.Bytes(f.Size))
-		}
+		})
 	}
-	ios.Printf("%s %s\n", ios.Heading("Total to delete:"), term.Bytes(p.Totals.Bytes))
+	ios.Printf("%s %s\n", ios.Heading("Total to delete:"), term.Bytes(t.Bytes))
+}
+
+// printPlanKept prints what the plan keeps.
+func printPlanKept(ios *term.IO, p *repo.GCPlan) {
 	d := p.Data
 	ios.Printf("Kept: %d version(s) in retention, %d data file(s) (%s)", len(p.Kept), d.Kept, term.Bytes(d.KeptBytes))
 	if d.Young > 0 {
@@ -188,11 +184,4 @@ func printPlan(ctx context.Context, ios *term.IO, g *globals, r *repo.Repo, p *r
 		ios.Printf("; %d catalog row(s) name files outside the repository (never deleted)", d.Outside)
 	}
 	ios.Printf("\n")
-	for _, w := range p.Warnings {
-		ios.Printf("%s %s\n", ios.Bad("warning:"), w)
-	}
-	ios.Debugf("gc plan: %d catalog(s) read in %s (fetch %s, scan %s); total %s",
-		d.CatalogsRead, ms(p.Timing.FetchMS+p.Timing.ScanMS), ms(p.Timing.FetchMS), ms(p.Timing.ScanMS), ms(p.Timing.TotalMS))
 }
-
-func ms(n int64) string { return fmt.Sprint(time.Duration(n) * time.Millisecond) }

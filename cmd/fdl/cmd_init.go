@@ -36,7 +36,7 @@ It refuses a location that already holds files.`,
 }
 
 func runInit(ctx context.Context, ios *term.IO, g *globals, o *initOptions) error {
-	r, err := repo.Init(ctx, o.URL, repo.InitOptions{Name: o.Name, DefaultBranch: o.DefaultBranch})
+	r, err := repo.Init(ctx, g.path(o.URL), repo.InitOptions{Name: o.Name, DefaultBranch: o.DefaultBranch})
 	if err != nil {
 		return err
 	}
@@ -46,6 +46,6 @@ func runInit(ctx context.Context, ios *term.IO, g *globals, o *initOptions) erro
 		return printJSON(ios, map[string]any{"url": o.URL, "location": r.Store().Location(""), "config": cfg})
 	}
 	ios.Printf("Initialized empty fdl repository %q in %s (branch %s)\n", cfg.Name, r.Store().Location(""), ios.Ref(cfg.DefaultBranch))
-	ios.Printf("Next: fdl checkout %s DIR [--from EXISTING.ducklake]\n", repo.ShellQuote(o.URL))
+	ios.Printf("Next: fdl checkout %s DIR [--from EXISTING.ducklake]\n", shellQuote(o.URL))
 	return nil
 }

@@ -2,21 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/spf13/cobra"
 
-	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
-	"github.com/fdl-dev/fdl/retention"
-	"github.com/fdl-dev/fdl/version"
 )
 
 type logOptions struct {
@@ -50,167 +42,30 @@ tab-separated line per version with RFC 3339 UTC times:
 	return cmd
 }
 
-// logEntry is one line of 'fdl log --json'.
-type logEntry struct {
-	*version.Record
-	Short string `json:"short_id"`
-	// Local is true for a version committed in this working directory and
-	// not pushed yet.
-	Local bool `json:"local,omitempty"`
-	// Retired is true for a version out of retention: its record stays,
-	// its catalog is deleted (fdl gc).
-	Retired bool `json:"retired,omitempty"`
-}
-
-// defaultRev is the revision log and show use without one: the working
-// directory's upstream (its newest pushed version), else its branch, else
-// HEAD.
-func (g *globals) defaultRev() string {
-	if g.Repo == "" {
-		if w, err := g.workdir(); err == nil {
-			if w.State.Upstream != "" {
-				return string(w.State.Upstream)
-			}
-			return w.State.Branch
-		}
-	}
-	return "HEAD"
-}
-
-// localVersions returns the working directory's unpushed versions, newest
-// first, when log or show run in one without --repo and without a revision.
-func (g *globals) localVersions(rev string) []*version.Record {
-	if rev != "" || g.Repo != "" {
-		return nil
-	}
-	w, err := g.workdir()
-	if err != nil {
-		return nil
-	}
-	pend, err := w.PendingVersions()
-	if err != nil {
-		return nil
-	}
-	out := make([]*version.Record, 0, len(pend))
-	for i := len(pend) - 1; i >= 0; i-- {
-		out = append(out, pend[i].Record)
-	}
-	return out
-}
-
-// shortLen is the short-id length over the store's ids and local ones.
-func shortLen(ctx context.Context, r *repo.Repo, local []*version.Record) (int, error) {
-	ids, err := r.IDs(ctx)
-	if errors.Is(err, store.ErrCannotList) {
-		return 32, nil // a store that cannot list (plain HTTP): full ids
-	}
-	if err != nil {
-		return 0, err
-	}
-	all := append([]version.ID(nil), ids...)
-	for _, rec := range local {
-		all = append(all, rec.ID)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	return repo.ShortLen(all), nil
-}
-
 func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error {
 	return g.withRepo(ctx, func(r *repo.Repo) error {
-		local := g.localVersions(o.Rev)
-		rev := o.Rev
-		if rev == "" {
-			rev = g.defaultRev()
-		}
-		recs := local
-		if len(local) == 0 || local[len(local)-1].Parent() != "" {
-			res, err := r.Resolve(ctx, rev)
-			if err != nil && !(len(local) > 0 && errors.Is(err, repo.ErrUnknownRev)) {
-				return err
-			}
-			if err == nil {
-				stored, err := r.Log(ctx, res.ID, 0)
-				if err != nil {
-					return err
-				}
-				recs = append(recs, stored...)
-			}
-		}
-		if o.Max > 0 && len(recs) > o.Max {
-			recs = recs[:o.Max]
-		}
-		n, err := shortLen(ctx, r, local)
+		h, err := r.History(ctx, o.Rev, o.Max)
 		if err != nil {
 			return err
 		}
-		isLocal := map[version.ID]bool{}
-		for _, rec := range local {
-			isLocal[rec.ID] = true
-		}
-		retired, err := r.RetiredIDs(ctx)
-		if errors.Is(err, retention.ErrInvalid) {
-			// A damaged floor must not hide the history: markers still say
-			// which catalogs are gone.
-			ios.Warnf("%v", err)
-			retired, err = r.MarkedIDs(ctx)
-		}
-		if err != nil {
-			return err
-		}
+		warn(ios, h.Warnings)
 		if g.JSON {
-			out := make([]logEntry, len(recs))
-			for i, rec := range recs {
-				out[i] = logEntry{rec, repo.Short(rec.ID, n), isLocal[rec.ID], retired[rec.ID]}
-			}
-			return printJSON(ios, out)
+			return printJSON(ios, h.Entries)
 		}
-		for _, rec := range recs {
-			short := repo.Short(rec.ID, n)
-			msg := oneLine(rec.Message)
-			if isLocal[rec.ID] {
+		for _, e := range h.Entries {
+			msg := oneLine(e.Message)
+			if e.Local {
 				msg = "(not pushed) " + msg
 			}
-			if retired[rec.ID] {
+			if e.Retired {
 				msg = "(retired) " + msg
 			}
 			if !ios.OutTTY {
-				ios.Printf("%d\t%s\t%s\t%s\t%s\n", rec.Seq, short, rec.CreatedAt.UTC().Format(time.RFC3339), oneLine(rec.Author), msg)
+				ios.Printf("%d\t%s\t%s\t%s\t%s\n", e.Seq, e.Short, e.CreatedAt.UTC().Format(time.RFC3339), oneLine(e.Author), msg)
 				continue
 			}
-			ios.Printf("%s  %s  %s  %s  %s\n", fmt.Sprintf("%4d", rec.Seq), ios.ID(short), ios.Dim(rec.CreatedAt.Local().Format("2006-01-02 15:04:05 MST")), oneLine(rec.Author), msg)
+			ios.Printf("%s  %s  %s  %s  %s\n", fmt.Sprintf("%4d", e.Seq), ios.ID(e.Short), ios.Dim(e.CreatedAt.Local().Format("2006-01-02 15:04:05 MST")), oneLine(e.Author), msg)
 		}
 		return nil
 	})
 }
-
-// oneLine returns the first line of s, with " …" when more follows, and
-// control characters escaped (a tab would break tab-separated output; an
-// escape sequence would drive the terminal).
-func oneLine(s string) string {
-	for i, c := range s {
-		if c == '\n' || c == '\r' {
-			return printable(s[:i]) + " …"
-		}
-	}
-	return printable(s)
-}
-
-// printable escapes control characters other than newline as Go escapes
-// (\t, \x1b).
-func printable(s string) string {
-	if strings.IndexFunc(s, isControl) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for _, c := range s {
-		if isControl(c) {
-			q := strconv.QuoteRune(c)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-func isControl(c rune) bool { return c != '\n' && unicode.IsControl(c) }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/refs"
-	"github.com/fdl-dev/fdl/repo"
 )
 
 func newPushCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -33,7 +32,7 @@ func runPush(ctx context.Context, ios *term.IO, g *globals, branch string) error
 	if err != nil {
 		return err
 	}
-	r, err := repo.Open(ctx, w.State.Repository)
+	r, err := w.OpenRepo(ctx)
 	if err != nil {
 		return err
 	}
@@ -48,14 +47,14 @@ func runPush(ctx context.Context, ios *term.IO, g *globals, branch string) error
 	if g.JSON {
 		return printJSON(ios, res)
 	}
-	n, _ := r.ShortLen(ctx)
+	short := res.Abbrev.Short
 	switch {
 	case res.UpToDate:
-		ios.Printf("Everything up to date: %s holds %s\n", ios.Ref(res.Branch.Short()), ios.ID(repo.Short(res.New, n)))
+		ios.Printf("Everything up to date: %s holds %s\n", ios.Ref(res.Branch.Short()), ios.ID(short(res.New)))
 	case res.Old == "":
-		ios.Printf("Created branch %s at %s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(repo.Short(res.New, n)), res.Uploaded)
+		ios.Printf("Created branch %s at %s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(short(res.New)), res.Uploaded)
 	default:
-		ios.Printf("%s: %s..%s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(repo.Short(res.Old, n)), ios.ID(repo.Short(res.New, n)), res.Uploaded)
+		ios.Printf("%s: %s..%s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(short(res.Old)), ios.ID(short(res.New)), res.Uploaded)
 	}
 	return nil
 }

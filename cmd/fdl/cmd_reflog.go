@@ -11,7 +11,6 @@ import (
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
-	"github.com/fdl-dev/fdl/version"
 )
 
 func newReflogCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -41,58 +40,19 @@ tab-separated line per entry with RFC 3339 UTC times:
 	return cmd
 }
 
-// reflogEntry is one item of 'fdl reflog --json'.
-type reflogEntry struct {
-	repo.LogEntry
-	OldShort string `json:"old_short,omitempty"`
-	NewShort string `json:"new_short,omitempty"`
-}
-
 func runReflog(ctx context.Context, ios *term.IO, g *globals, name string) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
-		var err error
-		var entries []repo.LogEntry
-		var bad []error
-		if name != "" {
-			// A full name, else a branch, a tag, a request (deleted ones too:
-			// their logs stay).
-			cands := []refs.Name{refs.Name(name)}
-			if !strings.HasPrefix(name, "refs/") {
-				if err := refs.CheckShort(name); err != nil {
-					return usageError{fmt.Errorf("ref name %q: %v", name, err)}
-				}
-				cands = []refs.Name{refs.Name(refs.HeadsPrefix + name), refs.Name(refs.TagsPrefix + name), refs.Name(refs.RequestsPrefix + name)}
-			}
-			for _, c := range cands {
-				if entries, bad, err = r.RefLog(ctx, c); err != nil {
-					return err
-				}
-				if len(entries) > 0 || len(bad) > 0 {
-					break
-				}
-			}
-			if len(entries) == 0 && len(bad) == 0 {
-				return fmt.Errorf("no ref log for %q in %s: no branch, tag or request of that name ever moved (list refs with fdl branch -l, fdl tag -l): %w", name, r.URL(), refs.ErrNotFound)
-			}
-		} else if entries, bad, err = r.RefLog(ctx, ""); err != nil {
-			return err
+	if name != "" && !strings.HasPrefix(name, "refs/") {
+		if err := refs.CheckShort(name); err != nil {
+			return usageError{fmt.Errorf("ref name %q: %v", name, err)}
 		}
-		n, err := r.ShortLen(ctx)
+	}
+	return g.withRepo(ctx, func(r *repo.Repo) error {
+		l, err := r.RefLogOf(ctx, name)
 		if err != nil {
 			return err
 		}
-		short := func(id version.ID) string {
-			if id == "" {
-				return ""
-			}
-			return repo.Short(id, n)
-		}
 		if g.JSON {
-			out := make([]reflogEntry, len(entries))
-			for i, e := range entries {
-				out[i] = reflogEntry{e, short(e.Old), short(e.New)}
-			}
-			if err := printJSON(ios, out); err != nil {
+			if err := printJSON(ios, l.Entries); err != nil {
 				return err
 			}
 		} else {
@@ -102,20 +62,20 @@ func runReflog(ctx context.Context, ios *term.IO, g *globals, name string) error
 				}
 				return s
 			}
-			for _, e := range entries {
+			for _, e := range l.Entries {
 				if !ios.OutTTY {
-					ios.Printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), e.Ref.Short(), e.Action, dash(short(e.Old)), dash(short(e.New)), e.Author, oneLine(e.Why))
+					ios.Printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), e.Ref.Short(), e.Action, dash(e.OldShort), dash(e.NewShort), e.Author, oneLine(e.Why))
 					continue
 				}
 				ios.Printf("%s  %s  %-9s %s -> %s  %s  %s\n", ios.Dim(e.Time.Local().Format("2006-01-02 15:04:05")), ios.Ref(e.Ref.Short()), e.Action,
-					ios.ID(dash(short(e.Old))), ios.ID(dash(short(e.New))), e.Author, oneLine(e.Why))
+					ios.ID(dash(e.OldShort)), ios.ID(dash(e.NewShort)), e.Author, oneLine(e.Why))
 			}
 		}
-		if len(bad) > 0 {
-			for _, e := range bad {
-				ios.Printf("%s %v\n", ios.Bad("bad entry:"), e)
+		if len(l.Bad) > 0 {
+			for _, e := range l.Bad {
+				ios.Printf("%s %v\n", ios.Bad("bad entry:"), message(e))
 			}
-			return bad[0]
+			return l.Bad[0]
 		}
 		return nil
 	})
@@ -129,25 +89,21 @@ func runMoveBranch(ctx context.Context, ios *term.IO, g *globals, name, rev stri
 		if err != nil {
 			return err
 		}
-		if res.Backwards && res.Old != "" {
-			if ids, err := r.OnlyReachedFrom(ctx, res.Old); err == nil {
-				warnUnprotected(ctx, ios, r, ids, "undone")
-			}
-		}
+		warnUnprotected(ios, res.Unprotected, "undone")
 		if g.JSON {
 			return printJSON(ios, res)
 		}
-		n, _ := r.ShortLen(ctx)
+		n, short := res.Branch.Short(), res.Abbrev.Short
 		switch {
 		case res.UpToDate:
-			ios.Printf("Branch %s already holds %s\n", ios.Ref(name), ios.ID(repo.Short(res.New, n)))
+			ios.Printf("Branch %s already holds %s\n", ios.Ref(n), ios.ID(short(res.New)))
 		case res.Backwards && res.Old == "":
-			ios.Printf("Repaired branch %s: it now holds %s (what the damaged ref held is in the ref log: fdl reflog %s)\n", ios.Ref(name), ios.ID(repo.Short(res.New, n)), name)
+			ios.Printf("Repaired branch %s: it now holds %s (what the damaged ref held is in the ref log: fdl reflog %s)\n", ios.Ref(n), ios.ID(short(res.New)), n)
 		case res.Backwards:
 			ios.Printf("Moved branch %s back: %s -> %s; %d version(s) undone, kept in the repository and the ref log (fdl reflog %s)\n",
-				ios.Ref(name), ios.ID(repo.Short(res.Old, n)), ios.ID(repo.Short(res.New, n)), len(res.Undone), name)
+				ios.Ref(n), ios.ID(short(res.Old)), ios.ID(short(res.New)), len(res.Undone), n)
 		default:
-			ios.Printf("Moved branch %s forward: %s -> %s\n", ios.Ref(name), ios.ID(repo.Short(res.Old, n)), ios.ID(repo.Short(res.New, n)))
+			ios.Printf("Moved branch %s forward: %s -> %s\n", ios.Ref(n), ios.ID(short(res.Old)), ios.ID(short(res.New)))
 		}
 		return nil
 	})
@@ -155,14 +111,13 @@ func runMoveBranch(ctx context.Context, ios *term.IO, g *globals, name, rev stri
 
 // warnUnprotected warns (stderr) when the retention policy lets versions
 // no branch holds any more leave retention at the next gc.
-func warnUnprotected(ctx context.Context, ios *term.IO, r *repo.Repo, ids []version.ID, what string) {
-	leaving, p, err := r.Unprotected(ctx, ids, time.Now())
-	if err != nil || len(leaving) == 0 {
+func warnUnprotected(ios *term.IO, u *repo.Unprotected, what string) {
+	if u == nil {
 		return
 	}
 	keep := "the retention policy keeps them only through a branch or tag"
-	if p.KeepWithin > 0 {
-		keep = fmt.Sprintf("the retention policy keeps versions only the ref log reaches for %s after they were made", p.KeepWithin)
+	if u.Policy.KeepWithin > 0 {
+		keep = fmt.Sprintf("the retention policy keeps versions only the ref log reaches for %s after they were made", u.Policy.KeepWithin)
 	}
-	ios.Warnf("%d %s version(s) leave retention at the next 'fdl gc --yes' (their catalogs go, their records stay) unless a tag or another branch keeps them: %s; to keep them longer: fdl retention --keep-within 30d, or tag them", len(leaving), what, keep)
+	ios.Warnf("%d %s version(s) leave retention at the next 'fdl gc --yes' (their catalogs go, their records stay) unless a tag or another branch keeps them: %s; to keep them longer: fdl retention --keep-within 30d, or tag them", len(u.IDs), what, keep)
 }

@@ -35,7 +35,7 @@ A tag never moves: creating an existing tag is refused.`,
 			if o.List || len(a) == 0 {
 				return runListRefs(cmd.Context(), ios, g, refs.TagsPrefix, a)
 			}
-			return runCreateRef(cmd.Context(), ios, g, "tag", a[0], optionalArg(a, 1))
+			return runCreateRef(cmd.Context(), ios, g, refs.KindTag, a[0], optionalArg(a, 1))
 		},
 	}
 	cmd.Flags().BoolVarP(&o.List, "list", "l", false, "list tags")
@@ -80,7 +80,7 @@ reason in the ref log.`,
 			case o.List || len(a) == 0:
 				return runListRefs(cmd.Context(), ios, g, refs.HeadsPrefix, a)
 			}
-			return runCreateRef(cmd.Context(), ios, g, "branch", a[0], optionalArg(a, 1))
+			return runCreateRef(cmd.Context(), ios, g, refs.KindBranch, a[0], optionalArg(a, 1))
 		},
 	}
 	cmd.Flags().BoolVarP(&o.List, "list", "l", false, "list branches")
@@ -92,18 +92,8 @@ reason in the ref log.`,
 	return cmd
 }
 
-type refEntry struct {
-	Name    string `json:"name"`
-	Ref     string `json:"ref"`
-	ID      string `json:"id"`
-	Short   string `json:"short_id"`
-	Seq     int64  `json:"seq"`
-	Message string `json:"message"`
-	Head    bool   `json:"head,omitempty"`
-}
-
 // runListRefs lists refs under prefix whose short names match one of the
-// shell patterns (path.Match; all refs when none is given).
+// shell patterns (all refs when none is given).
 func runListRefs(ctx context.Context, ios *term.IO, g *globals, prefix string, patterns []string) error {
 	for _, p := range patterns {
 		if _, err := path.Match(p, ""); err != nil {
@@ -111,34 +101,19 @@ func runListRefs(ctx context.Context, ios *term.IO, g *globals, prefix string, p
 		}
 	}
 	return g.withRepo(ctx, func(r *repo.Repo) error {
-		good, bad, err := r.Refs().List(ctx, prefix)
+		l, err := r.ListRefs(ctx, prefix, patterns)
 		if err != nil {
 			return err
 		}
-		head, _ := r.Refs().Head(ctx)
-		n, err := r.ShortLen(ctx)
-		if err != nil {
-			return err
-		}
-		out := []refEntry{}
-		for _, ref := range good {
-			if !matchAny(patterns, ref.Name.Short()) {
-				continue
-			}
-			e := refEntry{Name: ref.Name.Short(), Ref: string(ref.Name), ID: string(ref.ID), Short: repo.Short(ref.ID, n), Head: ref.Name == head}
-			if rec, err := r.Record(ctx, ref.ID); err == nil {
-				e.Seq, e.Message = rec.Seq, oneLine(rec.Message)
-			} else {
-				bad = append(bad, fmt.Errorf("%s points at %s: %w", ref.Name, ref.ID, err))
-			}
-			out = append(out, e)
+		for i := range l.Refs {
+			l.Refs[i].Message = oneLine(l.Refs[i].Message)
 		}
 		if g.JSON {
-			if err := printJSON(ios, out); err != nil {
+			if err := printJSON(ios, l.Refs); err != nil {
 				return err
 			}
 		} else {
-			for _, e := range out {
+			for _, e := range l.Refs {
 				mark := "  "
 				if e.Head {
 					mark = "* "
@@ -150,66 +125,48 @@ func runListRefs(ctx context.Context, ios *term.IO, g *globals, prefix string, p
 				ios.Printf("%s%s  %s  seq %d  %s\n", mark, ios.Ref(e.Name), ios.ID(e.Short), e.Seq, e.Message)
 			}
 		}
-		if len(bad) > 0 {
-			for _, e := range bad {
-				ios.Printf("%s\n", e)
+		if len(l.Bad) > 0 {
+			for _, e := range l.Bad {
+				ios.Printf("%s\n", message(e))
 			}
-			return bad[0]
+			return l.Bad[0]
 		}
 		return nil
 	})
 }
 
-func runCreateRef(ctx context.Context, ios *term.IO, g *globals, kind, name, rev string) error {
+// runCreateRef is 'fdl tag NAME [REV]' and 'fdl branch NAME [REV]'; REV
+// defaults, inside a working directory, to its branch's newest pushed
+// version.
+func runCreateRef(ctx context.Context, ios *term.IO, g *globals, kind refs.Kind, name, rev string) error {
 	return g.withRepo(ctx, func(r *repo.Repo) error {
-		var err error
-		if rev == "" {
-			// Inside a working directory: its branch's newest pushed version.
-			rev = g.defaultRev()
+		create := r.CreateBranch
+		if kind == refs.KindTag {
+			create = r.CreateTag
 		}
-		var ref refs.Ref
-		if kind == "tag" {
-			ref, err = r.CreateTag(ctx, name, rev)
-		} else {
-			ref, err = r.CreateBranch(ctx, name, rev)
-		}
+		ref, err := create(ctx, name, rev)
 		if err != nil {
 			return err
 		}
 		if g.JSON {
-			return printJSON(ios, map[string]string{"ref": string(ref.Name), "name": ref.Name.Short(), "id": string(ref.ID)})
+			return printJSON(ios, ref)
 		}
-		n, _ := r.ShortLen(ctx)
-		ios.Printf("Created %s %s at %s\n", kind, ios.Ref(name), ios.ID(repo.Short(ref.ID, n)))
+		ios.Printf("Created %s %s at %s\n", ref.Kind, ios.Ref(ref.Name), ios.ID(ref.Abbrev.Short(ref.ID)))
 		return nil
 	})
 }
 
 func runDeleteBranch(ctx context.Context, ios *term.IO, g *globals, name string) error {
 	return g.withRepo(ctx, func(r *repo.Repo) error {
-		ref, err := r.DeleteBranch(ctx, name)
+		d, err := r.DeleteBranch(ctx, name)
 		if err != nil {
 			return err
 		}
-		if ids, err := r.OnlyReachedFrom(ctx, ref.ID); err == nil {
-			warnUnprotected(ctx, ios, r, ids, "of the deleted branch's")
-		}
+		warnUnprotected(ios, d.Unprotected, "of the deleted branch's")
 		if g.JSON {
-			return printJSON(ios, map[string]string{"deleted": string(ref.Name), "id": string(ref.ID)})
+			return printJSON(ios, d)
 		}
-		ios.Printf("Deleted branch %s (was %s)\n", ios.Ref(name), ios.ID(string(ref.ID)))
+		ios.Printf("Deleted branch %s (was %s)\n", ios.Ref(d.Ref.Short()), ios.ID(string(d.ID)))
 		return nil
 	})
-}
-
-func matchAny(patterns []string, name string) bool {
-	if len(patterns) == 0 {
-		return true
-	}
-	for _, p := range patterns {
-		if ok, _ := path.Match(p, name); ok {
-			return true
-		}
-	}
-	return false
 }

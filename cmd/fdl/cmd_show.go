@@ -2,16 +2,14 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
-	"github.com/fdl-dev/fdl/version"
 )
 
 func newShowCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -30,69 +28,22 @@ statement a reader uses to query it.`,
 	return cmd
 }
 
-type showOutput struct {
-	Record  *version.Record  `json:"record"`
-	Dataset *version.Dataset `json:"dataset"`
-	Short   string           `json:"short_id"`
-	Attach  string           `json:"attach"`
-}
-
 func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 	return g.withRepo(ctx, func(r *repo.Repo) error {
-		var rec *version.Record
-		var ds *version.Dataset
-		catalog := ""
-		local := g.localVersions(rev)
-		if len(local) > 0 {
-			// In a working directory with unpushed versions, show its newest.
-			rec = local[0]
-			w, err := g.workdir()
-			if err != nil {
-				return err
-			}
-			if ds, err = w.LocalDataset(rec.ID); err != nil {
-				return err
-			}
-			catalog = w.LocalCatalog(rec.ID)
-		} else {
-			if rev == "" {
-				rev = g.defaultRev()
-			}
-			res, err := r.Resolve(ctx, rev)
-			if err != nil {
-				return err
-			}
-			if rec, err = r.Record(ctx, res.ID); err != nil {
-				return err
-			}
-			if ret, err := r.Retirement(ctx, rec.ID); err != nil || ret != nil {
-				if err != nil {
-					return err
-				}
-				return showRetired(ctx, ios, g, r, rec, ret)
-			}
-			if ds, err = r.Dataset(ctx, res.ID); err != nil {
-				return err
-			}
-			catalog = r.CatalogLocation(rec.ID)
-			if err := r.CheckCatalogSize(ctx, rec); err != nil {
-				return err
-			}
-		}
-		n, err := shortLen(ctx, r, local)
+		v, err := r.Show(ctx, rev)
 		if err != nil {
 			return err
 		}
-		out := showOutput{Record: rec, Dataset: ds, Short: repo.Short(rec.ID, n),
-			Attach: r.AttachStatement(catalog, rec.DuckLake.DataPath, "v"+fmt.Sprint(rec.Seq), true)}
-		if note := ducklake.ReaderNote(rec.DuckLake.Format); note != "" {
-			out.Attach += " " + note
-		}
 		if g.JSON {
-			return printJSON(ios, out)
+			return printJSON(ios, v)
 		}
+		if v.Retired != nil {
+			printRetired(ios, v)
+			return nil
+		}
+		rec, ds := v.Record, v.Dataset
 		ios.Printf("%s %s\n", ios.Heading("version"), ios.ID(string(rec.ID)))
-		printSeqParents(ios, rec, n)
+		printSeqParents(ios, v)
 		ios.Printf("Author:   %s\n", oneLine(rec.Author))
 		ios.Printf("Date:     %s\n", rec.CreatedAt.UTC().Format(time.RFC3339))
 		ios.Printf("Catalog:  %s, sha256 %s, DuckDB storage %d (DuckDB %s or newer)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256, rec.Catalog.Storage.Number, rec.Catalog.Storage.MinDuckDB)
@@ -103,7 +54,7 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 		ios.Printf("%s %d schema(s), %d table(s), %d view(s), %d rows, %d data file(s), %s\n", ios.Heading("Dataset:"), t.Schemas, t.Tables, t.Views, t.Rows, t.DataFiles, term.Bytes(t.DataBytes))
 		for _, s := range ds.Schemas {
 			for _, tb := range s.Tables {
-				ios.Printf("  table %s.%s  %d rows, %d file(s), %s\n", repo.SQLIdent(s.Name), repo.SQLIdent(tb.Name), tb.RowCount, tb.DataFiles, term.Bytes(tb.DataBytes))
+				ios.Printf("  table %s.%s  %d rows, %d file(s), %s\n", sqlquote.IdentIfNeeded(s.Name), sqlquote.IdentIfNeeded(tb.Name), tb.RowCount, tb.DataFiles, term.Bytes(tb.DataBytes))
 				for _, c := range tb.Columns {
 					null := ""
 					if !c.Nullable {
@@ -112,23 +63,38 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 					ios.Printf("    %-24s %s%s\n", c.Name, c.Type, null)
 				}
 			}
-			for _, v := range s.Views {
-				ios.Printf("  view %s.%s  %s\n", repo.SQLIdent(s.Name), repo.SQLIdent(v.Name), oneLine(v.SQL))
+			for _, vw := range s.Views {
+				ios.Printf("  view %s.%s  %s\n", sqlquote.IdentIfNeeded(s.Name), sqlquote.IdentIfNeeded(vw.Name), oneLine(vw.SQL))
 			}
 		}
-		ios.Printf("\nQuery it with DuckDB (ducklake extension):\n  %s\n", out.Attach)
+		ios.Printf("\nQuery it with DuckDB (ducklake extension):\n  %s\n", v.Attach)
 		return nil
 	})
 }
 
+// printRetired prints the record of a version out of retention and when it
+// left; no ATTACH line (DESIGN.md §4.7: the record stays, the catalog goes).
+func printRetired(ios *term.IO, v *repo.Shown) {
+	rec, ret := v.Record, v.Retired
+	ios.Printf("%s %s %s\n", ios.Heading("version"), ios.ID(string(rec.ID)), ios.Bad("(retired)"))
+	printSeqParents(ios, v)
+	ios.Printf("Author:   %s\n", rec.Author)
+	ios.Printf("Date:     %s\n", rec.CreatedAt.UTC().Format(time.RFC3339))
+	ios.Printf("Catalog:  %s, sha256 %s (deleted)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256)
+	ios.Printf("DuckLake: format %s, snapshot %d, adds snapshots %d..%d\n", rec.DuckLake.Format, rec.DuckLake.Snapshot, rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last)
+	ios.Printf("Retired:  left retention on %s (floor %d): %s\n", ret.At.UTC().Format(time.RFC3339), ret.Floor, ret.Reason)
+	ios.Printf("\n    %s\n\n", strings.ReplaceAll(rec.Message, "\n", "\n    "))
+	ios.Printf("Its catalog and dataset.json are deleted or about to be: it cannot be attached or checked out.\n")
+}
+
 // printSeqParents prints the Seq: and Parents: lines of 'fdl show' (ids
-// shortened to n characters).
-func printSeqParents(ios *term.IO, rec *version.Record, n int) {
-	ios.Printf("Seq:      %d\n", rec.Seq)
-	if len(rec.Parents) > 0 {
-		ps := make([]string, len(rec.Parents))
-		for i, p := range rec.Parents {
-			ps[i] = repo.Short(p, n)
+// shortened as the result says).
+func printSeqParents(ios *term.IO, v *repo.Shown) {
+	ios.Printf("Seq:      %d\n", v.Record.Seq)
+	if len(v.Record.Parents) > 0 {
+		ps := make([]string, len(v.Record.Parents))
+		for i, p := range v.Record.Parents {
+			ps[i] = v.Abbrev.Short(p)
 		}
 		ios.Printf("Parents:  %s\n", strings.Join(ps, " "))
 	}

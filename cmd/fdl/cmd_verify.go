@@ -59,13 +59,18 @@ func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) 
 		if err != nil {
 			return err
 		}
+		for _, ps := range [][]repo.Problem{rep.Problems, rep.Notes} {
+			for i := range ps {
+				ps[i].Message = problemMessage(ps[i])
+			}
+		}
 		if g.JSON {
 			if err := printJSON(ios, rep); err != nil {
 				return err
 			}
 		} else {
 			for _, p := range rep.Problems {
-				ios.Printf("%s %s: %s\n", ios.Bad(p.Code), p.Object, p.Message)
+				ios.Printf("%s %s: %s\n", ios.Bad(string(p.Code)), p.Object, p.Message)
 			}
 			for _, p := range rep.Notes {
 				ios.Printf("%s %s %s: %s\n", ios.Dim("note"), p.Code, p.Object, p.Message)

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/spf13/cobra/doc"
@@ -50,24 +48,6 @@ func TestGeneratedDocs(t *testing.T) {
 		old, err := os.ReadFile(dst)
 		if err != nil || !bytes.Equal(old, b) {
 			t.Errorf("%s is stale: run make docs", dst)
-		}
-	}
-}
-
-// TestLibraryDependencies keeps the library free of CLI packages: repo,
-// refs, version, retention and internal/store, internal/ducklake never
-// import cobra, lipgloss or cmd/ (STYLE.md §3).
-func TestLibraryDependencies(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "../../repo", "../../refs", "../../version", "../../retention",
-		"../../internal/store/...", "../../internal/ducklake/...").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, bad := range []string{"github.com/spf13/cobra", "charm.land/lipgloss", "github.com/fdl-dev/fdl/cmd/", "github.com/fdl-dev/fdl/internal/term"} {
-			if strings.HasPrefix(dep, bad) {
-				t.Errorf("library depends on %s", dep)
-			}
 		}
 	}
 }

@@ -1,15 +1,84 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 )
+
+// This file is the one place that turns a library error into what fdl
+// prints and exits with: the exit code (exitCode), the stable kind of
+// --json errors (errorKind) and the message with its hint — the command to
+// run next — put back where it belongs (message). The library never names a
+// command: its errors carry typed fields, and the hints here use them.
+
+// Exit codes (documented in 'fdl help' and docs/cli.md).
+const (
+	exitOK        = 0
+	exitError     = 1
+	exitUsage     = 2
+	exitRefused   = 3 // push refused: not a fast-forward, or lost a race
+	exitInterrupt = 130
+)
+
+const exitCodesHelp = `Exit codes:
+  0    success
+  1    error (the message says what and what to do)
+  2    usage error (bad flags or arguments)
+  3    push refused: the branch is not an ancestor of what you push (not a
+       fast-forward), or another push moved it first; nothing was moved
+  130  interrupted (Ctrl-C); the repository is left as it was`
+
+// usageError marks a usage problem (exit 2).
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+// verifyFailed is returned by 'fdl verify' when it found problems.
+type verifyFailed struct{ n int }
+
+func (v verifyFailed) Error() string {
+	if v.n == 1 {
+		return "verify found 1 problem"
+	}
+	return fmt.Sprintf("verify found %d problems", v.n)
+}
+
+func exitCode(ctx context.Context, err error) int {
+	var u usageError
+	switch {
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return exitInterrupt
+	case errors.As(err, &u), errors.Is(err, repo.ErrInvalidArguments):
+		return exitUsage
+	case errors.Is(err, refs.ErrRefused):
+		return exitRefused
+	}
+	return exitError
+}
+
+func printError(ios *term.IO, g *globals, err error, code int) {
+	msg := message(err)
+	if code == exitInterrupt {
+		msg = "interrupted; nothing was changed past the last complete step: " + msg
+	}
+	if g.JSON {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "exit_code": code, "kind": errorKind(err, code)}})
+		fmt.Fprintln(ios.ErrOut, string(b))
+		return
+	}
+	fmt.Fprintf(ios.ErrOut, "fdl: %s\n", msg)
+}
 
 // errorKind names an error for JSON output; the kinds are stable
 // (docs/cli.md §errors).
@@ -31,7 +100,7 @@ func errorKind(err error, code int) string {
 		{repo.ErrRetentionConflict, "retention_conflict"},
 		{repo.ErrRetired, "retired"},
 		{retention.ErrInvalid, "invalid_retention"},
-		{repo.ErrBadLog, "invalid_reflog"},
+		{refs.ErrBadLog, "invalid_reflog"},
 		{repo.ErrChecksum, "checksum"},
 		{repo.ErrDataMissing, "data_missing"},
 		{ducklake.ErrLocked, "locked"},
@@ -46,10 +115,10 @@ func errorKind(err error, code int) string {
 		{repo.ErrNotDescendant, "not_descendant"},
 		{repo.ErrDirNotEmpty, "dir_not_empty"},
 		{repo.ErrNotEmpty, "not_empty"},
-		{repo.ErrUnknownRev, "unknown_revision"},
-		{repo.ErrAmbiguousRev, "ambiguous_revision"},
+		{refs.ErrUnknownRev, "unknown_revision"},
+		{refs.ErrAmbiguousRev, "ambiguous_revision"},
 		{repo.ErrIncomplete, "incomplete_version"},
-		{repo.ErrDeleteHead, "delete_head"},
+		{refs.ErrDeleteHead, "delete_head"},
 		{refs.ErrInvalidName, "invalid_ref_name"},
 		{refs.ErrExists, "ref_exists"},
 		{refs.ErrCorrupt, "corrupt_ref"},
@@ -68,12 +137,163 @@ func errorKind(err error, code int) string {
 	return "error"
 }
 
-// verifyFailed is returned by 'fdl verify' when it found problems.
-type verifyFailed struct{ n int }
+// message is err's text with every hint put back: for each error in err's
+// tree that has a hint (outermost first), its own text is replaced by its
+// text with the hint. A hint only adds text around or inside its own
+// error's words, never inside a wrapped error's, so the wrapped error's
+// text is still there to receive its own hint.
+func message(err error) string {
+	msg := err.Error()
+	walk(err, func(e error) {
+		if h, ok := hinted(e); ok {
+			msg = strings.Replace(msg, e.Error(), h, 1)
+		}
+	})
+	return msg
+}
 
-func (v verifyFailed) Error() string {
-	if v.n == 1 {
-		return "verify found 1 problem"
+// walk calls fn for err and every error it wraps, depth first.
+func walk(err error, fn func(error)) {
+	if err == nil {
+		return
 	}
-	return fmt.Sprintf("verify found %d problems", v.n)
+	fn(err)
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		walk(u.Unwrap(), fn)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			walk(e, fn)
+		}
+	}
+}
+
+// hinted returns e's own text with its hint, for the error types that have
+// one.
+func hinted(e error) (string, bool) {
+	plain := e.Error()
+	switch e := e.(type) {
+	case *refs.CorruptError:
+		return insertAfter(plain, "point a branch at a version again", " (fdl branch -f NAME REV --backwards; fdl reflog NAME shows what it held)"), true
+	case *refs.MissingBranchError:
+		n := e.Branch.Short()
+		return insertAfter(plain, "branch "+n+" does not exist", " (create it with fdl branch "+n+" REV)"), true
+	case *refs.MoveRefusedError:
+		return plain + "; to move the branch back on purpose pass --backwards (the undone versions stay in the repository and in the ref log, fdl reflog " + e.Branch.Short() + ")", true
+	case *refs.MoveRaceError:
+		return insertAfter(plain, "look at it", " (fdl reflog "+e.Branch.Short()+")"), true
+	case *refs.NoVersionYetError:
+		return plain + "; publish the first one: fdl checkout " + shellQuote(e.Where) + " DIR, write to its catalog, then fdl commit and fdl push", true
+	case *refs.NoSuchRevError:
+		return insertBefore(plain, ": "+refs.ErrUnknownRev.Error(), " (list them with 'fdl branch -l', 'fdl tag -l', 'fdl log')"), true
+	case *refs.NoLogError:
+		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (list refs with fdl branch -l, fdl tag -l)"), true
+	case *repo.NotRepositoryError:
+		return plain + ", or make one with 'fdl init " + e.URL + "'", true
+	case *repo.NotWorkdirError:
+		return plain + ": run 'fdl checkout URL DIR' to make one, or pass -C DIR", true
+	case *repo.BusyError:
+		return strings.Replace(plain, "another commit or push", "another fdl commit or push", 1), true
+	case repo.NoMessageError:
+		return insertBefore(plain, ": "+repo.ErrInvalidArguments.Error(), " (-m MSG)"), true
+	case repo.NothingToPushError:
+		return insertAfter(plain, "commit first", " (fdl commit -m MSG)"), true
+	case *repo.RefusedError:
+		url := e.URL
+		if url == "" {
+			url = "URL"
+		}
+		return insertAfter(plain, "check out "+e.Branch.Short()+" again", " (fdl checkout "+shellQuote(url)+" NEWDIR)"), true
+	case *repo.DataMissingError:
+		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true
+	case *repo.DeletedFilesError:
+		return insertAfter(insertAfter(plain, "only gc deletes", " (fdl gc)"), "Those versions are damaged", " (fdl verify --data lists what they lost)"), true
+	case *repo.RetiredError:
+		return insertAfter(plain, "its record stays", " (fdl show "+string(e.ID)+")") + " (fdl log)", true
+	case *repo.RetiredBaseError:
+		return insertAfter(plain, "check out a version in retention", " (fdl checkout URL NEWDIR)"), true
+	case *repo.DamagedError:
+		return plain + damagedHints[e.What], true
+	case *repo.GCStopError:
+		return gcStopHint(e, plain), true
+	case *retention.InconsistentError:
+		h := e.Why + "; run 'fdl verify'"
+		if e.RepairRef {
+			h += " and repair the ref"
+		}
+		return h, true
+	}
+	return "", false
+}
+
+// damagedHints say what to do about a retention file that does not parse.
+var damagedHints = map[repo.Damaged]string{
+	repo.DamagedPolicy: "; correct the file, or replace it with the default plus the rules you give: fdl retention --reset [--keep-last N] [--keep-within D]",
+	repo.DamagedFloor:  "; restore it from a backup, or delete it: every version whose catalog gc deleted keeps its marker (versions/<id>/retired.json), and the next fdl gc moves the floor again",
+	repo.DamagedMarker: "; restore it from a backup, or delete it and run fdl gc: a version whose catalog is gone is retired again with a new marker (if the policy keeps that version, gc says so: lower the policy, or restore the catalog)",
+}
+
+// gcStopHint says what to run after gc stopped.
+func gcStopHint(e *repo.GCStopError, plain string) string {
+	switch e.Why {
+	case repo.StopFloorMoved:
+		return insertAfter(plain, "moved since gc planned", " (another gc or fdl retention ran)") + ": run fdl gc again"
+	case repo.StopPolicyChanged:
+		return insertAfter(plain, "changed while gc ran", " (fdl retention)") + ": run fdl gc again, which applies the new policy"
+	case repo.StopRefOnRetired, repo.StopBranchKeepsRetired:
+		return plain + ": run fdl gc again, which takes it back into retention"
+	case repo.StopNewCatalogUnreadable:
+		return plain + ": run fdl gc again"
+	case repo.StopAheadOfFloor:
+		return plain + " (fdl gc --yes plans and moves it)"
+	}
+	return plain
+}
+
+// problemHints say what to do about some of verify's findings, by code.
+var problemHints = map[repo.Code]string{
+	repo.CodeRefRetired:      "; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention",
+	repo.CodeRetiredNoMarker: "; run fdl gc --yes to write it",
+	repo.CodeRetiredCatalog:  "; run fdl gc --yes again",
+	repo.CodeTempLeftover:    ": fdl gc --yes deletes it once older than the grace period",
+}
+
+// problemMessage is a verify finding's message with the hints of the error
+// it quotes and of its code.
+func problemMessage(p repo.Problem) string {
+	msg := p.Message
+	if p.Err != nil {
+		msg = strings.Replace(msg, p.Err.Error(), message(p.Err), 1)
+	}
+	return msg + problemHints[p.Code]
+}
+
+// insertAfter returns s with add after the last anchor (s unchanged
+// without one; TestHints keeps the anchors in step with the library). The
+// last, because an error's fixed words follow the names it quotes.
+func insertAfter(s, anchor, add string) string {
+	i := strings.LastIndex(s, anchor)
+	if i < 0 {
+		return s
+	}
+	i += len(anchor)
+	return s[:i] + add + s[i:]
+}
+
+// insertBefore returns s with add before the last anchor.
+func insertBefore(s, anchor, add string) string {
+	i := strings.LastIndex(s, anchor)
+	if i < 0 {
+		return s
+	}
+	return s[:i] + add + s[i:]
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it (in the commands
+// the hints name).
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -8,7 +8,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
-	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/filelock"
 )
 
 // holdLockMain is the test command "holdlock CATALOG READYFILE": it opens
@@ -38,7 +38,7 @@ func holdLockMain() {
 }
 
 // holdFlockMain is the test command "holdflock FILE READYFILE": it takes the
-// lock fdl takes on FILE (store.LockFile, e.g. DIR/.fdl/lock as a running
+// lock fdl takes on FILE (filelock.Lock, e.g. DIR/.fdl/lock as a running
 // commit does), creates READYFILE and holds the lock until READYFILE is
 // removed, or for at most 60 s.
 func holdFlockMain() {
@@ -46,7 +46,7 @@ func holdFlockMain() {
 		fmt.Fprintln(os.Stderr, "usage: holdflock FILE READYFILE")
 		os.Exit(2)
 	}
-	unlock, err := store.LockFile(os.Args[1])
+	unlock, err := filelock.Lock(os.Args[1])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "holdflock:", err)
 		os.Exit(1)

@@ -123,7 +123,7 @@ func branchHead(t *testing.T, url string) version.ID {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	ref, err := r.Refs().Read(context.Background(), refs.Name("refs/heads/main"))
+	ref, err := r.Ref(context.Background(), refs.Name("refs/heads/main"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func fileDigest(t *testing.T, p string) string {
 func TestKillAtEveryStep(t *testing.T) {
 	ctx := context.Background()
 	steps := []string{"commit:freeze", "commit:dataset", "commit:record", "commit:state",
-		"push:" + version.CatalogFile, "push:" + version.DatasetFile, "push:" + version.RecordFile, "push:ref", "push:state"}
+		"push:" + version.CatalogFile, "push:" + version.DatasetFile, "push:" + version.RecordFile, "push:reflog", "push:ref", "push:state"}
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {
 			url, base := newRepoWithBase(t)

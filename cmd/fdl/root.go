@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,23 +17,6 @@ import (
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
 )
-
-// Exit codes (documented in 'fdl help' and docs/cli.md).
-const (
-	exitOK        = 0
-	exitError     = 1
-	exitUsage     = 2
-	exitRefused   = 3 // push refused: not a fast-forward, or lost a race
-	exitInterrupt = 130
-)
-
-const exitCodesHelp = `Exit codes:
-  0    success
-  1    error (the message says what and what to do)
-  2    usage error (bad flags or arguments)
-  3    push refused: the branch is not an ancestor of what you push (not a
-       fast-forward), or another push moved it first; nothing was moved
-  130  interrupted (Ctrl-C); the repository is left as it was`
 
 // globals are the flags every command takes.
 type globals struct {
@@ -56,6 +38,7 @@ var stepHook func(string)
 func Main() int { return run(os.Args[1:], term.System()) }
 
 func run(args []string, ios *term.IO) int {
+	registerStores()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	g := &globals{ios: ios}
@@ -99,12 +82,16 @@ DuckDB ATTACH.
 			ios.Verbose = ios.Verbose || g.Verbose
 			ios.Quiet = ios.Quiet || g.Quiet
 			if g.Dir != "" {
-				// Like git -C: every relative path is then relative to DIR.
-				if err := os.Chdir(g.Dir); err != nil {
+				// Like git -C: every relative path is then relative to DIR
+				// (g.path), with no change of the process's directory.
+				fi, err := os.Stat(g.Dir)
+				if err == nil && !fi.IsDir() {
+					err = syscall.ENOTDIR
+				}
+				if err != nil {
 					return usageError{fmt.Errorf("-C %s: %w", g.Dir, unwrapPathError(err))}
 				}
 				ios.Debugf("working in %s", g.Dir)
-				g.Dir = ""
 			}
 			return nil
 		},
@@ -124,12 +111,6 @@ DuckDB ATTACH.
 	)
 	return root
 }
-
-// usageError marks a usage problem (exit 2).
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
 
 // args returns a cobra.PositionalArgs accepting min..max arguments, whose
 // error is a usage error naming the command's usage line.
@@ -154,61 +135,41 @@ func optionalArg(a []string, i int) string {
 	return ""
 }
 
-func exitCode(ctx context.Context, err error) int {
-	var u usageError
-	switch {
-	case ctx.Err() != nil || errors.Is(err, context.Canceled):
-		return exitInterrupt
-	case errors.As(err, &u), errors.Is(err, repo.ErrInvalidArguments):
-		return exitUsage
-	case errors.Is(err, repo.ErrRefused):
-		return exitRefused
-	}
-	return exitError
-}
-
-func printError(ios *term.IO, g *globals, err error, code int) {
-	msg := err.Error()
-	if code == exitInterrupt {
-		msg = "interrupted; nothing was changed past the last complete step: " + msg
-	}
-	if g.JSON {
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "exit_code": code, "kind": errorKind(err, code)}})
-		fmt.Fprintln(ios.ErrOut, string(b))
-		return
-	}
-	fmt.Fprintf(ios.ErrOut, "fdl: %s\n", msg)
-}
-
 // workdir opens the working directory named by -C (default: the current
 // directory).
 func (g *globals) workdir() (*repo.Workdir, error) {
-	dir := g.Dir
-	if dir == "" {
-		dir = "."
+	return repo.OpenWorkdir(g.path("."))
+}
+
+// path returns a path the user gave, made relative to -C DIR when it is a
+// relative local path (not a URL).
+func (g *globals) path(p string) string {
+	if g.Dir == "" || p == "" || filepath.IsAbs(p) || strings.Contains(p, "://") {
+		return p
 	}
-	return repo.OpenWorkdir(dir)
+	return filepath.Join(g.Dir, p)
 }
 
 // openRepo opens the repository named by --repo, else the one the working
-// directory came from.
+// directory came from (then log, show and new refs default to its branch).
 func (g *globals) openRepo(ctx context.Context) (*repo.Repo, error) {
-	url := g.Repo
-	if url == "" {
-		w, err := g.workdir()
-		if err != nil {
-			if errors.Is(err, repo.ErrNotWorkdir) {
-				return nil, usageError{fmt.Errorf("no repository given: pass --repo URL, or run inside a working directory (or with -C DIR)")}
-			}
-			return nil, err
+	if g.Repo != "" {
+		if g.ios != nil {
+			g.ios.Debugf("repository %s", g.Repo)
 		}
-		url = w.State.Repository
+		return repo.Open(ctx, g.path(g.Repo))
 	}
-	ios := g.ios
-	if ios != nil {
-		ios.Debugf("repository %s", url)
+	w, err := g.workdir()
+	if err != nil {
+		if errors.Is(err, repo.ErrNotWorkdir) {
+			return nil, usageError{fmt.Errorf("no repository given: pass --repo URL, or run inside a working directory (or with -C DIR)")}
+		}
+		return nil, err
 	}
-	return repo.Open(ctx, url)
+	if g.ios != nil {
+		g.ios.Debugf("repository %s", w.State.Repository)
+	}
+	return w.OpenRepo(ctx)
 }
 
 // hooks returns the library options: progress drawn on stderr and the test
@@ -220,7 +181,7 @@ func (g *globals) hooks(ios *term.IO) (repo.Options, *term.Progress) {
 			if e.Done == e.Total {
 				ios.Debugf("%s %s: %d bytes", e.Op, e.Name, e.Done)
 			}
-			p.Update(e.Op, filepath.Base(e.Name), e.Done, e.Total)
+			p.Update(string(e.Op), filepath.Base(e.Name), e.Done, e.Total)
 		},
 		Step: func(step string) {
 			ios.Debugf("step %s", step)
@@ -229,15 +190,6 @@ func (g *globals) hooks(ios *term.IO) (repo.Options, *term.Progress) {
 			}
 		},
 	}, p
-}
-
-func printJSON(ios *term.IO, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(ios.Out, string(b))
-	return err
 }
 
 // unwrapPathError turns "chdir x: no such file or directory" into the

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/internal/sqlquote"
+
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/fdl-dev/fdl/internal/store"
@@ -31,6 +33,7 @@ var update = flag.Bool("update", false, "update testscript golden files")
 // TestMain installs the test binary as the commands "fdl" and "holdlock" so
 // scripts (and Go tests here) run them as separate processes.
 func TestMain(m *testing.M) {
+	registerStores() // for the store.Open calls of the tests themselves
 	testscript.Main(m, map[string]func(){
 		"fdl":       fdlTestMain,
 		"holdlock":  holdLockMain,
@@ -193,7 +196,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 			}
 			st := storeArg(ts, args[0])
 			defer st.Close()
-			ref, err := refs.New(st).Read(context.Background(), refs.Name(args[1]))
+			ref, err := refs.New(st, nil, refs.Options{}).Read(context.Background(), refs.Name(args[1]))
 			ts.Check(err)
 			ts.Setenv(args[2], string(ref.ID))
 		},
@@ -361,7 +364,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 				ts.Fatalf("usage: setdatapath CATALOG DIR")
 			}
 			dir := strings.TrimSuffix(filepath.ToSlash(ts.MkAbs(args[1])), "/") + "/"
-			sqlexecCmd(ts, false, []string{args[0], "UPDATE ducklake_metadata SET value = " + repo.SQLString(dir) + " WHERE key = 'data_path'"})
+			sqlexecCmd(ts, false, []string{args[0], "UPDATE ducklake_metadata SET value = " + sqlquote.String(dir) + " WHERE key = 'data_path'"})
 		},
 		// basevar DIR VAR: set $VAR to the working directory's base version.
 		"basevar": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/repo"
 )
@@ -87,7 +88,7 @@ func BenchmarkCommitSQLiteVsDuckDB(b *testing.B) {
 	var wds []wd
 	for _, f := range []string{"duckdb", "sqlite"} {
 		d := filepath.Join(dir, f)
-		if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: d, From: src, CatalogFormat: f}); err != nil {
+		if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: d, From: src, CatalogFormat: ducklake.Backend(f)}); err != nil {
 			b.Fatal(err)
 		}
 		st, err := os.ReadFile(filepath.Join(d, repo.StateDir, repo.StateFile))

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	_ "github.com/duckdb/duckdb-go/v2" // registers the "duckdb" database/sql driver
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // supportedFormats are the ducklake_metadata 'version' strings fdl reads
@@ -147,7 +148,7 @@ func newDuckDB(ctx context.Context, settings []string) (*sql.DB, *sql.Conn, erro
 
 // attach ATTACHes c.path READ_ONLY as catalogAlias.
 func (c *Catalog) attach(ctx context.Context) error {
-	q := fmt.Sprintf("ATTACH %s AS %s (READ_ONLY, TYPE DUCKDB)", quoteString(c.path), quoteIdent(catalogAlias))
+	q := fmt.Sprintf("ATTACH %s AS %s (READ_ONLY, TYPE DUCKDB)", sqlquote.String(c.path), sqlquote.Ident(catalogAlias))
 	if _, err := c.conn.ExecContext(ctx, q); err != nil {
 		return classifyAttachError(c.path, err)
 	}
@@ -326,14 +327,14 @@ func (c *Catalog) has(table string, cols ...string) bool {
 
 // t returns the fully qualified, quoted name of a catalog table.
 func (c *Catalog) t(table string) string {
-	return quoteIdent(catalogAlias) + "." + quoteIdent(c.schema) + "." + quoteIdent(table)
+	return sqlquote.Ident(catalogAlias) + "." + sqlquote.Ident(c.schema) + "." + sqlquote.Ident(table)
 }
 
 // col returns prefix+quoted column when the table has it, else fallback (an
 // SQL expression such as "NULL::VARCHAR").
 func (c *Catalog) col(table, prefix, column, fallback string) string {
 	if c.has(table, column) {
-		return prefix + quoteIdent(column)
+		return prefix + sqlquote.Ident(column)
 	}
 	return fallback
 }
@@ -424,6 +425,3 @@ func (c *Catalog) snapshots(ctx context.Context, tail string) ([]Snapshot, error
 func visible(prefix string, s int64) string {
 	return fmt.Sprintf("%[1]sbegin_snapshot <= %[2]d AND (%[1]send_snapshot IS NULL OR %[2]d < %[1]send_snapshot)", prefix, s)
 }
-
-func quoteIdent(s string) string  { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-func quoteString(s string) string { return `'` + strings.ReplaceAll(s, `'`, `''`) + `'` }

@@ -11,9 +11,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
-func countColumns(cols []Column) int {
+func countColumns(cols []meta.Column) int {
 	n := 0
 	for _, c := range cols {
 		n += 1 + countColumns(c.Children)
@@ -21,7 +24,7 @@ func countColumns(cols []Column) int {
 	return n
 }
 
-func tableNames(st *State) []string {
+func tableNames(st *meta.State) []string {
 	var names []string
 	for _, s := range st.Schemas {
 		for _, t := range s.Tables {
@@ -32,7 +35,7 @@ func tableNames(st *State) []string {
 	return names
 }
 
-func findTable(t *testing.T, st *State, name string) Table {
+func findTable(t *testing.T, st *meta.State, name string) meta.Table {
 	t.Helper()
 	for _, s := range st.Schemas {
 		for _, tb := range s.Tables {
@@ -42,10 +45,10 @@ func findTable(t *testing.T, st *State, name string) Table {
 		}
 	}
 	t.Fatalf("table %q not in state at snapshot %d", name, st.Snapshot)
-	return Table{}
+	return meta.Table{}
 }
 
-func columnNames(cols []Column) []string {
+func columnNames(cols []meta.Column) []string {
 	var out []string
 	for _, c := range cols {
 		out = append(out, c.Name)
@@ -167,7 +170,7 @@ func TestOpenRealCatalogs(t *testing.T) {
 			}
 			// Total columns, counted independently.
 			r := newRawDB(t, "")
-			r.exec(fmt.Sprintf("ATTACH %s AS x (READ_ONLY)", quoteString(path)))
+			r.exec(fmt.Sprintf("ATTACH %s AS x (READ_ONLY)", sqlquote.String(path)))
 			if n := r.int("SELECT count(*) FROM x.ducklake_column"); n != int64(m.TotalCols) {
 				t.Errorf("ducklake_column has %d rows, want %d", n, m.TotalCols)
 			}
@@ -419,11 +422,11 @@ func TestStateInlinedAndDeletes(t *testing.T) {
 	if tb.DataFiles != 1 || tb.DeleteFiles != 1 || tb.DataBytes != 1000 {
 		t.Errorf("test: %+v", tb)
 	}
-	want := []Column{
+	want := []meta.Column{
 		{ID: 1, Name: "i", Type: "int32", Nullable: true},
-		{ID: 2, Name: "s", Type: "struct", Nullable: false, Children: []Column{
+		{ID: 2, Name: "s", Type: "struct", Nullable: false, Children: []meta.Column{
 			{ID: 3, Name: "x", Type: "int32", Nullable: true},
-			{ID: 4, Name: "y", Type: "list", Nullable: true, Children: []Column{{ID: 5, Name: "element", Type: "varchar", Nullable: true}}},
+			{ID: 4, Name: "y", Type: "list", Nullable: true, Children: []meta.Column{{ID: 5, Name: "element", Type: "varchar", Nullable: true}}},
 		}},
 	}
 	if fmt.Sprint(tb.Columns) != fmt.Sprint(want) {

@@ -12,6 +12,9 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // Freeze settings: DuckDB streams COPY FROM DATABASE through its buffer
@@ -107,10 +110,30 @@ func Freeze(ctx context.Context, src, dst string) (info FreezeInfo, err error) {
 	}
 	defer os.RemoveAll(work)
 	tmp := filepath.Join(work, "catalog.duckdb")
+	info, err = freezeDuckDB(ctx, srcAbs, tmp, work, storage)
+	if err != nil {
+		return info, err
+	}
+	if err := syncFile(tmp); err != nil {
+		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
+	}
+	if err := placeNew(tmp, dstAbs); err != nil {
+		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
+	}
+	syncDir(filepath.Dir(dstAbs))
+	return info, nil
+}
 
+// freezeDuckDB copies the DuckDB-format catalog srcAbs to tmp inside the
+// folder work (also DuckDB's spill folder), in the storage version storage,
+// and checks the copy against srcAbs (checkCopy). Without a WAL beside
+// srcAbs the file's bytes are copied while DuckDB's read-only attachment
+// holds the shared lock; with one, DuckDB copies every committed row
+// (copyDatabase).
+func freezeDuckDB(ctx context.Context, srcAbs, tmp, work string, storage meta.Storage) (info FreezeInfo, err error) {
 	db, conn, err := newDuckDB(ctx, []string{
-		"SET memory_limit = " + quoteString(freezeMemoryLimit),
-		"SET temp_directory = " + quoteString(filepath.Join(work, "spill")),
+		"SET memory_limit = " + sqlquote.String(freezeMemoryLimit),
+		"SET temp_directory = " + sqlquote.String(filepath.Join(work, "spill")),
 		"SET preserve_insertion_order = false",
 	})
 	if err != nil {
@@ -149,13 +172,6 @@ func Freeze(ctx context.Context, src, dst string) (info FreezeInfo, err error) {
 	if err != nil {
 		return info, err
 	}
-	if err := syncFile(tmp); err != nil {
-		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
-	}
-	if err := placeNew(tmp, dstAbs); err != nil {
-		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
-	}
-	syncDir(filepath.Dir(dstAbs))
 	return FreezeInfo{Format: c.format, Snapshot: last[0], Storage: got}, nil
 }
 
@@ -193,7 +209,7 @@ func copyLocked(ctx context.Context, c *Catalog, src, dst string) error {
 	if hasWAL(src) {
 		return fmt.Errorf("a WAL appeared beside %s during the copy", src)
 	}
-	_, err = c.conn.ExecContext(ctx, "DETACH "+quoteIdent(catalogAlias))
+	_, err = c.conn.ExecContext(ctx, "DETACH "+sqlquote.Ident(catalogAlias))
 	return err
 }
 
@@ -214,10 +230,10 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 // database at tmp with COPY FROM DATABASE (used when src has a WAL, whose
 // rows must be checkpointed into the copy), checks per-table row counts,
 // and detaches both.
-func (c *Catalog) copyDatabase(ctx context.Context, conn *sql.Conn, srcAbs, tmp string, storage Storage) error {
+func (c *Catalog) copyDatabase(ctx context.Context, conn *sql.Conn, srcAbs, tmp string, storage meta.Storage) error {
 	steps := []string{
-		fmt.Sprintf("ATTACH %s AS %s (STORAGE_VERSION %s)", quoteString(tmp), quoteIdent(frozenAlias), quoteString(storage.MinDuckDB)),
-		fmt.Sprintf("COPY FROM DATABASE %s TO %s", quoteIdent(catalogAlias), quoteIdent(frozenAlias)),
+		fmt.Sprintf("ATTACH %s AS %s (STORAGE_VERSION %s)", sqlquote.String(tmp), sqlquote.Ident(frozenAlias), sqlquote.String(storage.MinDuckDB)),
+		fmt.Sprintf("COPY FROM DATABASE %s TO %s", sqlquote.Ident(catalogAlias), sqlquote.Ident(frozenAlias)),
 	}
 	for _, s := range steps {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
@@ -227,7 +243,7 @@ func (c *Catalog) copyDatabase(ctx context.Context, conn *sql.Conn, srcAbs, tmp 
 	if err := compareCounts(ctx, conn, catalogAlias, frozenAlias); err != nil {
 		return fmt.Errorf("freeze %s: %w", srcAbs, err)
 	}
-	for _, s := range []string{"CHECKPOINT " + quoteIdent(frozenAlias), "DETACH " + quoteIdent(frozenAlias), "DETACH " + quoteIdent(catalogAlias)} {
+	for _, s := range []string{"CHECKPOINT " + sqlquote.Ident(frozenAlias), "DETACH " + sqlquote.Ident(frozenAlias), "DETACH " + sqlquote.Ident(catalogAlias)} {
 		if _, err := conn.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("freeze %s: %s: %w", srcAbs, s, err)
 		}
@@ -251,7 +267,7 @@ func compareCounts(ctx context.Context, conn *sql.Conn, a, b string) error {
 			if err := rows.Scan(&s, &t); err != nil {
 				return nil, err
 			}
-			out = append(out, quoteIdent(s)+"."+quoteIdent(t))
+			out = append(out, sqlquote.Ident(s)+"."+sqlquote.Ident(t))
 		}
 		return out, rows.Err()
 	}
@@ -268,7 +284,7 @@ func compareCounts(ctx context.Context, conn *sql.Conn, a, b string) error {
 	}
 	for _, t := range ta {
 		var na, nb int64
-		q := fmt.Sprintf("SELECT (SELECT count(*) FROM %s.%s), (SELECT count(*) FROM %s.%s)", quoteIdent(a), t, quoteIdent(b), t)
+		q := fmt.Sprintf("SELECT (SELECT count(*) FROM %s.%s), (SELECT count(*) FROM %s.%s)", sqlquote.Ident(a), t, sqlquote.Ident(b), t)
 		if err := conn.QueryRowContext(ctx, q).Scan(&na, &nb); err != nil {
 			return err
 		}
@@ -368,16 +384,16 @@ func syncDir(dir string) {
 // checkCopy checks a frozen copy tmp of srcAbs — no WAL beside it (the
 // catalog must be one file), the storage version wanted — and returns the
 // copy's storage version.
-func checkCopy(srcAbs, tmp string, storage Storage) (Storage, error) {
+func checkCopy(srcAbs, tmp string, storage meta.Storage) (meta.Storage, error) {
 	if _, err := os.Lstat(walPath(tmp)); err == nil {
-		return Storage{}, fmt.Errorf("freeze %s: DuckDB left a WAL beside the copy", srcAbs)
+		return meta.Storage{}, fmt.Errorf("freeze %s: DuckDB left a WAL beside the copy", srcAbs)
 	}
 	got, err := ReadStorage(tmp)
 	if err != nil {
-		return Storage{}, fmt.Errorf("freeze %s: %w", srcAbs, err)
+		return meta.Storage{}, fmt.Errorf("freeze %s: %w", srcAbs, err)
 	}
 	if got.Number != storage.Number {
-		return Storage{}, fmt.Errorf("freeze %s: copy has storage version %d, want %d", srcAbs, got.Number, storage.Number)
+		return meta.Storage{}, fmt.Errorf("freeze %s: copy has storage version %d, want %d", srcAbs, got.Number, storage.Number)
 	}
 	return got, nil
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // compareDatabases checks that the DuckDB files a and b hold the same
@@ -22,7 +24,7 @@ import (
 func compareDatabases(t *testing.T, a, b string) {
 	t.Helper()
 	r := newRawDB(t, "")
-	r.exec(fmt.Sprintf("ATTACH %s AS a (READ_ONLY)", quoteString(a)), fmt.Sprintf("ATTACH %s AS b (READ_ONLY)", quoteString(b)))
+	r.exec(fmt.Sprintf("ATTACH %s AS a (READ_ONLY)", sqlquote.String(a)), fmt.Sprintf("ATTACH %s AS b (READ_ONLY)", sqlquote.String(b)))
 	defer r.close()
 	same := func(what, q string) []string {
 		t.Helper()
@@ -47,7 +49,7 @@ func compareDatabases(t *testing.T, a, b string) {
 	same("macros", `SELECT schema_name, function_name, macro_definition FROM duckdb_functions() WHERE database_name = $DB AND function_type LIKE '%macro' AND NOT internal ORDER BY ALL`)
 	for _, row := range tables {
 		s, tb, _ := strings.Cut(row, " | ")
-		name := quoteIdent(s) + "." + quoteIdent(tb)
+		name := sqlquote.Ident(s) + "." + sqlquote.Ident(tb)
 		na := r.int("SELECT count(*) FROM a." + name)
 		nb := r.int("SELECT count(*) FROM b." + name)
 		d1 := r.int(fmt.Sprintf("SELECT count(*) FROM (SELECT * FROM a.%[1]s EXCEPT ALL SELECT * FROM b.%[1]s)", name))

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/testutil"
 )
 
@@ -284,7 +285,7 @@ func (r *rawDB) strings(q string) []string {
 func withWritable(t testing.TB, path string, qs ...string) {
 	t.Helper()
 	r := newRawDB(t, "")
-	r.exec(fmt.Sprintf("ATTACH %s AS w", quoteString(path)), "USE w")
+	r.exec(fmt.Sprintf("ATTACH %s AS w", sqlquote.String(path)), "USE w")
 	r.exec(qs...)
 	r.close()
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // DeleteOlderThan is the value fdl gives DuckLake's delete_older_than
@@ -35,7 +37,7 @@ func SetOptionIfAbsent(ctx context.Context, path, key, value string) (bool, erro
 		return false, err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (TYPE DUCKDB)", quoteString(path), quoteIdent(catalogAlias))); err != nil {
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (TYPE DUCKDB)", sqlquote.String(path), sqlquote.Ident(catalogAlias))); err != nil {
 		return false, classifyAttachError(path, err)
 	}
 	var scoped bool
@@ -43,7 +45,7 @@ func SetOptionIfAbsent(ctx context.Context, path, key, value string) (bool, erro
 		catalogAlias).Scan(&scoped); err != nil {
 		return false, fmt.Errorf("%s: %w", path, err)
 	}
-	t := quoteIdent(catalogAlias) + ".ducklake_metadata"
+	t := sqlquote.Ident(catalogAlias) + ".ducklake_metadata"
 	where, insert := "key = ?", "INSERT INTO "+t+" (key, value) VALUES (?, ?)"
 	if scoped {
 		where, insert = "key = ? AND scope IS NULL", "INSERT INTO "+t+" (key, value, scope, scope_id) VALUES (?, ?, NULL, NULL)"
@@ -58,7 +60,7 @@ func SetOptionIfAbsent(ctx context.Context, path, key, value string) (bool, erro
 	if _, err := conn.ExecContext(ctx, insert, key, value); err != nil {
 		return false, fmt.Errorf("%s: setting DuckLake option %s: %w", path, key, err)
 	}
-	if _, err := conn.ExecContext(ctx, "DETACH "+quoteIdent(catalogAlias)); err != nil {
+	if _, err := conn.ExecContext(ctx, "DETACH "+sqlquote.Ident(catalogAlias)); err != nil {
 		return false, fmt.Errorf("%s: %w", path, err)
 	}
 	return true, nil

@@ -15,7 +15,10 @@ import (
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 	sqlite3 "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver (cgo, bundles SQLite)
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
 // SQLite access settings.
@@ -365,50 +368,10 @@ func (lc *lakeColumns) typeInlined(t *sqliteTable) error {
 	for i := 0; i < 3; i++ {
 		t.duck[i] = tBigint
 	}
-	byParent := map[int64][]lakeColumnRow{}
-	for _, r := range lc.rows {
-		if r.parent.Valid && r.table == tableID {
-			byParent[r.parent.Int64] = append(byParent[r.parent.Int64], r)
-		}
-	}
-	build := func(r lakeColumnRow, at int64) *lakeColumn {
-		var rec func(r lakeColumnRow) *lakeColumn
-		rec = func(r lakeColumnRow) *lakeColumn {
-			c := &lakeColumn{id: r.id, name: r.name, typ: r.typ}
-			kids := slices.Clone(byParent[r.id])
-			slices.SortFunc(kids, func(a, b lakeColumnRow) int { return int(a.order - b.order) })
-			for _, k := range kids {
-				if visibleAt(k, at) {
-					c.children = append(c.children, rec(k))
-				}
-			}
-			return c
-		}
-		return rec(r)
-	}
-	at := int64(-1)
-	for _, s := range lc.snapshots {
-		if s[1] == sv {
-			at = s[0]
-			break
-		}
-	}
-	var top []lakeColumnRow
-	if at >= 0 {
-		for _, r := range lc.rows {
-			if r.table == tableID && !r.parent.Valid && visibleAt(r, at) {
-				top = append(top, r)
-			}
-		}
-		slices.SortFunc(top, func(a, b lakeColumnRow) int { return int(a.order - b.order) })
-	}
-	names := make([]string, len(top))
-	for i, r := range top {
-		names[i] = r.name
-	}
-	if at >= 0 && slices.Equal(names, user) {
+	tree := lc.columnTree(tableID)
+	if at, top := lc.topColumnsAt(tableID, sv); at >= 0 && slices.Equal(lakeColumnNames(top), user) {
 		for i, r := range top {
-			typ, err := duckDBTypeOf(build(r, at))
+			typ, err := duckDBTypeOf(tree(r, at))
 			if err != nil {
 				return fmt.Errorf("inlined-data table %s: %v", t.name, err)
 			}
@@ -417,27 +380,93 @@ func (lc *lakeColumns) typeInlined(t *sqliteTable) error {
 		return nil
 	}
 	for i, name := range user {
-		typ := ""
-		for _, r := range lc.rows {
-			if r.table != tableID || r.parent.Valid || r.name != name {
-				continue
-			}
-			at := r.begin
-			got, err := duckDBTypeOf(build(r, at))
-			if err != nil {
-				return fmt.Errorf("inlined-data table %s: %v", t.name, err)
-			}
-			if typ != "" && got != typ {
-				return fmt.Errorf("inlined-data table %s: column %q had types %s and %s; fdl cannot tell which one the table holds", t.name, name, typ, got)
-			}
-			typ = got
-		}
-		if typ == "" {
-			return fmt.Errorf("inlined-data table %s: column %q is not a column of table %d in ducklake_column", t.name, name, tableID)
+		typ, err := lc.typeByName(t.name, tableID, name, tree)
+		if err != nil {
+			return err
 		}
 		t.duck[3+i] = typ
 	}
 	return nil
+}
+
+// columnTree returns a function building the column a ducklake_column row
+// of table tableID describes, with its children visible at snapshot at.
+func (lc *lakeColumns) columnTree(tableID int64) func(r lakeColumnRow, at int64) *lakeColumn {
+	byParent := map[int64][]lakeColumnRow{}
+	for _, r := range lc.rows {
+		if r.parent.Valid && r.table == tableID {
+			byParent[r.parent.Int64] = append(byParent[r.parent.Int64], r)
+		}
+	}
+	var build func(r lakeColumnRow, at int64) *lakeColumn
+	build = func(r lakeColumnRow, at int64) *lakeColumn {
+		c := &lakeColumn{id: r.id, name: r.name, typ: r.typ}
+		kids := slices.Clone(byParent[r.id])
+		slices.SortFunc(kids, func(a, b lakeColumnRow) int { return int(a.order - b.order) })
+		for _, k := range kids {
+			if visibleAt(k, at) {
+				c.children = append(c.children, build(k, at))
+			}
+		}
+		return c
+	}
+	return build
+}
+
+// topColumnsAt returns the first snapshot with schema version sv (-1 when
+// none is left) and table tableID's top-level columns visible there, in
+// column_order.
+func (lc *lakeColumns) topColumnsAt(tableID, sv int64) (int64, []lakeColumnRow) {
+	at := int64(-1)
+	for _, s := range lc.snapshots {
+		if s[1] == sv {
+			at = s[0]
+			break
+		}
+	}
+	if at < 0 {
+		return at, nil
+	}
+	var top []lakeColumnRow
+	for _, r := range lc.rows {
+		if r.table == tableID && !r.parent.Valid && visibleAt(r, at) {
+			top = append(top, r)
+		}
+	}
+	slices.SortFunc(top, func(a, b lakeColumnRow) int { return int(a.order - b.order) })
+	return at, top
+}
+
+func lakeColumnNames(rows []lakeColumnRow) []string {
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r.name
+	}
+	return names
+}
+
+// typeByName returns the one DuckDB type every top-level column called
+// name of table tableID ever had (inlined is the inlined-data table, for
+// errors).
+func (lc *lakeColumns) typeByName(inlined string, tableID int64, name string, tree func(lakeColumnRow, int64) *lakeColumn) (string, error) {
+	typ := ""
+	for _, r := range lc.rows {
+		if r.table != tableID || r.parent.Valid || r.name != name {
+			continue
+		}
+		got, err := duckDBTypeOf(tree(r, r.begin))
+		if err != nil {
+			return "", fmt.Errorf("inlined-data table %s: %v", inlined, err)
+		}
+		if typ != "" && got != typ {
+			return "", fmt.Errorf("inlined-data table %s: column %q had types %s and %s; fdl cannot tell which one the table holds", inlined, name, typ, got)
+		}
+		typ = got
+	}
+	if typ == "" {
+		return "", fmt.Errorf("inlined-data table %s: column %q is not a column of table %d in ducklake_column", inlined, name, tableID)
+	}
+	return typ, nil
 }
 
 func visibleAt(r lakeColumnRow, at int64) bool {
@@ -511,10 +540,10 @@ const appendFlushRows = 16384
 const stageTable = "__fdl_stage"
 
 func (s *sqliteSnapshot) copyTable(ctx context.Context, duck *sql.Conn, alias string, t *sqliteTable) (int64, error) {
-	target := quoteIdent(alias) + ".main." + quoteIdent(t.name)
+	target := sqlquote.Ident(alias) + ".main." + sqlquote.Ident(t.name)
 	var defs []string
 	for i, c := range t.cols {
-		d := quoteIdent(c) + " " + t.duck[i]
+		d := sqlquote.Ident(c) + " " + t.duck[i]
 		if len(t.pk) == 1 && t.pk[0] == c {
 			d += " PRIMARY KEY"
 		} else if t.notNu[i] {
@@ -525,12 +554,12 @@ func (s *sqliteSnapshot) copyTable(ctx context.Context, duck *sql.Conn, alias st
 	if len(t.pk) > 1 {
 		var q []string
 		for _, p := range t.pk {
-			q = append(q, quoteIdent(p))
+			q = append(q, sqlquote.Ident(p))
 		}
 		defs = append(defs, "PRIMARY KEY ("+strings.Join(q, ", ")+")")
 	}
 	if s.rowIDCol != "" {
-		defs = append(defs, quoteIdent(s.rowIDCol)+" BIGINT")
+		defs = append(defs, sqlquote.Ident(s.rowIDCol)+" BIGINT")
 	}
 	if _, err := duck.ExecContext(ctx, "CREATE TABLE "+target+" ("+strings.Join(defs, ", ")+")"); err != nil {
 		return 0, fmt.Errorf("convert %s: create %s: %w", s.path, t.name, err)
@@ -546,16 +575,16 @@ func (s *sqliteSnapshot) copyTable(ctx context.Context, duck *sql.Conn, alias st
 	}
 	var sel []string
 	for i, c := range t.cols {
-		sel = append(sel, fmt.Sprintf("CAST(%s AS %s)", quoteIdent(c), t.duck[i]))
+		sel = append(sel, fmt.Sprintf("CAST(%s AS %s)", sqlquote.Ident(c), t.duck[i]))
 	}
 	if s.rowIDCol != "" {
 		cols = append(cols, s.rowIDCol)
 		stage = append(stage, tBigint)
-		sel = append(sel, quoteIdent(s.rowIDCol))
+		sel = append(sel, sqlquote.Ident(s.rowIDCol))
 	}
 	var cast string
 	if !direct {
-		cast = "INSERT INTO " + target + " SELECT " + strings.Join(sel, ", ") + " FROM " + quoteIdent(stageTable)
+		cast = "INSERT INTO " + target + " SELECT " + strings.Join(sel, ", ") + " FROM " + sqlquote.Ident(stageTable)
 	}
 	return s.appendRows(ctx, duck, alias, t, cols, stage, cast)
 }
@@ -567,20 +596,16 @@ func (s *sqliteSnapshot) copyTable(ctx context.Context, duck *sql.Conn, alias st
 func (s *sqliteSnapshot) appendRows(ctx context.Context, duck *sql.Conn, alias string, t *sqliteTable, cols, stage []string, cast string) (int64, error) {
 	sel := make([]string, len(t.cols))
 	for i, c := range t.cols {
-		sel[i] = quoteIdent(c)
+		sel[i] = sqlquote.Ident(c)
 	}
 	if s.rowIDCol != "" {
 		sel = append(sel, "rowid")
 	}
-	types := make([]duckdb.TypeInfo, len(stage))
-	for i, st := range stage {
-		typ := map[string]duckdb.Type{tBigint: duckdb.TYPE_BIGINT, tBlob: duckdb.TYPE_BLOB, tVarchar: duckdb.TYPE_VARCHAR}[st]
-		var err error
-		if types[i], err = duckdb.NewTypeInfo(typ); err != nil {
-			return 0, err
-		}
+	types, err := stageTypes(stage)
+	if err != nil {
+		return 0, err
 	}
-	rows, err := s.conn.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+quoteIdent(t.name))
+	rows, err := s.conn.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM "+sqlquote.Ident(t.name))
 	if err != nil {
 		if isSQLiteBusy(err) {
 			return 0, err
@@ -588,13 +613,6 @@ func (s *sqliteSnapshot) appendRows(ctx context.Context, duck *sql.Conn, alias s
 		return 0, classifySQLiteError(s.path, "read "+t.name, err)
 	}
 	defer rows.Close()
-	vals := make([]any, len(sel))
-	ptrs := make([]any, len(sel))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	row := make([]driver.Value, len(sel))
-	var n int64
 	// appendErr names the table; a cast that fails is a value that is not
 	// what DuckLake stores in that column.
 	appendErr := func(err error) error {
@@ -603,6 +621,7 @@ func (s *sqliteSnapshot) appendRows(ctx context.Context, duck *sql.Conn, alias s
 		}
 		return fmt.Errorf("convert %s: table %s: %w", s.path, t.name, err)
 	}
+	var n int64
 	err = duck.Raw(func(dc any) error {
 		var app *duckdb.Appender
 		var err error
@@ -614,35 +633,10 @@ func (s *sqliteSnapshot) appendRows(ctx context.Context, duck *sql.Conn, alias s
 		if err != nil {
 			return fmt.Errorf("convert %s: table %s: %w", s.path, t.name, err)
 		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				app.Close()
-				return classifySQLiteError(s.path, "read "+t.name, err)
-			}
-			for i, v := range vals {
-				if row[i], err = stageValue(v, stage[i]); err != nil {
-					app.Close()
-					return fmt.Errorf("%w: %s: table %s, column %s, row %d: %v", ErrCorrupt, s.path, t.name, sel[i], n+1, err)
-				}
-			}
-			if err := app.AppendRow(row...); err != nil {
-				app.Close()
-				return appendErr(err)
-			}
-			n++
-			if n%appendFlushRows == 0 {
-				if err := app.Flush(); err != nil {
-					app.Close()
-					return appendErr(err)
-				}
-			}
-		}
-		if err := rows.Err(); err != nil {
+		n, err = s.appendAll(rows, app, t.name, sel, stage, appendErr)
+		if err != nil {
 			app.Close()
-			if isSQLiteBusy(err) {
-				return err
-			}
-			return classifySQLiteError(s.path, "read "+t.name, err)
+			return err
 		}
 		if err := app.Close(); err != nil {
 			return appendErr(err)
@@ -650,6 +644,59 @@ func (s *sqliteSnapshot) appendRows(ctx context.Context, duck *sql.Conn, alias s
 		return nil
 	})
 	return n, err
+}
+
+// stageTypes returns the DuckDB types of the staging types stage.
+func stageTypes(stage []string) ([]duckdb.TypeInfo, error) {
+	types := make([]duckdb.TypeInfo, len(stage))
+	for i, st := range stage {
+		typ := map[string]duckdb.Type{tBigint: duckdb.TYPE_BIGINT, tBlob: duckdb.TYPE_BLOB, tVarchar: duckdb.TYPE_VARCHAR}[st]
+		var err error
+		if types[i], err = duckdb.NewTypeInfo(typ); err != nil {
+			return nil, err
+		}
+	}
+	return types, nil
+}
+
+// appendAll appends every row of rows (the columns sel of table) to app,
+// each value turned into its staging type, flushing every appendFlushRows
+// rows. It returns the rows appended.
+func (s *sqliteSnapshot) appendAll(rows *sql.Rows, app *duckdb.Appender, table string, sel, stage []string, appendErr func(error) error) (int64, error) {
+	vals := make([]any, len(sel))
+	ptrs := make([]any, len(sel))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	row := make([]driver.Value, len(sel))
+	var n int64
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return n, classifySQLiteError(s.path, "read "+table, err)
+		}
+		for i, v := range vals {
+			var err error
+			if row[i], err = stageValue(v, stage[i]); err != nil {
+				return n, fmt.Errorf("%w: %s: table %s, column %s, row %d: %v", ErrCorrupt, s.path, table, sel[i], n+1, err)
+			}
+		}
+		if err := app.AppendRow(row...); err != nil {
+			return n, appendErr(err)
+		}
+		n++
+		if n%appendFlushRows == 0 {
+			if err := app.Flush(); err != nil {
+				return n, appendErr(err)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		if isSQLiteBusy(err) {
+			return n, err
+		}
+		return n, classifySQLiteError(s.path, "read "+table, err)
+	}
+	return n, nil
 }
 
 // stageValue turns a value read from SQLite into the Go value the Appender
@@ -716,8 +763,8 @@ func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 			return fmt.Errorf("open %s: %w", path, err)
 		}
 		db, conn, err := newDuckDB(ctx, []string{
-			"SET memory_limit = " + quoteString(convertMemoryLimit),
-			"SET temp_directory = " + quoteString(spill),
+			"SET memory_limit = " + sqlquote.String(convertMemoryLimit),
+			"SET temp_directory = " + sqlquote.String(spill),
 			"SET TimeZone = 'UTC'",
 		})
 		if err != nil {
@@ -729,7 +776,7 @@ func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 		if strings.Contains(copyPath, "?") {
 			copyPath = ":memory:" // DuckDB misplaces the WAL of such a path (walPath); spilled instead
 		}
-		if _, err := conn.ExecContext(ctx, "ATTACH "+quoteString(copyPath)+" AS "+quoteIdent(catalogAlias)); err != nil {
+		if _, err := conn.ExecContext(ctx, "ATTACH "+sqlquote.String(copyPath)+" AS "+sqlquote.Ident(catalogAlias)); err != nil {
 			cc.Close()
 			return err
 		}
@@ -764,12 +811,12 @@ func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 // for a DuckDB catalog file (storage 64 up to DuckDB 1.4, 68 from DuckDB
 // 1.5, whose extension writes 0.4 and 1.0; compare the real catalogs in
 // MANIFEST.md).
-func storageForFormat(format string) Storage {
+func storageForFormat(format string) meta.Storage {
 	switch format {
 	case "0.4-dev1", "0.4", "1.0":
-		return Storage{Number: 68, MinDuckDB: storageVersions[68]}
+		return meta.Storage{Number: 68, MinDuckDB: storageVersions[68]}
 	}
-	return Storage{Number: 64, MinDuckDB: storageVersions[64]}
+	return meta.Storage{Number: 64, MinDuckDB: storageVersions[64]}
 }
 
 // freezeSQLite is Freeze for a SQLite-format source: one consistent read
@@ -787,49 +834,11 @@ func freezeSQLite(ctx context.Context, srcAbs, dstAbs string) (info FreezeInfo, 
 	}
 	defer os.RemoveAll(work)
 	tmp := filepath.Join(work, "catalog.duckdb")
-	var storage Storage
+	var storage meta.Storage
 	err = withSQLiteSnapshot(ctx, srcAbs, func(s *sqliteSnapshot) error {
-		os.Remove(tmp)
-		os.Remove(tmp + ".wal")
-		storage = storageForFormat(s.format)
-		db, conn, err := newDuckDB(ctx, []string{
-			"SET memory_limit = " + quoteString(convertMemoryLimit),
-			"SET temp_directory = " + quoteString(filepath.Join(work, "spill")),
-			"SET TimeZone = 'UTC'",
-		})
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		defer conn.Close()
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (STORAGE_VERSION %s)", quoteString(tmp), quoteIdent(frozenAlias), quoteString(storage.MinDuckDB))); err != nil {
-			return fmt.Errorf("freeze %s: %w", srcAbs, err)
-		}
-		// One transaction: DuckDB writes the rows of a transaction to the
-		// file a row group at a time as they come, not to its WAL and then
-		// again at the checkpoint.
-		if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
-			return fmt.Errorf("freeze %s: %w", srcAbs, err)
-		}
-		counts, err := s.copyInto(ctx, conn, frozenAlias)
-		if err == nil {
-			_, err = conn.ExecContext(ctx, "COMMIT")
-		} else {
-			conn.ExecContext(ctx, "ROLLBACK")
-		}
-		if err == nil {
-			err = checkCounts(ctx, conn, frozenAlias, counts)
-		}
-		if err == nil {
-			_, err = conn.ExecContext(ctx, "CHECKPOINT "+quoteIdent(frozenAlias))
-		}
-		if _, derr := conn.ExecContext(ctx, "DETACH "+quoteIdent(frozenAlias)); err == nil && derr != nil {
-			err = derr
-		}
-		if err != nil {
-			return fmt.Errorf("freeze %s: %w", srcAbs, err)
-		}
-		return nil
+		var err error
+		storage, err = s.freezeInto(ctx, tmp, work)
+		return err
 	})
 	if err != nil {
 		return info, err
@@ -858,11 +867,60 @@ func freezeSQLite(ctx context.Context, srcAbs, dstAbs string) (info FreezeInfo, 
 	return FreezeInfo{Format: format, Snapshot: last, Storage: got}, nil
 }
 
+// freezeInto writes the snapshot's rows as a new DuckDB database at tmp
+// (work is DuckDB's spill folder), in the storage version the extension of
+// the catalog's format wrote, and checks each table's row count. It may run
+// more than once (withSQLiteSnapshot retries on SQLITE_BUSY): it starts
+// from no file.
+func (s *sqliteSnapshot) freezeInto(ctx context.Context, tmp, work string) (meta.Storage, error) {
+	os.Remove(tmp)
+	os.Remove(tmp + ".wal")
+	storage := storageForFormat(s.format)
+	db, conn, err := newDuckDB(ctx, []string{
+		"SET memory_limit = " + sqlquote.String(convertMemoryLimit),
+		"SET temp_directory = " + sqlquote.String(filepath.Join(work, "spill")),
+		"SET TimeZone = 'UTC'",
+	})
+	if err != nil {
+		return storage, err
+	}
+	defer db.Close()
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (STORAGE_VERSION %s)", sqlquote.String(tmp), sqlquote.Ident(frozenAlias), sqlquote.String(storage.MinDuckDB))); err != nil {
+		return storage, fmt.Errorf("freeze %s: %w", s.path, err)
+	}
+	// One transaction: DuckDB writes the rows of a transaction to the file
+	// a row group at a time as they come, not to its WAL and then again at
+	// the checkpoint.
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return storage, fmt.Errorf("freeze %s: %w", s.path, err)
+	}
+	counts, err := s.copyInto(ctx, conn, frozenAlias)
+	if err == nil {
+		_, err = conn.ExecContext(ctx, "COMMIT")
+	} else {
+		conn.ExecContext(ctx, "ROLLBACK")
+	}
+	if err == nil {
+		err = checkCounts(ctx, conn, frozenAlias, counts)
+	}
+	if err == nil {
+		_, err = conn.ExecContext(ctx, "CHECKPOINT "+sqlquote.Ident(frozenAlias))
+	}
+	if _, derr := conn.ExecContext(ctx, "DETACH "+sqlquote.Ident(frozenAlias)); err == nil && derr != nil {
+		err = derr
+	}
+	if err != nil {
+		return storage, fmt.Errorf("freeze %s: %w", s.path, err)
+	}
+	return storage, nil
+}
+
 // checkCounts checks that each table of alias has the number of rows read.
 func checkCounts(ctx context.Context, conn *sql.Conn, alias string, counts map[string]int64) error {
 	for t, want := range counts {
 		var got int64
-		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+quoteIdent(alias)+".main."+quoteIdent(t)).Scan(&got); err != nil {
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+sqlquote.Ident(alias)+".main."+sqlquote.Ident(t)).Scan(&got); err != nil {
 			return err
 		}
 		if got != want {

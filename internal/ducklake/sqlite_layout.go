@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // This file holds what fdl knows about how DuckDB's ducklake extension lays
@@ -236,7 +238,7 @@ func duckDBTypeOf(c *lakeColumn) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			parts = append(parts, quoteIdent(ch.name)+" "+ct)
+			parts = append(parts, sqlquote.Ident(ch.name)+" "+ct)
 		}
 		return "STRUCT(" + strings.Join(parts, ", ") + ")", nil
 	case "list":

@@ -3,6 +3,8 @@ package ducklake
 import (
 	"context"
 	"database/sql"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // CopySQLiteInto reads one consistent snapshot of the SQLite-format catalog
@@ -34,7 +36,7 @@ func CopySQLiteInto(ctx context.Context, conn *sql.Conn, alias, path, rowIDColum
 		if err != nil {
 			// undo the partial copy so a retry starts from an empty database
 			for _, t := range s.tables {
-				conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+quoteIdent(alias)+".main."+quoteIdent(t.name))
+				conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+sqlquote.Ident(alias)+".main."+sqlquote.Ident(t.name))
 			}
 		}
 		return err
@@ -73,6 +75,3 @@ func SQLiteLayout(ctx context.Context, conn *sql.Conn, alias string) ([]SQLiteTa
 	}
 	return out, nil
 }
-
-// QuoteSQLiteIdent quotes a name for SQLite (double quotes, "" inside).
-func QuoteSQLiteIdent(s string) string { return quoteIdent(s) }

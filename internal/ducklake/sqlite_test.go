@@ -14,6 +14,7 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/testutil"
 )
 
@@ -78,16 +79,16 @@ func sqliteRows(t testing.TB, db *sql.DB, q string) []string {
 func compareValues(t *testing.T, a, b string) {
 	t.Helper()
 	r := newRawDB(t, "")
-	r.exec(fmt.Sprintf("ATTACH %s AS a (READ_ONLY)", quoteString(a)), fmt.Sprintf("ATTACH %s AS b (READ_ONLY)", quoteString(b)))
+	r.exec(fmt.Sprintf("ATTACH %s AS a (READ_ONLY)", sqlquote.String(a)), fmt.Sprintf("ATTACH %s AS b (READ_ONLY)", sqlquote.String(b)))
 	defer r.close()
 	for _, tb := range r.strings("SELECT table_name FROM duckdb_tables() WHERE database_name = 'a' ORDER BY 1") {
-		cols := r.strings(fmt.Sprintf("SELECT column_name FROM duckdb_columns() WHERE database_name = 'a' AND table_name = %s ORDER BY column_index", quoteString(tb)))
+		cols := r.strings(fmt.Sprintf("SELECT column_name FROM duckdb_columns() WHERE database_name = 'a' AND table_name = %s ORDER BY column_index", sqlquote.String(tb)))
 		var sel []string
 		for _, c := range cols {
-			sel = append(sel, fmt.Sprintf("typeof(%[1]s) || ':' || coalesce(%[1]s::VARCHAR, 'NULL')", quoteIdent(c)))
+			sel = append(sel, fmt.Sprintf("typeof(%[1]s) || ':' || coalesce(%[1]s::VARCHAR, 'NULL')", sqlquote.Ident(c)))
 		}
 		q := func(db string) string {
-			return fmt.Sprintf("SELECT %s FROM %s.main.%s ORDER BY ALL", strings.Join(sel, ", "), db, quoteIdent(tb))
+			return fmt.Sprintf("SELECT %s FROM %s.main.%s ORDER BY ALL", strings.Join(sel, ", "), db, sqlquote.Ident(tb))
 		}
 		ra, rb := r.strings(q("a")), r.strings(q("b"))
 		if len(ra) != len(rb) {
@@ -202,7 +203,7 @@ func checkSQLiteTypes(t *testing.T, db *sql.DB) {
 		if sqliteDeclType(want, false) != decl {
 			t.Errorf("%s.%s declared %s, want %s", table, col, decl, sqliteDeclType(want, false))
 		}
-		q := fmt.Sprintf("SELECT DISTINCT typeof(%s) FROM %s WHERE %s IS NOT NULL", quoteIdent(col), quoteIdent(table), quoteIdent(col))
+		q := fmt.Sprintf("SELECT DISTINCT typeof(%s) FROM %s WHERE %s IS NOT NULL", sqlquote.Ident(col), sqlquote.Ident(table), sqlquote.Ident(col))
 		for _, typ := range sqliteRows(t, db, q) {
 			ok := map[string]string{tBoolean: "string:integer", tBigint: "string:integer", tUUID: "string:text", tTimestamp: "string:text", tVarchar: "string:text"}[want]
 			if typ != ok {
@@ -210,12 +211,12 @@ func checkSQLiteTypes(t *testing.T, db *sql.DB) {
 			}
 		}
 		if want == tBoolean {
-			if got := sqliteRows(t, db, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s NOT IN (0, 1)", quoteIdent(table), quoteIdent(col))); got[0] != "int64:0" {
+			if got := sqliteRows(t, db, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s NOT IN (0, 1)", sqlquote.Ident(table), sqlquote.Ident(col))); got[0] != "int64:0" {
 				t.Errorf("%s.%s holds booleans other than 0/1", table, col)
 			}
 		}
 		if want == tTimestamp {
-			for _, v := range sqliteRows(t, db, fmt.Sprintf("SELECT %s FROM %s WHERE %s IS NOT NULL", quoteIdent(col), quoteIdent(table), quoteIdent(col))) {
+			for _, v := range sqliteRows(t, db, fmt.Sprintf("SELECT %s FROM %s WHERE %s IS NOT NULL", sqlquote.Ident(col), sqlquote.Ident(table), sqlquote.Ident(col))) {
 				if !strings.HasSuffix(v, "+00") {
 					t.Errorf("%s.%s = %s, want UTC text ending in +00", table, col, v)
 				}
@@ -246,7 +247,7 @@ func TestSQLiteRealCatalogLayout(t *testing.T) {
 	// Same tables and column types as the real DuckDB-format 0.2 catalog.
 	air := gunzipCatalog(t, "airduck-v0.2.ducklake", dir, "")
 	r := newRawDB(t, "")
-	r.exec(fmt.Sprintf("ATTACH %s AS a (READ_ONLY)", quoteString(air)), fmt.Sprintf("ATTACH %s AS b (READ_ONLY)", quoteString(frozen)))
+	r.exec(fmt.Sprintf("ATTACH %s AS a (READ_ONLY)", sqlquote.String(air)), fmt.Sprintf("ATTACH %s AS b (READ_ONLY)", sqlquote.String(frozen)))
 	q := `SELECT table_name, column_index, column_name, data_type FROM duckdb_columns() WHERE database_name = '%s' ORDER BY ALL`
 	if a, b := r.strings(fmt.Sprintf(q, "a")), r.strings(fmt.Sprintf(q, "b")); !slices.Equal(a, b) {
 		t.Errorf("columns differ from airduck-v0.2:\n%q\n%q", a, b)
@@ -272,7 +273,7 @@ func TestSQLiteRealCatalogLayout(t *testing.T) {
 	}
 	for _, row := range sqliteRows(t, orig, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name") {
 		name := strings.TrimPrefix(row, "string:")
-		q := "SELECT * FROM " + quoteIdent(name) + " ORDER BY " + strings.Join(columnNumbers(t, orig, name), ", ")
+		q := "SELECT * FROM " + sqlquote.Ident(name) + " ORDER BY " + strings.Join(columnNumbers(t, orig, name), ", ")
 		if a, b := sqliteRows(t, orig, q), sqliteRows(t, conv, q); !slices.Equal(a, b) {
 			t.Errorf("table %s differs:\n%q\n%q", name, a, b)
 		}
@@ -281,7 +282,7 @@ func TestSQLiteRealCatalogLayout(t *testing.T) {
 }
 
 func columnNumbers(t testing.TB, db *sql.DB, table string) []string {
-	n := len(sqliteRows(t, db, "SELECT name FROM pragma_table_info("+quoteString(table)+")"))
+	n := len(sqliteRows(t, db, "SELECT name FROM pragma_table_info("+sqlquote.String(table)+")"))
 	var out []string
 	for i := 1; i <= n; i++ {
 		out = append(out, fmt.Sprint(i))
@@ -519,7 +520,7 @@ func TestSQLiteReadIsOneTransaction(t *testing.T) {
 		t.Fatal("the hook did not write")
 	}
 	r := newRawDB(t, "")
-	r.exec(fmt.Sprintf("ATTACH %s AS f (READ_ONLY)", quoteString(frozen)))
+	r.exec(fmt.Sprintf("ATTACH %s AS f (READ_ONLY)", sqlquote.String(frozen)))
 	snaps, changes := r.int("SELECT count(*) FROM f.ducklake_snapshot"), r.int("SELECT count(*) FROM f.ducklake_snapshot_changes")
 	if snaps != 2 || changes != 2 || info.Snapshot.ID != 1 {
 		t.Errorf("frozen holds %d snapshots and %d snapshot_changes rows (last %d), want the 2 committed before the read", snaps, changes, info.Snapshot.ID)

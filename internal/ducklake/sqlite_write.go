@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // ConvertToSQLite writes dst, a new SQLite-format DuckLake catalog holding
@@ -64,7 +66,7 @@ func ConvertToSQLite(ctx context.Context, src, dst string) (err error) {
 	if c.backend == BackendSQLite {
 		return fmt.Errorf("convert %s to SQLite: %w: it is already a SQLite catalog", srcAbs, ErrUnsupportedFormat)
 	}
-	for _, q := range []string{"SET TimeZone = 'UTC'", "SET memory_limit = " + quoteString(convertMemoryLimit)} {
+	for _, q := range []string{"SET TimeZone = 'UTC'", "SET memory_limit = " + sqlquote.String(convertMemoryLimit)} {
 		if _, err := c.conn.ExecContext(ctx, q); err != nil {
 			return err
 		}
@@ -118,18 +120,36 @@ func (c *Catalog) duckLayout(ctx context.Context) ([]*duckTable, error) {
 }
 
 func (c *Catalog) duckLayoutAlias(ctx context.Context, alias string) ([]*duckTable, error) {
+	tables, byName, err := c.duckColumns(ctx, alias)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.duckConstraints(ctx, alias, byName); err != nil {
+		return nil, err
+	}
+	for _, t := range tables {
+		if err := c.checkConvertible(t); err != nil {
+			return nil, err
+		}
+	}
+	return tables, nil
+}
+
+// duckColumns reads the tables of the attached catalog alias with their
+// columns and types, in the catalog's order.
+func (c *Catalog) duckColumns(ctx context.Context, alias string) ([]*duckTable, map[string]*duckTable, error) {
 	rows, err := c.conn.QueryContext(ctx, `SELECT table_name, column_name, data_type FROM duckdb_columns()
 		WHERE database_name = ? AND schema_name = ? ORDER BY table_oid, column_index`, alias, c.schema)
 	if err != nil {
-		return nil, fmt.Errorf("read the columns of %s: %w", c.path, err)
+		return nil, nil, fmt.Errorf("read the columns of %s: %w", c.path, err)
 	}
+	defer rows.Close()
 	var tables []*duckTable
 	byName := map[string]*duckTable{}
 	for rows.Next() {
 		var tn, cn, ty string
 		if err := rows.Scan(&tn, &cn, &ty); err != nil {
-			rows.Close()
-			return nil, err
+			return nil, nil, err
 		}
 		t := byName[tn]
 		if t == nil {
@@ -140,21 +160,23 @@ func (c *Catalog) duckLayoutAlias(ctx context.Context, alias string) ([]*duckTab
 		t.cols = append(t.cols, cn)
 		t.types = append(t.types, ty)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	crows, err := c.conn.QueryContext(ctx, `SELECT table_name, constraint_type, constraint_column_names FROM duckdb_constraints()
+	return tables, byName, rows.Err()
+}
+
+// duckConstraints reads the PRIMARY KEY and NOT NULL constraints of the
+// attached catalog alias into its tables.
+func (c *Catalog) duckConstraints(ctx context.Context, alias string, byName map[string]*duckTable) error {
+	rows, err := c.conn.QueryContext(ctx, `SELECT table_name, constraint_type, constraint_column_names FROM duckdb_constraints()
 		WHERE database_name = ? AND schema_name = ? AND constraint_type IN ('PRIMARY KEY', 'NOT NULL')`, alias, c.schema)
 	if err != nil {
-		return nil, fmt.Errorf("read the constraints of %s: %w", c.path, err)
+		return fmt.Errorf("read the constraints of %s: %w", c.path, err)
 	}
-	defer crows.Close()
-	for crows.Next() {
+	defer rows.Close()
+	for rows.Next() {
 		var tn, ct string
 		var names duckdbList
-		if err := crows.Scan(&tn, &ct, &names); err != nil {
-			return nil, err
+		if err := rows.Scan(&tn, &ct, &names); err != nil {
+			return err
 		}
 		t := byName[tn]
 		if t == nil {
@@ -168,36 +190,38 @@ func (c *Catalog) duckLayoutAlias(ctx context.Context, alias string) ([]*duckTab
 			}
 		}
 	}
-	if err := crows.Err(); err != nil {
-		return nil, err
-	}
-	for _, t := range tables {
-		switch t.kind {
-		case kindMetadata:
-			for i, col := range t.cols {
-				want, ok := metadataColumns[t.name][col]
-				if !ok {
-					return nil, fmt.Errorf("%w: %s (format %s): table %s has a column %s that no DuckLake format fdl knows has", ErrUnsupportedFormat, c.path, c.format, t.name, col)
-				}
-				if t.types[i] != want {
-					return nil, fmt.Errorf("%w: %s (format %s): column %s.%s is %s, DuckLake stores %s", ErrUnsupportedFormat, c.path, c.format, t.name, col, t.types[i], want)
-				}
+	return rows.Err()
+}
+
+// checkConvertible refuses a table that cannot be written to SQLite
+// exactly: a metadata table with a column or type no DuckLake format has,
+// an inlined table of an unexpected shape, a table that is not DuckLake's.
+func (c *Catalog) checkConvertible(t *duckTable) error {
+	switch t.kind {
+	case kindMetadata:
+		for i, col := range t.cols {
+			want, ok := metadataColumns[t.name][col]
+			if !ok {
+				return fmt.Errorf("%w: %s (format %s): table %s has a column %s that no DuckLake format fdl knows has", ErrUnsupportedFormat, c.path, c.format, t.name, col)
 			}
-		case kindInlinedDelete:
-			for i, col := range t.cols {
-				if t.types[i] != tBigint {
-					return nil, fmt.Errorf("%w: %s: column %s.%s is %s, not BIGINT", ErrUnsupportedFormat, c.path, t.name, col, t.types[i])
-				}
+			if t.types[i] != want {
+				return fmt.Errorf("%w: %s (format %s): column %s.%s is %s, DuckLake stores %s", ErrUnsupportedFormat, c.path, c.format, t.name, col, t.types[i], want)
 			}
-		case kindInlinedData:
-			if len(t.cols) < 3 || strings.Join(t.cols[:3], ",") != strings.Join(inlinedInternalColumns, ",") {
-				return nil, fmt.Errorf("%w: %s: inlined-data table %s does not start with columns %v", ErrUnsupportedFormat, c.path, t.name, inlinedInternalColumns)
-			}
-		default:
-			return nil, fmt.Errorf("%w: %s has a table %s that is not a DuckLake table; fdl converts only DuckLake catalogs", ErrUnsupportedFormat, c.path, t.name)
 		}
+	case kindInlinedDelete:
+		for i, col := range t.cols {
+			if t.types[i] != tBigint {
+				return fmt.Errorf("%w: %s: column %s.%s is %s, not BIGINT", ErrUnsupportedFormat, c.path, t.name, col, t.types[i])
+			}
+		}
+	case kindInlinedData:
+		if len(t.cols) < 3 || strings.Join(t.cols[:3], ",") != strings.Join(inlinedInternalColumns, ",") {
+			return fmt.Errorf("%w: %s: inlined-data table %s does not start with columns %v", ErrUnsupportedFormat, c.path, t.name, inlinedInternalColumns)
+		}
+	default:
+		return fmt.Errorf("%w: %s has a table %s that is not a DuckLake table; fdl converts only DuckLake catalogs", ErrUnsupportedFormat, c.path, t.name)
 	}
-	return tables, nil
+	return nil
 }
 
 // duckdbList scans a DuckDB VARCHAR[] value.
@@ -246,7 +270,7 @@ func sqliteIdent(name string, keywords map[string]bool) string {
 	if plainIdentRE.MatchString(name) && !keywords[name] {
 		return name
 	}
-	return quoteIdent(name)
+	return sqlquote.Ident(name)
 }
 
 // sqliteCreateTable is the CREATE TABLE statement DuckDB's sqlite extension
@@ -312,7 +336,7 @@ func (c *Catalog) writeSQLite(ctx context.Context, path string, tables []*duckTa
 	}
 	for name, want := range counts {
 		var got int64
-		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+quoteIdent(name)).Scan(&got); err != nil {
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+sqlquote.Ident(name)).Scan(&got); err != nil {
 			return err
 		}
 		if got != want {
@@ -365,27 +389,11 @@ func (c *Catalog) writeSQLiteTable(ctx context.Context, conn *sql.Conn, t *duckT
 	if _, err := conn.ExecContext(ctx, ddl); err != nil {
 		return 0, fmt.Errorf("%s: %w", ddl, err)
 	}
-	ncol := len(t.cols)
-	sel := make([]string, ncol)
-	names := make([]string, ncol)
-	marks := make([]string, ncol)
-	for i, col := range t.cols {
-		sel[i] = fmt.Sprintf("CAST(%s AS %s)", quoteIdent(col), decls[i])
-		names[i] = quoteIdent(col)
-		marks[i] = "?"
-	}
-	insert := "INSERT INTO " + quoteIdent(t.name) + " (" + strings.Join(names, ", ") + ") VALUES "
-	tuple := "(" + strings.Join(marks, ", ") + ")"
-	prepare := func(n int) (*sql.Stmt, error) {
-		return conn.PrepareContext(ctx, insert+strings.TrimSuffix(strings.Repeat(tuple+", ", n), ", "))
-	}
-	perInsert := max(1, min(convertInsertRows, sqliteMaxParams/ncol))
-	full, err := prepare(perInsert)
+	ins, err := newBatchInsert(ctx, conn, t.name, t.cols)
 	if err != nil {
 		return 0, err
 	}
-	defer full.Close()
-
+	defer ins.close()
 	var lo, hi sql.NullInt64
 	if err := c.conn.QueryRowContext(ctx, "SELECT min(rowid), max(rowid) FROM "+c.t(t.name)).Scan(&lo, &hi); err != nil {
 		return 0, fmt.Errorf("read %s: %w", t.name, err)
@@ -393,8 +401,39 @@ func (c *Catalog) writeSQLiteTable(ctx context.Context, conn *sql.Conn, t *duckT
 	if !lo.Valid {
 		return 0, nil
 	}
+	sel := make([]string, len(t.cols))
+	for i, col := range t.cols {
+		sel[i] = fmt.Sprintf("CAST(%s AS %s)", sqlquote.Ident(col), decls[i])
+	}
 	query := "SELECT " + strings.Join(sel, ", ") + " FROM " + c.t(t.name) + " WHERE rowid >= ? AND rowid < ? ORDER BY rowid"
-	ptrs := make([]any, ncol)
+	ptrs := scanTargets(decls)
+	for from := lo.Int64; from <= hi.Int64; from += convertReadRows {
+		rows, err := c.conn.QueryContext(ctx, query, from, from+convertReadRows)
+		if err != nil {
+			return 0, fmt.Errorf("read %s: %w", t.name, err)
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				rows.Close()
+				return 0, fmt.Errorf("read %s: %w", t.name, err)
+			}
+			if err := ins.add(ctx, ptrs); err != nil {
+				rows.Close()
+				return 0, err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, fmt.Errorf("read %s: %w", t.name, err)
+		}
+	}
+	return ins.finish(ctx)
+}
+
+// scanTargets returns a scan destination per column for the SQLite types
+// decls (NULL-able, a copy of BLOBs).
+func scanTargets(decls []string) []any {
+	ptrs := make([]any, len(decls))
 	for i, d := range decls {
 		switch d {
 		case tBigint:
@@ -407,65 +446,97 @@ func (c *Catalog) writeSQLiteTable(ctx context.Context, conn *sql.Conn, t *duckT
 			ptrs[i] = new(sql.NullString)
 		}
 	}
-	vals := make([]any, 0, perInsert*ncol)
-	var n int64
-	for from := lo.Int64; from <= hi.Int64; from += convertReadRows {
-		rows, err := c.conn.QueryContext(ctx, query, from, from+convertReadRows)
-		if err != nil {
-			return 0, fmt.Errorf("read %s: %w", t.name, err)
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				rows.Close()
-				return 0, fmt.Errorf("read %s: %w", t.name, err)
-			}
-			for _, p := range ptrs {
-				var v any
-				switch x := p.(type) {
-				case *sql.NullInt64:
-					if x.Valid {
-						v = x.Int64
-					}
-				case *sql.NullFloat64:
-					if x.Valid {
-						v = x.Float64
-					}
-				case *[]byte:
-					if *x != nil {
-						v = *x // Scan stores a copy each time
-					}
-				case *sql.NullString:
-					if x.Valid {
-						v = x.String
-					}
-				}
-				vals = append(vals, v)
-			}
-			if len(vals) == cap(vals) {
-				if _, err := full.ExecContext(ctx, vals...); err != nil {
-					rows.Close()
-					return 0, fmt.Errorf("write %s: %w", t.name, err)
-				}
-				n += int64(perInsert)
-				vals = vals[:0]
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return 0, fmt.Errorf("read %s: %w", t.name, err)
-		}
-	}
-	if len(vals) > 0 {
-		k := len(vals) / ncol
-		last, err := prepare(k)
-		if err != nil {
-			return 0, err
-		}
-		defer last.Close()
-		if _, err := last.ExecContext(ctx, vals...); err != nil {
-			return 0, fmt.Errorf("write %s: %w", t.name, err)
-		}
-		n += int64(k)
-	}
-	return n, nil
+	return ptrs
 }
+
+// scanned returns the value a scan target holds (nil for NULL).
+func scanned(p any) any {
+	switch x := p.(type) {
+	case *sql.NullInt64:
+		if x.Valid {
+			return x.Int64
+		}
+	case *sql.NullFloat64:
+		if x.Valid {
+			return x.Float64
+		}
+	case *[]byte:
+		if *x != nil {
+			return *x // Scan stores a copy each time
+		}
+	case *sql.NullString:
+		if x.Valid {
+			return x.String
+		}
+	}
+	return nil
+}
+
+// batchInsert writes rows to a SQLite table with multi-row INSERTs of as
+// many rows as SQLite's parameter limit allows (at most convertInsertRows).
+type batchInsert struct {
+	conn          *sql.Conn
+	table         string
+	insert, tuple string
+	ncol, per     int
+	full          *sql.Stmt
+	vals          []any
+	n             int64
+}
+
+func newBatchInsert(ctx context.Context, conn *sql.Conn, table string, cols []string) (*batchInsert, error) {
+	b := &batchInsert{conn: conn, table: table, ncol: len(cols)}
+	names := make([]string, len(cols))
+	marks := make([]string, len(cols))
+	for i, col := range cols {
+		names[i], marks[i] = sqlquote.Ident(col), "?"
+	}
+	b.insert = "INSERT INTO " + sqlquote.Ident(table) + " (" + strings.Join(names, ", ") + ") VALUES "
+	b.tuple = "(" + strings.Join(marks, ", ") + ")"
+	b.per = max(1, min(convertInsertRows, sqliteMaxParams/b.ncol))
+	var err error
+	if b.full, err = b.prepare(ctx, b.per); err != nil {
+		return nil, err
+	}
+	b.vals = make([]any, 0, b.per*b.ncol)
+	return b, nil
+}
+
+func (b *batchInsert) prepare(ctx context.Context, rows int) (*sql.Stmt, error) {
+	return b.conn.PrepareContext(ctx, b.insert+strings.TrimSuffix(strings.Repeat(b.tuple+", ", rows), ", "))
+}
+
+// add adds the row the scan targets hold, writing a full batch.
+func (b *batchInsert) add(ctx context.Context, ptrs []any) error {
+	for _, p := range ptrs {
+		b.vals = append(b.vals, scanned(p))
+	}
+	if len(b.vals) < cap(b.vals) {
+		return nil
+	}
+	if _, err := b.full.ExecContext(ctx, b.vals...); err != nil {
+		return fmt.Errorf("write %s: %w", b.table, err)
+	}
+	b.n += int64(b.per)
+	b.vals = b.vals[:0]
+	return nil
+}
+
+// finish writes the last, partial batch and returns the rows written.
+func (b *batchInsert) finish(ctx context.Context) (int64, error) {
+	if len(b.vals) == 0 {
+		return b.n, nil
+	}
+	k := len(b.vals) / b.ncol
+	last, err := b.prepare(ctx, k)
+	if err != nil {
+		return 0, err
+	}
+	defer last.Close()
+	if _, err := last.ExecContext(ctx, b.vals...); err != nil {
+		return 0, fmt.Errorf("write %s: %w", b.table, err)
+	}
+	return b.n + int64(k), nil
+}
+
+func (b *batchInsert) close() { b.full.Close() }

@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // State returns what the catalog holds at snapshot: the schemas, tables and
@@ -34,7 +37,7 @@ import (
 //
 // Errors: ErrSnapshotNotFound when ducklake_snapshot has no row with id
 // snapshot.
-func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
+func (c *Catalog) State(ctx context.Context, snapshot int64) (*meta.State, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.ready(); err != nil {
@@ -47,305 +50,362 @@ func (c *Catalog) State(ctx context.Context, snapshot int64) (*State, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("%w: %s has no snapshot %d", ErrSnapshotNotFound, c.path, snapshot)
 	}
-	st := &State{Snapshot: snapshot, Schemas: []Schema{}}
-
-	// Schemas.
-	schemaIdx := map[int64]int{}
-	if c.has("ducklake_schema") {
-		err := c.query(ctx, fmt.Sprintf("SELECT schema_id, schema_name FROM %s WHERE %s ORDER BY schema_name, schema_id",
-			c.t("ducklake_schema"), visible("", snapshot)), func(r *sql.Rows) error {
-			var s Schema
-			var name sql.NullString
-			if err := r.Scan(&s.ID, &name); err != nil {
-				return err
-			}
-			s.Name, s.Tables, s.Views = name.String, []Table{}, []View{}
-			schemaIdx[s.ID] = len(st.Schemas)
-			st.Schemas = append(st.Schemas, s)
-			return nil
-		})
-		if err != nil {
+	b := &stateBuilder{c: c, at: snapshot, st: &meta.State{Snapshot: snapshot, Schemas: []meta.Schema{}}, schemaIdx: map[int64]int{}, tableRef: map[int64]tableRef{}}
+	for _, step := range []func(context.Context) error{b.schemas, b.tables, b.views, b.columns} {
+		if err := step(ctx); err != nil {
 			return nil, err
 		}
 	}
-
-	// Tables.
-	type tref struct{ schema, table int }
-	tableRef := map[int64]tref{}
-	if c.has("ducklake_table") {
-		err := c.query(ctx, fmt.Sprintf("SELECT table_id, schema_id, table_name FROM %s WHERE %s ORDER BY table_name, table_id",
-			c.t("ducklake_table"), visible("", snapshot)), func(r *sql.Rows) error {
-			var t Table
-			var schemaID int64
-			var name sql.NullString
-			if err := r.Scan(&t.ID, &schemaID, &name); err != nil {
-				return err
-			}
-			si, ok := schemaIdx[schemaID]
-			if !ok {
-				return nil // schema not visible: an inconsistent catalog; fdl verify reports it
-			}
-			t.Name, t.Columns = name.String, []Column{}
-			tableRef[t.ID] = tref{si, len(st.Schemas[si].Tables)}
-			st.Schemas[si].Tables = append(st.Schemas[si].Tables, t)
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+	if err := c.countData(ctx, snapshot, b.table); err != nil {
+		return nil, err
 	}
-	table := func(id int64) *Table {
-		r, ok := tableRef[id]
+	sortByName(b.st)
+	return b.st, nil
+}
+
+// stateBuilder reads one snapshot's state, table by table of the catalog:
+// schemas, then the tables and views in them, then the tables' columns.
+// Rows whose schema or table is not visible at the snapshot (an
+// inconsistent catalog; verify reports it) are left out.
+type stateBuilder struct {
+	c         *Catalog
+	at        int64
+	st        *meta.State
+	schemaIdx map[int64]int // schema id -> index in st.Schemas
+	tableRef  map[int64]tableRef
+}
+
+// tableRef locates a table in State: Schemas[schema].Tables[table].
+type tableRef struct{ schema, table int }
+
+// table returns the table with id, nil when it is not visible.
+func (b *stateBuilder) table(id int64) *meta.Table {
+	r, ok := b.tableRef[id]
+	if !ok {
+		return nil
+	}
+	return &b.st.Schemas[r.schema].Tables[r.table]
+}
+
+func (b *stateBuilder) schemas(ctx context.Context) error {
+	c := b.c
+	if !c.has("ducklake_schema") {
+		return nil
+	}
+	return c.query(ctx, fmt.Sprintf("SELECT schema_id, schema_name FROM %s WHERE %s ORDER BY schema_name, schema_id",
+		c.t("ducklake_schema"), visible("", b.at)), func(r *sql.Rows) error {
+		var s meta.Schema
+		var name sql.NullString
+		if err := r.Scan(&s.ID, &name); err != nil {
+			return err
+		}
+		s.Name, s.Tables, s.Views = name.String, []meta.Table{}, []meta.View{}
+		b.schemaIdx[s.ID] = len(b.st.Schemas)
+		b.st.Schemas = append(b.st.Schemas, s)
+		return nil
+	})
+}
+
+func (b *stateBuilder) tables(ctx context.Context) error {
+	c := b.c
+	if !c.has("ducklake_table") {
+		return nil
+	}
+	return c.query(ctx, fmt.Sprintf("SELECT table_id, schema_id, table_name FROM %s WHERE %s ORDER BY table_name, table_id",
+		c.t("ducklake_table"), visible("", b.at)), func(r *sql.Rows) error {
+		var t meta.Table
+		var schemaID int64
+		var name sql.NullString
+		if err := r.Scan(&t.ID, &schemaID, &name); err != nil {
+			return err
+		}
+		si, ok := b.schemaIdx[schemaID]
 		if !ok {
 			return nil
 		}
-		return &st.Schemas[r.schema].Tables[r.table]
-	}
+		t.Name, t.Columns = name.String, []meta.Column{}
+		b.tableRef[t.ID] = tableRef{si, len(b.st.Schemas[si].Tables)}
+		b.st.Schemas[si].Tables = append(b.st.Schemas[si].Tables, t)
+		return nil
+	})
+}
 
-	// Views.
-	if c.has("ducklake_view") {
-		err := c.query(ctx, fmt.Sprintf("SELECT view_id, schema_id, view_name, %s, %s FROM %s WHERE %s ORDER BY view_name, view_id",
-			c.col("ducklake_view", "", "dialect", "NULL::VARCHAR"), c.col("ducklake_view", "", "sql", "NULL::VARCHAR"),
-			c.t("ducklake_view"), visible("", snapshot)), func(r *sql.Rows) error {
-			var v View
-			var schemaID int64
-			var name, dialect, sqlText sql.NullString
-			if err := r.Scan(&v.ID, &schemaID, &name, &dialect, &sqlText); err != nil {
-				return err
-			}
-			si, ok := schemaIdx[schemaID]
-			if !ok {
-				return nil
-			}
-			v.Name, v.Dialect, v.SQL = name.String, dialect.String, sqlText.String
-			st.Schemas[si].Views = append(st.Schemas[si].Views, v)
+func (b *stateBuilder) views(ctx context.Context) error {
+	c := b.c
+	if !c.has("ducklake_view") {
+		return nil
+	}
+	return c.query(ctx, fmt.Sprintf("SELECT view_id, schema_id, view_name, %s, %s FROM %s WHERE %s ORDER BY view_name, view_id",
+		c.col("ducklake_view", "", "dialect", "NULL::VARCHAR"), c.col("ducklake_view", "", "sql", "NULL::VARCHAR"),
+		c.t("ducklake_view"), visible("", b.at)), func(r *sql.Rows) error {
+		var v meta.View
+		var schemaID int64
+		var name, dialect, sqlText sql.NullString
+		if err := r.Scan(&v.ID, &schemaID, &name, &dialect, &sqlText); err != nil {
+			return err
+		}
+		si, ok := b.schemaIdx[schemaID]
+		if !ok {
 			return nil
-		})
-		if err != nil {
-			return nil, err
 		}
-	}
+		v.Name, v.Dialect, v.SQL = name.String, dialect.String, sqlText.String
+		b.st.Schemas[si].Views = append(b.st.Schemas[si].Views, v)
+		return nil
+	})
+}
 
-	// Columns: ids are unique per table only, so nesting is keyed by
-	// (table_id, column_id).
-	if c.has("ducklake_column") {
-		type key struct{ table, col int64 }
-		type node struct {
-			col    Column
-			parent *int64
+// columnNode is a column as read, with its parent column (nested types).
+type columnNode struct {
+	table  int64
+	col    meta.Column
+	parent *int64
+}
+
+// columns reads the columns and nests them under their parents: ids are
+// unique per table only, so nesting is keyed by (table_id, column_id).
+func (b *stateBuilder) columns(ctx context.Context) error {
+	c := b.c
+	if !c.has("ducklake_column") {
+		return nil
+	}
+	var nodes []columnNode
+	err := c.query(ctx, fmt.Sprintf(`SELECT table_id, column_id, column_name, column_type, %s, %s FROM %s
+		WHERE %s ORDER BY table_id, column_order, column_id`,
+		c.col("ducklake_column", "", "nulls_allowed", "NULL::BOOLEAN"),
+		c.col("ducklake_column", "", "parent_column", "NULL::BIGINT"),
+		c.t("ducklake_column"), visible("", b.at)), func(r *sql.Rows) error {
+		var n columnNode
+		var name, typ sql.NullString
+		var nullable sql.NullBool
+		var parent sql.NullInt64
+		if err := r.Scan(&n.table, &n.col.ID, &name, &typ, &nullable, &parent); err != nil {
+			return err
 		}
-		var nodes []node
-		var tables []int64
-		err := c.query(ctx, fmt.Sprintf(`SELECT table_id, column_id, column_name, column_type, %s, %s FROM %s
-			WHERE %s ORDER BY table_id, column_order, column_id`,
-			c.col("ducklake_column", "", "nulls_allowed", "NULL::BOOLEAN"),
-			c.col("ducklake_column", "", "parent_column", "NULL::BIGINT"),
-			c.t("ducklake_column"), visible("", snapshot)), func(r *sql.Rows) error {
-			var tid int64
-			var col Column
-			var name, typ sql.NullString
-			var nullable sql.NullBool
-			var parent sql.NullInt64
-			if err := r.Scan(&tid, &col.ID, &name, &typ, &nullable, &parent); err != nil {
-				return err
-			}
-			if table(tid) == nil {
-				return nil
-			}
-			col.Name, col.Type = name.String, typ.String
-			col.Nullable = !nullable.Valid || nullable.Bool
-			n := node{col: col}
-			if parent.Valid {
-				p := parent.Int64
-				n.parent = &p
-			}
-			nodes = append(nodes, n)
-			tables = append(tables, tid)
+		if b.table(n.table) == nil {
 			return nil
-		})
-		if err != nil {
-			return nil, err
 		}
-		children := map[key][]int{}
-		for i, n := range nodes {
-			if n.parent != nil {
-				k := key{tables[i], *n.parent}
-				children[k] = append(children[k], i)
-			}
+		n.col.Name, n.col.Type = name.String, typ.String
+		n.col.Nullable = !nullable.Valid || nullable.Bool
+		if parent.Valid {
+			p := parent.Int64
+			n.parent = &p
 		}
-		var build func(i int, depth int) Column
-		build = func(i int, depth int) Column {
-			col := nodes[i].col
-			if depth > 64 {
-				return col // a parent cycle; never produced by DuckLake
-			}
-			for _, ci := range children[key{tables[i], col.ID}] {
-				col.Children = append(col.Children, build(ci, depth+1))
-			}
-			return col
-		}
-		for i, n := range nodes {
-			if n.parent == nil {
-				t := table(tables[i])
-				t.Columns = append(t.Columns, build(i, 0))
-			}
+		nodes = append(nodes, n)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	type key struct{ table, col int64 }
+	children := map[key][]int{}
+	for i, n := range nodes {
+		if n.parent != nil {
+			k := key{n.table, *n.parent}
+			children[k] = append(children[k], i)
 		}
 	}
+	var build func(i int, depth int) meta.Column
+	build = func(i int, depth int) meta.Column {
+		col := nodes[i].col
+		if depth > 64 {
+			return col // a parent cycle; never produced by DuckLake
+		}
+		for _, ci := range children[key{nodes[i].table, col.ID}] {
+			col.Children = append(col.Children, build(ci, depth+1))
+		}
+		return col
+	}
+	for i, n := range nodes {
+		if n.parent == nil {
+			t := b.table(n.table)
+			t.Columns = append(t.Columns, build(i, 0))
+		}
+	}
+	return nil
+}
 
-	if err := c.countData(ctx, snapshot, table); err != nil {
-		return nil, err
-	}
-	// ORDER BY already sorts by name; sort again in Go so the order is
-	// byte order whatever DuckDB's collation settings.
+// sortByName sorts st's schemas, and the tables and views in each, by name
+// then id. The queries' ORDER BY already does; sorting again in Go makes
+// it byte order whatever DuckDB's collation settings.
+func sortByName(st *meta.State) {
 	byName := func(a, b string, ia, ib int64) int {
 		if c := strings.Compare(a, b); c != 0 {
 			return c
 		}
 		return int(ia - ib)
 	}
-	slices.SortStableFunc(st.Schemas, func(a, b Schema) int { return byName(a.Name, b.Name, a.ID, b.ID) })
+	slices.SortStableFunc(st.Schemas, func(a, b meta.Schema) int { return byName(a.Name, b.Name, a.ID, b.ID) })
 	for i := range st.Schemas {
-		slices.SortStableFunc(st.Schemas[i].Tables, func(a, b Table) int { return byName(a.Name, b.Name, a.ID, b.ID) })
-		slices.SortStableFunc(st.Schemas[i].Views, func(a, b View) int { return byName(a.Name, b.Name, a.ID, b.ID) })
+		slices.SortStableFunc(st.Schemas[i].Tables, func(a, b meta.Table) int { return byName(a.Name, b.Name, a.ID, b.ID) })
+		slices.SortStableFunc(st.Schemas[i].Views, func(a, b meta.View) int { return byName(a.Name, b.Name, a.ID, b.ID) })
 	}
-	return st, nil
 }
 
 // partialInfoRe matches a DuckLake 0.3 partial_file_info list "s1:n1|s2:n2".
 var partialInfoRe = regexp.MustCompile(`^\d+:\d+(\|\d+:\d+)*$`)
 
 // countData fills DataFiles, DataBytes, DeleteFiles and RowCount of the
-// visible tables.
-func (c *Catalog) countData(ctx context.Context, s int64, table func(int64) *Table) error {
-	const df, del = "ducklake_data_file", "ducklake_delete_file"
-	if c.has(df) {
-		err := c.query(ctx, fmt.Sprintf(`SELECT table_id, count(*), coalesce(sum(file_size_bytes), 0)::BIGINT, coalesce(sum(record_count), 0)::BIGINT
-			FROM %s WHERE %s GROUP BY table_id`, c.t(df), visible("", s)), func(r *sql.Rows) error {
-			var tid, n, size, rowsN int64
-			if err := r.Scan(&tid, &n, &size, &rowsN); err != nil {
-				return err
-			}
-			if t := table(tid); t != nil {
-				t.DataFiles, t.DataBytes, t.RowCount = n, size, rowsN
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if c.has(df, "partial_file_info") {
-			err := c.query(ctx, fmt.Sprintf(`SELECT table_id, record_count, partial_file_info FROM %s
-				WHERE %s AND partial_file_info IS NOT NULL AND partial_file_info NOT LIKE 'partial_max:%%'`,
-				c.t(df), visible("", s)), func(r *sql.Rows) error {
-				var tid int64
-				var rc sql.NullInt64
-				var info string
-				if err := r.Scan(&tid, &rc, &info); err != nil {
-					return err
-				}
-				t := table(tid)
-				if t == nil || !partialInfoRe.MatchString(info) {
-					return nil
-				}
-				t.RowCount += partialRows(info, s, rc.Int64) - rc.Int64
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-	}
-	if c.has(del) {
-		err := c.query(ctx, fmt.Sprintf(`SELECT table_id, count(*), coalesce(sum(delete_count), 0)::BIGINT
-			FROM %s WHERE %s GROUP BY table_id`, c.t(del), visible("", s)), func(r *sql.Rows) error {
-			var tid, n, deleted int64
-			if err := r.Scan(&tid, &n, &deleted); err != nil {
-				return err
-			}
-			if t := table(tid); t != nil {
-				t.DeleteFiles = n
-				t.RowCount -= deleted
-			}
-			return nil
-		})
-		if err != nil {
+// visible tables: rows in Parquet files (less their delete files), rows
+// inlined in the catalog, and inlined deletions of Parquet rows.
+func (c *Catalog) countData(ctx context.Context, s int64, table func(int64) *meta.Table) error {
+	for _, count := range []func(context.Context, int64, func(int64) *meta.Table) error{
+		c.countFiles, c.countPartial, c.countDeleteFiles, c.countInlined, c.countInlinedDeletes,
+	} {
+		if err := count(ctx, s, table); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	// Inlined data (DuckLake spec: ducklake_inlined_data_tables; the tables
-	// ducklake_inlined_data_<table_id>_<schema_version> start with three
-	// metadata columns row_id, begin_snapshot, end_snapshot, which 1.1-dev1
-	// renames with a "_ducklake_" prefix).
-	if c.has("ducklake_inlined_data_tables", "table_id", "table_name") {
-		type reg struct {
-			tid  int64
-			name string
-		}
-		var regs []reg
-		err := c.query(ctx, fmt.Sprintf("SELECT table_id, table_name FROM %s ORDER BY table_id, table_name",
-			c.t("ducklake_inlined_data_tables")), func(r *sql.Rows) error {
-			var x reg
-			var name sql.NullString
-			if err := r.Scan(&x.tid, &name); err != nil {
-				return err
-			}
-			x.name = name.String
-			regs = append(regs, x)
-			return nil
-		})
-		if err != nil {
+const (
+	dataFileTable   = "ducklake_data_file"
+	deleteFileTable = "ducklake_delete_file"
+)
+
+// countFiles counts each table's data files, their bytes and records.
+func (c *Catalog) countFiles(ctx context.Context, s int64, table func(int64) *meta.Table) error {
+	if !c.has(dataFileTable) {
+		return nil
+	}
+	return c.query(ctx, fmt.Sprintf(`SELECT table_id, count(*), coalesce(sum(file_size_bytes), 0)::BIGINT, coalesce(sum(record_count), 0)::BIGINT
+		FROM %s WHERE %s GROUP BY table_id`, c.t(dataFileTable), visible("", s)), func(r *sql.Rows) error {
+		var tid, n, size, rowsN int64
+		if err := r.Scan(&tid, &n, &size, &rowsN); err != nil {
 			return err
 		}
-		seen := map[string]bool{}
-		for _, x := range regs {
-			t := table(x.tid)
-			if t == nil || seen[x.name] {
-				continue
-			}
-			seen[x.name] = true
-			begin, end, ok := inlinedSnapshotColumns(c.tables[x.name])
-			if !ok {
-				continue // registered but not physically present (or not shaped as expected)
-			}
-			var n int64
-			q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s <= %d AND (%s IS NULL OR %d < %s)",
-				c.t(x.name), quoteIdent(begin), s, quoteIdent(end), s, quoteIdent(end))
-			if err := c.conn.QueryRowContext(ctx, q).Scan(&n); err != nil {
-				return fmt.Errorf("count inlined rows in %s of %s: %w", x.name, c.path, err)
-			}
-			t.RowCount += n
+		if t := table(tid); t != nil {
+			t.DataFiles, t.DataBytes, t.RowCount = n, size, rowsN
 		}
-	}
+		return nil
+	})
+}
 
-	// Inlined deletions of rows in Parquet files:
-	// ducklake_inlined_delete_<table_id>(file_id, row_id, begin_snapshot).
-	if c.has(df) {
-		for name, cols := range c.tables {
-			idStr, ok := strings.CutPrefix(name, "ducklake_inlined_delete_")
-			if !ok || !slices.Contains(cols, "file_id") || !slices.Contains(cols, "begin_snapshot") {
-				continue
-			}
-			tid, err := strconv.ParseInt(idStr, 10, 64)
-			if err != nil {
-				continue
-			}
-			t := table(tid)
-			if t == nil {
-				continue
-			}
-			cond := fmt.Sprintf("d.begin_snapshot <= %d", s)
-			if slices.Contains(cols, "end_snapshot") {
-				cond = visible("d.", s)
-			}
-			var n int64
-			q := fmt.Sprintf(`SELECT count(*) FROM %s d WHERE %s AND d.file_id IN
-				(SELECT data_file_id FROM %s WHERE table_id = %d AND %s)`, c.t(name), cond, c.t(df), tid, visible("", s))
-			if err := c.conn.QueryRowContext(ctx, q).Scan(&n); err != nil {
-				return fmt.Errorf("count inlined deletions in %s of %s: %w", name, c.path, err)
-			}
-			t.RowCount -= n
+// countPartial corrects the records of compacted files whose rows became
+// visible in steps (DuckLake 0.3 partial_file_info).
+func (c *Catalog) countPartial(ctx context.Context, s int64, table func(int64) *meta.Table) error {
+	if !c.has(dataFileTable, "partial_file_info") {
+		return nil
+	}
+	return c.query(ctx, fmt.Sprintf(`SELECT table_id, record_count, partial_file_info FROM %s
+		WHERE %s AND partial_file_info IS NOT NULL AND partial_file_info NOT LIKE 'partial_max:%%'`,
+		c.t(dataFileTable), visible("", s)), func(r *sql.Rows) error {
+		var tid int64
+		var rc sql.NullInt64
+		var info string
+		if err := r.Scan(&tid, &rc, &info); err != nil {
+			return err
 		}
+		t := table(tid)
+		if t == nil || !partialInfoRe.MatchString(info) {
+			return nil
+		}
+		t.RowCount += partialRows(info, s, rc.Int64) - rc.Int64
+		return nil
+	})
+}
+
+// countDeleteFiles counts each table's delete files and the rows they
+// delete.
+func (c *Catalog) countDeleteFiles(ctx context.Context, s int64, table func(int64) *meta.Table) error {
+	if !c.has(deleteFileTable) {
+		return nil
+	}
+	return c.query(ctx, fmt.Sprintf(`SELECT table_id, count(*), coalesce(sum(delete_count), 0)::BIGINT
+		FROM %s WHERE %s GROUP BY table_id`, c.t(deleteFileTable), visible("", s)), func(r *sql.Rows) error {
+		var tid, n, deleted int64
+		if err := r.Scan(&tid, &n, &deleted); err != nil {
+			return err
+		}
+		if t := table(tid); t != nil {
+			t.DeleteFiles = n
+			t.RowCount -= deleted
+		}
+		return nil
+	})
+}
+
+// countInlined adds the rows inlined in the catalog (DuckLake spec:
+// ducklake_inlined_data_tables; the tables
+// ducklake_inlined_data_<table_id>_<schema_version> start with three
+// metadata columns row_id, begin_snapshot, end_snapshot, which 1.1-dev1
+// renames with a "_ducklake_" prefix).
+func (c *Catalog) countInlined(ctx context.Context, s int64, table func(int64) *meta.Table) error {
+	if !c.has("ducklake_inlined_data_tables", "table_id", "table_name") {
+		return nil
+	}
+	type reg struct {
+		tid  int64
+		name string
+	}
+	var regs []reg
+	err := c.query(ctx, fmt.Sprintf("SELECT table_id, table_name FROM %s ORDER BY table_id, table_name",
+		c.t("ducklake_inlined_data_tables")), func(r *sql.Rows) error {
+		var x reg
+		var name sql.NullString
+		if err := r.Scan(&x.tid, &name); err != nil {
+			return err
+		}
+		x.name = name.String
+		regs = append(regs, x)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, x := range regs {
+		t := table(x.tid)
+		if t == nil || seen[x.name] {
+			continue
+		}
+		seen[x.name] = true
+		begin, end, ok := inlinedSnapshotColumns(c.tables[x.name])
+		if !ok {
+			continue // registered but not physically present (or not shaped as expected)
+		}
+		var n int64
+		q := fmt.Sprintf("SELECT count(*) FROM %s WHERE %s <= %d AND (%s IS NULL OR %d < %s)",
+			c.t(x.name), sqlquote.Ident(begin), s, sqlquote.Ident(end), s, sqlquote.Ident(end))
+		if err := c.conn.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			return fmt.Errorf("count inlined rows in %s of %s: %w", x.name, c.path, err)
+		}
+		t.RowCount += n
+	}
+	return nil
+}
+
+// countInlinedDeletes takes off the inlined deletions of rows in Parquet
+// files: ducklake_inlined_delete_<table_id>(file_id, row_id,
+// begin_snapshot).
+func (c *Catalog) countInlinedDeletes(ctx context.Context, s int64, table func(int64) *meta.Table) error {
+	if !c.has(dataFileTable) {
+		return nil
+	}
+	for name, cols := range c.tables {
+		idStr, ok := strings.CutPrefix(name, "ducklake_inlined_delete_")
+		if !ok || !slices.Contains(cols, "file_id") || !slices.Contains(cols, "begin_snapshot") {
+			continue
+		}
+		tid, err := strconv.ParseInt(idStr, 10, 64)
+		if err != nil {
+			continue
+		}
+		t := table(tid)
+		if t == nil {
+			continue
+		}
+		cond := fmt.Sprintf("d.begin_snapshot <= %d", s)
+		if slices.Contains(cols, "end_snapshot") {
+			cond = visible("d.", s)
+		}
+		var n int64
+		q := fmt.Sprintf(`SELECT count(*) FROM %s d WHERE %s AND d.file_id IN
+			(SELECT data_file_id FROM %s WHERE table_id = %d AND %s)`, c.t(name), cond, c.t(dataFileTable), tid, visible("", s))
+		if err := c.conn.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			return fmt.Errorf("count inlined deletions in %s of %s: %w", name, c.path, err)
+		}
+		t.RowCount -= n
 	}
 	return nil
 }
@@ -414,12 +474,44 @@ func (c *Catalog) dataFiles(ctx context.Context, since int64) ([]DataFile, error
 	if err := c.ready(); err != nil {
 		return nil, err
 	}
-	type p struct {
-		path     string
-		relative bool
-		parent   int64
+	paths, err := c.pathTree(ctx)
+	if err != nil {
+		return nil, err
 	}
-	schemas := map[int64]p{}
+	var out []DataFile
+	for _, t := range []struct {
+		table, idCol string
+		del          bool
+	}{{dataFileTable, "data_file_id", false}, {deleteFileTable, "delete_file_id", true}} {
+		files, err := c.fileRows(ctx, t.table, t.idCol, t.del, since, paths)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, files...)
+	}
+	return out, nil
+}
+
+// pathNode is a schema's or a table's path as the catalog stores it.
+type pathNode struct {
+	path     string
+	relative bool
+	parent   int64 // a table's schema
+}
+
+// pathTree is what data-file paths are resolved against: data_path and
+// the paths of every schema and table (any snapshot's: later rows, renames,
+// win; DuckLake keeps the path across them).
+type pathTree struct {
+	base            string // data_path with a trailing separator
+	schemas, tables map[int64]pathNode
+}
+
+func (c *Catalog) pathTree(ctx context.Context) (*pathTree, error) {
+	t := &pathTree{base: c.dataPath, schemas: map[int64]pathNode{}, tables: map[int64]pathNode{}}
+	if t.base != "" && !strings.HasSuffix(t.base, "/") && !strings.HasSuffix(t.base, `\`) {
+		t.base += "/"
+	}
 	if c.has("ducklake_schema", "path") {
 		err := c.query(ctx, fmt.Sprintf("SELECT schema_id, path, %s FROM %s ORDER BY begin_snapshot, schema_id",
 			c.col("ducklake_schema", "", "path_is_relative", "NULL::BOOLEAN"), c.t("ducklake_schema")), func(r *sql.Rows) error {
@@ -429,14 +521,13 @@ func (c *Catalog) dataFiles(ctx context.Context, since int64) ([]DataFile, error
 			if err := r.Scan(&id, &path, &rel); err != nil {
 				return err
 			}
-			schemas[id] = p{path: path.String, relative: isRelative(path.String, rel)}
+			t.schemas[id] = pathNode{path: path.String, relative: isRelative(path.String, rel)}
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	tables := map[int64]p{}
 	if c.has("ducklake_table") {
 		err := c.query(ctx, fmt.Sprintf("SELECT table_id, schema_id, %s, %s FROM %s ORDER BY begin_snapshot, table_id",
 			c.col("ducklake_table", "", "path", "NULL::VARCHAR"), c.col("ducklake_table", "", "path_is_relative", "NULL::BOOLEAN"),
@@ -447,79 +538,76 @@ func (c *Catalog) dataFiles(ctx context.Context, since int64) ([]DataFile, error
 			if err := r.Scan(&id, &sid, &path, &rel); err != nil {
 				return err
 			}
-			// Later rows (renames) win; DuckLake keeps the path across them.
-			tables[id] = p{path: path.String, relative: isRelative(path.String, rel), parent: sid}
+			t.tables[id] = pathNode{path: path.String, relative: isRelative(path.String, rel), parent: sid}
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	base := c.dataPath
-	if base != "" && !strings.HasSuffix(base, "/") && !strings.HasSuffix(base, `\`) {
-		base += "/"
-	}
-	tableBase := func(tid int64) string {
-		t, ok := tables[tid]
-		if !ok {
-			return base
-		}
-		sb := base
-		if s, ok := schemas[t.parent]; ok {
-			if s.relative {
-				sb = base + s.path
-			} else {
-				sb = s.path
-			}
-		}
-		if t.relative {
-			return sb + t.path
-		}
-		return t.path
-	}
+	return t, nil
+}
 
+// tableBase returns the path a table's relative file paths are relative
+// to: the table's path, under its schema's, under data_path, as far as
+// each is relative.
+func (t *pathTree) tableBase(tid int64) string {
+	tb, ok := t.tables[tid]
+	if !ok {
+		return t.base
+	}
+	sb := t.base
+	if s, ok := t.schemas[tb.parent]; ok {
+		if s.relative {
+			sb = t.base + s.path
+		} else {
+			sb = s.path
+		}
+	}
+	if tb.relative {
+		return sb + tb.path
+	}
+	return tb.path
+}
+
+// fileRows reads the rows of a data-file or delete-file table (when since
+// >= 0, those written at or after it: see DataFilesSince), with their
+// resolved paths.
+func (c *Catalog) fileRows(ctx context.Context, table, idCol string, del bool, since int64, paths *pathTree) ([]DataFile, error) {
+	if !c.has(table) {
+		return nil, nil
+	}
+	where := ""
+	if since >= 0 {
+		where = fmt.Sprintf("WHERE begin_snapshot >= %d OR %s >= coalesce((SELECT next_file_id FROM %s WHERE snapshot_id < %d ORDER BY snapshot_id DESC LIMIT 1), 0) ",
+			since, sqlquote.Ident(idCol), c.t("ducklake_snapshot"), since)
+	}
+	q := fmt.Sprintf("SELECT %s, table_id, path, %s, begin_snapshot, end_snapshot, %s FROM %s %sORDER BY %s",
+		sqlquote.Ident(idCol), c.col(table, "", "path_is_relative", "NULL::BOOLEAN"),
+		c.col(table, "", "file_size_bytes", "NULL::BIGINT"), c.t(table), where, sqlquote.Ident(idCol))
 	var out []DataFile
-	read := func(table, idCol string, del bool) error {
-		if !c.has(table) {
-			return nil
+	err := c.query(ctx, q, func(r *sql.Rows) error {
+		var f DataFile
+		var path sql.NullString
+		var rel sql.NullBool
+		var end, size sql.NullInt64
+		if err := r.Scan(&f.ID, &f.TableID, &path, &rel, &f.BeginSnapshot, &end, &size); err != nil {
+			return err
 		}
-		where := ""
-		if since >= 0 {
-			where = fmt.Sprintf("WHERE begin_snapshot >= %d OR %s >= coalesce((SELECT next_file_id FROM %s WHERE snapshot_id < %d ORDER BY snapshot_id DESC LIMIT 1), 0) ",
-				since, quoteIdent(idCol), c.t("ducklake_snapshot"), since)
+		f.Path, f.PathIsRelative, f.Size, f.Delete = path.String, isRelative(path.String, rel), size.Int64, del
+		if end.Valid {
+			e := end.Int64
+			f.EndSnapshot = &e
 		}
-		q := fmt.Sprintf("SELECT %s, table_id, path, %s, begin_snapshot, end_snapshot, %s FROM %s %sORDER BY %s",
-			quoteIdent(idCol), c.col(table, "", "path_is_relative", "NULL::BOOLEAN"),
-			c.col(table, "", "file_size_bytes", "NULL::BIGINT"), c.t(table), where, quoteIdent(idCol))
-		return c.query(ctx, q, func(r *sql.Rows) error {
-			var f DataFile
-			var path sql.NullString
-			var rel sql.NullBool
-			var end, size sql.NullInt64
-			if err := r.Scan(&f.ID, &f.TableID, &path, &rel, &f.BeginSnapshot, &end, &size); err != nil {
-				return err
-			}
-			f.Path, f.PathIsRelative, f.Size, f.Delete = path.String, isRelative(path.String, rel), size.Int64, del
-			if end.Valid {
-				e := end.Int64
-				f.EndSnapshot = &e
-			}
-			if f.PathIsRelative {
-				f.ResolvedPath = tableBase(f.TableID) + f.Path
-			} else {
-				f.ResolvedPath = f.Path
-			}
-			out = append(out, f)
-			return nil
-		})
-	}
-	if err := read("ducklake_data_file", "data_file_id", false); err != nil {
-		return nil, err
-	}
-	if err := read("ducklake_delete_file", "delete_file_id", true); err != nil {
-		return nil, err
-	}
-	return out, nil
+		if f.PathIsRelative {
+			f.ResolvedPath = paths.tableBase(f.TableID) + f.Path
+		} else {
+			f.ResolvedPath = f.Path
+		}
+		out = append(out, f)
+		return nil
+	})
+	return out, err
 }
 
 // isRelative reads a path_is_relative value; NULL (or a missing column) means
@@ -561,7 +649,7 @@ type ScheduledFile struct {
 }
 
 // ScheduledSince returns the rows of ducklake_files_scheduled_for_deletion
-// whose schedule_start is at or after t: the files superseded since then.
+// whose schedule_start is at or after t (the zero time: every row).
 // DuckLake stores their paths relative to data_path (GetRelativePath), not
 // to the table's path.
 func (c *Catalog) ScheduledSince(ctx context.Context, t time.Time) ([]ScheduledFile, error) {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
 // DuckDB main file header (DuckDB source: src/storage/storage_info.cpp,
@@ -58,17 +60,17 @@ var storageVersions = map[uint64]string{
 // DuckDB database (no "DUCK" magic at offset 8), ErrUnknownStorage naming the
 // number when it is not in the table, and the os error when the file cannot
 // be read. It does not look at the WAL and never writes.
-func ReadStorage(path string) (Storage, error) {
+func ReadStorage(path string) (meta.Storage, error) {
 	hdr, err := readHeader(path)
 	if err != nil {
-		return Storage{}, err
+		return meta.Storage{}, err
 	}
 	n := binary.LittleEndian.Uint64(hdr[duckVersionOffset:duckHeaderPrefix])
 	min, ok := storageVersions[n]
 	if !ok {
-		return Storage{Number: n}, fmt.Errorf("%w %d in %s (known: 64-68, DuckDB v0.10.0-v1.5.x)", ErrUnknownStorage, n, path)
+		return meta.Storage{Number: n}, fmt.Errorf("%w %d in %s (known: 64-68, DuckDB v0.10.0-v1.5.x)", ErrUnknownStorage, n, path)
 	}
-	return Storage{Number: n, MinDuckDB: min}, nil
+	return meta.Storage{Number: n, MinDuckDB: min}, nil
 }
 
 // readHeader returns the first bytes of a DuckDB file after checking its

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // TestStorageVersionTable repeats the experiment that established
@@ -34,7 +37,7 @@ func TestStorageVersionTable(t *testing.T) {
 	for i, tc := range cases {
 		p := filepath.Join(dir, fmt.Sprintf("s%d.duckdb", i))
 		r.exec(
-			fmt.Sprintf("ATTACH %s AS d (STORAGE_VERSION '%s')", quoteString(p), tc.option),
+			fmt.Sprintf("ATTACH %s AS d (STORAGE_VERSION '%s')", sqlquote.String(p), tc.option),
 			"CREATE TABLE d.t(i INTEGER)", "CHECKPOINT d", "DETACH d")
 		got, err := ReadStorage(p)
 		if err != nil {
@@ -46,7 +49,7 @@ func TestStorageVersionTable(t *testing.T) {
 	}
 	// The default (no option) stays the most compatible format.
 	p := filepath.Join(dir, "default.duckdb")
-	r.exec(fmt.Sprintf("ATTACH %s AS d", quoteString(p)), "CREATE TABLE d.t(i INTEGER)", "DETACH d")
+	r.exec(fmt.Sprintf("ATTACH %s AS d", sqlquote.String(p)), "CREATE TABLE d.t(i INTEGER)", "DETACH d")
 	if got, err := ReadStorage(p); err != nil || got.Number != 64 {
 		t.Errorf("default: %+v %v", got, err)
 	}
@@ -60,9 +63,9 @@ func TestReadStorageRealCatalogs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Storage{Number: 64, MinDuckDB: "v0.10.0"}
+		want := meta.Storage{Number: 64, MinDuckDB: "v0.10.0"}
 		if m.File == "dltest-v04.ducklake" { // MANIFEST.md: storage format 68
-			want = Storage{Number: 68, MinDuckDB: "v1.5.0"}
+			want = meta.Storage{Number: 68, MinDuckDB: "v1.5.0"}
 		}
 		if got != want {
 			t.Errorf("%s: %+v, want %+v", m.File, got, want)

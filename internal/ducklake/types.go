@@ -12,6 +12,8 @@ package ducklake
 import (
 	"errors"
 	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
 // Sentinel errors, wrapped with the file path and details.
@@ -57,52 +59,6 @@ type Change struct {
 	Value string `json:"value"`
 }
 
-// State is what a catalog holds at one snapshot (DESIGN.md §5 visibility rule).
-type State struct {
-	Snapshot int64    `json:"snapshot"`
-	Schemas  []Schema `json:"schemas"`
-}
-
-// Schema is a schema visible at the state's snapshot, with its tables and views
-// sorted by name.
-type Schema struct {
-	ID     int64   `json:"id"`
-	Name   string  `json:"name"`
-	Tables []Table `json:"tables"`
-	Views  []View  `json:"views"`
-}
-
-// Table is a table visible at the state's snapshot.
-type Table struct {
-	ID      int64    `json:"id"`
-	Name    string   `json:"name"`
-	Columns []Column `json:"columns"` // top-level columns in column_order
-	// RowCount: rows visible at the snapshot: data files' record_count minus
-	// delete files' delete_count, plus visible inlined rows.
-	RowCount    int64 `json:"row_count"`
-	DataFiles   int64 `json:"data_files"`   // data files visible at the snapshot
-	DataBytes   int64 `json:"data_bytes"`   // their file_size_bytes, summed
-	DeleteFiles int64 `json:"delete_files"` // delete files visible at the snapshot
-}
-
-// Column is a column visible at the state's snapshot. Nested types (struct,
-// list, map) carry their fields in Children.
-type Column struct {
-	ID       int64    `json:"id"`
-	Name     string   `json:"name"`
-	Type     string   `json:"type"` // column_type as DuckLake stores it, e.g. "int32", "varchar"
-	Nullable bool     `json:"nullable"`
-	Children []Column `json:"children,omitempty"`
-}
-
-// View is a view visible at the state's snapshot.
-type View struct {
-	ID      int64  `json:"id"`
-	Name    string `json:"name"`
-	Dialect string `json:"dialect"`
-	SQL     string `json:"sql"`
-}
-
 // DataFile is one row of ducklake_data_file or ducklake_delete_file.
 type DataFile struct {
 	ID             int64  `json:"id"`
@@ -116,21 +72,9 @@ type DataFile struct {
 	Delete         bool   `json:"delete"` // a delete file
 }
 
-// Storage describes the DuckDB storage format of a database file, read from
-// its header.
-type Storage struct {
-	// Number is the storage version number in the file header (64 = DuckDB
-	// v0.10–v1.1 compatible; 65..68 = v1.2, v1.3, v1.4, v1.5 and newer).
-	Number uint64 `json:"number"`
-	// MinDuckDB is the oldest DuckDB release that reads this format, e.g.
-	// "v0.10.0" for 64 or "v1.5.0" for 68; it is also the STORAGE_VERSION
-	// value that makes DuckDB write this number.
-	MinDuckDB string `json:"min_duckdb"`
-}
-
 // FreezeInfo describes a frozen catalog.
 type FreezeInfo struct {
-	Format   string   `json:"format"`   // ducklake_metadata version, e.g. "0.4"
-	Snapshot Snapshot `json:"snapshot"` // the last snapshot
-	Storage  Storage  `json:"storage"`  // storage format of the frozen file
+	Format   string       `json:"format"`   // ducklake_metadata version, e.g. "0.4"
+	Snapshot Snapshot     `json:"snapshot"` // the last snapshot
+	Storage  meta.Storage `json:"storage"`  // storage format of the frozen file
 }

@@ -1,18 +1,31 @@
 package store
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 )
 
-// tmpPrefix starts the name of every temporary file the local folder store
-// writes; lockSuffix ends the name of every lock file. Neither is a valid key
-// element, so no key can collide with them and List can hide them by name.
+// TempPrefix starts the name of every temporary object a store writes for
+// itself (the folder store's temporary files, an object store's probe);
+// LockSuffix ends the name of every lock file (the folder store's). Neither
+// is a valid key element, so no key can collide with them and List can hide
+// them by name.
 const (
-	tmpPrefix  = ".tmp-"
-	lockSuffix = ".lock"
+	TempPrefix = ".tmp-"
+	LockSuffix = ".lock"
 )
+
+// TempName returns a fresh name for a temporary object: TempPrefix, then
+// kind ("" or e.g. "probe-"), then 24 random hex digits. It is never a
+// valid key element.
+func TempName(kind string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
+	return TempPrefix + kind + hex.EncodeToString(b[:])
+}
 
 // CheckKey returns nil if key is a valid key (see the package doc), or an
 // error wrapping ErrInvalidKey that quotes the key and says what is wrong.
@@ -34,11 +47,12 @@ func CheckKey(key string) error {
 	return nil
 }
 
-// checkPrefix checks a List prefix: "" (everything), or a key prefix that
+// CheckPrefix checks a List prefix: "" (everything), or a key prefix that
 // may stop anywhere, also right after a slash ("refs/") or in the middle of
 // an element ("versions/01"). Every element before the last slash must be a
 // valid key element.
-func checkPrefix(prefix string) error {
+// Errors wrap ErrInvalidKey and quote the prefix.
+func CheckPrefix(prefix string) error {
 	if prefix == "" {
 		return nil
 	}
@@ -58,6 +72,20 @@ func checkPrefix(prefix string) error {
 		}
 	}
 	return nil
+}
+
+// CheckElement returns nil if elem is a valid element of a key (a file or
+// folder name: no slash, not "." or "..", no lock suffix or temporary
+// prefix, no control character or backslash), or an error wrapping
+// ErrInvalidKey.
+func CheckElement(elem string) error {
+	if strings.Contains(elem, "/") {
+		return fmt.Errorf("%q: %w: contains a slash", elem, ErrInvalidKey)
+	}
+	if err := checkElem(elem, elem); err != nil {
+		return err
+	}
+	return checkChars(elem)
 }
 
 func checkChars(key string) error {
@@ -84,10 +112,10 @@ func checkElem(key, elem string) error {
 		return fmt.Errorf("%q: %w: empty element", key, ErrInvalidKey)
 	case elem == "." || elem == "..":
 		return fmt.Errorf("%q: %w: %q element", key, ErrInvalidKey, elem)
-	case strings.HasSuffix(elem, lockSuffix):
-		return fmt.Errorf("%q: %w: element ends in %q", key, ErrInvalidKey, lockSuffix)
-	case strings.HasPrefix(elem, tmpPrefix):
-		return fmt.Errorf("%q: %w: element starts with %q", key, ErrInvalidKey, tmpPrefix)
+	case strings.HasSuffix(elem, LockSuffix):
+		return fmt.Errorf("%q: %w: element ends in %q", key, ErrInvalidKey, LockSuffix)
+	case strings.HasPrefix(elem, TempPrefix):
+		return fmt.Errorf("%q: %w: element starts with %q", key, ErrInvalidKey, TempPrefix)
 	}
 	return nil
 }

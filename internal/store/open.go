@@ -4,111 +4,141 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 )
 
-// opener opens the store of a parsed URL. raw is the URL as given, for
-// messages (callers redact credentials from it first).
-type opener func(ctx context.Context, u *url.URL, raw string) (Store, error)
+// Opener opens the store a URL names. u is the parsed URL; for a plain
+// folder path (Backend.Schemes holds "") u.Scheme is "" and u.Path is the
+// path exactly as given, relative or absolute. redacted is the URL as
+// given with any password hidden, for messages: an Opener quotes it, never
+// u.String().
+type Opener func(ctx context.Context, u *url.URL, redacted string) (Store, error)
 
-// openers maps a URL scheme to the function that opens it.
-var openers = map[string]opener{
-	"file":   openFileURL,
-	"mem":    openMemURL,
-	"s3":     openS3,
-	"gs":     openGCS,
-	"azblob": openAzure,
-	"http":   openHTTP,
-	"https":  openHTTP,
+// Backend is one kind of store that Open can open.
+type Backend struct {
+	// Schemes are the URL schemes it opens, in lower case ("s3"); "" stands
+	// for a plain folder path, which has none.
+	Schemes []string
+	// Forms name its URLs in Open's messages, e.g. "a folder path",
+	// "file://", "http(s)://"; none for a store only tests use.
+	Forms []string
+	// Open opens one store.
+	Open Opener
 }
 
-// planned are schemes fdl will support but this build does not yet.
-var planned = map[string]bool{}
+var (
+	registryMu sync.Mutex
+	registry   []Backend // in registration order, which Open's messages follow
+)
+
+// Register makes Open open the URLs of b's schemes with b.Open. A program
+// registers the kinds of store it links (cmd/fdl: folder, memory, S3, GCS,
+// Azure, HTTP), in the order its messages should name them. Registering a
+// scheme again replaces its earlier backend in place, so registering the
+// same set twice changes nothing. Safe for concurrent use.
+func Register(b Backend) {
+	b.Schemes = slices.Clone(b.Schemes)
+	for i, s := range b.Schemes {
+		b.Schemes[i] = strings.ToLower(s)
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	at := -1
+	kept := registry[:0]
+	for _, old := range registry {
+		old.Schemes = slices.DeleteFunc(slices.Clone(old.Schemes), func(s string) bool { return slices.Contains(b.Schemes, s) })
+		if len(old.Schemes) == 0 {
+			if at < 0 {
+				at = len(kept)
+			}
+			continue
+		}
+		kept = append(kept, old)
+	}
+	if at < 0 {
+		at = len(kept)
+	}
+	registry = slices.Insert(kept, at, b)
+}
+
+// lookup returns the backend registered for scheme, and the forms of every
+// registered backend for messages.
+func lookup(scheme string) (open Opener, forms []string) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	for _, b := range registry {
+		if open == nil && slices.Contains(b.Schemes, scheme) {
+			open = b.Open
+		}
+		forms = append(forms, b.Forms...)
+	}
+	return open, forms
+}
+
+// use says which URLs this program opens: "use a folder path, file://, …
+// or http(s)://".
+func use(forms []string) string {
+	switch len(forms) {
+	case 0:
+		return "this program registers no kind of store (store.Register)"
+	case 1:
+		return "use " + forms[0]
+	}
+	return "use " + strings.Join(forms[:len(forms)-1], ", ") + " or " + forms[len(forms)-1]
+}
 
 var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 
-// Open returns the Store that rawURL names:
+// Open returns the Store that rawURL names, opened by the backend
+// registered for its scheme (Register). With every backend of this module
+// registered:
 //   - a plain folder path, absolute or relative to the working directory
 //     (made absolute), or file:///absolute/path (file://localhost/… too):
-//     a Local store. The folder need not exist yet (fdl init makes it on
-//     its first write).
-//   - mem://NAME: the process-wide in-memory store called NAME; every Open of
-//     the same NAME returns the same *Memory, for tests.
+//     a folder store (package folder). The folder need not exist yet (fdl
+//     init makes it on its first write).
+//   - mem://NAME: the process-wide in-memory store called NAME (package
+//     memory); every Open of the same NAME returns the same store, for
+//     tests.
 //   - s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, azblob://CONTAINER/PREFIX: a
-//     *Cloud on Amazon S3 (and S3-compatible servers), Google Cloud Storage
-//     or Azure Blob Storage; options in the URL's query and credentials from
-//     the environment as each cloud's SDK reads them (docs/stores.md).
-//   - http://… or https://…: a read-only *HTTP store on a repository
-//     published by a static web server or a public bucket; every write
-//     fails with ErrReadOnly.
+//     store on Amazon S3 (and S3-compatible servers), Google Cloud Storage
+//     or Azure Blob Storage (packages s3, gcs, azure over package cloud);
+//     options in the URL's query and credentials from the environment as
+//     each cloud's SDK reads them (docs/stores.md).
+//   - http://… or https://…: a read-only store on a repository published by
+//     a static web server or a public bucket (package httpstore); every
+//     write fails with ErrReadOnly.
 //
-// Errors: an empty URL; an unsupported scheme (the message lists the ones
-// that work); a malformed file:// or mem:// URL; a path that exists but is
-// not a folder. Messages quote the URL with any password redacted.
+// Errors: an empty URL; a scheme no backend is registered for (the message
+// lists the forms that work); the backend's own errors (a malformed URL, a
+// path that exists but is not a folder, …). Messages quote the URL with
+// any password redacted.
 func Open(ctx context.Context, rawURL string) (Store, error) {
 	if rawURL == "" {
-		return nil, fmt.Errorf("empty store URL: use a folder path, file://, s3://, gs://, azblob:// or http(s)://")
+		_, forms := lookup("")
+		return nil, fmt.Errorf("empty store URL: %s", use(forms))
 	}
 	m := schemeRE.FindStringSubmatch(rawURL)
 	if m == nil || (runtime.GOOS == "windows" && len(m[1]) == 1) {
 		// No scheme: a folder path (on Windows "C://x" is a drive, not a scheme).
-		return OpenLocal(rawURL)
+		open, forms := lookup("")
+		if open == nil {
+			return nil, fmt.Errorf("unsupported store URL %q: %s", rawURL, use(forms))
+		}
+		return open(ctx, &url.URL{Path: rawURL}, rawURL)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("store URL %q: %w", redact(rawURL), err)
 	}
-	scheme := strings.ToLower(m[1])
-	if open, ok := openers[scheme]; ok {
-		return open(ctx, u, u.Redacted())
+	open, forms := lookup(strings.ToLower(m[1]))
+	if open == nil {
+		return nil, fmt.Errorf("unsupported store URL %q: %s", u.Redacted(), use(forms))
 	}
-	if planned[scheme] {
-		return nil, fmt.Errorf("store URL %q: %s:// stores are not supported yet: use a folder path or file://", u.Redacted(), scheme)
-	}
-	return nil, fmt.Errorf("unsupported store URL %q: use a folder path, file://, s3://, gs://, azblob:// or http(s)://", u.Redacted())
-}
-
-// openFileURL opens file:///abs/path or file://localhost/abs/path.
-func openFileURL(_ context.Context, u *url.URL, raw string) (Store, error) {
-	if u.Host != "" && !strings.EqualFold(u.Host, "localhost") {
-		return nil, fmt.Errorf("store URL %q: file:// URLs name a local folder: use file:///absolute/path", raw)
-	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, fmt.Errorf("store URL %q: file:// URLs take no user, query or fragment", raw)
-	}
-	p := u.Path
-	if runtime.GOOS == "windows" && len(p) >= 3 && p[0] == '/' && p[2] == ':' {
-		p = p[1:] // file:///C:/data -> C:/data
-	}
-	p = filepath.FromSlash(p)
-	if p == "" || !filepath.IsAbs(p) {
-		return nil, fmt.Errorf("store URL %q: file:// needs an absolute path (file:///absolute/path)", raw)
-	}
-	return OpenLocal(p)
-}
-
-var (
-	memMu     sync.Mutex
-	memStores = map[string]*Memory{}
-)
-
-// openMemURL opens mem://NAME, making the store on first use.
-func openMemURL(_ context.Context, u *url.URL, raw string) (Store, error) {
-	if u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, fmt.Errorf("store URL %q: use mem://NAME", raw)
-	}
-	memMu.Lock()
-	defer memMu.Unlock()
-	m, ok := memStores[u.Host]
-	if !ok {
-		m = newMemory(u.Host)
-		memStores[u.Host] = m
-	}
-	return m, nil
+	return open(ctx, u, u.Redacted())
 }
 
 // redact hides a password in a URL that url.Parse refused.

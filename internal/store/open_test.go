@@ -1,101 +1,122 @@
 package store_test
 
 import (
-	"fmt"
+	"context"
 	"net/url"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fdl-dev/fdl/internal/store"
 )
 
-func TestOpenPaths(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	wd, err := os.Getwd() // dir with symlinks resolved as the OS reports it
-	if err != nil {
-		t.Fatal(err)
+// fakeStore is what a fake backend opens: it records how Open called it.
+type fakeStore struct {
+	store.Store // nil: only the fields below are used
+	kind        string
+	u           *url.URL
+	redacted    string
+}
+
+// fake returns a backend that opens a *fakeStore named kind.
+func fake(kind string, schemes, forms []string) store.Backend {
+	return store.Backend{Schemes: schemes, Forms: forms, Open: func(_ context.Context, u *url.URL, redacted string) (store.Store, error) {
+		return &fakeStore{kind: kind, u: u, redacted: redacted}, nil
+	}}
+}
+
+// registerThree registers a folder, a test-only and a web backend, after
+// forgetting any registered before.
+func registerThree() {
+	store.ResetRegistryForTest()
+	store.Register(fake("folder", []string{"", "file"}, []string{"a folder path", "file://"}))
+	store.Register(fake("test", []string{"mem"}, nil))
+	store.Register(fake("web", []string{"HTTP", "https"}, []string{"http(s)://"}))
+}
+
+func TestOpenNothingRegistered(t *testing.T) {
+	store.ResetRegistryForTest()
+	for _, raw := range []string{"", "/some/folder", "s3://b/p"} {
+		_, err := store.Open(t.Context(), raw)
+		if err == nil || !strings.Contains(err.Error(), "registers no kind of store (store.Register)") {
+			t.Errorf("Open(%q) with nothing registered = %v, want it to say no store is registered", raw, err)
+		}
 	}
-	fileURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(wd, "c"))}).String()
-	if runtime.GOOS == "windows" {
-		fileURL = "file:///" + filepath.ToSlash(filepath.Join(wd, "c"))
-	}
-	cases := []struct{ raw, want string }{
-		{"repo", filepath.Join(wd, "repo")},
-		{"./a/b", filepath.Join(wd, "a", "b")},
-		{filepath.Join(wd, "abs"), filepath.Join(wd, "abs")},
-		{fileURL, filepath.Join(wd, "c")},
+}
+
+func TestOpenRegistry(t *testing.T) {
+	ctx := t.Context()
+	registerThree()
+
+	cases := []struct{ raw, kind, path, redacted string }{
+		{"relative/dir", "folder", "relative/dir", "relative/dir"},
+		{"/abs/dir", "folder", "/abs/dir", "/abs/dir"},
+		{"file:///abs/dir", "folder", "/abs/dir", "file:///abs/dir"},
+		{"FILE:///abs/dir", "folder", "/abs/dir", "file:///abs/dir"},
+		{"mem://x", "test", "", "mem://x"},
+		{"https://u:secret@host/p", "web", "/p", "https://u:xxxxx@host/p"},
+		{"http://host/p", "web", "/p", "http://host/p"},
 	}
 	for _, c := range cases {
-		s, err := store.Open(t.Context(), c.raw)
+		s, err := store.Open(ctx, c.raw)
 		if err != nil {
 			t.Errorf("Open(%q): %v", c.raw, err)
 			continue
 		}
-		if _, ok := s.(*store.Local); !ok {
-			t.Errorf("Open(%q) = %T, want *store.Local", c.raw, s)
+		f := s.(*fakeStore)
+		if f.kind != c.kind || f.u.Path != c.path || f.redacted != c.redacted {
+			t.Errorf("Open(%q) reached %s with path %q, redacted %q; want %s, %q, %q", c.raw, f.kind, f.u.Path, f.redacted, c.kind, c.path, c.redacted)
 		}
-		if got := s.Location(""); got != c.want {
-			t.Errorf("Open(%q).Location(\"\") = %q, want %q", c.raw, got, c.want)
+		if c.kind == "folder" && !strings.Contains(c.raw, "://") && f.u.Scheme != "" {
+			t.Errorf("Open(%q): a plain path reached the backend with scheme %q, want none", c.raw, f.u.Scheme)
 		}
 	}
-}
 
-func TestOpenMem(t *testing.T) {
-	ctx := t.Context()
-	// Named stores live as long as the process: a fresh name per run.
-	shared := fmt.Sprintf("mem://shared-%d", time.Now().UnixNano())
-	a, err := store.Open(ctx, shared)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := store.Open(ctx, shared)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := store.Open(ctx, shared+"-other")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Create(ctx, "k", strings.NewReader("v")); err != nil {
-		t.Fatal(err)
-	}
-	if got, _, err := store.ReadAll(ctx, b, "k"); err != nil || string(got) != "v" {
-		t.Errorf("second Open of %s does not see the first's object: %q, %v", shared, got, err)
-	}
-	if _, _, err := store.ReadAll(ctx, c, "k"); err == nil {
-		t.Errorf("another name sees %s's object", shared)
-	}
-}
-
-func TestOpenErrors(t *testing.T) {
-	cases := []struct{ raw, wantMsg string }{
-		{"", "empty store URL"},
-		{"ftp://host/x", `unsupported store URL "ftp://host/x": use a folder path, file://, s3://, gs://, azblob:// or http(s)://`},
+	const use = "use a folder path, file:// or http(s)://"
+	errs := []struct{ raw, want string }{
+		{"", "empty store URL: " + use},
+		{"ftp://host/x", `unsupported store URL "ftp://host/x": ` + use},
+		{"ftp://user:secret@example.com/x", `unsupported store URL "ftp://user:xxxxx@example.com/x"`},
 		{"weird+scheme://x", `unsupported store URL "weird+scheme://x"`},
-		{"ftp://user:secret@example.com/x", "ftp://user:xxxxx@example.com/x"},
-		{"https://", "use http(s)://HOST/PATH"},
-		{"s3://user:secret@bucket/x", "s3://user:xxxxx@bucket/x"},
-		{"file://otherhost/x", "file:///absolute/path"},
-		{"file:///x?no_tmp_dir=true", "no user, query or fragment"},
-		{"mem://", "mem://NAME"},
-		{"mem://a/b", "mem://NAME"},
 	}
-	for _, c := range cases {
-		s, err := store.Open(t.Context(), c.raw)
+	for _, c := range errs {
+		s, err := store.Open(ctx, c.raw)
 		if err == nil {
 			t.Errorf("Open(%q) = %v, want an error", c.raw, s)
 			continue
 		}
-		if !strings.Contains(err.Error(), c.wantMsg) {
-			t.Errorf("Open(%q) error = %q, want it to contain %q", c.raw, err, c.wantMsg)
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Open(%q) error = %q, want it to contain %q", c.raw, err, c.want)
 		}
 		if strings.Contains(err.Error(), "secret") {
 			t.Errorf("Open(%q) error shows the password: %q", c.raw, err)
 		}
+	}
+}
+
+// Registering a scheme again replaces its backend where it stood: the
+// messages keep their order, and a backend left with no scheme is gone.
+func TestRegisterReplaces(t *testing.T) {
+	ctx := t.Context()
+	registerThree()
+	store.Register(fake("folder2", []string{"", "file"}, []string{"a folder path", "file://"}))
+	store.Register(fake("cloud", []string{"s3"}, []string{"s3://"}))
+	store.Register(fake("web2", []string{"http", "https"}, []string{"http(s)://"}))
+	s, err := store.Open(ctx, "/x")
+	if err != nil || s.(*fakeStore).kind != "folder2" {
+		t.Fatalf("Open(/x) after re-registering = %v, %v, want folder2", s, err)
+	}
+	_, err = store.Open(ctx, "ftp://x")
+	if want := "use a folder path, file://, http(s):// or s3://"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Open(ftp://x) = %v, want %q", err, want)
+	}
+	// One backend takes https alone: the old one keeps http.
+	store.Register(fake("tls", []string{"https"}, []string{"https://"}))
+	for raw, want := range map[string]string{"http://h/p": "web2", "https://h/p": "tls"} {
+		if s, err := store.Open(ctx, raw); err != nil || s.(*fakeStore).kind != want {
+			t.Errorf("Open(%q) = %v, %v, want %s", raw, s, err, want)
+		}
+	}
+	if s, err := store.Open(ctx, "mem://x"); err != nil || s.(*fakeStore).kind != "test" {
+		t.Errorf("Open(mem://x) = %v, %v, want the test backend kept", s, err)
 	}
 }

@@ -1,6 +1,12 @@
 // Package store is the storage layer under a repository: a flat namespace of
 // keys ("refs/heads/main", "versions/<id>/version.json") over a local folder,
-// an object store or memory.
+// an object store or memory. This package holds the Store interface, its
+// errors, the key rules, the optional interfaces some stores add
+// (TempCleaner, LocalFiles), small helpers for callers and implementations,
+// and the registry Open reads; it imports no storage SDK. Each kind of
+// store lives in its own package (folder, memory, s3, gcs, azure,
+// httpstore) and is made known to Open by Register, which the program
+// calls for the kinds it links (cmd/fdl registers all of them).
 //
 // Every implementation gives the same guarantees (DESIGN.md §2, §4.3):
 //   - Create is create-only: of any number of concurrent Creates of one key,
@@ -56,6 +62,11 @@ var (
 	ErrReadOnly = errors.New("store is read-only")
 	// ErrInvalidKey: the key is not a valid key (see the package doc).
 	ErrInvalidKey = errors.New("invalid key")
+	// ErrCannotList: the store can read objects by name but cannot list
+	// them (a web server without directory listings). Features that need
+	// every key — short ids, id prefixes, 'branch -l', 'verify' — say so
+	// instead of guessing.
+	ErrCannotList = errors.New("the store cannot list its objects")
 )
 
 // ObjectInfo describes one object found by List or Stat.
@@ -109,18 +120,4 @@ type Store interface {
 
 	// Close releases the store's resources.
 	Close() error
-}
-
-// ReadAll reads the whole object at key (for small objects: refs, records).
-func ReadAll(ctx context.Context, s Store, key string) ([]byte, Token, error) {
-	r, tok, err := s.Get(ctx, key)
-	if err != nil {
-		return nil, "", err
-	}
-	defer r.Close()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, "", err
-	}
-	return b, tok, nil
 }

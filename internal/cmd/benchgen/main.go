@@ -20,11 +20,11 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 const columns = 16
@@ -113,6 +113,6 @@ func exportCSV(path, dir string) error {
 		return err
 	}
 	defer db.Close()
-	_, err = db.Exec("EXPORT DATABASE '" + strings.ReplaceAll(dir, "'", "''") + "' (FORMAT csv)")
+	_, err = db.Exec("EXPORT DATABASE " + sqlquote.String(dir) + " (FORMAT csv)")
 	return err
 }

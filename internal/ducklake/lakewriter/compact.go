@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // defaultTargetFileSize is the extension's target_file_size default (512 MB).
@@ -59,7 +61,7 @@ func (w *Writer) Compact(ctx context.Context, schema, table string) error {
 			}
 			if inlDel != "" {
 				var k int64
-				if err := o.queryRow(fmt.Sprintf("SELECT count(*) FROM %s WHERE file_id = %d", qi(inlDel), f.id)).Scan(&k); err != nil {
+				if err := o.queryRow(fmt.Sprintf("SELECT count(*) FROM %s WHERE file_id = %d", sqlquote.Ident(inlDel), f.id)).Scan(&k); err != nil {
 					return err
 				}
 				n += k
@@ -235,14 +237,14 @@ func (o *op) mergeRun(t tableInfo, cols []column, run []dataFile) error {
 	}
 	var names []string
 	for _, c := range cols {
-		names = append(names, qi(c.name))
+		names = append(names, sqlquote.Ident(c.name))
 	}
 	ids := fieldIDs(cols)
 	if !adjacent {
-		names = append(names, "__rowid AS "+qi(internalRowIDColumn))
+		names = append(names, "__rowid AS "+sqlquote.Ident(internalRowIDColumn))
 		ids = append(ids, fieldID{internalRowIDColumn, fieldIDRowID})
 	}
-	names = append(names, "__snap AS "+qi(internalSnapshotColumn))
+	names = append(names, "__snap AS "+sqlquote.Ident(internalSnapshotColumn))
 	ids = append(ids, fieldID{internalSnapshotColumn, fieldIDLastUpdatedSeq})
 	sel := "SELECT " + strings.Join(names, ", ") + " FROM (" + strings.Join(parts, " UNION ALL ") + ") ORDER BY __ord, __pos"
 	opts, err := o.parquetOptions(t)
@@ -276,7 +278,7 @@ func (o *op) mergeRun(t tableInfo, cols []column, run []dataFile) error {
 	for _, f := range run {
 		idList = append(idList, fmt.Sprint(f.id))
 		p, rel := relTo(f.full, o.w.dataDir)
-		sched = append(sched, fmt.Sprintf("(%d, %s, %t, NOW())", f.id, qs(p), rel))
+		sched = append(sched, fmt.Sprintf("(%d, %s, %t, NOW())", f.id, sqlquote.String(p), rel))
 	}
 	in := strings.Join(idList, ", ")
 	for _, tbl := range []string{"ducklake_data_file", "ducklake_file_column_stats", "ducklake_delete_file", "ducklake_file_partition_value", "ducklake_file_variant_stats"} {
@@ -344,9 +346,9 @@ func (o *op) rewriteRun(t tableInfo, cols []column, run []dataFile) error {
 	}
 	var names []string
 	for _, c := range cols {
-		names = append(names, qi(c.name))
+		names = append(names, sqlquote.Ident(c.name))
 	}
-	names = append(names, "__rowid AS "+qi(internalRowIDColumn))
+	names = append(names, "__rowid AS "+sqlquote.Ident(internalRowIDColumn))
 	ids := append(fieldIDs(cols), fieldID{internalRowIDColumn, fieldIDRowID})
 	sel := "SELECT " + strings.Join(names, ", ") + " FROM (" + strings.Join(parts, " UNION ALL ") + ") ORDER BY __ord, __pos"
 	var live int64
@@ -409,7 +411,7 @@ func (o *op) recomputeStatsAfterRewrite(t tableInfo) error {
 		}
 		if inlDel != "" {
 			var k int64
-			if err := o.queryRow(fmt.Sprintf("SELECT count(*) FROM %s WHERE file_id = %d", qi(inlDel), f.id)).Scan(&k); err != nil || k > 0 {
+			if err := o.queryRow(fmt.Sprintf("SELECT count(*) FROM %s WHERE file_id = %d", sqlquote.Ident(inlDel), f.id)).Scan(&k); err != nil || k > 0 {
 				return err
 			}
 		}
@@ -422,7 +424,7 @@ func (o *op) recomputeStatsAfterRewrite(t tableInfo) error {
 	}
 	for _, it := range inl {
 		var k int64
-		if err := o.queryRow("SELECT count(*) FROM " + qi(it.name) + " WHERE end_snapshot IS NULL").Scan(&k); err != nil || k > 0 {
+		if err := o.queryRow("SELECT count(*) FROM " + sqlquote.Ident(it.name) + " WHERE end_snapshot IS NULL").Scan(&k); err != nil || k > 0 {
 			return err
 		}
 	}

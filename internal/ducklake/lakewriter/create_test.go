@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // layoutOf returns, for every ducklake_* table except inlined-data tables,
@@ -85,7 +87,7 @@ func TestCreateInitialRows(t *testing.T) {
 		c := roCatalog(t, path)
 		m := map[string]bool{}
 		for _, r := range queryStrings(t, c, "SELECT table_name FROM duckdb_tables() WHERE database_name = 'cat'") {
-			m[r[0]] = queryInt(t, c, "SELECT count(*) FROM "+qi(r[0])) > 0
+			m[r[0]] = queryInt(t, c, "SELECT count(*) FROM "+sqlquote.Ident(r[0])) > 0
 		}
 		return m
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // queryColumns returns the output column names of a SELECT.
@@ -53,9 +55,9 @@ func (o *op) insertProjection(query string, cols []column) (string, error) {
 			return "", err
 		}
 		if q, ok := used[c.name]; ok {
-			proj = append(proj, fmt.Sprintf("CAST(__q.%s AS %s) AS %s", qi(q), t, qi(c.name)))
+			proj = append(proj, fmt.Sprintf("CAST(__q.%s AS %s) AS %s", sqlquote.Ident(q), t, sqlquote.Ident(c.name)))
 		} else {
-			proj = append(proj, fmt.Sprintf("CAST(NULL AS %s) AS %s", t, qi(c.name)))
+			proj = append(proj, fmt.Sprintf("CAST(NULL AS %s) AS %s", t, sqlquote.Ident(c.name)))
 		}
 	}
 	return "SELECT " + strings.Join(proj, ", ") + " FROM (" + query + ") AS __q", nil
@@ -82,7 +84,7 @@ func (o *op) parquetOptions(t tableInfo) ([]string, error) {
 		if e.key == "parquet_row_group_size_bytes" {
 			v += " bytes"
 		}
-		opts = append(opts, e.opt+" "+qs(v))
+		opts = append(opts, e.opt+" "+sqlquote.String(v))
 	}
 	return opts, nil
 }
@@ -107,12 +109,12 @@ func (o *op) registerDataFile(t tableInfo, cols []column, f writtenFile, begin i
 	if !o.w.lay.dataPartialMax {
 		partialCol, partialVal = "partial_file_info", "NULL"
 		if partialMax.Valid {
-			partialVal = qs(fmt.Sprintf("partial_max:%d", partialMax.Int64))
+			partialVal = sqlquote.String(fmt.Sprintf("partial_max:%d", partialMax.Int64))
 		}
 	}
 	if err := o.exec(fmt.Sprintf(`INSERT INTO ducklake_data_file (data_file_id, table_id, begin_snapshot, end_snapshot, file_order, path, path_is_relative, file_format, record_count, file_size_bytes, footer_size, row_id_start, partition_id, encryption_key, mapping_id, %s)
 		VALUES (%d, %d, %d, NULL, NULL, %s, %t, 'parquet', %d, %d, %d, %s, NULL, NULL, NULL, %s)`,
-		partialCol, id, t.id, begin, qs(p), rel, f.count, f.size, f.footer, nullInt(rowIDStart), partialVal)); err != nil {
+		partialCol, id, t.id, begin, sqlquote.String(p), rel, f.count, f.size, f.footer, nullInt(rowIDStart), partialVal)); err != nil {
 		return 0, err
 	}
 	for _, c := range cols {
@@ -141,7 +143,7 @@ func strOrNull(ok bool, s string) string {
 	if !ok {
 		return "NULL"
 	}
-	return qs(s)
+	return sqlquote.String(s)
 }
 
 // checkNotNull refuses NULLs written to NOT NULL columns, as
@@ -149,7 +151,7 @@ func strOrNull(ok bool, s string) string {
 func checkNotNull(t tableInfo, cols []column, stats map[string]colStats) error {
 	for _, c := range cols {
 		if s, ok := stats[c.name]; ok && !c.nullable && s.hasNull && s.nullCount > 0 {
-			return fmt.Errorf("%w: NOT NULL constraint failed: %s.%s", ErrInvalid, qi(t.name), qi(c.name))
+			return fmt.Errorf("%w: NOT NULL constraint failed: %s.%s", ErrInvalid, sqlquote.Ident(t.name), sqlquote.Ident(c.name))
 		}
 	}
 	return nil
@@ -410,14 +412,14 @@ func (w *Writer) InsertInlined(ctx context.Context, schema, table, query string)
 		}
 		var names []string
 		for _, c := range cols {
-			names = append(names, qi(c.name))
+			names = append(names, sqlquote.Ident(c.name))
 			if !c.nullable {
 				var nulls int64
-				if err := o.queryRow("SELECT count(*) FROM temp.__fdl_rows WHERE " + qi(c.name) + " IS NULL").Scan(&nulls); err != nil {
+				if err := o.queryRow("SELECT count(*) FROM temp.__fdl_rows WHERE " + sqlquote.Ident(c.name) + " IS NULL").Scan(&nulls); err != nil {
 					return err
 				}
 				if nulls > 0 {
-					return fmt.Errorf("%w: NOT NULL constraint failed: %s.%s", ErrInvalid, qi(t.name), qi(c.name))
+					return fmt.Errorf("%w: NOT NULL constraint failed: %s.%s", ErrInvalid, sqlquote.Ident(t.name), sqlquote.Ident(c.name))
 				}
 			}
 		}
@@ -430,7 +432,7 @@ func (w *Writer) InsertInlined(ctx context.Context, schema, table, query string)
 			return err
 		}
 		if err := o.exec(fmt.Sprintf("INSERT INTO %s SELECT %d + __fdl_n, %d, NULL, %s FROM temp.__fdl_rows ORDER BY __fdl_n",
-			qi(target), st.nextRowID, o.id, strings.Join(names, ", "))); err != nil {
+			sqlquote.Ident(target), st.nextRowID, o.id, strings.Join(names, ", "))); err != nil {
 			return err
 		}
 		stats, err := o.inlinedStats(cols, "temp.__fdl_rows")
@@ -477,12 +479,12 @@ func (o *op) inlinedStats(cols []column, from string) (map[int64]globalColStats,
 	for _, c := range cols {
 		nan := "false"
 		if isFloat(c.typ) {
-			nan = "coalesce(bool_or(isnan(" + qi(c.name) + ")), false)"
+			nan = "coalesce(bool_or(isnan(" + sqlquote.Ident(c.name) + ")), false)"
 		}
 		var mn, mx sql.NullString
 		var nulls int64
 		var hasNaN bool
-		q := fmt.Sprintf("SELECT min(%s)::VARCHAR, max(%s)::VARCHAR, count(*) - count(%s), %s FROM %s", qi(c.name), qi(c.name), qi(c.name), nan, from)
+		q := fmt.Sprintf("SELECT min(%s)::VARCHAR, max(%s)::VARCHAR, count(*) - count(%s), %s FROM %s", sqlquote.Ident(c.name), sqlquote.Ident(c.name), sqlquote.Ident(c.name), nan, from)
 		if err := o.queryRow(q).Scan(&mn, &mx, &nulls, &hasNaN); err != nil {
 			return nil, err
 		}
@@ -533,100 +535,115 @@ func (w *Writer) DeleteWhere(ctx context.Context, schema, table, predicate strin
 		defer o.w.conn.ExecContext(context.Background(), "DROP TABLE IF EXISTS temp.__fdl_del")
 		deleted := false
 		for _, f := range files {
-			sel, err := o.fileRows(f, cols)
+			hit, err := o.deleteInFile(t, f, cols, pred)
 			if err != nil {
 				return err
 			}
-			prior, err := o.deletedPositions(t, f)
-			if err != nil {
-				return err
-			}
-			if err := o.exec(fmt.Sprintf("CREATE OR REPLACE TEMP TABLE __fdl_del AS SELECT __pos AS pos, CAST(%d AS BIGINT) AS snap FROM (%s) AS __t WHERE %s AND __pos NOT IN (SELECT pos FROM (%s))",
-				o.id, sel, pred, prior)); err != nil {
-				return fmt.Errorf("%w: predicate: %v", ErrInvalid, err)
-			}
-			var n int64
-			if err := o.queryRow("SELECT count(*) FROM temp.__fdl_del").Scan(&n); err != nil {
-				return err
-			}
-			if n == 0 {
-				continue
-			}
-			deleted = true
-			var priorCount int64
-			if err := o.queryRow("SELECT count(*) FROM (" + prior + ")").Scan(&priorCount); err != nil {
-				return err
-			}
-			if priorCount+n >= f.recordCount {
-				if err := o.dropDataFile(t, f); err != nil {
-					return err
-				}
-				continue
-			}
-			if !f.deleteID.Valid {
-				if err := o.writeDeleteFile(t, f, false, sql.NullInt64{}); err != nil {
-					return err
-				}
-				continue
-			}
-			// Rewrite the delete file with all positions deleted so far.
-			if !o.w.lay.deletePartialMax {
-				if err := o.exec("INSERT INTO temp.__fdl_del SELECT pos, snap FROM (" + prior + ")"); err != nil {
-					return err
-				}
-				if err := o.exec(fmt.Sprintf("UPDATE ducklake_delete_file SET end_snapshot = %d WHERE end_snapshot IS NULL AND data_file_id IN (%d)", o.id, f.id)); err != nil {
-					return err
-				}
-				if err := o.writeDeleteFile(t, f, false, sql.NullInt64{}); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := o.exec("INSERT INTO temp.__fdl_del SELECT pos, snap FROM (" + prior + ") WHERE pos IS NOT NULL"); err != nil {
-				return err
-			}
-			if err := o.writeDeleteFile(t, f, true, sql.NullInt64{Int64: o.id, Valid: true}); err != nil {
-				return err
-			}
-			old, rel := relTo(f.deleteFull, o.w.dataDir)
-			if err := o.exec(fmt.Sprintf("DELETE FROM ducklake_delete_file WHERE delete_file_id IN (%d)", f.deleteID.Int64)); err != nil {
-				return err
-			}
-			if err := o.exec(fmt.Sprintf("INSERT INTO ducklake_files_scheduled_for_deletion (data_file_id, path, path_is_relative, schedule_start) VALUES (%d, %s, %t, NOW())",
-				f.deleteID.Int64, qs(old), rel)); err != nil {
-				return err
-			}
+			deleted = deleted || hit
 		}
 		if deleted {
 			o.changes.deletedFrom = append(o.changes.deletedFrom, t.id)
 		}
-		inl, err := o.inlinedTables(t)
-		if err != nil {
+		if err := o.deleteInlined(t, cols, pred); err != nil {
 			return err
-		}
-		for _, it := range inl {
-			sel, err := o.inlinedRows(it, cols)
-			if err != nil {
-				return err
-			}
-			var n int64
-			if err := o.queryRow(fmt.Sprintf("SELECT count(*) FROM (%s) AS __t WHERE %s", sel, pred)).Scan(&n); err != nil {
-				return fmt.Errorf("%w: predicate: %v", ErrInvalid, err)
-			}
-			if n == 0 {
-				continue
-			}
-			if err := o.exec(fmt.Sprintf("UPDATE %s SET end_snapshot = %d WHERE end_snapshot IS NULL AND begin_snapshot != %d AND row_id IN (SELECT __rowid FROM (%s) AS __t WHERE %s)",
-				qi(it.name), o.id, o.id, sel, pred)); err != nil {
-				return err
-			}
-			o.changes.inlinedDelete = append(o.changes.inlinedDelete, t.id)
 		}
 		if !deleted && len(o.changes.inlinedDelete) == 0 {
 			return fmt.Errorf("%w: no row matches %s", ErrNoChange, predicate)
 		}
 		return nil
 	})
+}
+
+// deleteInFile deletes the rows of data file f that match pred and were
+// not deleted before: it drops the file when no row is left, else writes
+// (or rewrites) its delete file. It reports whether any row matched.
+func (o *op) deleteInFile(t tableInfo, f dataFile, cols []column, pred string) (bool, error) {
+	sel, err := o.fileRows(f, cols)
+	if err != nil {
+		return false, err
+	}
+	prior, err := o.deletedPositions(t, f)
+	if err != nil {
+		return false, err
+	}
+	if err := o.exec(fmt.Sprintf("CREATE OR REPLACE TEMP TABLE __fdl_del AS SELECT __pos AS pos, CAST(%d AS BIGINT) AS snap FROM (%s) AS __t WHERE %s AND __pos NOT IN (SELECT pos FROM (%s))",
+		o.id, sel, pred, prior)); err != nil {
+		return false, fmt.Errorf("%w: predicate: %v", ErrInvalid, err)
+	}
+	var n int64
+	if err := o.queryRow("SELECT count(*) FROM temp.__fdl_del").Scan(&n); err != nil {
+		return false, err
+	}
+	if n == 0 {
+		return false, nil
+	}
+	var priorCount int64
+	if err := o.queryRow("SELECT count(*) FROM (" + prior + ")").Scan(&priorCount); err != nil {
+		return true, err
+	}
+	switch {
+	case priorCount+n >= f.recordCount:
+		return true, o.dropDataFile(t, f)
+	case !f.deleteID.Valid:
+		return true, o.writeDeleteFile(t, f, false, sql.NullInt64{})
+	}
+	return true, o.rewriteDeleteFile(t, f, prior)
+}
+
+// rewriteDeleteFile replaces f's delete file with one holding every
+// position deleted so far (the new ones are in temp.__fdl_del, the earlier
+// ones in prior): the old file's row ends (a format without partial_max)
+// or goes, its file scheduled for deletion.
+func (o *op) rewriteDeleteFile(t tableInfo, f dataFile, prior string) error {
+	if !o.w.lay.deletePartialMax {
+		if err := o.exec("INSERT INTO temp.__fdl_del SELECT pos, snap FROM (" + prior + ")"); err != nil {
+			return err
+		}
+		if err := o.exec(fmt.Sprintf("UPDATE ducklake_delete_file SET end_snapshot = %d WHERE end_snapshot IS NULL AND data_file_id IN (%d)", o.id, f.id)); err != nil {
+			return err
+		}
+		return o.writeDeleteFile(t, f, false, sql.NullInt64{})
+	}
+	if err := o.exec("INSERT INTO temp.__fdl_del SELECT pos, snap FROM (" + prior + ") WHERE pos IS NOT NULL"); err != nil {
+		return err
+	}
+	if err := o.writeDeleteFile(t, f, true, sql.NullInt64{Int64: o.id, Valid: true}); err != nil {
+		return err
+	}
+	old, rel := relTo(f.deleteFull, o.w.dataDir)
+	if err := o.exec(fmt.Sprintf("DELETE FROM ducklake_delete_file WHERE delete_file_id IN (%d)", f.deleteID.Int64)); err != nil {
+		return err
+	}
+	return o.exec(fmt.Sprintf("INSERT INTO ducklake_files_scheduled_for_deletion (data_file_id, path, path_is_relative, schedule_start) VALUES (%d, %s, %t, NOW())",
+		f.deleteID.Int64, sqlquote.String(old), rel))
+}
+
+// deleteInlined ends the inlined rows of t that match pred (rows inlined
+// by this same snapshot are not ended).
+func (o *op) deleteInlined(t tableInfo, cols []column, pred string) error {
+	inl, err := o.inlinedTables(t)
+	if err != nil {
+		return err
+	}
+	for _, it := range inl {
+		sel, err := o.inlinedRows(it, cols)
+		if err != nil {
+			return err
+		}
+		var n int64
+		if err := o.queryRow(fmt.Sprintf("SELECT count(*) FROM (%s) AS __t WHERE %s", sel, pred)).Scan(&n); err != nil {
+			return fmt.Errorf("%w: predicate: %v", ErrInvalid, err)
+		}
+		if n == 0 {
+			continue
+		}
+		if err := o.exec(fmt.Sprintf("UPDATE %s SET end_snapshot = %d WHERE end_snapshot IS NULL AND begin_snapshot != %d AND row_id IN (SELECT __rowid FROM (%s) AS __t WHERE %s)",
+			sqlquote.Ident(it.name), o.id, o.id, sel, pred)); err != nil {
+			return err
+		}
+		o.changes.inlinedDelete = append(o.changes.inlinedDelete, t.id)
+	}
+	return nil
 }
 
 // dropDataFile ends a data file whose rows are all deleted
@@ -673,10 +690,10 @@ func (o *op) writeDeleteFile(t tableInfo, f dataFile, withSnapshots bool, partia
 		return err
 	}
 	ids := []fieldID{{"file_path", fieldIDFilename}, {"pos", fieldIDOrdinal}}
-	proj := fmt.Sprintf("SELECT CAST(%s AS VARCHAR) AS file_path, CAST(pos AS BIGINT) AS pos", qs(f.full))
+	proj := fmt.Sprintf("SELECT CAST(%s AS VARCHAR) AS file_path, CAST(pos AS BIGINT) AS pos", sqlquote.String(f.full))
 	if withSnapshots {
 		ids = append(ids, fieldID{internalSnapshotColumn, fieldIDLastUpdatedSeq})
-		proj += ", CAST(snap AS BIGINT) AS " + qi(internalSnapshotColumn)
+		proj += ", CAST(snap AS BIGINT) AS " + sqlquote.Ident(internalSnapshotColumn)
 	}
 	wf, err := o.copyParquet(t.dataDir, "ducklake-"+uuid+"-delete.parquet", proj+" FROM temp.__fdl_del ORDER BY pos", ids, nil)
 	if err != nil {
@@ -690,7 +707,7 @@ func (o *op) writeDeleteFile(t tableInfo, f dataFile, withSnapshots bool, partia
 	}
 	p, rel := relTo(wf.path, t.dataDir)
 	cols := "delete_file_id, table_id, begin_snapshot, end_snapshot, data_file_id, path, path_is_relative, format, delete_count, file_size_bytes, footer_size, encryption_key"
-	vals := fmt.Sprintf("%d, %d, %d, NULL, %d, %s, %t, 'parquet', %d, %d, %d, NULL", o.newFileID(), t.id, begin, f.id, qs(p), rel, wf.count, wf.size, wf.footer)
+	vals := fmt.Sprintf("%d, %d, %d, NULL, %d, %s, %t, 'parquet', %d, %d, %d, NULL", o.newFileID(), t.id, begin, f.id, sqlquote.String(p), rel, wf.count, wf.size, wf.footer)
 	if o.w.lay.deletePartialMax {
 		cols += ", partial_max"
 		vals += ", " + nullInt(partialMax)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // generatePath names the folder of a new schema or table the way
@@ -58,12 +60,12 @@ func (o *op) createInlinedTable(tableID int64, cols []column) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		defs = append(defs, qi(c.name)+" "+t)
+		defs = append(defs, sqlquote.Ident(c.name)+" "+t)
 	}
-	if err := o.exec("CREATE TABLE IF NOT EXISTS " + qi(name) + "(" + strings.Join(defs, ", ") + ")"); err != nil {
+	if err := o.exec("CREATE TABLE IF NOT EXISTS " + sqlquote.Ident(name) + "(" + strings.Join(defs, ", ") + ")"); err != nil {
 		return "", err
 	}
-	if err := o.exec(fmt.Sprintf("INSERT INTO ducklake_inlined_data_tables (table_id, table_name, schema_version) VALUES (%d, %s, %d)", tableID, qs(name), o.schemaVersion)); err != nil {
+	if err := o.exec(fmt.Sprintf("INSERT INTO ducklake_inlined_data_tables (table_id, table_name, schema_version) VALUES (%d, %s, %d)", tableID, sqlquote.String(name), o.schemaVersion)); err != nil {
 		return "", err
 	}
 	return name, nil
@@ -98,11 +100,11 @@ func (o *op) insertColumn(tableID, columnID int64, c ColumnDef, typ string) erro
 	if o.w.lay.columnDefaultType {
 		return o.exec(fmt.Sprintf(`INSERT INTO ducklake_column (column_id, begin_snapshot, end_snapshot, table_id, column_order, column_name, column_type, initial_default, default_value, nulls_allowed, parent_column, default_value_type, default_value_dialect)
 			VALUES (%d, %d, NULL, %d, %d, %s, %s, NULL, 'NULL', %t, NULL, 'literal', 'duckdb')`,
-			columnID, o.id, tableID, columnID, qs(c.Name), qs(typ), c.Nullable))
+			columnID, o.id, tableID, columnID, sqlquote.String(c.Name), sqlquote.String(typ), c.Nullable))
 	}
 	return o.exec(fmt.Sprintf(`INSERT INTO ducklake_column (column_id, begin_snapshot, end_snapshot, table_id, column_order, column_name, column_type, initial_default, default_value, nulls_allowed, parent_column)
 		VALUES (%d, %d, NULL, %d, %d, %s, %s, NULL, NULL, %t, NULL)`,
-		columnID, o.id, tableID, columnID, qs(c.Name), qs(typ), c.Nullable))
+		columnID, o.id, tableID, columnID, sqlquote.String(c.Name), sqlquote.String(typ), c.Nullable))
 }
 
 // CreateTable creates a table with the given columns in one snapshot and
@@ -157,7 +159,7 @@ func (w *Writer) CreateTable(ctx context.Context, schema, name string, cols []Co
 			return err
 		}
 		if err := o.exec(fmt.Sprintf(`INSERT INTO ducklake_table (table_id, table_uuid, begin_snapshot, end_snapshot, schema_id, table_name, path, path_is_relative)
-			VALUES (%d, %s::UUID, %d, NULL, %d, %s, %s, true)`, tableID, qs(uuid), o.id, s.id, qs(name), qs(generatePath(uuid, name)))); err != nil {
+			VALUES (%d, %s::UUID, %d, NULL, %d, %s, %s, true)`, tableID, sqlquote.String(uuid), o.id, s.id, sqlquote.String(name), sqlquote.String(generatePath(uuid, name)))); err != nil {
 			return err
 		}
 		for i, c := range cols {
@@ -171,7 +173,7 @@ func (w *Writer) CreateTable(ctx context.Context, schema, name string, cols []Co
 		if err := o.schemaChangedInlining(s.id, tableID); err != nil {
 			return err
 		}
-		o.changes.createdTables = append(o.changes.createdTables, sqlIdent(schema)+"."+sqlIdent(name))
+		o.changes.createdTables = append(o.changes.createdTables, sqlquote.Ident(schema)+"."+sqlquote.Ident(name))
 		return nil
 	})
 	if err != nil {
@@ -207,7 +209,7 @@ func (w *Writer) RenameTable(ctx context.Context, schema, oldName, newName strin
 		}
 		if err := o.exec(fmt.Sprintf(`INSERT INTO ducklake_table (table_id, table_uuid, begin_snapshot, end_snapshot, schema_id, table_name, path, path_is_relative)
 			SELECT table_id, table_uuid, %d, NULL, schema_id, %s, path, path_is_relative FROM ducklake_table WHERE table_id = %d AND end_snapshot = %d`,
-			o.id, qs(newName), t.id, o.id)); err != nil {
+			o.id, sqlquote.String(newName), t.id, o.id)); err != nil {
 			return err
 		}
 		if err := o.tableSchemaVersion(t.id); err != nil {
@@ -216,7 +218,7 @@ func (w *Writer) RenameTable(ctx context.Context, schema, oldName, newName strin
 		if err := o.schemaChangedInlining(t.schema.id, t.id); err != nil {
 			return err
 		}
-		o.changes.createdTables = append(o.changes.createdTables, sqlIdent(schema)+"."+sqlIdent(newName))
+		o.changes.createdTables = append(o.changes.createdTables, sqlquote.Ident(schema)+"."+sqlquote.Ident(newName))
 		return nil
 	})
 }
@@ -360,7 +362,7 @@ func (w *Writer) RenameColumn(ctx context.Context, schema, table, oldName, newNa
 		if err := o.exec(fmt.Sprintf(`INSERT INTO ducklake_column (column_id, begin_snapshot, end_snapshot, table_id, column_order, column_name, column_type, initial_default, default_value, nulls_allowed, parent_column%s)
 			SELECT column_id, %d, NULL, table_id, column_order, %s, column_type, initial_default, default_value, nulls_allowed, parent_column%s
 			FROM ducklake_column WHERE table_id = %d AND column_id = %d AND end_snapshot = %d`,
-			extra, o.id, qs(newName), extra, t.id, c.id, o.id)); err != nil {
+			extra, o.id, sqlquote.String(newName), extra, t.id, c.id, o.id)); err != nil {
 			return err
 		}
 		return o.alteredTable(t)
@@ -389,18 +391,18 @@ func (w *Writer) CreateView(ctx context.Context, schema, name, query string) err
 			return fmt.Errorf("view %q.%q: %w", schema, name, ErrAlreadyExists)
 		}
 		var normalized string
-		if err := o.queryRow("SELECT json_deserialize_sql(json_serialize_sql(" + qs(trimQuery(query)) + "))").Scan(&normalized); err != nil {
+		if err := o.queryRow("SELECT json_deserialize_sql(json_serialize_sql(" + sqlquote.String(trimQuery(query)) + "))").Scan(&normalized); err != nil {
 			return fmt.Errorf("%w: view query: %v", ErrInvalid, err)
 		}
 		viewID := o.newCatalogID()
 		if err := o.exec(fmt.Sprintf(`INSERT INTO ducklake_view (view_id, view_uuid, begin_snapshot, end_snapshot, schema_id, view_name, dialect, sql, column_aliases)
-			VALUES (%d, gen_random_uuid(), %d, NULL, %d, %s, 'duckdb', %s, '')`, viewID, o.id, s.id, qs(name), qs(normalized))); err != nil {
+			VALUES (%d, gen_random_uuid(), %d, NULL, %d, %s, 'duckdb', %s, '')`, viewID, o.id, s.id, sqlquote.String(name), sqlquote.String(normalized))); err != nil {
 			return err
 		}
 		if err := o.bumpSchema(); err != nil {
 			return err
 		}
-		o.changes.createdViews = append(o.changes.createdViews, sqlIdent(schema)+"."+sqlIdent(name))
+		o.changes.createdViews = append(o.changes.createdViews, sqlquote.Ident(schema)+"."+sqlquote.Ident(name))
 		return nil
 	})
 }
@@ -451,7 +453,7 @@ func (w *Writer) CreateSchema(ctx context.Context, name string) error {
 			return err
 		}
 		if err := o.exec(fmt.Sprintf(`INSERT INTO ducklake_schema (schema_id, schema_uuid, begin_snapshot, end_snapshot, schema_name, path, path_is_relative)
-			VALUES (%d, %s::UUID, %d, NULL, %s, %s, true)`, id, qs(uuid), o.id, qs(name), qs(generatePath(uuid, name)))); err != nil {
+			VALUES (%d, %s::UUID, %d, NULL, %s, %s, true)`, id, sqlquote.String(uuid), o.id, sqlquote.String(name), sqlquote.String(generatePath(uuid, name)))); err != nil {
 			return err
 		}
 		if err := o.bumpSchema(); err != nil {

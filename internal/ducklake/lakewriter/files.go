@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // Reserved Parquet field ids (Iceberg's, as DuckDB's multi_file_reader.hpp
@@ -59,12 +60,12 @@ func (o *op) copyParquet(dir, name, selectSQL string, ids []fieldID, extra []str
 	full := dir + name
 	var fid []string
 	for _, f := range ids {
-		fid = append(fid, fmt.Sprintf("%s: %d", qs(f.name), f.id))
+		fid = append(fid, fmt.Sprintf("%s: %d", sqlquote.String(f.name), f.id))
 	}
 	opts := append([]string{"FORMAT parquet", "FIELD_IDS {" + strings.Join(fid, ", ") + "}"}, extra...)
 	opts = append(opts, "RETURN_STATS")
 	o.newFiles = append(o.newFiles, filepath.FromSlash(full))
-	q := "COPY (" + selectSQL + ") TO " + qs(full) + " (" + strings.Join(opts, ", ") + ")"
+	q := "COPY (" + selectSQL + ") TO " + sqlquote.String(full) + " (" + strings.Join(opts, ", ") + ")"
 	var fn string
 	var count, size, footer int64
 	var stats, part any
@@ -247,7 +248,7 @@ func (w *Writer) resolveFile(t tableInfo, p string, rel bool) string {
 // parquetFields maps field_id to column name for the top-level columns of a
 // Parquet file.
 func (o *op) parquetFields(path string) (map[int64]string, error) {
-	rows, err := o.w.conn.QueryContext(o.ctx, "SELECT name, field_id FROM parquet_schema("+qs(path)+") WHERE field_id IS NOT NULL")
+	rows, err := o.w.conn.QueryContext(o.ctx, "SELECT name, field_id FROM parquet_schema("+sqlquote.String(path)+") WHERE field_id IS NOT NULL")
 	if err != nil {
 		return nil, err
 	}
@@ -282,25 +283,25 @@ func (o *op) fileRows(f dataFile, target []column) (string, error) {
 			return "", err
 		}
 		if phys, ok := fields[c.id]; ok {
-			proj = append(proj, fmt.Sprintf("CAST(%s AS %s) AS %s", qi(phys), t, qi(c.name)))
+			proj = append(proj, fmt.Sprintf("CAST(%s AS %s) AS %s", sqlquote.Ident(phys), t, sqlquote.Ident(c.name)))
 		} else if c.initial.Valid {
-			proj = append(proj, fmt.Sprintf("CAST(%s AS %s) AS %s", qs(c.initial.String), t, qi(c.name)))
+			proj = append(proj, fmt.Sprintf("CAST(%s AS %s) AS %s", sqlquote.String(c.initial.String), t, sqlquote.Ident(c.name)))
 		} else {
-			proj = append(proj, fmt.Sprintf("CAST(NULL AS %s) AS %s", t, qi(c.name)))
+			proj = append(proj, fmt.Sprintf("CAST(NULL AS %s) AS %s", t, sqlquote.Ident(c.name)))
 		}
 	}
 	rowID := fmt.Sprintf("(%d + file_row_number)", f.rowIDStart.Int64)
 	if name, ok := fields[fieldIDRowID]; ok {
-		rowID = qi(name)
+		rowID = sqlquote.Ident(name)
 	} else if !f.rowIDStart.Valid {
 		return "", fmt.Errorf("%w: data file %d has neither row_id_start nor %s", ErrUnsupportedFormat, f.id, internalRowIDColumn)
 	}
 	snap := fmt.Sprint(f.begin)
 	if name, ok := fields[fieldIDLastUpdatedSeq]; ok {
-		snap = qi(name)
+		snap = sqlquote.Ident(name)
 	}
 	proj = append(proj, "file_row_number AS __pos", "CAST("+rowID+" AS BIGINT) AS __rowid", "CAST("+snap+" AS BIGINT) AS __snap")
-	return "SELECT " + strings.Join(proj, ", ") + " FROM read_parquet(" + qs(f.full) + ", file_row_number = true)", nil
+	return "SELECT " + strings.Join(proj, ", ") + " FROM read_parquet(" + sqlquote.String(f.full) + ", file_row_number = true)", nil
 }
 
 // deletedPositions returns a SELECT of the positions (column pos, and snap:
@@ -317,16 +318,16 @@ func (o *op) deletedPositions(t tableInfo, f dataFile) (string, error) {
 		}
 		snap := fmt.Sprint(f.deleteBegin)
 		if _, ok := fields[fieldIDLastUpdatedSeq]; ok {
-			snap = qi(internalSnapshotColumn)
+			snap = sqlquote.Ident(internalSnapshotColumn)
 		}
-		parts = append(parts, fmt.Sprintf("SELECT CAST(pos AS BIGINT) AS pos, CAST(%s AS BIGINT) AS snap FROM read_parquet(%s)", snap, qs(f.deleteFull)))
+		parts = append(parts, fmt.Sprintf("SELECT CAST(pos AS BIGINT) AS pos, CAST(%s AS BIGINT) AS snap FROM read_parquet(%s)", snap, sqlquote.String(f.deleteFull)))
 	}
 	inl, err := o.inlinedDeleteTable(t.id)
 	if err != nil {
 		return "", err
 	}
 	if inl != "" {
-		parts = append(parts, fmt.Sprintf("SELECT CAST(row_id AS BIGINT) AS pos, CAST(begin_snapshot AS BIGINT) AS snap FROM %s WHERE file_id = %d", qi(inl), f.id))
+		parts = append(parts, fmt.Sprintf("SELECT CAST(row_id AS BIGINT) AS pos, CAST(begin_snapshot AS BIGINT) AS snap FROM %s WHERE file_id = %d", sqlquote.Ident(inl), f.id))
 	}
 	if len(parts) == 0 {
 		return "SELECT CAST(NULL AS BIGINT) AS pos, CAST(NULL AS BIGINT) AS snap WHERE false", nil
@@ -467,15 +468,15 @@ func (o *op) inlinedRows(it inlinedTable, target []column) (string, error) {
 		}
 		expr := "NULL"
 		if c.initial.Valid {
-			expr = qs(c.initial.String)
+			expr = sqlquote.String(c.initial.String)
 		}
 		for i, id := range it.columnIDs {
 			if id == c.id {
-				expr = qi(it.physical[i])
+				expr = sqlquote.Ident(it.physical[i])
 			}
 		}
-		proj = append(proj, fmt.Sprintf("CAST(%s AS %s) AS %s", expr, t, qi(c.name)))
+		proj = append(proj, fmt.Sprintf("CAST(%s AS %s) AS %s", expr, t, sqlquote.Ident(c.name)))
 	}
 	proj = append(proj, "row_id AS __rowid", "begin_snapshot AS __snap")
-	return "SELECT " + strings.Join(proj, ", ") + " FROM " + qi(it.name) + " WHERE end_snapshot IS NULL", nil
+	return "SELECT " + strings.Join(proj, ", ") + " FROM " + sqlquote.Ident(it.name) + " WHERE end_snapshot IS NULL", nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/testutil"
 )
 
@@ -29,7 +30,7 @@ func roCatalog(t *testing.T, path string) *sql.DB {
 		t.Fatal(err)
 	}
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec("ATTACH " + qs(path) + " AS cat (READ_ONLY); USE cat"); err != nil {
+	if _, err := db.Exec("ATTACH " + sqlquote.String(path) + " AS cat (READ_ONLY); USE cat"); err != nil {
 		db.Close()
 		t.Fatal(err)
 	}
@@ -113,10 +114,10 @@ func checkInvariants(t *testing.T, catalog string, fromSnapshot int64) {
 	// closed rows, in every table with begin/end snapshots (inlined tables too)
 	for _, r := range queryStrings(t, db, `SELECT table_name FROM duckdb_columns() WHERE database_name = 'cat' AND column_name = 'end_snapshot'
 		INTERSECT SELECT table_name FROM duckdb_columns() WHERE database_name = 'cat' AND column_name = 'begin_snapshot'`) {
-		if c := queryInt(t, db, fmt.Sprintf("SELECT count(*) FROM %s WHERE end_snapshot IS NOT NULL AND NOT (end_snapshot > begin_snapshot)", qi(r[0]))); c != 0 {
+		if c := queryInt(t, db, fmt.Sprintf("SELECT count(*) FROM %s WHERE end_snapshot IS NOT NULL AND NOT (end_snapshot > begin_snapshot)", sqlquote.Ident(r[0]))); c != 0 {
 			t.Errorf("%s: %d closed rows with end_snapshot <= begin_snapshot", r[0], c)
 		}
-		if c := queryInt(t, db, fmt.Sprintf("SELECT count(*) FROM %s WHERE begin_snapshot > %d OR end_snapshot > %d", qi(r[0]), mx, mx)); c != 0 {
+		if c := queryInt(t, db, fmt.Sprintf("SELECT count(*) FROM %s WHERE begin_snapshot > %d OR end_snapshot > %d", sqlquote.Ident(r[0]), mx, mx)); c != 0 {
 			t.Errorf("%s: %d rows refer to snapshots after the last one", r[0], c)
 		}
 	}
@@ -175,7 +176,7 @@ func checkInvariants(t *testing.T, catalog string, fromSnapshot int64) {
 				t.Errorf("%s %s: %v", kind.table, r[0], err)
 				continue
 			}
-			got := queryInt(t, db, "SELECT count(*) FROM read_parquet("+qs(full)+")")
+			got := queryInt(t, db, "SELECT count(*) FROM read_parquet("+sqlquote.String(full)+")")
 			if fmt.Sprint(got) != r[3] {
 				t.Errorf("%s %s: %s has %d rows, catalog says %s", kind.table, r[0], full, got, r[3])
 			}
@@ -242,32 +243,32 @@ func readTable(t *testing.T, catalog, schema, table string, snap int64) (rows []
 	for _, f := range files {
 		full := joinLakePath(dataDir, tinfo[0][3], tinfo[0][4], tinfo[0][1], tinfo[0][2], f[1], f[2])
 		fields := map[string]string{}
-		for _, r := range queryStrings(t, db, "SELECT field_id, name FROM parquet_schema("+qs(full)+") WHERE field_id IS NOT NULL") {
+		for _, r := range queryStrings(t, db, "SELECT field_id, name FROM parquet_schema("+sqlquote.String(full)+") WHERE field_id IS NOT NULL") {
 			fields[r[0]] = r[1]
 		}
 		var proj []string
 		for _, c := range cols {
 			if n, ok := fields[c[0]]; ok {
-				proj = append(proj, "CAST("+qi(n)+" AS VARCHAR)")
+				proj = append(proj, "CAST("+sqlquote.Ident(n)+" AS VARCHAR)")
 			} else {
 				proj = append(proj, "'NULL'")
 			}
 		}
 		where := "true"
 		if n, ok := fields[fmt.Sprint(fieldIDLastUpdatedSeq)]; ok {
-			where = fmt.Sprintf("%s <= %d", qi(n), snap)
+			where = fmt.Sprintf("%s <= %d", sqlquote.Ident(n), snap)
 		}
 		dels := queryStrings(t, db, fmt.Sprintf("SELECT x.path, x.path_is_relative FROM ducklake_delete_file x WHERE data_file_id = %s AND %s", f[0], vis("x")))
 		for _, d := range dels {
 			dfull := joinLakePath(dataDir, tinfo[0][3], tinfo[0][4], tinfo[0][1], tinfo[0][2], d[0], d[1])
 			dsnap := "true"
-			if queryInt(t, db, "SELECT count(*) FROM parquet_schema("+qs(dfull)+") WHERE name = '_ducklake_internal_snapshot_id'") > 0 {
+			if queryInt(t, db, "SELECT count(*) FROM parquet_schema("+sqlquote.String(dfull)+") WHERE name = '_ducklake_internal_snapshot_id'") > 0 {
 				dsnap = fmt.Sprintf("_ducklake_internal_snapshot_id <= %d", snap)
 			}
-			where += fmt.Sprintf(" AND file_row_number NOT IN (SELECT pos FROM read_parquet(%s) WHERE %s)", qs(dfull), dsnap)
+			where += fmt.Sprintf(" AND file_row_number NOT IN (SELECT pos FROM read_parquet(%s) WHERE %s)", sqlquote.String(dfull), dsnap)
 		}
 		selects = append(selects, fmt.Sprintf("SELECT concat_ws('|', %s) AS r FROM read_parquet(%s, file_row_number = true) WHERE %s",
-			strings.Join(coalesceNull(proj), ", "), qs(full), where))
+			strings.Join(coalesceNull(proj), ", "), sqlquote.String(full), where))
 	}
 	// inlined rows: columns matched by position with the table's columns at
 	// the start of the inlined table's schema version
@@ -291,12 +292,12 @@ func readTable(t *testing.T, catalog, schema, table string, snap int64) (rows []
 			expr := "'NULL'"
 			for i, a := range atCols {
 				if a[0] == c[0] {
-					expr = "CAST(" + qi(phys[i][0]) + " AS VARCHAR)"
+					expr = "CAST(" + sqlquote.Ident(phys[i][0]) + " AS VARCHAR)"
 				}
 			}
 			proj = append(proj, expr)
 		}
-		selects = append(selects, fmt.Sprintf("SELECT concat_ws('|', %s) AS r FROM %s i WHERE %s", strings.Join(coalesceNull(proj), ", "), qi(it[0]), vis("i")))
+		selects = append(selects, fmt.Sprintf("SELECT concat_ws('|', %s) AS r FROM %s i WHERE %s", strings.Join(coalesceNull(proj), ", "), sqlquote.Ident(it[0]), vis("i")))
 	}
 	if len(selects) == 0 {
 		return []string{}, true
@@ -348,10 +349,10 @@ func (m *model) rows(table string) []string {
 	cols := queryStrings(m.t, m.db, "SELECT column_name FROM duckdb_columns() WHERE table_name = ? ORDER BY column_index", table)
 	var proj []string
 	for _, c := range cols {
-		proj = append(proj, "CAST("+qi(c[0])+" AS VARCHAR)")
+		proj = append(proj, "CAST("+sqlquote.Ident(c[0])+" AS VARCHAR)")
 	}
 	var out []string
-	for _, r := range queryStrings(m.t, m.db, "SELECT concat_ws('|', "+strings.Join(coalesceNull(proj), ", ")+") FROM "+qi(table)) {
+	for _, r := range queryStrings(m.t, m.db, "SELECT concat_ws('|', "+strings.Join(coalesceNull(proj), ", ")+") FROM "+sqlquote.Ident(table)) {
 		out = append(out, r[0])
 	}
 	sort.Strings(out)

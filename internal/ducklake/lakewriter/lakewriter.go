@@ -49,6 +49,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2" // database/sql driver "duckdb"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of these (test
@@ -181,16 +182,16 @@ func Create(ctx context.Context, path string, opts CreateOptions) error {
 	}
 	defer db.Close()
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "ATTACH "+qs(path)+" AS "+qi(lakeAlias)+" (STORAGE_VERSION 'latest')"); err != nil {
+	if _, err := conn.ExecContext(ctx, "ATTACH "+sqlquote.String(path)+" AS "+sqlquote.Ident(lakeAlias)+" (STORAGE_VERSION 'latest')"); err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
 	fail := func(err error) error {
-		_, _ = conn.ExecContext(ctx, "DETACH "+qi(lakeAlias))
+		_, _ = conn.ExecContext(ctx, "DETACH "+sqlquote.Ident(lakeAlias))
 		_ = os.Remove(path)
 		_ = os.Remove(path + ".wal")
 		return fmt.Errorf("create %s: %w", path, err)
 	}
-	if _, err := conn.ExecContext(ctx, "USE "+qi(lakeAlias)); err != nil {
+	if _, err := conn.ExecContext(ctx, "USE "+sqlquote.Ident(lakeAlias)); err != nil {
 		return fail(err)
 	}
 	var sourceID, schemaUUID string
@@ -209,16 +210,16 @@ func Create(ctx context.Context, path string, opts CreateOptions) error {
 	// ducklake_metadata_manager.cpp InitializeDuckLake: the four initial rows.
 	fmt.Fprintf(&b, "INSERT INTO ducklake_snapshot VALUES (0, NOW(), 0, 1, 0);\n")
 	fmt.Fprintf(&b, "INSERT INTO ducklake_snapshot_changes VALUES (0, %s, %s, %s, NULL);\n",
-		qs(`created_schema:"main"`), qsOrNull(opts.Author), qsOrNull(opts.Message))
+		sqlquote.String(`created_schema:"main"`), qsOrNull(opts.Author), qsOrNull(opts.Message))
 	fmt.Fprintf(&b, "INSERT INTO ducklake_metadata (key, value) VALUES ('version', %s), ('created_by', %s), ('data_path', %s), ('encrypted', 'false');\n",
-		qs(format), qs("DuckDB "+sourceID), qs(dataPath))
-	fmt.Fprintf(&b, "INSERT INTO ducklake_schema VALUES (0, %s::UUID, 0, NULL, 'main', 'main/', true);\n", qs(schemaUUID))
+		sqlquote.String(format), sqlquote.String("DuckDB "+sourceID), sqlquote.String(dataPath))
+	fmt.Fprintf(&b, "INSERT INTO ducklake_schema VALUES (0, %s::UUID, 0, NULL, 'main', 'main/', true);\n", sqlquote.String(schemaUUID))
 	b.WriteString("COMMIT;\n")
 	if _, err := conn.ExecContext(ctx, b.String()); err != nil {
 		_, _ = conn.ExecContext(ctx, "ROLLBACK")
 		return fail(err)
 	}
-	if _, err := conn.ExecContext(ctx, "USE memory; CHECKPOINT "+qi(lakeAlias)+"; DETACH "+qi(lakeAlias)); err != nil {
+	if _, err := conn.ExecContext(ctx, "USE memory; CHECKPOINT "+sqlquote.Ident(lakeAlias)+"; DETACH "+sqlquote.Ident(lakeAlias)); err != nil {
 		return fail(err)
 	}
 	return nil
@@ -248,7 +249,7 @@ func Open(ctx context.Context, path string) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if _, err := conn.ExecContext(ctx, "ATTACH "+qs(path)+" AS "+qi(lakeAlias)); err != nil {
+	if _, err := conn.ExecContext(ctx, "ATTACH "+sqlquote.String(path)+" AS "+sqlquote.Ident(lakeAlias)); err != nil {
 		conn.Close()
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -262,7 +263,7 @@ func Open(ctx context.Context, path string) (*Writer, error) {
 }
 
 func (w *Writer) init(ctx context.Context) error {
-	if _, err := w.conn.ExecContext(ctx, "USE "+qi(lakeAlias)); err != nil {
+	if _, err := w.conn.ExecContext(ctx, "USE "+sqlquote.Ident(lakeAlias)); err != nil {
 		return err
 	}
 	var n int
@@ -327,11 +328,11 @@ func (w *Writer) detach(ctx context.Context, checkpoint bool) error {
 		errs = append(errs, err)
 	}
 	if checkpoint {
-		if _, err := w.conn.ExecContext(ctx, "CHECKPOINT "+qi(lakeAlias)); err != nil {
+		if _, err := w.conn.ExecContext(ctx, "CHECKPOINT "+sqlquote.Ident(lakeAlias)); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if _, err := w.conn.ExecContext(ctx, "DETACH "+qi(lakeAlias)); err != nil {
+	if _, err := w.conn.ExecContext(ctx, "DETACH "+sqlquote.Ident(lakeAlias)); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, w.conn.Close(), w.db.Close())
@@ -385,22 +386,13 @@ func resolveDataDir(catalogPath, dataPath string) string {
 	return normalizeDataPath(filepath.ToSlash(p))
 }
 
-// qi quotes an identifier with DuckDB's rules: double quotes, "" inside.
-func qi(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-// qs quotes a string literal with DuckDB's rules: single quotes, ” inside.
-func qs(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
+// qsOrNull is s as a string literal (sqlquote.String), NULL for "".
 func qsOrNull(s string) string {
 	if s == "" {
 		return "NULL"
 	}
-	return qs(s)
+	return sqlquote.String(s)
 }
-
-// sqlIdent writes a name for changes_made the way DuckLakeUtil::
-// SQLIdentifierToString does (always double-quoted, "" inside).
-func sqlIdent(s string) string { return qi(s) }
 
 func nullInt(v sql.NullInt64) string {
 	if !v.Valid {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // op is one write transaction that becomes one snapshot, following
@@ -51,7 +53,7 @@ func (c changeSet) String() string {
 	ids("dropped_table", c.droppedTables)
 	ids("dropped_view", c.droppedViews)
 	for _, s := range c.createdSchemas {
-		items = append(items, "created_schema:"+sqlIdent(s))
+		items = append(items, "created_schema:"+sqlquote.Ident(s))
 	}
 	for _, s := range c.createdTables {
 		items = append(items, "created_table:"+s)
@@ -130,7 +132,7 @@ func (w *Writer) run(ctx context.Context, what string, fn func(o *op) error) (er
 		return err
 	}
 	if err := o.exec(fmt.Sprintf("INSERT INTO ducklake_snapshot_changes (snapshot_id, changes_made, author, commit_message, commit_extra_info) VALUES (%d, %s, %s, %s, NULL)",
-		o.id, qs(changes), qsOrNull(w.Author), qsOrNull(w.Message))); err != nil {
+		o.id, sqlquote.String(changes), qsOrNull(w.Author), qsOrNull(w.Message))); err != nil {
 		return err
 	}
 	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {

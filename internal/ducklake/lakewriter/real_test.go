@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // TestOpenV04AddSnapshots adds snapshots of every kind to a copy of the real
@@ -102,7 +104,7 @@ func setDataPath(t *testing.T, catalog, dataPath string) {
 	}
 	defer db.Close()
 	defer conn.Close()
-	if _, err := conn.ExecContext(bg, "ATTACH "+qs(catalog)+" AS c; UPDATE c.ducklake_metadata SET value = "+qs(dataPath)+" WHERE key = 'data_path'; CHECKPOINT c; DETACH c"); err != nil {
+	if _, err := conn.ExecContext(bg, "ATTACH "+sqlquote.String(catalog)+" AS c; UPDATE c.ducklake_metadata SET value = "+sqlquote.String(dataPath)+" WHERE key = 'data_path'; CHECKPOINT c; DETACH c"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -283,7 +285,7 @@ func storageVersion(t *testing.T, path string) string {
 	defer db.Close()
 	defer conn.Close()
 	var v string
-	if _, err := conn.ExecContext(bg, "ATTACH "+qs(path)+" AS s (READ_ONLY)"); err != nil {
+	if _, err := conn.ExecContext(bg, "ATTACH "+sqlquote.String(path)+" AS s (READ_ONLY)"); err != nil {
 		t.Fatal(err)
 	}
 	if err := conn.QueryRowContext(bg, "SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = 's'").Scan(&v); err != nil {

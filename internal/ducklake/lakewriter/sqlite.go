@@ -13,6 +13,7 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // SQLite-format catalogs.
@@ -85,8 +86,8 @@ func openSQLite(ctx context.Context, path string) (*Writer, error) {
 // lakeAlias (the layout of a DuckDB-format catalog) and preAlias (the same
 // with each row's rowid).
 func (w *Writer) loadMirror(ctx context.Context) error {
-	for _, q := range []string{"USE memory", "DETACH DATABASE IF EXISTS " + qi(lakeAlias), "DETACH DATABASE IF EXISTS " + qi(preAlias),
-		"ATTACH ':memory:' AS " + qi(lakeAlias), "ATTACH ':memory:' AS " + qi(preAlias)} {
+	for _, q := range []string{"USE memory", "DETACH DATABASE IF EXISTS " + sqlquote.Ident(lakeAlias), "DETACH DATABASE IF EXISTS " + sqlquote.Ident(preAlias),
+		"ATTACH ':memory:' AS " + sqlquote.Ident(lakeAlias), "ATTACH ':memory:' AS " + sqlquote.Ident(preAlias)} {
 		if _, err := w.conn.ExecContext(ctx, q); err != nil {
 			return err
 		}
@@ -97,7 +98,7 @@ func (w *Writer) loadMirror(ctx context.Context) error {
 	if err := ducklake.CopySQLiteInto(ctx, w.conn, preAlias, w.lite.path, rowIDColumn); err != nil {
 		return err
 	}
-	_, err := w.conn.ExecContext(ctx, "USE "+qi(lakeAlias))
+	_, err := w.conn.ExecContext(ctx, "USE "+sqlquote.Ident(lakeAlias))
 	return err
 }
 
@@ -183,7 +184,7 @@ func (l *liteState) apply(ctx context.Context, w *Writer) error {
 	}
 	for name := range pre {
 		if !post[name] {
-			if _, err := l.conn.ExecContext(ctx, "DROP TABLE "+ducklake.QuoteSQLiteIdent(name)); err != nil {
+			if _, err := l.conn.ExecContext(ctx, "DROP TABLE "+sqlquote.Ident(name)); err != nil {
 				return err
 			}
 		}
@@ -217,17 +218,17 @@ func (w *Writer) tableNames(ctx context.Context, alias string) (map[string]bool,
 func (l *liteState) applyTable(ctx context.Context, w *Writer, t ducklake.SQLiteTable, existed bool) error {
 	var part, on, sel []string
 	for i, c := range t.Columns {
-		part = append(part, qi(c))
-		on = append(on, fmt.Sprintf("p.%[1]s IS NOT DISTINCT FROM q.%[1]s", qi(c)))
-		sel = append(sel, fmt.Sprintf("CAST(q.%s AS %s)", qi(c), t.DeclTypes[i]))
+		part = append(part, sqlquote.Ident(c))
+		on = append(on, fmt.Sprintf("p.%[1]s IS NOT DISTINCT FROM q.%[1]s", sqlquote.Ident(c)))
+		sel = append(sel, fmt.Sprintf("CAST(q.%s AS %s)", sqlquote.Ident(c), t.DeclTypes[i]))
 	}
 	on = append(on, "p.__fdl_n = q.__fdl_n")
-	post := fmt.Sprintf("(SELECT *, row_number() OVER (PARTITION BY %s) AS __fdl_n FROM %s.main.%s)", strings.Join(part, ", "), qi(lakeAlias), qi(t.Name))
+	post := fmt.Sprintf("(SELECT *, row_number() OVER (PARTITION BY %s) AS __fdl_n FROM %s.main.%s)", strings.Join(part, ", "), sqlquote.Ident(lakeAlias), sqlquote.Ident(t.Name))
 	if !existed {
 		return l.insertRows(ctx, w, t, fmt.Sprintf("SELECT %s FROM %s q", strings.Join(sel, ", "), post))
 	}
-	pre := fmt.Sprintf("(SELECT *, row_number() OVER (PARTITION BY %s ORDER BY %s) AS __fdl_n FROM %s.main.%s)", strings.Join(part, ", "), qi(rowIDColumn), qi(preAlias), qi(t.Name))
-	rows, err := w.conn.QueryContext(ctx, fmt.Sprintf("SELECT p.%s FROM %s p ANTI JOIN %s q ON %s", qi(rowIDColumn), pre, post, strings.Join(on, " AND ")))
+	pre := fmt.Sprintf("(SELECT *, row_number() OVER (PARTITION BY %s ORDER BY %s) AS __fdl_n FROM %s.main.%s)", strings.Join(part, ", "), sqlquote.Ident(rowIDColumn), sqlquote.Ident(preAlias), sqlquote.Ident(t.Name))
+	rows, err := w.conn.QueryContext(ctx, fmt.Sprintf("SELECT p.%s FROM %s p ANTI JOIN %s q ON %s", sqlquote.Ident(rowIDColumn), pre, post, strings.Join(on, " AND ")))
 	if err != nil {
 		return err
 	}
@@ -245,7 +246,7 @@ func (l *liteState) applyTable(ctx context.Context, w *Writer, t ducklake.SQLite
 		return err
 	}
 	for _, id := range gone {
-		if _, err := l.conn.ExecContext(ctx, "DELETE FROM "+ducklake.QuoteSQLiteIdent(t.Name)+" WHERE rowid = ?", id); err != nil {
+		if _, err := l.conn.ExecContext(ctx, "DELETE FROM "+sqlquote.Ident(t.Name)+" WHERE rowid = ?", id); err != nil {
 			return err
 		}
 	}
@@ -261,10 +262,10 @@ func (l *liteState) insertRows(ctx context.Context, w *Writer, t ducklake.SQLite
 	defer rows.Close()
 	var names, marks []string
 	for _, c := range t.Columns {
-		names = append(names, ducklake.QuoteSQLiteIdent(c))
+		names = append(names, sqlquote.Ident(c))
 		marks = append(marks, "?")
 	}
-	stmt, err := l.conn.PrepareContext(ctx, "INSERT INTO "+ducklake.QuoteSQLiteIdent(t.Name)+" ("+strings.Join(names, ", ")+") VALUES ("+strings.Join(marks, ", ")+")")
+	stmt, err := l.conn.PrepareContext(ctx, "INSERT INTO "+sqlquote.Ident(t.Name)+" ("+strings.Join(names, ", ")+") VALUES ("+strings.Join(marks, ", ")+")")
 	if err != nil {
 		return err
 	}

@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/memory"
 	"github.com/fdl-dev/fdl/internal/store/storetest"
 )
 
 func TestFaultyFailAt(t *testing.T) {
 	ctx := t.Context()
-	mem := store.NewMemory()
+	mem := memory.New()
 	f := &storetest.Faulty{Store: mem, FailAt: storetest.FailOn(storetest.OpCreate, "versions/", 0, storetest.ErrInjected)}
 	if err := f.Create(ctx, "versions/1/version.json", strings.NewReader("x")); !errors.Is(err, storetest.ErrInjected) {
 		t.Errorf("Create = %v, want the injected error", err)
@@ -35,7 +36,7 @@ func TestFaultyFailAt(t *testing.T) {
 
 func TestFaultyFailAfter(t *testing.T) {
 	ctx := t.Context()
-	mem := store.NewMemory()
+	mem := memory.New()
 	f := &storetest.Faulty{Store: mem, FailAfter: storetest.FailOn(storetest.OpSwap, "refs/", 2, storetest.ErrInjected)}
 	tok, err := f.Swap(ctx, "refs/heads/main", store.NoToken, []byte("v1\n"))
 	if err != nil {
@@ -57,7 +58,7 @@ func TestFaultyFailAfter(t *testing.T) {
 
 func TestFaultyFailAfterGet(t *testing.T) {
 	ctx := t.Context()
-	mem := store.NewMemory()
+	mem := memory.New()
 	if err := mem.Create(ctx, "k", strings.NewReader("v")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestFloors keeps the library's floors (docs/architecture.md): a package
+// never imports one on a floor above it. refs reads records through its
+// Records interface, so it imports neither repo nor retention; retention
+// decides from what repo reads, so it does not import repo; version, the
+// records, imports none of them.
+func TestFloors(t *testing.T) {
+	const mod = "github.com/fdl-dev/fdl/"
+	for pkg, above := range map[string][]string{
+		"refs":      {"repo", "retention", "cmd/"},
+		"retention": {"repo", "cmd/"},
+		"version":   {"repo", "refs", "retention", "cmd/"},
+		"repo":      {"cmd/"},
+	} {
+		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, a := range above {
+				if dep == mod+strings.TrimSuffix(a, "/") || strings.HasPrefix(dep, mod+a) && strings.HasSuffix(a, "/") {
+					t.Errorf("%s imports %s, a floor above it", pkg, dep)
+				}
+			}
+		}
+	}
+}

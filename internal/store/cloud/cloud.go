@@ -1,0 +1,495 @@
+// Package cloud is the store.Store over an object-store bucket reached
+// through gocloud.dev/blob, the part Amazon S3, Google Cloud Storage and
+// Azure Blob Storage share: conditional uploads, the Token of the same
+// read, sorted listings, the probe of conditional writes, and credentials
+// kept out of errors. What differs between the services (how a version is
+// read and made a write's condition, the DuckDB secret, the service's
+// refusal codes) is a Driver, one per package s3, gcs and azure; each of
+// those opens its URLs and offers them to store.Register (Backend). This
+// package imports no service's SDK, only gocloud.dev's portable blob API.
+package cloud
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+
+	"github.com/fdl-dev/fdl/internal/store"
+)
+
+// ErrNoConditionalWrites: the store accepted a write it should have refused
+// (it ignores If-None-Match, If-Match or their GCS and Azure equivalents), or
+// refused every conditional write. fdl never writes to such a store: its
+// compare-and-swap would silently become last-writer-wins.
+var ErrNoConditionalWrites = errors.New("the store does not honour conditional writes")
+
+// contentType is the Content-Type of every object Cloud writes. It is given
+// explicitly: blob.Bucket.Upload requires one, and sniffing would put a
+// guess into the store.
+const contentType = "application/octet-stream"
+
+// unknownToken is returned by a write whose response named no version (an
+// S3-compatible server that sends no ETag): a Swap from it is refused.
+const unknownToken store.Token = "unknown-version"
+
+// Cloud is a store.Store over an object store bucket reached through
+// gocloud.dev/blob: Amazon S3 and S3-compatible servers (s3://), Google
+// Cloud Storage (gs://) and Azure Blob Storage (azblob://). store.Open makes
+// one from a URL through the backend packages s3, gcs and azure (New);
+// docs/stores.md lists the URL options and the environment each SDK reads.
+//
+// A key "refs/heads/main" is the object "<prefix>/refs/heads/main" of the
+// bucket, where prefix is the URL's path. How it keeps the Store guarantees:
+//   - Create is one upload with the store's create-only condition (S3 and
+//     Azure "If-None-Match: *", GCS generation 0). Objects appear whole when
+//     the upload (single request, multipart or block list) completes; a
+//     failed or cancelled upload leaves nothing visible. Large objects stream
+//     in parts of 8 MiB (S3, Azure) or 16 MiB chunks (GCS), a bounded number
+//     at a time, so memory does not grow with the object.
+//   - Swap is one upload conditional on the Token: S3 If-Match on the ETag,
+//     GCS a generation-match precondition, Azure If-Match on the ETag.
+//     gocloud has no If-Match option, so the condition is set on the SDK's
+//     own request through WriterOptions.BeforeWrite; every conditional write
+//     goes through blob.Bucket.Upload (azureblob's Writer.Write path panics
+//     after a failed upload).
+//   - Get reads the bytes and takes the Token from the headers of the same
+//     response (S3 and Azure ETag, GCS generation): no second request that
+//     could see another version.
+//   - A refused condition is store.ErrConflict (Swap) or store.ErrExist (Create): HTTP
+//     412, Azure 409 BlobAlreadyExists, S3's 404 for If-Match on a missing
+//     key, and AWS's 409 ConditionalRequestConflict (a concurrent conditional
+//     write to the same key) all count as refusals.
+//   - Before its first write, a Cloud tests that the store enforces those
+//     conditions (see probe) and refuses to write to one that does not, with
+//     ErrNoConditionalWrites.
+//   - List collects the keys under the prefix and sorts them in byte order
+//     (services list in their own order, and gocloud escapes some characters
+//     on Azure), so it holds one ObjectInfo per listed object in memory.
+//     Keys that are not valid keys (a "folder/" placeholder made by a web
+//     console, a probe) are not listed.
+//   - Delete is unconditional (not every service honours a conditional
+//     delete); refs are deleted by swapping in a tombstone (package refs).
+//
+// Error messages name the object by its Location and never contain
+// credentials (see RedactSecrets).
+type Cloud struct {
+	bucket *blob.Bucket
+	be     Driver
+	scheme string // of Location: "s3", "gs" or "az"
+	name   string // bucket or container
+	prefix string // "" or "a/b/" (with the trailing slash)
+	// closeFn, if set, releases a client the bucket does not own.
+	closeFn func() error
+
+	probeMu   sync.Mutex
+	probed    bool
+	probeErr  error // a permanent refusal (wraps ErrNoConditionalWrites)
+	skipProbe bool  // tests of the probe itself
+}
+
+var _ store.Store = (*Cloud)(nil)
+
+// Driver is what differs between S3, GCS and Azure: how a version Token is
+// read and checked, how a new object's Token is learnt, and how the
+// service says a condition did not hold.
+type Driver interface {
+	// ReadToken returns the Token of the object version r reads, from the
+	// response that carries r's bytes.
+	ReadToken(r *blob.Reader) (store.Token, error)
+	// Prepare prepares a conditional write: the context to upload with and
+	// the BeforeWrite hook that adds "only if the current version is old" to
+	// the SDK's request (for old NoToken, a create-only write, the hook adds
+	// nothing: gocloud's IfNotExist sets the condition). ok is false if old
+	// cannot be one of this store's Tokens (a conflict).
+	Prepare(ctx context.Context, old store.Token) (wctx context.Context, w Prepared, ok bool)
+	// WrongToken returns a well-formed Token that is not cur's (for the
+	// probe).
+	WrongToken(cur store.Token) store.Token
+	// Secret returns the DuckDB CREATE SECRET statement a reader needs.
+	Secret() string
+	// Refused reports whether err, from a failed conditional write, carries
+	// the service's own code for a condition that did not hold (beyond
+	// gocloud's FailedPrecondition); see IsRefusalCode.
+	Refused(err error) bool
+}
+
+// Prepared is one prepared write: its BeforeWrite hook and, after the
+// upload succeeded, the new object's Token (NoToken if the response named
+// none).
+type Prepared interface {
+	BeforeWrite(as func(any) bool) error
+	Token() store.Token
+}
+
+// Config is what New needs for one store.
+type Config struct {
+	Bucket *blob.Bucket // the bucket or container; Close closes it
+	Driver Driver
+	Scheme string // of Location: "s3", "gs" or "az"
+	Name   string // bucket or container
+	Prefix string // "" or "a/b/" (with the trailing slash)
+	// Close, if set, releases a client the bucket does not own.
+	Close func() error
+}
+
+// New returns the Cloud store of cfg. It makes no request: the probe of
+// conditional writes runs before the first write.
+func New(cfg Config) *Cloud {
+	return &Cloud{bucket: cfg.Bucket, be: cfg.Driver, scheme: cfg.Scheme, name: cfg.Name, prefix: cfg.Prefix, closeFn: cfg.Close}
+}
+
+// IsRefusalCode reports whether code is one of the service error codes
+// that mean a conditional write's condition did not hold: S3's
+// "PreconditionFailed" and "ConditionalRequestConflict" (a concurrent
+// conditional write to the same key), Azure's "ConditionNotMet" and
+// "BlobAlreadyExists". Drivers use it in Refused.
+func IsRefusalCode(code string) bool {
+	switch code {
+	case "ConditionalRequestConflict", "PreconditionFailed", "ConditionNotMet", "BlobAlreadyExists":
+		return true
+	}
+	return false
+}
+
+// Location returns "<scheme>://<bucket>/<prefix><key>" in the URL form DuckDB
+// reads: s3:// for S3, gs:// for GCS, az:// for Azure (the account comes from
+// the reader's DuckDB secret). Location("") is the root, without a trailing
+// slash. It never holds the URL's query (endpoint, region, …).
+func (c *Cloud) Location(key string) string {
+	root := c.scheme + "://" + c.name
+	if c.prefix != "" {
+		root += "/" + strings.TrimSuffix(c.prefix, "/")
+	}
+	if key == "" {
+		return root
+	}
+	return root + "/" + key
+}
+
+// DuckDBSecret returns the DuckDB statement that gives a reader access to
+// this store's locations (no credentials in it: a credential chain provider
+// or placeholders to fill in), e.g.
+// "CREATE SECRET (TYPE s3, PROVIDER credential_chain, REGION 'eu-west-1');".
+func (c *Cloud) DuckDBSecret() string { return c.be.Secret() }
+
+// Close releases the bucket's clients.
+func (c *Cloud) Close() error {
+	err := c.bucket.Close()
+	if c.closeFn != nil {
+		if cerr := c.closeFn(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+func (c *Cloud) fail(key, what string, err error) error {
+	return RedactSecrets(fmt.Errorf("%s: %s: %w", c.Location(key), what, err))
+}
+
+// ctxFail returns ctx's error (wrapped with the location) if ctx is done.
+func (c *Cloud) ctxFail(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", c.Location(key), err)
+	}
+	return nil
+}
+
+// Get opens key for reading; the Token comes from the same response.
+// Errors: store.ErrNotExist, store.ErrInvalidKey, the store's errors naming the location.
+func (c *Cloud) Get(ctx context.Context, key string) (io.ReadCloser, store.Token, error) {
+	if err := store.Begin(ctx, key); err != nil {
+		return nil, "", err
+	}
+	return c.get(ctx, key)
+}
+
+// get is Get without the key check (the probe's key is not a valid key).
+func (c *Cloud) get(ctx context.Context, key string) (io.ReadCloser, store.Token, error) {
+	r, err := c.bucket.NewReader(ctx, c.prefix+key, nil)
+	if err != nil {
+		if cerr := c.ctxFail(ctx, key); cerr != nil {
+			return nil, "", cerr
+		}
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return nil, "", fmt.Errorf("%s: %w", c.Location(key), store.ErrNotExist)
+		}
+		return nil, "", c.fail(key, "read", err)
+	}
+	tok, err := c.be.ReadToken(r)
+	if err != nil {
+		r.Close()
+		return nil, "", c.fail(key, "read", err)
+	}
+	return r, tok, nil
+}
+
+// Stat returns key's size and modification time. Errors: store.ErrNotExist,
+// store.ErrInvalidKey.
+func (c *Cloud) Stat(ctx context.Context, key string) (store.ObjectInfo, error) {
+	if err := store.Begin(ctx, key); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	a, err := c.bucket.Attributes(ctx, c.prefix+key)
+	if err != nil {
+		if cerr := c.ctxFail(ctx, key); cerr != nil {
+			return store.ObjectInfo{}, cerr
+		}
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return store.ObjectInfo{}, fmt.Errorf("%s: %w", c.Location(key), store.ErrNotExist)
+		}
+		return store.ObjectInfo{}, c.fail(key, "stat", err)
+	}
+	return store.ObjectInfo{Key: key, Size: a.Size, ModTime: a.ModTime}, nil
+}
+
+// Create uploads r to key only if key holds no object (streaming; see Cloud).
+// Errors: store.ErrExist (nothing written), ErrNoConditionalWrites, store.ErrInvalidKey,
+// r's error or ctx's error (nothing written), the store's errors.
+func (c *Cloud) Create(ctx context.Context, key string, r io.Reader) error {
+	if err := store.Begin(ctx, key); err != nil {
+		return err
+	}
+	if err := c.probe(ctx); err != nil {
+		return err
+	}
+	_, err := c.upload(ctx, key, r, store.NoToken)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errRefused):
+		return fmt.Errorf("%s: %w", c.Location(key), store.ErrExist)
+	}
+	return err
+}
+
+// Swap writes data to key if key still holds the version old (or, for
+// NoToken, holds nothing), and returns the new version's Token, learnt from
+// the write's own response. Errors: store.ErrConflict (nothing written),
+// ErrNoConditionalWrites, store.ErrInvalidKey, an error for data larger than
+// store.MaxSwapSize, the store's errors.
+func (c *Cloud) Swap(ctx context.Context, key string, old store.Token, data []byte) (store.Token, error) {
+	if err := store.Begin(ctx, key); err != nil {
+		return "", err
+	}
+	if len(data) > store.MaxSwapSize {
+		return "", fmt.Errorf("%s: swap of %d bytes: larger than %d", c.Location(key), len(data), store.MaxSwapSize)
+	}
+	if err := c.probe(ctx); err != nil {
+		return "", err
+	}
+	tok, err := c.upload(ctx, key, bytes.NewReader(data), old)
+	if errors.Is(err, errRefused) {
+		return "", fmt.Errorf("%s: %w", c.Location(key), store.ErrConflict)
+	}
+	return tok, err
+}
+
+// errRefused marks an upload the store refused because its condition did
+// not hold; Create turns it into store.ErrExist, Swap into store.ErrConflict.
+var errRefused = errors.New("condition not met")
+
+// upload writes r to key, create-only if old is NoToken, else only if key
+// holds version old. It returns the new Token, or an error wrapping
+// errRefused when the condition did not hold.
+func (c *Cloud) upload(ctx context.Context, key string, r io.Reader, old store.Token) (store.Token, error) {
+	uctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	opts := &blob.WriterOptions{ContentType: contentType}
+	var w Prepared
+	if old == store.NoToken {
+		opts.IfNotExist = true
+		uctx, w, _ = c.be.Prepare(uctx, store.NoToken)
+	} else {
+		var ok bool
+		uctx, w, ok = c.be.Prepare(uctx, old)
+		if !ok {
+			return "", errRefused
+		}
+	}
+	if w != nil {
+		opts.BeforeWrite = w.BeforeWrite
+	}
+	// A failing reader cancels the upload before the SDK sees the error, so
+	// no driver finishes an upload with the bytes read so far.
+	sr := &stopReader{r: r, cancel: cancel}
+	err := c.bucket.Upload(uctx, c.prefix+key, sr, opts)
+	if err == nil {
+		if w == nil {
+			return "", nil
+		}
+		if tok := w.Token(); tok != store.NoToken {
+			return tok, nil
+		}
+		// The response carried no version: a Token that never matches, so
+		// a Swap from it is refused rather than unconditional.
+		return unknownToken, nil
+	}
+	if sr.err != nil {
+		return "", fmt.Errorf("%s: %w", c.Location(key), sr.err)
+	}
+	if cerr := c.ctxFail(ctx, key); cerr != nil {
+		return "", cerr
+	}
+	if c.isRefusal(err, old != store.NoToken) {
+		return "", fmt.Errorf("%s: %w", c.Location(key), errRefused)
+	}
+	return "", c.fail(key, "write", err)
+}
+
+// isRefusal tells whether a failed conditional write was refused because its
+// condition did not hold (STORES.md): a precondition failure (HTTP 412,
+// Azure 409 BlobAlreadyExists), a 404 for If-Match on a missing key (S3),
+// or AWS's 409 ConditionalRequestConflict.
+func (c *Cloud) isRefusal(err error, ifMatch bool) bool {
+	switch gcerrors.Code(err) {
+	case gcerrors.FailedPrecondition:
+		return true
+	case gcerrors.NotFound:
+		return ifMatch
+	}
+	return c.be.Refused(err)
+}
+
+// stopReader passes reads through; on the first error other than io.EOF it
+// records the error and cancels the upload.
+type stopReader struct {
+	r      io.Reader
+	cancel context.CancelFunc
+	err    error
+}
+
+func (s *stopReader) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF {
+		s.err = err
+		s.cancel()
+	}
+	return n, err
+}
+
+// List calls fn in byte order of the keys for every object under prefix, as
+// listed when List began (see Cloud for memory). Errors: store.ErrInvalidKey for a
+// bad prefix, fn's error, ctx's error, the store's errors.
+func (c *Cloud) List(ctx context.Context, prefix string, fn func(store.ObjectInfo) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := store.CheckPrefix(prefix); err != nil {
+		return err
+	}
+	var infos []store.ObjectInfo
+	it := c.bucket.List(&blob.ListOptions{Prefix: c.prefix + prefix})
+	for {
+		o, err := it.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			return RedactSecrets(fmt.Errorf("%s: list: %w", c.Location(prefix), err))
+		}
+		key := strings.TrimPrefix(o.Key, c.prefix)
+		if o.IsDir || store.CheckKey(key) != nil {
+			continue
+		}
+		infos = append(infos, store.ObjectInfo{Key: key, Size: o.Size, ModTime: o.ModTime})
+	}
+	return store.EmitSorted(ctx, infos, fn)
+}
+
+// Delete removes key; a missing key is not an error. Errors: store.ErrInvalidKey,
+// the store's errors.
+func (c *Cloud) Delete(ctx context.Context, key string) error {
+	if err := store.Begin(ctx, key); err != nil {
+		return err
+	}
+	err := c.bucket.Delete(ctx, c.prefix+key)
+	if err == nil || gcerrors.Code(err) == gcerrors.NotFound {
+		return nil
+	}
+	if cerr := c.ctxFail(ctx, key); cerr != nil {
+		return cerr
+	}
+	return c.fail(key, "delete", err)
+}
+
+// probe checks, once per Cloud before its first write, that the store
+// enforces conditional writes, with a probe object ".tmp-probe-<random>" at
+// the root (not a valid key, so never listed, and removed afterwards):
+//
+//  1. create it create-only: must succeed;
+//  2. create it create-only again: must be refused (If-None-Match honoured);
+//  3. swap it from a made-up Token: must be refused (If-Match honoured);
+//  4. swap it from its real Token: must succeed (If-Match understood).
+//
+// A store that fails 2–4 (a proxy that strips the headers, an S3-compatible
+// server without conditional writes) is refused for good with an error
+// wrapping ErrNoConditionalWrites; other errors (network, permission,
+// cancelled context) are returned and the probe runs again on the next
+// write. It costs five requests per process that writes.
+func (c *Cloud) probe(ctx context.Context) error {
+	c.probeMu.Lock()
+	defer c.probeMu.Unlock()
+	if c.probed || c.skipProbe {
+		return c.probeErr
+	}
+	key := store.TempName("probe-")
+	refuse := func(what string) error {
+		c.probed = true
+		c.probeErr = fmt.Errorf("%s: %w: %s; fdl refuses to write there, because two concurrent pushes could then both \"win\" and one would be lost silently. Use a store that supports conditional writes (AWS S3, Cloudflare R2, Google Cloud Storage, Azure Blob Storage, MinIO, versitygw), or remove the proxy that strips If-Match/If-None-Match headers (docs/stores.md)",
+			c.Location(""), ErrNoConditionalWrites, what)
+		return c.probeErr
+	}
+	defer func() {
+		// Best effort: a leftover probe is hidden from List anyway.
+		_ = c.bucket.Delete(context.WithoutCancel(ctx), c.prefix+key)
+	}()
+	if _, err := c.upload(ctx, key, strings.NewReader("probe 1\n"), store.NoToken); err != nil {
+		if errors.Is(err, errRefused) {
+			return refuse("it refused to create a new object create-only (If-None-Match: *)")
+		}
+		return fmt.Errorf("checking that %s supports conditional writes: %w", c.Location(""), err)
+	}
+	_, err := c.upload(ctx, key, strings.NewReader("probe 2\n"), store.NoToken)
+	switch {
+	case err == nil:
+		return refuse("it overwrote an existing object although the write was create-only (If-None-Match: * ignored)")
+	case !errors.Is(err, errRefused):
+		return fmt.Errorf("checking that %s supports conditional writes: %w", c.Location(""), err)
+	}
+	rc, cur, err := c.get(ctx, key)
+	if err == nil {
+		rc.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("checking that %s supports conditional writes: %w", c.Location(""), err)
+	}
+	_, err = c.upload(ctx, key, strings.NewReader("probe 3\n"), c.be.WrongToken(cur))
+	switch {
+	case err == nil:
+		return refuse("it overwrote an object although the write was conditional on another version (If-Match ignored)")
+	case !errors.Is(err, errRefused):
+		return fmt.Errorf("checking that %s supports conditional writes (If-Match): %w", c.Location(""), err)
+	}
+	if _, err := c.upload(ctx, key, strings.NewReader("probe 4\n"), cur); err != nil {
+		if ctx.Err() != nil || !errors.Is(err, errRefused) {
+			return fmt.Errorf("checking that %s supports conditional writes: %w", c.Location(""), err)
+		}
+		return refuse("it refused a write conditional on the object's current version (If-Match with the ETag it returned)")
+	}
+	c.probed = true
+	return nil
+}

@@ -1,0 +1,602 @@
+// Package folder is the store.Store on a folder of the local file system,
+// and the folder paths and file:// URLs store.Open opens through it
+// (Backend).
+package folder
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/filelock"
+	"github.com/fdl-dev/fdl/internal/store"
+)
+
+// Store is a store.Store on a folder of the local file system, written with the
+// operating system's own calls (not gocloud's fileblob, whose create-only
+// write is racy and which never fsyncs). A key "refs/heads/main" is the file
+// <root>/refs/heads/main.
+//
+// How it keeps the store.Store guarantees:
+//   - Create writes a temporary file ".tmp-<random>" in the key's folder,
+//     fsyncs it and hard-links it to the key's name with link(2), which fails
+//     atomically if the name exists; then it removes the temporary name and
+//     fsyncs the folder. A reader sees the whole object or nothing, and the
+//     object is on disk before it becomes visible.
+//   - Swap takes an exclusive flock(2) on a persistent "<key>.lock" file next
+//     to the object, re-reads the object under the lock, compares its Token,
+//     writes a temporary file, fsyncs it, renames it over the key (or links
+//     it, when creating) and fsyncs the folder. The kernel releases the lock
+//     when the holder dies, even by SIGKILL, so a crashed writer never blocks
+//     the next Swap. Lock files stay in place (removing one would race with a
+//     process waiting on it) and are never listed.
+//   - A Token is the lowercase hex SHA-256 of the object's bytes. Get reads an
+//     object of at most store.MaxSwapSize bytes into memory once and hashes those
+//     bytes, so the Token belongs to what the caller reads. A larger object
+//     is streamed and gets a Token of the form "unhashed:<size>:<mtime>"
+//     that Swap never matches (Swap is for small objects only).
+//
+// Caveats: flock is advisory and only excludes other users of flock. On
+// network file systems its semantics differ: on NFS, Linux emulates flock
+// with POSIX byte-range locks through the NFS lock manager, which needs
+// lockd/NLM (NFSv3) or NFSv4 and may be unreliable across clients; on SMB
+// and some FUSE file systems locks may be local to one machine. On Windows
+// the lock is LockFileEx on the lock file, a mandatory lock, and renaming
+// over an object fails while another process has it open. Create needs a file
+// system with hard links (not FAT/exFAT or most FUSE object-store mounts).
+// Use one machine per folder store, on a local file system, for the
+// guarantees above to hold.
+type Store struct {
+	root string // absolute, cleaned, OS-native
+}
+
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.TempCleaner = (*Store)(nil)
+	_ store.LocalFiles  = (*Store)(nil)
+)
+
+// Open returns the Store on the folder root (a relative path is made
+// absolute against the working directory). The folder need not exist yet:
+// the first write creates it and its parents (see Exists). Errors: root
+// exists but is not a folder, or cannot be examined.
+func Open(root string) (*Store, error) {
+	if root == "" {
+		return nil, errors.New("local store: empty folder path")
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("local store %s: %w", root, err)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("local store: %w", err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("local store %s: not a folder", abs)
+	}
+	return &Store{root: abs}, nil
+}
+
+// Exists reports whether the store's root folder exists.
+func (l *Store) Exists() bool {
+	fi, err := os.Stat(l.root)
+	return err == nil && fi.IsDir()
+}
+
+// Location returns the absolute, OS-native path of key's file, or the root
+// folder when key is "". key must be valid (see store.CheckKey).
+func (l *Store) Location(key string) string {
+	if key == "" {
+		return l.root
+	}
+	return filepath.Join(l.root, filepath.FromSlash(key))
+}
+
+// LocalPath returns the same path as Location: every object is a file of
+// this machine (store.LocalFiles).
+func (l *Store) LocalPath(key string) string { return l.Location(key) }
+
+// Close does nothing: a Store holds no resources between calls.
+func (l *Store) Close() error { return nil }
+
+// Get opens key's file. See Store for the Token. Errors: store.ErrNotExist (also
+// when key names a folder or a parent is a file), store.ErrInvalidKey.
+func (l *Store) Get(ctx context.Context, key string) (io.ReadCloser, store.Token, error) {
+	if err := store.Begin(ctx, key); err != nil {
+		return nil, "", err
+	}
+	f, err := os.Open(l.Location(key))
+	if err != nil {
+		return nil, "", notExist(key, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, "", fmt.Errorf("%s: %w", key, err)
+	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, "", fmt.Errorf("%s: %w", key, store.ErrNotExist)
+	}
+	if fi.Size() <= store.MaxSwapSize {
+		// Objects are never written in place (Create links, Swap renames), so
+		// the open file keeps the bytes it had when it was opened.
+		b, err := io.ReadAll(io.LimitReader(f, store.MaxSwapSize+1))
+		if err != nil {
+			f.Close()
+			return nil, "", fmt.Errorf("%s: %w", key, err)
+		}
+		if len(b) <= store.MaxSwapSize {
+			f.Close()
+			return io.NopCloser(bytes.NewReader(b)), hashToken(b), nil
+		}
+		// The file grew although nobody writes in place; stream it.
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			f.Close()
+			return nil, "", fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	tok := store.Token("unhashed:" + strconv.FormatInt(fi.Size(), 10) + ":" +
+		strconv.FormatInt(fi.ModTime().UnixNano(), 10))
+	return f, tok, nil
+}
+
+// Stat returns key's size in bytes and file modification time.
+// Errors: store.ErrNotExist, store.ErrInvalidKey.
+func (l *Store) Stat(ctx context.Context, key string) (store.ObjectInfo, error) {
+	if err := store.Begin(ctx, key); err != nil {
+		return store.ObjectInfo{}, err
+	}
+	fi, err := os.Stat(l.Location(key))
+	if err != nil {
+		return store.ObjectInfo{}, notExist(key, err)
+	}
+	if fi.IsDir() {
+		return store.ObjectInfo{}, fmt.Errorf("%s: %w", key, store.ErrNotExist)
+	}
+	return store.ObjectInfo{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}, nil
+}
+
+// Create streams r into key's file if it does not exist, creating parent
+// folders as needed; it never holds the object in memory. If r fails or ctx
+// is cancelled, nothing is left behind. Errors: store.ErrExist (nothing written),
+// store.ErrInvalidKey, r's error, I/O errors. A folder named key is not an object:
+// Create then fails with an error that is not store.ErrExist.
+func (l *Store) Create(ctx context.Context, key string, r io.Reader) error {
+	if err := store.Begin(ctx, key); err != nil {
+		return err
+	}
+	path := l.Location(key)
+	tmp, err := l.createTemp(key, filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the link, or on failure
+	_, err = io.Copy(tmp, store.ContextReader(ctx, r))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			if fi, serr := os.Lstat(path); serr == nil && fi.IsDir() {
+				return fmt.Errorf("%s: a folder of that name exists", key)
+			}
+			return fmt.Errorf("%s: %w", key, store.ErrExist)
+		}
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	if err := os.Remove(tmp.Name()); err != nil {
+		return fmt.Errorf("%s: written, but %w", key, err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("%s: written, but %w", key, err)
+	}
+	return nil
+}
+
+// Swap is the compare-and-swap described on Store and store.Store. It waits for
+// the key's lock until ctx is done. Errors: store.ErrConflict (nothing written),
+// store.ErrInvalidKey, an error if len(data) > store.MaxSwapSize, ctx's error while
+// waiting for the lock, I/O errors.
+func (l *Store) Swap(ctx context.Context, key string, old store.Token, data []byte) (store.Token, error) {
+	if err := store.Begin(ctx, key); err != nil {
+		return "", err
+	}
+	if len(data) > store.MaxSwapSize {
+		return "", fmt.Errorf("%s: swap of %d bytes: larger than %d", key, len(data), store.MaxSwapSize)
+	}
+	path := l.Location(key)
+	unlock, err := l.lock(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+
+	// Under the lock: re-read what the key holds now.
+	cur, large, err := readSmall(path)
+	switch {
+	case errors.Is(err, store.ErrNotExist):
+		if old != store.NoToken {
+			return "", fmt.Errorf("%s: %w", key, store.ErrConflict)
+		}
+	case err != nil:
+		return "", fmt.Errorf("%s: %w", key, err)
+	case old == store.NoToken || large || hashToken(cur) != old:
+		// A large object never matches: its Get token is not a hash.
+		return "", fmt.Errorf("%s: %w", key, store.ErrConflict)
+	}
+
+	tmp, err := l.createTemp(key, filepath.Dir(path))
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", key, err)
+	}
+	if old == store.NoToken {
+		// Link, not rename: a concurrent Create (which takes no lock) may have
+		// made the key since we looked; link refuses to replace it.
+		if err := os.Link(tmp.Name(), path); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return "", fmt.Errorf("%s: %w", key, store.ErrConflict)
+			}
+			return "", fmt.Errorf("%s: %w", key, err)
+		}
+	} else if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", fmt.Errorf("%s: %w", key, err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return "", fmt.Errorf("%s: written, but %w", key, err)
+	}
+	return hashToken(data), nil
+}
+
+// List walks the folder in lexical key order (byte order of the keys, so
+// "a-b" < "a/b" < "a0"), streaming: it holds the entries of one folder per
+// level of depth, never the whole listing. Temporary files, lock files and names that are not valid keys are
+// skipped; symbolic links are followed. A missing root or prefix folder lists
+// nothing. Errors: store.ErrInvalidKey for a bad prefix, fn's error, I/O errors.
+func (l *Store) List(ctx context.Context, prefix string, fn func(store.ObjectInfo) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := store.CheckPrefix(prefix); err != nil {
+		return err
+	}
+	dirKey := prefix[:strings.LastIndexByte(prefix, '/')+1] // "" or ends in "/"
+	return l.walk(ctx, dirKey, prefix, fn)
+}
+
+// walk lists the folder of dirKey ("" or "a/b/"), keeping keys that start
+// with prefix.
+func (l *Store) walk(ctx context.Context, dirKey, prefix string, fn func(store.ObjectInfo) error) error {
+	dir := l.root
+	if dirKey != "" {
+		dir = l.Location(strings.TrimSuffix(dirKey, "/"))
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil
+		}
+		return fmt.Errorf("list %s: %w", prefix, err)
+	}
+	type item struct {
+		sortKey string // the name, plus "/" for a folder
+		info    fs.FileInfo
+	}
+	items := make([]item, 0, len(entries))
+	for _, e := range entries {
+		name := e.Name()
+		if store.CheckElement(name) != nil {
+			continue // temp, lock, or not a valid key element
+		}
+		full := dirKey + name
+		// Prune: keep names that can still lead to a key with the prefix.
+		if !strings.HasPrefix(full, prefix) && !strings.HasPrefix(prefix, full) {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join(dir, name)) // follows symlinks
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted meanwhile, or a dangling link
+			}
+			return fmt.Errorf("list %s: %w", prefix, err)
+		}
+		sk := name
+		switch {
+		case fi.IsDir():
+			sk += "/"
+			if !strings.HasPrefix(full+"/", prefix) && !strings.HasPrefix(prefix, full+"/") {
+				continue // "x/" cannot hold keys starting with "x-"
+			}
+		case !fi.Mode().IsRegular() || !strings.HasPrefix(full, prefix):
+			continue
+		}
+		items = append(items, item{sk, fi})
+	}
+	slices.SortFunc(items, func(a, b item) int { return strings.Compare(a.sortKey, b.sortKey) })
+	for _, it := range items {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		full := dirKey + it.sortKey
+		if it.info.IsDir() {
+			if err := l.walk(ctx, full, prefix, fn); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := fn(store.ObjectInfo{Key: full, Size: it.info.Size(), ModTime: it.info.ModTime()}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete removes key's file, then the parent folders it leaves empty, up to
+// (not including) the root. A missing key, or a key that names a folder, is
+// not an error. Errors: store.ErrInvalidKey, I/O errors.
+func (l *Store) Delete(ctx context.Context, key string) error {
+	if err := store.Begin(ctx, key); err != nil {
+		return err
+	}
+	path := l.Location(key)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil
+		}
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	if fi.IsDir() {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	dir := filepath.Dir(path)
+	if err := syncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: deleted, but %w", key, err)
+	}
+	// Remove folders left empty. os.Remove refuses a non-empty folder, so a
+	// concurrent writer's new file (or temp file) keeps its folder; writers
+	// recreate a folder removed under them (see createTemp).
+	for dir != l.root && strings.HasPrefix(dir, l.root+string(filepath.Separator)) {
+		if os.Remove(dir) != nil {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	return nil
+}
+
+// createTemp makes the folder dir (and its parents, fsyncing each folder a
+// new one was made in) and a new temporary file in it. It retries when a
+// concurrent Delete removes the folder it just made.
+func (l *Store) createTemp(key, dir string) (*os.File, error) {
+	var err error
+	for range 10 {
+		if err = l.mkdirs(dir); err == nil {
+			var f *os.File
+			f, err = os.OpenFile(filepath.Join(dir, store.TempName("")), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+			if err == nil {
+				return f, nil
+			}
+		}
+		// ENOENT: a Delete removed a folder we just made; EEXIST: a name
+		// collision of two random names. Both are worth another try.
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return nil, fmt.Errorf("%s: a parent is a file, not a folder", key)
+	}
+	return nil, fmt.Errorf("%s: %w", key, err)
+}
+
+// mkdirs makes dir and its missing parents, fsyncing the folder each new
+// folder was made in, so a new object's path survives a crash.
+func (l *Store) mkdirs(dir string) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+		}
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := l.mkdirs(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil // made concurrently (or a file: the caller's open says so)
+		}
+		return err
+	}
+	return syncDir(parent)
+}
+
+// lock takes the exclusive lock of key, polling until ctx is done.
+func (l *Store) lock(ctx context.Context, key string) (unlock func(), err error) {
+	path := l.Location(key) + store.LockSuffix
+	var f *os.File
+	for range 10 {
+		if err = l.mkdirs(filepath.Dir(path)); err == nil {
+			f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			break // opened, or a real error; ENOENT: folder deleted meanwhile
+		}
+	}
+	if err != nil {
+		if errors.Is(err, syscall.ENOTDIR) {
+			return nil, fmt.Errorf("%s: a parent is a file, not a folder", key)
+		}
+		return nil, fmt.Errorf("%s: lock: %w", key, err)
+	}
+	wait := time.Millisecond
+	for {
+		ok, err := filelock.TryLock(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: lock %s: %w", key, path, err)
+		}
+		if ok {
+			return func() {
+				filelock.Unlock(f)
+				f.Close()
+			}, nil
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("%s: waiting for lock %s: %w", key, path, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// readSmall reads path for Swap. It reports large, without reading, for a
+// file of more than store.MaxSwapSize bytes (it cannot match any Token Get
+// returned), and store.ErrNotExist if path is missing or a folder.
+func readSmall(path string) (data []byte, large bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, false, store.ErrNotExist
+		}
+		return nil, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if fi.IsDir() {
+		return nil, false, store.ErrNotExist
+	}
+	if fi.Size() > store.MaxSwapSize {
+		return nil, true, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, store.MaxSwapSize+1))
+	if err != nil {
+		return nil, false, err
+	}
+	return b, len(b) > store.MaxSwapSize, nil
+}
+
+// hashToken is the Token of content on a local folder: hex SHA-256.
+func hashToken(b []byte) store.Token {
+	sum := sha256.Sum256(b)
+	return store.Token(hex.EncodeToString(sum[:]))
+}
+
+// notExist wraps err with key, mapping "no such file" and "a parent is not a
+// folder" to store.ErrNotExist.
+func notExist(key string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("%s: %w", key, store.ErrNotExist)
+	}
+	return fmt.Errorf("%s: %w", key, err)
+}
+
+// Temps lists the temporary files under prefix (a folder key ending in
+// "/"); see store.TempCleaner. Errors: store.ErrInvalidKey for a bad prefix, I/O
+// errors.
+func (l *Store) Temps(ctx context.Context, prefix string, fn func(store.ObjectInfo) error) error {
+	if err := store.CheckPrefix(prefix); err != nil {
+		return err
+	}
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		return fmt.Errorf("%q: %w: Temps takes \"\" or a folder prefix ending in /", prefix, store.ErrInvalidKey)
+	}
+	root := l.Location(strings.TrimSuffix(prefix, "/"))
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if d.IsDir() || !strings.HasPrefix(d.Name(), store.TempPrefix) || !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // renamed or removed meanwhile: a write finished
+		}
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(l.root, p)
+		if err != nil {
+			return err
+		}
+		return fn(store.ObjectInfo{Key: filepath.ToSlash(rel), Size: fi.Size(), ModTime: fi.ModTime()})
+	})
+	if err != nil {
+		return fmt.Errorf("list temporary files under %s: %w", prefix, err)
+	}
+	return nil
+}
+
+// RemoveTemp deletes one temporary file that Temps listed; see
+// store.TempCleaner.
+func (l *Store) RemoveTemp(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dir, name := path.Split(key)
+	if !strings.HasPrefix(name, store.TempPrefix) || strings.Contains(dir, "..") || strings.HasPrefix(key, "/") {
+		return fmt.Errorf("%q: %w: not a temporary file", key, store.ErrInvalidKey)
+	}
+	if dir != "" {
+		if err := store.CheckPrefix(dir); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(l.Location(dir) + string(filepath.Separator) + name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove temporary file %s: %w", key, err)
+	}
+	return nil
+}

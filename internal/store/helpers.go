@@ -1,0 +1,70 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// ReadAll reads the whole object at key (for small objects: refs, records).
+func ReadAll(ctx context.Context, s Store, key string) ([]byte, Token, error) {
+	r, tok, err := s.Get(ctx, key)
+	if err != nil {
+		return nil, "", err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, "", err
+	}
+	return b, tok, nil
+}
+
+// The helpers below are for Store implementations: every one checks its
+// arguments and lists the same way.
+
+// Begin checks ctx and key at the start of a Store method: an invalid key
+// is ErrInvalidKey (CheckKey), a done ctx is ctx's error wrapped with key.
+func Begin(ctx context.Context, key string) error {
+	if err := CheckKey(key); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
+}
+
+// EmitSorted sorts a listing by key (byte order) and calls fn for each
+// entry, stopping at fn's error or ctx's: List for a store that collects
+// its listing first.
+func EmitSorted(ctx context.Context, infos []ObjectInfo, fn func(ObjectInfo) error) error {
+	slices.SortFunc(infos, func(a, b ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
+	for _, info := range infos {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(info); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ContextReader returns a reader over r that fails with ctx's error once
+// ctx is done, so a long copy stops when it is cancelled.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

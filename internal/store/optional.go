@@ -1,0 +1,32 @@
+package store
+
+import "context"
+
+// TempCleaner is implemented by stores whose interrupted writes leave
+// objects behind that List does not show: the local folder store's
+// ".tmp-<random>" files of a Create or Swap killed before its link or
+// rename (on object stores an interrupted upload never becomes an object).
+// gc deletes the ones older than its grace period; verify lists them.
+type TempCleaner interface {
+	// Temps calls fn for every temporary file under prefix's folder
+	// ("data/", "versions/"; "" for the whole store), in lexical order; ObjectInfo.Key is the
+	// file's slash path from the root (not a valid key), with its size
+	// and modification time.
+	Temps(ctx context.Context, prefix string, fn func(ObjectInfo) error) error
+	// RemoveTemp deletes one file Temps listed. A missing file is not an
+	// error; a path whose last element is not a temporary file's name is
+	// refused with ErrInvalidKey.
+	RemoveTemp(ctx context.Context, key string) error
+}
+
+// LocalFiles is implemented by stores whose objects are files of this
+// machine's file system (the folder store). A caller can then read an
+// object where it lies instead of copying it, and reason about the files
+// themselves: where a symbolic link leads, whether two names are one file.
+// A store wrapped in another (storetest.Faulty) does not offer it.
+type LocalFiles interface {
+	// LocalPath returns the absolute, OS-native path of key's file, or of
+	// the store's root folder for key "". key must be valid (CheckKey);
+	// the file need not exist.
+	LocalPath(key string) string
+}

@@ -1,0 +1,242 @@
+// Package s3 is the store on Amazon S3 and S3-compatible servers (s3://
+// URLs): package cloud's store with a driver that reads ETags and writes
+// with If-Match, and the URL options of gocloud's S3 opener (Backend).
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
+	"github.com/aws/smithy-go/middleware"
+	gcaws "gocloud.dev/aws"
+	"gocloud.dev/blob"
+	"gocloud.dev/blob/s3blob"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/cloud"
+)
+
+// openURL opens s3://BUCKET[/PREFIX][?OPTIONS] (docs/stores.md). The options
+// are gocloud's for S3 URLs (gocloud.dev/aws V2ConfigFromURLParams and
+// s3blob.URLOpener): region, endpoint, profile, use_path_style (or its
+// older name s3ForcePathStyle), disable_https, anonymous, hostname_immutable,
+// dualstack, fips, accelerate, ssetype, kmskeyid,
+// request_checksum_calculation, response_checksum_validation, role,
+// rate_limiter_capacity. Everything else comes from the environment and
+// files the AWS SDK reads (AWS_REGION, AWS_PROFILE, AWS_ACCESS_KEY_ID,
+// AWS_ENDPOINT_URL_S3, ~/.aws/config, …).
+//
+// With a custom endpoint (URL or AWS_ENDPOINT_URL[_S3]) request checksums
+// default to "when_required", as third-party S3 servers expect, unless the
+// URL sets request_checksum_calculation.
+func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
+	name, prefix, err := cloud.BucketAndPrefix(u, raw, "s3://BUCKET/PREFIX")
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	var s3opts []func(*awss3.Options)
+	var bopts s3blob.Options
+	pathStyle := false
+	for _, key := range []string{"use_path_style", "s3ForcePathStyle"} {
+		if v := q.Get(key); v != "" {
+			q.Del(key)
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, fmt.Errorf("store URL %q: %s=%q is not true or false", raw, key, v)
+			}
+			pathStyle = b
+			s3opts = append(s3opts, func(o *awss3.Options) { o.UsePathStyle = b })
+		}
+	}
+	noHTTPS := false
+	if v := q.Get("disable_https"); v != "" {
+		q.Del("disable_https")
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("store URL %q: disable_https=%q is not true or false", raw, v)
+		}
+		noHTTPS = b
+		s3opts = append(s3opts, func(o *awss3.Options) { o.EndpointOptions.DisableHTTPS = b })
+	}
+	if v := q.Get("accelerate"); v != "" {
+		q.Del("accelerate")
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("store URL %q: accelerate=%q is not true or false", raw, v)
+		}
+		s3opts = append(s3opts, func(o *awss3.Options) { o.UseAccelerate = b })
+	}
+	if v := q.Get("ssetype"); v != "" {
+		q.Del("ssetype")
+		for _, t := range s3types.ServerSideEncryptionAes256.Values() {
+			if strings.EqualFold(string(t), v) {
+				bopts.EncryptionType = t
+			}
+		}
+		if bopts.EncryptionType == "" {
+			return nil, fmt.Errorf("store URL %q: ssetype=%q is not one of AES256, aws:kms, aws:kms:dsse", raw, v)
+		}
+	}
+	if v := q.Get("kmskeyid"); v != "" {
+		q.Del("kmskeyid")
+		bopts.KMSEncryptionID = v
+	}
+	explicitChecksum := q.Has("request_checksum_calculation")
+	endpoint := q.Get("endpoint")
+	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
+	if err != nil {
+		return nil, cloud.RedactSecrets(fmt.Errorf("store URL %q: %w", raw, err))
+	}
+	if endpoint == "" && cfg.BaseEndpoint != nil {
+		endpoint = *cfg.BaseEndpoint
+	}
+	if endpoint != "" && !explicitChecksum {
+		cfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		cfg.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	}
+	if cfg.Region == "" {
+		return nil, fmt.Errorf("store URL %q: no AWS region: add ?region=REGION to the URL, or set AWS_REGION (any region, e.g. us-east-1, for a server that ignores it)", raw)
+	}
+	cfg.Logger = logging.Nop{} // the SDK's warnings are not fdl's output
+	cfg.APIOptions = append(cfg.APIOptions, addETagCapture)
+	client := awss3.NewFromConfig(cfg, s3opts...)
+	bopts.RequestChecksumCalculation = cfg.RequestChecksumCalculation
+	b, err := s3blob.OpenBucket(ctx, client, name, &bopts)
+	if err != nil {
+		return nil, fmt.Errorf("store URL %q: %w", raw, err)
+	}
+	d := &driver{secretSQL: secret(cfg.Region, endpoint, pathStyle, noHTTPS)}
+	return cloud.New(cloud.Config{Bucket: b, Driver: d, Scheme: "s3", Name: name, Prefix: prefix}), nil
+}
+
+// secret is the DuckDB secret for an S3 store: credentials from DuckDB's
+// credential chain (the same environment and files the AWS SDK reads), with
+// the region, endpoint and URL style the store uses.
+func secret(region, endpoint string, pathStyle, noHTTPS bool) string {
+	parts := []string{"TYPE s3", "PROVIDER credential_chain", "REGION " + sqlquote.String(region)}
+	if endpoint != "" {
+		host := endpoint
+		if e, err := url.Parse(endpoint); err == nil && e.Host != "" {
+			host = e.Host + strings.TrimSuffix(e.Path, "/")
+			if e.Scheme == "http" {
+				noHTTPS = true
+			}
+		}
+		parts = append(parts, "ENDPOINT "+sqlquote.String(host))
+	}
+	if pathStyle {
+		parts = append(parts, "URL_STYLE 'path'")
+	}
+	if noHTTPS {
+		parts = append(parts, "USE_SSL false")
+	}
+	return "CREATE SECRET (" + strings.Join(parts, ", ") + ");"
+}
+
+// driver reads ETags from GetObject responses and writes with If-Match.
+type driver struct{ secretSQL string }
+
+func (driver) ReadToken(r *blob.Reader) (store.Token, error) {
+	var out awss3.GetObjectOutput
+	if !r.As(&out) {
+		return "", errors.New("internal error: not an S3 reader")
+	}
+	if aws.ToString(out.ETag) == "" {
+		return "", errors.New("the server sent no ETag with the object")
+	}
+	return store.Token(aws.ToString(out.ETag)), nil
+}
+
+func (driver) Prepare(ctx context.Context, old store.Token) (context.Context, cloud.Prepared, bool) {
+	w := &write{old: old}
+	return context.WithValue(ctx, etagKey{}, w), w, true
+}
+
+func (driver) WrongToken(cur store.Token) store.Token {
+	t := store.Token(`"00000000000000000000000000000000"`)
+	if cur == t {
+		t = `"11111111111111111111111111111111"`
+	}
+	return t
+}
+
+func (d driver) Secret() string { return d.secretSQL }
+
+// Refused: S3's PreconditionFailed and ConditionalRequestConflict.
+func (driver) Refused(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && cloud.IsRefusalCode(ae.ErrorCode())
+}
+
+// write is one conditional S3 upload: If-Match on old (create-only writes
+// get If-None-Match from gocloud), and the ETag of the response, captured by
+// addETagCapture.
+type write struct {
+	old  store.Token
+	mu   sync.Mutex
+	etag string
+}
+
+func (w *write) BeforeWrite(as func(any) bool) error {
+	var in *transfermanager.UploadObjectInput
+	if !as(&in) {
+		return errors.New("internal error: s3blob did not expose its upload request")
+	}
+	if w.old != store.NoToken {
+		in.IfMatch = aws.String(string(w.old))
+	}
+	return nil
+}
+
+func (w *write) Token() store.Token {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return store.Token(w.etag)
+}
+
+type etagKey struct{}
+
+// addETagCapture adds a middleware to every S3 operation that, when the
+// context carries a *write, records the ETag PutObject or
+// CompleteMultipartUpload returned: the new object's Token.
+func addETagCapture(stack *middleware.Stack) error {
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("fdlCaptureETag",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			out, md, err := next.HandleInitialize(ctx, in)
+			if w, ok := ctx.Value(etagKey{}).(*write); ok && err == nil {
+				var etag *string
+				switch o := out.Result.(type) {
+				case *awss3.PutObjectOutput:
+					etag = o.ETag
+				case *awss3.CompleteMultipartUploadOutput:
+					etag = o.ETag
+				}
+				if etag != nil {
+					w.mu.Lock()
+					w.etag = *etag
+					w.mu.Unlock()
+				}
+			}
+			return out, md, err
+		}), middleware.Before)
+}
+
+// Backend is the s3:// kind of store for store.Register:
+// s3://BUCKET[/PREFIX][?OPTIONS] opens a store on Amazon S3 or an
+// S3-compatible server (see openURL for the options).
+func Backend() store.Backend {
+	return store.Backend{Schemes: []string{"s3"}, Forms: []string{"s3://"}, Open: openURL}
+}

@@ -1,0 +1,163 @@
+package refs
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fdl-dev/fdl/version"
+)
+
+// Sentinel errors, wrapped with the ref name or the revision. The typed
+// errors below wrap them and carry the fields a caller (the CLI) needs to
+// say what to do; this package never names a command.
+var (
+	// ErrNotFound: no such ref (absent or deleted).
+	ErrNotFound = errors.New("no such ref")
+	// ErrExists: a ref that may only be created already exists.
+	ErrExists = errors.New("ref already exists")
+	// ErrCorrupt: the ref file is empty or does not hold a version id.
+	ErrCorrupt = errors.New("ref is corrupt")
+	// ErrInvalidName: the name breaks the naming rules.
+	ErrInvalidName = errors.New("invalid ref name")
+	// ErrConflict: the ref moved since it was read (lost a compare-and-swap).
+	ErrConflict = errors.New("ref moved concurrently")
+	// ErrRefused is wrapped by every refused branch move: not a
+	// fast-forward (a push), not a descendant without Backwards (a move),
+	// or lost a race with a concurrent writer. Its text is the one a push
+	// refusal has always ended with.
+	ErrRefused = errors.New("push refused")
+	// ErrUnknownRev: a revision names no version.
+	ErrUnknownRev = errors.New("unknown revision")
+	// ErrAmbiguousRev: an id prefix matches several versions.
+	ErrAmbiguousRev = errors.New("ambiguous revision")
+	// ErrDeleteHead: the branch HEAD names cannot be deleted.
+	ErrDeleteHead = errors.New("cannot delete the branch HEAD names")
+	// ErrBadLog is wrapped by the error for a ref log entry that does not
+	// parse.
+	ErrBadLog = errors.New("invalid ref log entry")
+)
+
+// CorruptError is a ref file that does not hold one version id and a
+// newline. It wraps ErrCorrupt. The way out is to point the branch at a
+// version again (Manager.MoveBranch with Backwards repairs it), to restore
+// the file, or to delete it.
+type CorruptError struct {
+	Ref      Name
+	Location string // where the file is, as the store names it
+	Why      string // what it holds instead ("it is empty", …)
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("ref %s (%s): %v; %s: a ref must hold one version id and a newline; restore it from a backup, point a branch at a version again, or delete that file if the ref is not needed",
+		e.Ref, e.Location, ErrCorrupt, e.Why)
+}
+
+func (e *CorruptError) Unwrap() error { return ErrCorrupt }
+
+// ConflictError says a compare-and-swap of Ref lost: another writer moved
+// it first. Now is what it holds after ("" when it is absent). It wraps
+// ErrConflict.
+type ConflictError struct {
+	Ref Name
+	Now version.ID
+}
+
+func (e *ConflictError) Error() string { return fmt.Sprintf("%s: %v", e.Ref, ErrConflict) }
+
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// MissingBranchError: a branch to move does not exist. It wraps the read
+// error (ErrNotFound).
+type MissingBranchError struct {
+	Branch Name
+	Err    error
+}
+
+func (e *MissingBranchError) Error() string {
+	return fmt.Sprintf("branch %s does not exist: %v", e.Branch.Short(), e.Err)
+}
+
+func (e *MissingBranchError) Unwrap() error { return e.Err }
+
+// MoveRefusedError is returned when a branch would move to a version that
+// does not descend from the one it holds, without MoveOptions.Backwards
+// (DESIGN.md §4.4: moving back is explicit). It wraps ErrRefused.
+type MoveRefusedError struct {
+	Branch Name
+	Old    version.ID
+	New    version.ID
+	Undone int // versions of Old's first-parent history New does not reach
+}
+
+func (e *MoveRefusedError) Error() string {
+	return fmt.Sprintf("moving %s from %s to %s refused: %s is not a descendant of %s, so the move would undo %d version(s); nothing moved",
+		e.Branch.Short(), e.Old, e.New, e.New, e.Old, e.Undone)
+}
+
+func (e *MoveRefusedError) Unwrap() error { return ErrRefused }
+
+// MoveRaceError: another writer moved the branch between the read and the
+// compare-and-swap of a move; nothing moved. It wraps ErrRefused.
+type MoveRaceError struct {
+	Branch Name
+	To     version.ID // where the move wanted it
+	Now    version.ID // where the other writer put it
+}
+
+func (e *MoveRaceError) Error() string {
+	return fmt.Sprintf("moving %s to %s refused: another writer moved it to %s first; nothing moved: look at it and run again: %v", e.Branch.Short(), e.To, e.Now, ErrRefused)
+}
+
+func (e *MoveRaceError) Unwrap() error { return ErrRefused }
+
+// NoVersionYetError: HEAD names a branch that does not exist yet (a new
+// repository). Where is the repository's URL. It wraps ErrUnknownRev.
+type NoVersionYetError struct {
+	Branch Name
+	Where  string
+}
+
+func (e *NoVersionYetError) Error() string {
+	return fmt.Sprintf("HEAD names branch %s, which has no version yet: %v", e.Branch.Short(), ErrUnknownRev)
+}
+
+func (e *NoVersionYetError) Unwrap() error { return ErrUnknownRev }
+
+// NoSuchRevError: a revision is neither a ref name nor an id prefix that
+// any version has. Where is the repository's URL. It wraps ErrUnknownRev.
+type NoSuchRevError struct {
+	Rev   string
+	Where string
+}
+
+func (e *NoSuchRevError) Error() string {
+	return fmt.Sprintf("revision %q: no branch, tag or version id of that name in %s: %v", e.Rev, e.Where, ErrUnknownRev)
+}
+
+func (e *NoSuchRevError) Unwrap() error { return ErrUnknownRev }
+
+// NoLogError: no branch, tag or request of a name ever moved, so it has no
+// ref log. It wraps ErrNotFound.
+type NoLogError struct {
+	Name  string // as given
+	Where string // the repository's URL
+}
+
+func (e *NoLogError) Error() string {
+	return fmt.Sprintf("no ref log for %q in %s: no branch, tag or request of that name ever moved: %v", e.Name, e.Where, ErrNotFound)
+}
+
+func (e *NoLogError) Unwrap() error { return ErrNotFound }
+
+// BadLogError says which ref log entry does not parse and why; it wraps
+// ErrBadLog.
+type BadLogError struct {
+	Key string // logs/<ref>/<entry id>.json
+	Why string
+}
+
+func (e *BadLogError) Error() string {
+	return fmt.Sprintf("ref log entry %s: %s: %v", e.Key, e.Why, ErrBadLog)
+}
+
+func (e *BadLogError) Unwrap() error { return ErrBadLog }

@@ -1,0 +1,222 @@
+package refs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/memory"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// chain is an in-memory Records: versions 1..n on one first-parent line,
+// plus side versions that branch off it.
+type chain struct {
+	recs map[version.ID]*version.Record
+	ids  []version.ID
+	line []version.ID // line[i] has seq i+1
+}
+
+func newChain(t *testing.T, n int) *chain {
+	c := &chain{recs: map[version.ID]*version.Record{}}
+	var parent version.ID
+	for i := 1; i <= n; i++ {
+		c.line = append(c.line, c.add(t, parent, int64(i)))
+		parent = c.line[len(c.line)-1]
+	}
+	return c
+}
+
+func (c *chain) add(t *testing.T, parent version.ID, seq int64) version.ID {
+	id, err := version.NewIDAfter(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &version.Record{ID: id, Seq: seq, Parents: []version.ID{}}
+	if parent != "" {
+		rec.Parents = []version.ID{parent}
+	}
+	c.recs[id] = rec
+	c.ids = append(c.ids, id)
+	sort.Slice(c.ids, func(i, j int) bool { return c.ids[i] < c.ids[j] })
+	return id
+}
+
+func (c *chain) Record(_ context.Context, id version.ID) (*version.Record, error) {
+	if rec, ok := c.recs[id]; ok {
+		return rec, nil
+	}
+	return nil, fmt.Errorf("version %s: %w", id, ErrUnknownRev)
+}
+
+func (c *chain) IDs(context.Context) ([]version.ID, error) { return c.ids, nil }
+
+func newManager(t *testing.T, st store.Store, c *chain) *Manager {
+	t.Helper()
+	if _, err := st.Swap(context.Background(), HeadKey, store.NoToken, HeadContent("refs/heads/main")); err != nil {
+		t.Fatal(err)
+	}
+	return New(st, c, Options{Where: "mem://test", Actor: func() string { return "tester" }})
+}
+
+// TestUpdateWritesLogThenRef checks the one move: a refused check writes
+// nothing; a move writes its entry and the ref; a lost compare-and-swap
+// leaves neither the move nor its entry.
+func TestUpdateWritesLogThenRef(t *testing.T) {
+	ctx := context.Background()
+	c := newChain(t, 3)
+	st := memory.New()
+	m := newManager(t, st, c)
+	n := Name("refs/heads/main")
+	refused := errors.New("refused by the caller")
+	if _, err := m.Update(ctx, n, func(context.Context, Ref, error) (Move, error) { return Move{}, refused }); !errors.Is(err, refused) {
+		t.Fatalf("refused check: %v", err)
+	}
+	if entries, _, _ := m.Log(ctx, ""); len(entries) != 0 {
+		t.Fatalf("a refused move wrote %d log entries", len(entries))
+	}
+	var steps []string
+	m.o.Step = func(s string) { steps = append(steps, s) }
+	if _, err := m.Update(ctx, n, func(_ context.Context, cur Ref, err error) (Move, error) {
+		if !errors.Is(err, ErrNotFound) {
+			t.Errorf("read of a new ref: %v", err)
+		}
+		return Move{To: c.line[0], Action: ActionPush, Why: "first"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(steps, ","); got != "push:reflog,push:ref" {
+		t.Errorf("steps %s", got)
+	}
+	entries, bad, err := m.Log(ctx, n)
+	if err != nil || len(bad) != 0 || len(entries) != 1 || entries[0].New != c.line[0] || entries[0].Old != "" || entries[0].Author != "tester" || entries[0].Action != ActionPush {
+		t.Fatalf("log after a push: %+v %v %v", entries, bad, err)
+	}
+	// Another writer moves the ref inside the check: the swap loses, the
+	// entry goes.
+	_, err = m.Update(ctx, n, func(ctx context.Context, cur Ref, err error) (Move, error) {
+		if _, serr := st.Swap(ctx, string(n), cur.Token, []byte(string(c.line[2])+"\n")); serr != nil {
+			t.Fatal(serr)
+		}
+		return Move{To: c.line[1], Action: ActionForward}, nil
+	})
+	var ce *ConflictError
+	if !errors.As(err, &ce) || ce.Now != c.line[2] {
+		t.Fatalf("lost swap: %v", err)
+	}
+	if entries, _, _ := m.Log(ctx, n); len(entries) != 1 {
+		t.Fatalf("a lost move left its entry: %d entries", len(entries))
+	}
+}
+
+func TestMoveBranch(t *testing.T) {
+	ctx := context.Background()
+	c := newChain(t, 4)
+	m := newManager(t, memory.New(), c)
+	if err := m.Create(ctx, "refs/heads/main", c.line[1], "created", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.MoveBranch(ctx, "nosuch", "main", MoveOptions{}); !errors.As(err, new(*MissingBranchError)) || !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing branch: %v", err)
+	}
+	res, err := m.MoveBranch(ctx, "main", string(c.line[3]), MoveOptions{})
+	if err != nil || res.Backwards || res.Old != c.line[1] || res.New != c.line[3] {
+		t.Fatalf("forward: %+v %v", res, err)
+	}
+	if res, err := m.MoveBranch(ctx, "main", string(c.line[3]), MoveOptions{}); err != nil || !res.UpToDate {
+		t.Fatalf("up to date: %+v %v", res, err)
+	}
+	_, err = m.MoveBranch(ctx, "main", "main~3", MoveOptions{})
+	var mr *MoveRefusedError
+	if !errors.As(err, &mr) || !errors.Is(err, ErrRefused) || mr.Undone != 3 {
+		t.Fatalf("back without Backwards: %v", err)
+	}
+	checked := errors.New("out of retention")
+	if _, err := m.MoveBranch(ctx, "main", "main~3", MoveOptions{Backwards: true, Check: func(context.Context, *version.Record) error { return checked }}); !errors.Is(err, checked) {
+		t.Fatalf("caller's check: %v", err)
+	}
+	res, err = m.MoveBranch(ctx, "main", "main~3", MoveOptions{Backwards: true, Why: "bad loads"})
+	if err != nil || !res.Backwards || len(res.Undone) != 3 || res.Undone[0] != c.line[3] {
+		t.Fatalf("back: %+v %v", res, err)
+	}
+	entries, _, _ := m.LogOf(ctx, "main")
+	if len(entries) != 3 || entries[0].Action != ActionMoveBack || entries[0].Why != "bad loads" || entries[1].Action != ActionForward || entries[2].Action != ActionCreate {
+		t.Fatalf("log: %+v", entries)
+	}
+	// A damaged ref is replaced only with Backwards, logged as a repair.
+	st := m.st
+	cur, _ := m.Read(ctx, "refs/heads/main")
+	if _, err := st.Swap(ctx, "refs/heads/main", cur.Token, []byte("garbage")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.MoveBranch(ctx, "main", string(c.line[2]), MoveOptions{}); !errors.As(err, new(*CorruptError)) {
+		t.Fatalf("damaged without Backwards: %v", err)
+	}
+	res, err = m.MoveBranch(ctx, "main", string(c.line[2]), MoveOptions{Backwards: true})
+	if err != nil || res.Old != "" || res.New != c.line[2] {
+		t.Fatalf("repair: %+v %v", res, err)
+	}
+	if entries, _, _ := m.LogOf(ctx, "refs/heads/main"); entries[0].Action != ActionRepair || entries[0].Old != "" {
+		t.Fatalf("repair entry: %+v", entries[0])
+	}
+	if _, _, err := m.LogOf(ctx, "nosuch"); !errors.As(err, new(*NoLogError)) {
+		t.Fatalf("log of a ref that never moved: %v", err)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	ctx := context.Background()
+	c := newChain(t, 4)
+	m := newManager(t, memory.New(), c)
+	if _, err := m.Resolve(ctx, "HEAD"); !errors.As(err, new(*NoVersionYetError)) {
+		t.Fatalf("HEAD before the first version: %v", err)
+	}
+	if err := m.Create(ctx, "refs/heads/main", c.line[3], "created", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Create(ctx, "refs/tags/v1", c.line[0], "created", nil); err != nil {
+		t.Fatal(err)
+	}
+	for rev, want := range map[string]version.ID{
+		"HEAD": c.line[3], "main": c.line[3], "refs/heads/main": c.line[3], "main~2": c.line[1], "main~1~1": c.line[1],
+		"main@2": c.line[1], "@3": c.line[2], "main@3~1": c.line[1], "v1": c.line[0], string(c.line[2]): c.line[2],
+		strings.ToUpper(c.line[2].Hex()): c.line[2],
+	} {
+		got, err := m.Resolve(ctx, rev)
+		if err != nil || got.ID != want {
+			t.Errorf("Resolve(%q) = %v, %v; want %s", rev, got.ID, err, want)
+		}
+	}
+	for _, rev := range []string{"main~4", "main@9", "v1@1", "nosuch", "zz", "main~x", ""} {
+		if _, err := m.Resolve(ctx, rev); !errors.Is(err, ErrUnknownRev) {
+			t.Errorf("Resolve(%q): %v, want ErrUnknownRev", rev, err)
+		}
+	}
+	if _, err := m.Resolve(ctx, "nosuch"); !errors.As(err, new(*NoSuchRevError)) {
+		t.Errorf("a name nothing has: %v", err)
+	}
+	// Ids minted in one millisecond share their first digits: a short
+	// prefix is ambiguous, Abbrev is long enough to tell them apart.
+	a, err := m.Abbrev(ctx)
+	if err != nil || a < 8 {
+		t.Fatalf("abbrev %d %v", a, err)
+	}
+	seen := map[string]bool{}
+	for _, id := range c.ids {
+		s := a.Short(id)
+		if seen[s] {
+			t.Fatalf("short id %s twice", s)
+		}
+		seen[s] = true
+		if got, err := m.Resolve(ctx, s); err != nil || got.ID != id {
+			t.Errorf("Resolve(short %s) = %v %v", s, got.ID, err)
+		}
+	}
+	if _, err := m.Resolve(ctx, c.ids[0].Hex()[:4]); !errors.Is(err, ErrAmbiguousRev) {
+		t.Errorf("a 4-digit prefix of ids made together: %v, want ErrAmbiguousRev", err)
+	}
+}

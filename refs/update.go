@@ -1,0 +1,158 @@
+package refs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// Move is one move of a ref, as a Check decides it: where the ref goes and
+// what its ref log entry says. The zero Move moves nothing (the ref already
+// holds what the caller wants).
+type Move struct {
+	// To is the version the ref holds after the move; "" deletes the ref
+	// (Action must then be ActionDelete).
+	To     version.ID
+	Action Action
+	// Why is recorded in the ref log entry.
+	Why string
+}
+
+// Check is a caller's rule for one move. It gets the ref as Update read it
+// and the read's error: nil, an error wrapping ErrNotFound (absent or
+// deleted: cur.Token is what a create swaps against) or one wrapping
+// ErrCorrupt (cur.Token is the damaged content's, "" when the ref could not
+// be read at all). It returns the move, the zero Move for none, or an error
+// that refuses it; nothing is written before it returns. It may do work
+// the move depends on (a push uploads its versions there), since the
+// compare-and-swap still guards against the ref moving meanwhile.
+type Check func(ctx context.Context, cur Ref, err error) (Move, error)
+
+// Update is the one place a ref changes (docs/spec.md §17):
+//
+//  1. read ref n;
+//  2. check decides the move from what n holds, and may refuse it;
+//  3. write the move's ref log entry, create-only;
+//  4. compare-and-swap n from what step 1 read to Move.To (or to the
+//     tombstone for a delete);
+//  5. if the swap fails, remove the entry.
+//
+// So a move that happened always has its entry, and a version it undoes
+// stays reachable from the log even if the process dies right after the
+// swap; a crash between 3 and 4 leaves an entry for a move that did not
+// happen, which only keeps a version longer. When the store reports a
+// conflict for a write that in fact succeeded (a retried request), the ref
+// is read once more and holding Move.To counts as success (STORES.md).
+//
+// It returns the ref as step 1 read it (its ID is "" when it did not exist
+// or was damaged). Errors: what check returns (read errors other than
+// not-found and corrupt are returned without calling it); *ConflictError
+// (wrapping ErrConflict) when another writer moved n between 1 and 4; the
+// store's.
+func (m *Manager) Update(ctx context.Context, n Name, check Check) (Ref, error) {
+	cur, rerr := m.Read(ctx, n)
+	if rerr != nil && !errors.Is(rerr, ErrNotFound) && !errors.Is(rerr, ErrCorrupt) {
+		return cur, rerr
+	}
+	mv, err := check(ctx, cur, rerr)
+	if err != nil || mv.Action == "" {
+		return cur, err
+	}
+	if mv.To == "" && mv.Action != ActionDelete {
+		return cur, fmt.Errorf("move %s: %s with no version to move to", n, mv.Action)
+	}
+	m.step(string(mv.Action) + ":reflog")
+	entry, err := m.appendLog(ctx, n, cur.ID, mv.To, mv.Action, mv.Why)
+	if err != nil {
+		return cur, err
+	}
+	m.step(string(mv.Action) + ":ref")
+	if err := m.swap(ctx, n, cur.Token, mv.To); err != nil {
+		// Best effort: an entry left behind only keeps a version longer.
+		m.st.Delete(context.WithoutCancel(ctx), entry)
+		return cur, err
+	}
+	return cur, nil
+}
+
+// swap is step 4 of Update: ref n from the content read with token old
+// (store.NoToken: only if it does not exist) to id, or to the tombstone when
+// id is "".
+func (m *Manager) swap(ctx context.Context, n Name, old store.Token, id version.ID) error {
+	content := []byte(Tombstone)
+	if id != "" {
+		content = []byte(string(id) + "\n")
+	}
+	_, err := m.st.Swap(ctx, string(n), old, content)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, store.ErrConflict) {
+		if id == "" {
+			return fmt.Errorf("delete ref %s: %w", n, err)
+		}
+		return fmt.Errorf("move ref %s: %w", n, err)
+	}
+	now, rerr := m.Read(ctx, n)
+	if id != "" && rerr == nil && now.ID == id {
+		return nil
+	}
+	return &ConflictError{Ref: n, Now: now.ID}
+}
+
+// Create makes ref n point at id only where it does not exist (or was
+// deleted), logged as ActionCreate with why. check, if not nil, is the
+// caller's rule run first (a repository refuses a version out of
+// retention); then CheckNewName refuses a name that would hide another ref
+// or a version id. Errors: what check returns; ErrExists naming the version
+// n holds (also when another writer created it at the same time);
+// *CorruptError when n holds garbage; the CheckNewName errors.
+func (m *Manager) Create(ctx context.Context, n Name, id version.ID, why string, check func(context.Context) error) error {
+	_, err := m.Update(ctx, n, func(ctx context.Context, cur Ref, err error) (Move, error) {
+		if check != nil {
+			if err := check(ctx); err != nil {
+				return Move{}, err
+			}
+		}
+		if err := m.CheckNewName(ctx, n); err != nil {
+			return Move{}, err
+		}
+		switch {
+		case err == nil:
+			return Move{}, fmt.Errorf("%s already holds version %s: %w", n, cur.ID, ErrExists)
+		case !errors.Is(err, ErrNotFound):
+			return Move{}, err
+		}
+		return Move{To: id, Action: ActionCreate, Why: why}, nil
+	})
+	if ce := (*ConflictError)(nil); errors.As(err, &ce) && ce.Now != "" {
+		return fmt.Errorf("%s already holds version %s: %w", n, ce.Now, ErrExists)
+	}
+	return err
+}
+
+// DeleteBranch deletes branch n (a compare-and-swap to the tombstone),
+// logged as ActionDelete; the versions stay in the repository and the ref
+// log reaches them. It refuses the branch HEAD names (ErrDeleteHead).
+// It returns the ref as it was. Errors: ErrNotFound, *CorruptError,
+// *ConflictError.
+func (m *Manager) DeleteBranch(ctx context.Context, n Name) (Ref, error) {
+	if head, err := m.Head(ctx); err == nil && head == n {
+		return Ref{}, fmt.Errorf("branch %s: %w", n.Short(), ErrDeleteHead)
+	}
+	unread := false
+	cur, err := m.Update(ctx, n, func(_ context.Context, cur Ref, err error) (Move, error) {
+		if err != nil {
+			unread = true
+			return Move{}, err
+		}
+		return Move{Action: ActionDelete, Why: "deleted"}, nil
+	})
+	if unread {
+		return Ref{}, err
+	}
+	return cur, err
+}

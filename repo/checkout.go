@@ -1,0 +1,274 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// Checkout: a new working directory with a writable catalog.
+
+// CheckoutOptions are the inputs of Checkout.
+type CheckoutOptions struct {
+	Dir    string // the working directory to make; must not exist or be empty
+	Rev    string // revision to check out; default: HEAD's branch
+	From   string // start from this existing DuckLake catalog file instead
+	Branch string // branch push moves; default: the branch Rev names, else HEAD's
+	// Format is the DuckLake format of a new catalog made for a repository
+	// without versions ("1.0" or "0.4"; default "1.0").
+	Format string
+	// CatalogFormat is the database the working catalog is stored in:
+	// ducklake.BackendDuckDB (DIR/ducklake.duckdb, the version's frozen
+	// file itself; the default when empty) or ducklake.BackendSQLite
+	// (DIR/ducklake.sqlite, converted by ducklake.ConvertToSQLite, which
+	// several DuckDB processes can attach at once). Any other value is
+	// refused (ErrInvalidArguments). The CLI's default is SQLite
+	// (docs/cli.md).
+	CatalogFormat ducklake.Backend
+}
+
+// Origin says where a working catalog came from.
+type Origin string
+
+// The origins of a working catalog.
+const (
+	OriginVersion Origin = "version" // a version fetched from the store
+	OriginFile    Origin = "file"    // an existing catalog file (From)
+	OriginNew     Origin = "new"     // an empty catalog made by fdl
+)
+
+// CheckoutResult says what Checkout made.
+type CheckoutResult struct {
+	Dir      string     `json:"dir"`
+	Catalog  string     `json:"catalog"`
+	Branch   string     `json:"branch"`
+	Base     version.ID `json:"base,omitempty"`
+	Seq      int64      `json:"seq,omitempty"`
+	Origin   Origin     `json:"origin"`
+	DataPath string     `json:"data_path"`
+	// Attach is the DuckDB statement that attaches the working catalog.
+	Attach        string           `json:"attach"`
+	CatalogFormat ducklake.Backend `json:"catalog_format"`
+}
+
+// Checkout makes a working directory (DESIGN.md §6): DIR/ducklake.duckdb and
+// DIR/.fdl/. The catalog is a checked copy of a version (sha256 verified
+// before anything is written into DIR), a frozen copy of an existing catalog
+// file (From), or, for a branch with no version yet, a new empty catalog
+// whose data_path is the repository's data/ folder. On any error DIR is left
+// as it was (removed if Checkout made it).
+func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutResult, err error) {
+	dir, backend, err := r.checkoutTarget(o)
+	if err != nil {
+		return nil, err
+	}
+	made, err := prepareDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			cleanDir(dir, made)
+		}
+	}()
+	res = &CheckoutResult{Dir: dir, Catalog: filepath.Join(dir, CatalogName), CatalogFormat: backend}
+	// A SQLite working catalog is made as the DuckDB file first (in .fdl/),
+	// then converted.
+	duckPath := res.Catalog
+	if backend == ducklake.BackendSQLite {
+		res.Catalog = filepath.Join(dir, SQLiteCatalogName)
+		duckPath = filepath.Join(dir, StateDir, "checkout.duckdb")
+	}
+	base, branch, err := r.checkoutBase(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, StateDir, LocalVersions), 0o755); err != nil {
+		return nil, err
+	}
+	if res.Origin, err = r.writeWorkingCatalog(ctx, o, base, duckPath); err != nil {
+		return nil, err
+	}
+	// New lakes and imports start with DuckLake's delete_older_than set so
+	// that CHECKPOINT and cleanup calls without older_than leave deleting
+	// files to gc (ducklake.DeleteOlderThan, docs/spec.md §9); versions
+	// made from them carry it.
+	if res.Origin != OriginVersion {
+		if _, err := ducklake.SetOptionIfAbsent(ctx, duckPath, "delete_older_than", ducklake.DeleteOlderThan); err != nil {
+			return nil, err
+		}
+	}
+	var format string
+	if res.DataPath, format, err = finishWorkingCatalog(ctx, duckPath, res.Catalog); err != nil {
+		return nil, err
+	}
+	url := r.url
+	if !strings.Contains(url, "://") {
+		if url, err = filepath.Abs(url); err != nil {
+			return nil, err
+		}
+	}
+	w := &Workdir{Dir: dir, State: State{Format: StateFormat, Repository: url, Branch: branch.Short()}}
+	if backend == ducklake.BackendSQLite {
+		w.State.CatalogFormat = backend
+	}
+	if base != nil {
+		w.State.Base, w.State.Upstream = base.ID, base.ID
+		res.Base, res.Seq = base.ID, base.Seq
+	}
+	if err := w.save(base); err != nil {
+		return nil, err
+	}
+	res.Branch = branch.Short()
+	res.Attach = withReaderNote(r.AttachStatement(res.Catalog, res.DataPath, "lake", false), format)
+	return res, nil
+}
+
+// checkoutTarget checks a checkout's directory (absolute, outside the
+// repository) and catalog format. Errors: ErrInvalidArguments.
+func (r *Repo) checkoutTarget(o CheckoutOptions) (string, ducklake.Backend, error) {
+	if o.Dir == "" {
+		return "", "", fmt.Errorf("checkout needs a directory: %w", ErrInvalidArguments)
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return "", "", err
+	}
+	backend := ducklake.BackendDuckDB
+	if o.CatalogFormat != "" {
+		if backend, err = ducklake.ParseBackend(string(o.CatalogFormat)); err != nil {
+			return "", "", fmt.Errorf("%v: %w", err, ErrInvalidArguments)
+		}
+	}
+	if root := r.st.Location(""); filepath.IsAbs(root) && (dir == root || strings.HasPrefix(dir, root+string(filepath.Separator))) {
+		return "", "", fmt.Errorf("checkout into %s: it is inside the repository %s; choose a directory outside it: %w", dir, root, ErrInvalidArguments)
+	}
+	return dir, backend, nil
+}
+
+// checkoutBase returns the version a checkout starts from (nil for a
+// branch with no version yet) and the branch its pushes move: Rev's
+// version, else the branch's head; the branch Rev names, else o.Branch,
+// else HEAD's. A version out of retention is refused (*RetiredError).
+func (r *Repo) checkoutBase(ctx context.Context, o CheckoutOptions) (*version.Record, refs.Name, error) {
+	var base *version.Record
+	var branch refs.Name
+	var err error
+	if o.Rev != "" {
+		var rv refs.Resolved
+		if base, rv, err = r.refs.ResolveRecord(ctx, o.Rev); err != nil {
+			return nil, "", err
+		}
+		if rv.Ref.IsBranch() {
+			branch = rv.Ref
+		}
+	}
+	if o.Branch != "" {
+		if branch, err = refs.Branch(o.Branch); err != nil {
+			return nil, "", err
+		}
+	}
+	if branch == "" {
+		if branch, err = r.refs.Head(ctx); err != nil {
+			return nil, "", err
+		}
+	}
+	if o.Rev == "" {
+		ref, err := r.refs.Read(ctx, branch)
+		switch {
+		case err == nil:
+			if base, err = r.Record(ctx, ref.ID); err != nil {
+				return nil, "", err
+			}
+		case !errors.Is(err, refs.ErrNotFound):
+			return nil, "", err
+		}
+	}
+	if base != nil {
+		if err := r.refuseRetired(ctx, base); err != nil {
+			return nil, "", err
+		}
+	}
+	return base, branch, nil
+}
+
+// writeWorkingCatalog writes the DuckDB file a working catalog starts as,
+// at path: a frozen copy of o.From, the checked catalog of base, or a new
+// empty catalog of o.Format whose data_path is the repository's data/.
+func (r *Repo) writeWorkingCatalog(ctx context.Context, o CheckoutOptions, base *version.Record, path string) (Origin, error) {
+	switch {
+	case o.From != "":
+		_, err := ducklake.Freeze(ctx, o.From, path)
+		return OriginFile, err
+	case base != nil:
+		return OriginVersion, r.FetchCatalog(ctx, base, path)
+	}
+	format := o.Format
+	if format == "" {
+		format = "1.0"
+	}
+	return OriginNew, lakewriter.Create(ctx, path, lakewriter.CreateOptions{Format: format, DataPath: r.DataLocation()})
+}
+
+// finishWorkingCatalog reads the data path and DuckLake format of the
+// DuckDB file at duckPath (opening a SQLite copy would read all of it into
+// memory) and, when the working catalog is to be a SQLite file at catalog,
+// converts it there and removes the DuckDB file.
+func finishWorkingCatalog(ctx context.Context, duckPath, catalog string) (dataPath, format string, err error) {
+	cat, err := ducklake.Open(ctx, duckPath)
+	if err != nil {
+		return "", "", err
+	}
+	dataPath, format = cat.DataPath(), cat.Format()
+	cat.Close()
+	if duckPath != catalog {
+		err := ducklake.ConvertToSQLite(ctx, duckPath, catalog)
+		os.Remove(duckPath)
+		if err != nil {
+			return "", "", err
+		}
+	}
+	return dataPath, format, nil
+}
+
+// SQLiteAttachOptions are the ATTACH options fdl prints for a SQLite working
+// catalog: WAL journal mode and a busy timeout (milliseconds), passed by the
+// ducklake extension to DuckDB's sqlite extension (META_ prefix), so several
+// DuckDB processes can attach and write at once.
+var SQLiteAttachOptions = []string{"META_JOURNAL_MODE 'WAL'", fmt.Sprintf("META_BUSY_TIMEOUT %d", ducklake.SQLiteBusyTimeout)}
+
+// prepareDir makes dir or checks it is empty; made reports whether it made it.
+func prepareDir(dir string) (made bool, err error) {
+	ents, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return false, err
+		}
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("checkout into %s: %w", dir, err)
+	case len(ents) > 0:
+		return false, fmt.Errorf("checkout into %s: %w (it holds %s): choose a new or empty directory", dir, ErrDirNotEmpty, ents[0].Name())
+	}
+	return false, nil
+}
+
+func cleanDir(dir string, made bool) {
+	if made {
+		os.RemoveAll(dir)
+		return
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}

@@ -1,0 +1,194 @@
+package repo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// Commit: the working catalog frozen into a new local version.
+
+// CommitOptions are the inputs of Commit.
+type CommitOptions struct {
+	Message string
+	// Author is who made the version (default: DefaultActor).
+	Author string
+	// Now, if set, is the creation time (tests); default time.Now.
+	Now func() time.Time
+}
+
+// Commit freezes the working catalog into a new version held locally in
+// DIR/.fdl/versions/<id>/ until pushed (DESIGN.md §1, §3). The working
+// catalog is read, never changed. It refuses (ErrNothingToCommit) when the
+// catalog has no snapshot after its base, and (ErrNotDescendant) when the
+// catalog's snapshots do not continue the base's: the base's last snapshot
+// must be there with the same snapshot_time, and ids must have no gaps.
+// The working directory's state moves to the new version only after all its
+// files are written.
+func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)) (*version.Record, error) {
+	if step == nil {
+		step = func(string) {}
+	}
+	if o.Author == "" {
+		o.Author = DefaultActor()
+	}
+	if strings.TrimSpace(o.Message) == "" {
+		return nil, NoMessageError{}
+	}
+	unlock, err := w.lock("commit")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if cur, err := OpenWorkdir(w.Dir); err == nil {
+		w.State, w.BaseRecord = cur.State, cur.BaseRecord
+	}
+	w.removeStaleTemps()
+	id, err := version.NewIDAfter(w.State.Base)
+	if err != nil {
+		return nil, err
+	}
+	tmp := w.stateDir(LocalVersions, ".tmp-"+string(id))
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	step("commit:freeze")
+	rec, ds, err := w.freeze(ctx, id, filepath.Join(tmp, version.CatalogFile), o)
+	if err != nil {
+		return nil, err
+	}
+	step("commit:dataset")
+	if err := writeFileAtomic(filepath.Join(tmp, version.DatasetFile), ds); err != nil {
+		return nil, err
+	}
+	step("commit:record")
+	rb, err := rec.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(filepath.Join(tmp, version.RecordFile), rb); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, w.stateDir(LocalVersions, string(id))); err != nil {
+		return nil, err
+	}
+	step("commit:state")
+	w.State.Base = id
+	if err := w.save(rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// freeze freezes the working catalog into the file frozen and describes
+// it as version id: its record and its dataset.json. What the freeze
+// itself reports (format, last snapshot, storage version) is used as it
+// is; the frozen copy is opened once, for its snapshots (the lineage
+// check), its state at the last one (the dataset) and its data path.
+func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o CommitOptions) (*version.Record, []byte, error) {
+	info, err := ducklake.Freeze(ctx, w.CatalogPath(), frozen)
+	if err != nil {
+		return nil, nil, err
+	}
+	cat, err := ducklake.Open(ctx, frozen)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cat.Close()
+	snaps, err := cat.Snapshots(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	first, err := w.checkLineage(snaps)
+	if err != nil {
+		return nil, nil, err
+	}
+	scheduled, err := w.checkSuperseded(ctx, cat)
+	if err != nil {
+		return nil, nil, err
+	}
+	last := info.Snapshot
+	if got := snaps[len(snaps)-1].ID; got != last.ID {
+		return nil, nil, fmt.Errorf("freeze of %s: it ended at snapshot %d but the frozen copy ends at %d", w.CatalogPath(), last.ID, got)
+	}
+	st, err := cat.State(ctx, last.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	dataPath := cat.DataPath()
+	cat.Close()
+	size, sum, err := FileDigest(frozen)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	rec := &version.Record{
+		RecordFormat: version.RecordFormat, ID: id, Seq: 1, Parents: []version.ID{},
+		Author: o.Author, Message: o.Message, CreatedAt: now().UTC().Truncate(time.Millisecond),
+		Catalog: version.Catalog{Size: size, SHA256: sum, Storage: info.Storage},
+		DuckLake: version.DuckLake{Format: info.Format, Snapshot: last.ID, SnapshotTime: last.Time,
+			Adds: version.SnapshotRange{First: first, Last: last.ID}, DataPath: dataPath},
+	}
+	if w.BaseRecord != nil {
+		rec.Seq = w.BaseRecord.Seq + 1
+		rec.Parents = []version.ID{w.BaseRecord.ID}
+	}
+	dataset := version.NewDataset(id, info.Format, dataPath, st)
+	dataset.Totals.ScheduledFiles = &scheduled
+	ds, err := dataset.Marshal()
+	if err != nil {
+		return nil, nil, err
+	}
+	rec.Dataset = version.File{Size: int64(len(ds)), SHA256: sha256Hex(ds)}
+	if err := rec.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return rec, ds, nil
+}
+
+// checkLineage checks that snaps (sorted by id) continue the base version's
+// timeline and returns the first snapshot id the new version adds
+// (DESIGN.md §4.6).
+func (w *Workdir) checkLineage(snaps []ducklake.Snapshot) (int64, error) {
+	if len(snaps) == 0 {
+		return 0, fmt.Errorf("%s has no snapshot: %w", w.CatalogPath(), ErrNotDescendant)
+	}
+	// Snapshot ids only grow. Gaps are allowed: DuckLake's
+	// ducklake_expire_snapshots removes snapshot rows.
+	var baseSnap *ducklake.Snapshot
+	b := w.BaseRecord
+	for i := range snaps {
+		if i > 0 && snaps[i].ID <= snaps[i-1].ID {
+			return 0, fmt.Errorf("%s: snapshot ids do not grow (%d after %d): the catalog is damaged", w.CatalogPath(), snaps[i].ID, snaps[i-1].ID)
+		}
+		if b != nil && snaps[i].ID == b.DuckLake.Snapshot {
+			baseSnap = &snaps[i]
+		}
+	}
+	if b == nil {
+		return snaps[0].ID, nil
+	}
+	last := snaps[len(snaps)-1]
+	if baseSnap == nil && last.ID > b.DuckLake.Snapshot {
+		return 0, fmt.Errorf("%s no longer holds snapshot %d, where version %s (seq %d) ends (did ducklake_expire_snapshots remove it?), so fdl cannot tell that it continues that version: %w; check out the branch again and redo the change. In a working catalog, expire only the snapshots before the base's: SET VARIABLE old = (SELECT list(snapshot_id) FROM lake.snapshots() WHERE snapshot_id < %d); CALL ducklake_expire_snapshots('lake', versions => getvariable('old')); (older_than expires newer snapshots too in SQLite catalogs with DuckDB 1.5.5)",
+			w.CatalogPath(), b.DuckLake.Snapshot, b.ID, b.Seq, ErrNotDescendant, b.DuckLake.Snapshot)
+	}
+	if last.ID < b.DuckLake.Snapshot || !baseSnap.Time.Equal(b.DuckLake.SnapshotTime) {
+		return 0, fmt.Errorf("%s does not continue version %s (seq %d): that version ends at snapshot %d made %s, and this catalog's snapshot %d is not that one; it was replaced by another catalog: check out the branch again and redo the change there: %w",
+			w.CatalogPath(), b.ID, b.Seq, b.DuckLake.Snapshot, b.DuckLake.SnapshotTime.Format(time.RFC3339Nano), b.DuckLake.Snapshot, ErrNotDescendant)
+	}
+	if last.ID == b.DuckLake.Snapshot {
+		return 0, fmt.Errorf("the working catalog has no snapshot after version %s (seq %d, snapshot %d): %w; write to it with DuckDB first", b.ID, b.Seq, b.DuckLake.Snapshot, ErrNothingToCommit)
+	}
+	return b.DuckLake.Snapshot + 1, nil
+}

@@ -1,0 +1,287 @@
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// The errors of the package: sentinels, wrapped with names, and typed
+// errors carrying the fields a caller needs to say what to do next. The
+// package never names a command in an error: the CLI adds that
+// (cmd/fdl/errors.go). Ref and revision errors are refs'.
+
+// Sentinel errors of the repository side.
+var (
+	ErrNotRepository = errors.New("not an fdl repository")
+	ErrNotEmpty      = errors.New("location is not empty")
+	ErrChecksum      = errors.New("catalog does not match its record")
+	ErrIncomplete    = errors.New("version is incomplete")
+	// ErrDataMissing is wrapped by the error of a push whose versions list
+	// a data file of the repository that the store does not hold.
+	ErrDataMissing = errors.New("a data file the version lists is not in the store")
+)
+
+// Sentinel errors of the working directory side.
+var (
+	ErrNotWorkdir       = errors.New("not an fdl working directory")
+	ErrNothingToCommit  = errors.New("nothing to commit")
+	ErrNotDescendant    = errors.New("working catalog does not descend from its base")
+	ErrDirNotEmpty      = errors.New("directory is not empty")
+	ErrNothingToPush    = errors.New("nothing to push")
+	ErrInvalidArguments = errors.New("invalid arguments")
+)
+
+// Sentinel errors of retention and gc.
+var (
+	// ErrRetired: the version left retention; its catalog is (or is about
+	// to be) deleted, its record stays. *RetiredError wraps it.
+	ErrRetired = errors.New("version is out of retention")
+	// ErrAheadOfFloor: a deletion of a version's bytes was asked before the
+	// floor took it out of retention (DESIGN.md §4.7).
+	ErrAheadOfFloor = errors.New("refused: ahead of the retention floor")
+	// ErrRetentionConflict: the policy or the floor changed between read and
+	// write (another gc or a policy change); nothing was written.
+	ErrRetentionConflict = errors.New("retention settings changed concurrently")
+	// ErrGCRefused: gc will not run on this repository as it is (a corrupt
+	// or dangling ref, an unreadable catalog or record, a path it cannot
+	// place); the message names the thing.
+	ErrGCRefused = errors.New("gc refused")
+)
+
+// NotRepositoryError: there is no fdl.json at URL. It wraps
+// ErrNotRepository.
+type NotRepositoryError struct{ URL string }
+
+func (e *NotRepositoryError) Error() string {
+	return fmt.Sprintf("%s: %v (no %s there); check the URL", e.URL, ErrNotRepository, ConfigKey)
+}
+
+func (e *NotRepositoryError) Unwrap() error { return ErrNotRepository }
+
+// NotWorkdirError: Dir has no .fdl/state.json. It wraps ErrNotWorkdir.
+type NotWorkdirError struct{ Dir string }
+
+func (e *NotWorkdirError) Error() string {
+	return fmt.Sprintf("%s: %v (no %s/%s)", e.Dir, ErrNotWorkdir, StateDir, StateFile)
+}
+
+func (e *NotWorkdirError) Unwrap() error { return ErrNotWorkdir }
+
+// BusyError: another process holds the working directory's lock (a commit
+// or push). It wraps the lock's error (filelock.ErrBusy).
+type BusyError struct {
+	Op  string // what was refused: "commit", "push"
+	Dir string
+	Err error
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("cannot %s in %s: another commit or push is running in this working directory; wait for it to finish: %v", e.Op, e.Dir, e.Err)
+}
+
+func (e *BusyError) Unwrap() error { return e.Err }
+
+// NoMessageError: a commit was asked without a message. It wraps
+// ErrInvalidArguments.
+type NoMessageError struct{}
+
+func (NoMessageError) Error() string {
+	return "a commit needs a message: " + ErrInvalidArguments.Error()
+}
+
+func (NoMessageError) Unwrap() error { return ErrInvalidArguments }
+
+// NothingToPushError: the working directory has no version yet (commit
+// first). It wraps ErrNothingToPush.
+type NothingToPushError struct{}
+
+func (NothingToPushError) Error() string {
+	return "there is no version to push: commit first: " + ErrNothingToPush.Error()
+}
+
+func (NothingToPushError) Unwrap() error { return ErrNothingToPush }
+
+// RefusedError says why a push did not move a branch (DESIGN.md §4.2,
+// §4.3): the way on is to check the branch out again and redo the change.
+// It wraps refs.ErrRefused.
+type RefusedError struct {
+	Branch   refs.Name
+	Current  version.ID // what the branch holds now
+	Proposed version.ID // what the push wanted it to hold
+	// Race is true when the branch moved between the read and the
+	// compare-and-swap (another push won).
+	Race bool
+	// URL is the repository's URL.
+	URL string
+}
+
+func (e *RefusedError) Error() string {
+	why := "it is not a fast-forward: the branch holds %s, which is not an ancestor of %s"
+	if e.Race {
+		why = "another push moved it to %s first (lost the race for %s)"
+	}
+	return fmt.Sprintf("push to %s refused: "+why+"; nothing was moved: check out %s again and redo the change on top of it",
+		e.Branch.Short(), e.Current, e.Proposed, e.Branch.Short())
+}
+
+func (e *RefusedError) Unwrap() error { return refs.ErrRefused }
+
+// ChecksumError reports a catalog whose bytes differ from its record
+// (DESIGN.md §4.5). It wraps ErrChecksum.
+type ChecksumError struct {
+	Version           version.ID
+	WantSize, GotSize int64
+	WantSHA, GotSHA   string
+	Location          string
+	// Hint says what to do; a default is used when empty.
+	Hint string
+}
+
+func (e *ChecksumError) Error() string {
+	hint := e.Hint
+	if hint == "" {
+		hint = "the copy in the store is damaged: restore it from a backup"
+	}
+	return fmt.Sprintf("version %s: %s does not match its record: record says %d bytes, sha256 %s; found %d bytes, sha256 %s; %s",
+		e.Version, e.Location, e.WantSize, e.WantSHA, e.GotSize, e.GotSHA, hint)
+}
+
+func (e *ChecksumError) Unwrap() error { return ErrChecksum }
+
+// DataMissingError: the versions of a push list data files of the
+// repository that the store does not hold (gc deleted files no catalog
+// listed, once older than the grace period). It wraps ErrDataMissing.
+type DataMissingError struct {
+	Version version.ID
+	Seq     int64
+	Missing []string // keys, at most 5 of them
+	Count   int      // all that are missing
+}
+
+func (e *DataMissingError) Error() string {
+	return fmt.Sprintf("version %s (seq %d) lists %d data file(s) the store does not hold (%s): %v; nothing was pushed. Was the working catalog written long ago? gc deletes files no catalog lists once older than the grace period. Check out the branch again and redo the change",
+		e.Version, e.Seq, e.Count, strings.Join(e.Missing, ", "), ErrDataMissing)
+}
+
+func (e *DataMissingError) Unwrap() error { return ErrDataMissing }
+
+// RetiredError says a version is out of retention and since when: its
+// record stays (show it), its catalog cannot be used. It wraps ErrRetired.
+type RetiredError struct {
+	ID  version.ID
+	Seq int64
+	// At is when it left retention (the floor move), Floor that move's
+	// generation; Marked is false while only the floor retires it.
+	At     time.Time
+	Floor  int64
+	Reason string
+	Marked bool
+}
+
+func (e *RetiredError) Error() string {
+	return fmt.Sprintf("version %s (seq %d) left retention on %s (floor %d: %s): its catalog is deleted or about to be, its record stays; use a version in retention: a branch head, a tag, or a recent one",
+		e.ID, e.Seq, e.At.UTC().Format(time.RFC3339), e.Floor, e.Reason)
+}
+
+func (e *RetiredError) Unwrap() error { return ErrRetired }
+
+// RetiredBaseError: a push builds on a version out of retention (the data
+// files only its catalog listed may be gone). It wraps the *RetiredError.
+type RetiredBaseError struct{ Base *RetiredError }
+
+func (e *RetiredBaseError) Error() string {
+	return fmt.Sprintf("push refused: it builds on %v; check out a version in retention and redo the change there", e.Base)
+}
+
+func (e *RetiredBaseError) Unwrap() error { return e.Base }
+
+// Damaged says which retention file does not parse.
+type Damaged string
+
+// The retention files.
+const (
+	DamagedPolicy Damaged = "policy" // retention/policy.json
+	DamagedFloor  Damaged = "floor"  // retention/floor.json
+	DamagedMarker Damaged = "marker" // versions/<id>/retired.json
+)
+
+// DamagedError: a retention file does not parse. What names which (the
+// way out differs: the policy can be reset, the floor moved again, a
+// marker written again by gc). It wraps retention.ErrInvalid.
+type DamagedError struct {
+	What     Damaged
+	Location string
+	Err      error // the parse error, wrapping retention.ErrInvalid
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("%s (%s): %v", withoutInvalid(e.Err), e.Location, retention.ErrInvalid)
+}
+
+func (e *DamagedError) Unwrap() error { return e.Err }
+
+// GCStop says why gc stopped, and what it had not done yet.
+type GCStop int
+
+// Why gc stops while it applies a plan.
+const (
+	// StopFloorMoved: the floor moved since the plan (another gc, or a
+	// policy change); nothing was deleted.
+	StopFloorMoved GCStop = iota + 1
+	// StopPolicyChanged: the policy changed while gc ran; nothing was
+	// deleted: gc again applies the new policy.
+	StopPolicyChanged
+	// StopRefOnRetired: a ref was pointed at a version the floor retires;
+	// nothing was deleted: gc again takes it back into retention.
+	StopRefOnRetired
+	// StopBranchKeepsRetired: a branch created or moved meanwhile keeps a
+	// retired version among its last keep_last; as above.
+	StopBranchKeepsRetired
+	// StopNewCatalogUnreadable: a version that appeared while gc ran has a
+	// catalog gc cannot read; no data file was deleted.
+	StopNewCatalogUnreadable
+	// StopAheadOfFloor: a version's bytes were to be deleted before the
+	// floor retired it: move the floor first.
+	StopAheadOfFloor
+)
+
+// GCStopError says why gc stopped before deleting (part of) its plan. Err
+// is the sentinel (ErrRetentionConflict, ErrAheadOfFloor); running gc
+// again goes on, except after StopAheadOfFloor (move the floor first).
+type GCStopError struct {
+	Why        GCStop
+	Key        string     // the retention file that changed (floor, policy)
+	Ref        refs.Name  // the ref that moved
+	Version    version.ID // the version concerned
+	Generation int64      // the floor's
+	KeepLast   int
+	Detail     error // why a new catalog cannot be read
+	Err        error
+}
+
+func (e *GCStopError) Error() string {
+	const nothing = "nothing was deleted"
+	switch e.Why {
+	case StopFloorMoved:
+		return fmt.Sprintf("%s moved since gc planned: %v; %s", e.Key, e.Err, nothing)
+	case StopPolicyChanged:
+		return fmt.Sprintf("%s changed while gc ran: %v; %s", e.Key, e.Err, nothing)
+	case StopRefOnRetired:
+		return fmt.Sprintf("%s was pointed at version %s while gc ran, and the floor (generation %d) takes that version out of retention: %v; %s", e.Ref, e.Version, e.Generation, e.Err, nothing)
+	case StopBranchKeepsRetired:
+		return fmt.Sprintf("%s was created or moved while gc ran and keeps version %s among its last %d, which the floor (generation %d) takes out of retention: %v; %s", e.Ref, e.Version, e.KeepLast, e.Generation, e.Err, nothing)
+	case StopNewCatalogUnreadable:
+		return fmt.Sprintf("version %s appeared while gc ran and its catalog cannot be read (%v): %v; no data file was deleted", e.Version, e.Detail, e.Err)
+	case StopAheadOfFloor:
+		return fmt.Sprintf("version %s: deleting its catalog is refused: the retention floor (generation %d) does not take it out of retention and it has no %s: %v; move the floor first", e.Version, e.Generation, e.Key, e.Err)
+	}
+	return fmt.Sprintf("gc stopped: %v", e.Err)
+}
+
+func (e *GCStopError) Unwrap() error { return e.Err }

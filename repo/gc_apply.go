@@ -1,0 +1,481 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// gc's apply: the plan carried out in four resumable steps — the floor
+// moves, retiring versions lose their catalogs, data files go, abandoned
+// uploads and temporary files go — with the checks that stop it when the
+// repository changed while it ran.
+
+// GCResult says what ApplyGC did.
+type GCResult struct {
+	FloorMoved bool  `json:"floor_moved"`
+	Floor      int64 `json:"floor_generation"`
+	Marked     int   `json:"marked"`  // markers written
+	Excised    int   `json:"excised"` // catalogs and dataset.json files deleted
+	DataFiles  int   `json:"data_files"`
+	Abandoned  int   `json:"abandoned"` // version folders deleted whole
+	Temps      int   `json:"temps"`     // temporary files of interrupted writes deleted
+	// Protected counts planned data deletions called off because a version
+	// that appeared while gc ran (a push) lists the file.
+	Protected int   `json:"protected"`
+	Bytes     int64 `json:"bytes"`
+	// Skipped are data files kept because a version listing them was not
+	// marked (never expected; reported for audits).
+	Skipped int `json:"skipped"`
+}
+
+// ApplyGC carries a plan out in four steps, each resumable: a crash at any
+// point leaves a repository that verify accepts and that the next gc
+// finishes (DESIGN.md §4.7; docs/spec.md §16):
+//
+//  1. move the floor: one compare-and-swap of retention/floor.json from the
+//     version the plan read (ErrRetentionConflict if it changed: nothing
+//     is deleted, plan again); then re-read the refs, and stop if one now
+//     points at a version the floor retires (a tag made meanwhile);
+//  2. for each version leaving retention: write its marker (create-only),
+//     then delete its catalog and dataset.json — never version.json;
+//     refused (ErrAheadOfFloor) for a version the stored floor does not
+//     retire;
+//  3. delete the plan's data files (only keys under data/; a file freed by
+//     retirement only once every retired version listing it is marked);
+//  4. delete abandoned version folders (version.json first, the catalog
+//     last), unless a ref now points at one; then the temporary files of
+//     interrupted writes older than the grace period (folder stores).
+//
+// It deletes nothing outside data/ and versions/.
+func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
+	res := &GCResult{Floor: p.FloorGeneration}
+	floor, err := r.applyFloor(ctx, p, res)
+	if err != nil {
+		return res, err
+	}
+	for _, step := range []func(context.Context, *GCPlan, *retention.Floor, *GCResult) error{
+		r.applyRetire, r.applyData, r.applyAbandoned, r.applyTemps,
+	} {
+		if err := step(ctx, p, floor, res); err != nil {
+			return res, err
+		}
+	}
+	r.forgetIDs()
+	return res, nil
+}
+
+// applyFloor is step 1: the floor's compare-and-swap, then
+// recheckAfterFloor; if that stops gc, gc's own floor move is put back
+// (restoreFloor). It returns the floor the later steps go by.
+func (r *Repo) applyFloor(ctx context.Context, p *GCPlan, res *GCResult) (*retention.Floor, error) {
+	floor, _, err := r.Floor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !p.FloorMoves {
+		return floor, r.recheckAfterFloor(ctx, p, floor)
+	}
+	f := *p.NewFloor
+	f.MovedBy = r.Actor()
+	b, err := f.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	r.step("gc:floor")
+	movedTok, err := r.st.Swap(ctx, retention.FloorKey, p.floorTok, b)
+	if err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil, &GCStopError{Why: StopFloorMoved, Key: retention.FloorKey, Err: ErrRetentionConflict}
+		}
+		return nil, fmt.Errorf("move the floor: %w", err)
+	}
+	res.FloorMoved, res.Floor = true, f.Generation
+	if err := r.recheckAfterFloor(ctx, p, &f); err != nil {
+		if r.restoreFloor(ctx, &f, movedTok, floor) {
+			res.FloorMoved, res.Floor = false, f.Generation+1
+			return nil, fmt.Errorf("%w (the floor was put back: nothing changed for readers)", err)
+		}
+		return nil, err
+	}
+	return &f, nil
+}
+
+// applyRetire is step 2: each version leaving retention gets its marker,
+// then loses its catalog and dataset.json (excise).
+func (r *Repo) applyRetire(ctx context.Context, p *GCPlan, floor *retention.Floor, res *GCResult) error {
+	for _, rt := range p.Retire {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		wrote, n, err := r.excise(ctx, floor, rt.ID, rt.Frees, rt.Marked, res)
+		if err != nil {
+			return err
+		}
+		if wrote {
+			res.Marked++
+		}
+		p.marked[rt.ID] = true
+		res.Bytes += n
+	}
+	return nil
+}
+
+// applyData is step 3: the plan's data files, less those a version pushed
+// meanwhile lists (protectNewVersions); a file freed by retirement goes only
+// once every retired version listing it is marked.
+func (r *Repo) applyData(ctx context.Context, p *GCPlan, _ *retention.Floor, res *GCResult) error {
+	if err := r.protectNewVersions(ctx, p, res); err != nil {
+		return err
+	}
+	for _, f := range p.DataFiles {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if f.Reason == retention.ReasonRetired && slices.ContainsFunc(f.RetiredBy, func(id version.ID) bool { return !p.marked[id] }) {
+			res.Skipped++
+			continue
+		}
+		r.step("gc:data")
+		if err := r.gcDelete(ctx, f.Key); err != nil {
+			return err
+		}
+		res.DataFiles++
+		res.Bytes += f.Size
+	}
+	return nil
+}
+
+// applyAbandoned is step 4 for abandoned version folders: each goes whole,
+// version.json first and the catalog last (while the catalog is there,
+// readers see an incomplete version, never an unknown folder), unless a
+// ref now points at it.
+func (r *Repo) applyAbandoned(ctx context.Context, p *GCPlan, _ *retention.Floor, res *GCResult) error {
+	if len(p.Abandoned) == 0 {
+		return nil
+	}
+	good, _, err := r.refs.List(ctx, "refs/")
+	if err != nil {
+		return err
+	}
+	held := map[version.ID]bool{}
+	for _, ref := range good {
+		held[ref.ID] = true
+	}
+	for _, a := range p.Abandoned {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if held[a.ID] {
+			continue
+		}
+		for _, k := range deletionOrder(a.Keys) {
+			if !strings.HasPrefix(k, VersionKey(a.ID, "")) {
+				return fmt.Errorf("gc: %s is not inside version folder %s", k, a.ID)
+			}
+			r.step("gc:abandoned")
+			if err := r.gcDelete(ctx, k); err != nil {
+				return err
+			}
+		}
+		res.Abandoned++
+		res.Bytes += a.Bytes
+	}
+	return nil
+}
+
+// deletionOrder returns the keys of a version folder in the order gc
+// deletes them: version.json first, the catalog last, the rest between in
+// their order.
+func deletionOrder(keys []string) []string {
+	rank := func(k string) int {
+		switch {
+		case strings.HasSuffix(k, "/"+version.RecordFile):
+			return 0
+		case strings.HasSuffix(k, "/"+version.CatalogFile):
+			return 2
+		}
+		return 1
+	}
+	out := slices.Clone(keys)
+	slices.SortStableFunc(out, func(x, y string) int { return rank(x) - rank(y) })
+	return out
+}
+
+// applyTemps is step 4 for the temporary files of interrupted writes
+// (folder stores: store.TempCleaner).
+func (r *Repo) applyTemps(ctx context.Context, p *GCPlan, _ *retention.Floor, res *GCResult) error {
+	tc, ok := r.st.(store.TempCleaner)
+	if !ok {
+		return nil
+	}
+	for _, f := range p.Temps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r.step("gc:temp")
+		if err := tc.RemoveTemp(ctx, f.Key); err != nil {
+			return err
+		}
+		res.Temps++
+		res.Bytes += f.Size
+	}
+	return nil
+}
+
+// recheckAfterFloor runs once the floor holds what the plan wrote, before
+// anything is deleted: what changed while gc planned must not lose a
+// version the repository now keeps. It stops gc (ErrRetentionConflict,
+// nothing deleted; the next gc takes such versions back into retention)
+// when retention/policy.json changed since the plan read it, when a ref
+// points at a version the floor retires, or when a branch created or moved
+// since the plan keeps a retired version among its last keep_last versions.
+func (r *Repo) recheckAfterFloor(ctx context.Context, p *GCPlan, floor *retention.Floor) error {
+	if _, tok, err := r.Policy(ctx); err != nil {
+		return err
+	} else if tok != p.policyTok {
+		return &GCStopError{Why: StopPolicyChanged, Key: retention.PolicyKey, Err: ErrRetentionConflict}
+	}
+	if len(floor.RetiredList()) == 0 {
+		return nil
+	}
+	good, bad, err := r.refs.List(ctx, "refs/")
+	if err != nil {
+		return err
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: a ref cannot be read, and it may protect versions: %w", ErrGCRefused, errors.Join(bad...))
+	}
+	for _, ref := range good {
+		if floor.Has(ref.ID) && !p.marked[ref.ID] {
+			return &GCStopError{Why: StopRefOnRetired, Ref: ref.Name, Version: ref.ID, Generation: floor.Generation, Err: ErrAheadOfFloor}
+		}
+		if !ref.Name.IsBranch() || p.refs[ref.Name] == ref.ID {
+			continue
+		}
+		id := ref.ID
+		for range p.Policy.KeepLast {
+			if id == "" {
+				break
+			}
+			if floor.Has(id) && !p.marked[id] {
+				return &GCStopError{Why: StopBranchKeepsRetired, Ref: ref.Name, Version: id, KeepLast: p.Policy.KeepLast, Generation: floor.Generation, Err: ErrRetentionConflict}
+			}
+			rec, err := r.Record(ctx, id)
+			if err != nil {
+				return err
+			}
+			id = rec.Parent()
+		}
+	}
+	return nil
+}
+
+// restoreFloor undoes gc's own floor move when gc stops right after it
+// (recheckAfterFloor): nothing is marked or deleted yet, so a new floor
+// with old's retirements (none when there was no floor) is safe, and it
+// spares readers a window where versions gc will keep are refused. One
+// compare-and-swap from the token of gc's move; false when another writer
+// moved the floor since (then the next gc sorts it out).
+func (r *Repo) restoreFloor(ctx context.Context, moved *retention.Floor, movedTok store.Token, old *retention.Floor) bool {
+	back := retention.Floor{Format: retention.Format, Generation: moved.Generation + 1, MovedAt: time.Now().UTC().Truncate(time.Second),
+		MovedBy: r.Actor(), Policy: moved.Policy, Branches: []retention.BranchFloor{}, Retired: []retention.Retirement{}}
+	if old != nil {
+		back.Policy, back.Branches, back.Retired = old.Policy, old.Branches, old.Retired
+	}
+	b, err := back.Marshal()
+	if err != nil {
+		return false
+	}
+	_, err = r.st.Swap(ctx, retention.FloorKey, movedTok, b)
+	return err == nil
+}
+
+// protectNewVersions runs before gc deletes data files: a version folder
+// that appeared since the plan (a push, complete or still uploading) may
+// list a file the plan deletes — a file no catalog listed then, written by
+// a working catalog long before its commit. It reads each new catalog's
+// data-file table and calls off the planned deletion of every file it
+// lists. A new catalog that cannot be read stops gc before any data file is
+// deleted (ErrRetentionConflict: run gc again).
+func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, res *GCResult) error {
+	if len(p.DataFiles) == 0 {
+		return nil
+	}
+	var fresh []version.ID
+	err := r.st.List(ctx, VersionsPrefix, func(o store.ObjectInfo) error {
+		if id, file, ok := splitVersionKey(o.Key); ok && file == version.CatalogFile && !p.known[id] {
+			if _, err := version.ParseID(string(id)); err == nil {
+				fresh = append(fresh, id)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(fresh) == 0 {
+		return err
+	}
+	norm, err := r.normaliser()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "fdl-gc-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	listed := map[string]bool{}
+	for _, id := range fresh {
+		files, err := r.readCatalogUnchecked(ctx, id, tmp)
+		if err != nil {
+			return &GCStopError{Why: StopNewCatalogUnreadable, Version: id, Detail: err, Err: ErrRetentionConflict}
+		}
+		for _, f := range files {
+			if pl, err := norm.Place(f.ResolvedPath); err == nil && pl.Key != "" {
+				listed[pl.Key] = true
+			}
+		}
+	}
+	kept := p.DataFiles[:0]
+	for _, f := range p.DataFiles {
+		if listed[f.Key] {
+			res.Protected++
+			continue
+		}
+		kept = append(kept, f)
+	}
+	p.DataFiles = kept
+	return nil
+}
+
+// readCatalogUnchecked reads the data-file table of version id's catalog as
+// the store holds it now, with no record to check it against (the version
+// may still be uploading): in place on a folder store, else copied into
+// tmp.
+func (r *Repo) readCatalogUnchecked(ctx context.Context, id version.ID, tmp string) ([]ducklake.DataFile, error) {
+	key := VersionKey(id, version.CatalogFile)
+	path := ""
+	if files, ok := r.folder(); ok {
+		path = files.LocalPath(key)
+	} else {
+		rc, _, err := r.st.Get(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		f, err := os.CreateTemp(tmp, "new-*.duckdb")
+		if err != nil {
+			return nil, err
+		}
+		path = f.Name()
+		defer os.Remove(path)
+		_, err = io.Copy(f, rc)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	c, err := ducklake.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.DataFiles(ctx)
+}
+
+// Excise takes one version's bytes out of the store after the floor
+// retired it: it writes the version's marker (create-only; frees are the
+// data-file keys only its catalog listed, see retention.Marker) and deletes
+// its catalog and dataset.json, never version.json. Errors:
+// ErrAheadOfFloor when neither the stored floor nor an existing marker
+// retires the version: move the floor first (fdl gc --yes does both).
+func (r *Repo) Excise(ctx context.Context, id version.ID, frees []string) error {
+	floor, _, err := r.Floor(ctx)
+	if err != nil {
+		return err
+	}
+	_, _, err = r.excise(ctx, floor, id, frees, false, &GCResult{})
+	return err
+}
+
+// excise is gc step 2 for one version; marked says its marker is known to
+// exist. It returns whether it wrote the marker and the bytes deleted.
+func (r *Repo) excise(ctx context.Context, floor *retention.Floor, id version.ID, frees []string, marked bool, res *GCResult) (bool, int64, error) {
+	wrote := false
+	if !marked {
+		m, err := r.Marker(ctx, id)
+		if err != nil {
+			return false, 0, err
+		}
+		if m == nil {
+			var rt *retention.Retirement
+			for _, x := range floor.RetiredList() {
+				if x.ID == id {
+					rt = &x
+					break
+				}
+			}
+			if rt == nil {
+				gen := int64(0)
+				if floor != nil {
+					gen = floor.Generation
+				}
+				return false, 0, &GCStopError{Why: StopAheadOfFloor, Version: id, Generation: gen, Key: retention.MarkerFile, Err: ErrAheadOfFloor}
+			}
+			if frees == nil {
+				frees = []string{}
+			}
+			mk := &retention.Marker{Format: retention.Format, Version: id, RetiredAt: floor.MovedAt, Floor: floor.Generation, Reason: rt.Reason, DataFiles: frees}
+			b, err := mk.Marshal()
+			if err != nil {
+				return false, 0, err
+			}
+			r.step("gc:marker")
+			if err := r.st.Create(ctx, VersionKey(id, retention.MarkerFile), strings.NewReader(string(b))); err != nil && !errors.Is(err, store.ErrExist) {
+				return false, 0, fmt.Errorf("write the marker of version %s: %w", id, err)
+			}
+			wrote = true
+		}
+	}
+	var n int64
+	for _, f := range [][2]string{{version.CatalogFile, "gc:catalog"}, {version.DatasetFile, "gc:dataset"}} {
+		key := VersionKey(id, f[0])
+		oi, err := r.st.Stat(ctx, key)
+		if errors.Is(err, store.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return wrote, n, err
+		}
+		r.step(f[1])
+		if err := r.gcDelete(ctx, key); err != nil {
+			return wrote, n, err
+		}
+		res.Excised++
+		n += oi.Size
+	}
+	return wrote, n, nil
+}
+
+// gcDelete deletes one object, refusing any key outside data/ and versions/
+// (DESIGN.md §5a: gc never deletes anything else).
+func (r *Repo) gcDelete(ctx context.Context, key string) error {
+	if !strings.HasPrefix(key, DataPrefix) && !strings.HasPrefix(key, VersionsPrefix) {
+		return fmt.Errorf("gc: refusing to delete %s: gc deletes only under %s and %s", key, DataPrefix, VersionsPrefix)
+	}
+	if err := r.st.Delete(ctx, key); err != nil {
+		return fmt.Errorf("gc: delete %s: %w", key, err)
+	}
+	return nil
+}

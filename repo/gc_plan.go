@@ -1,0 +1,535 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// gc's plan: read everything (gcInput), let retention.Decide say which
+// versions stay and which leave retention, then which data files, abandoned
+// uploads and temporary files go. Nothing is written.
+
+// GCTotals sums what a plan deletes.
+type GCTotals struct {
+	Catalogs       int   `json:"catalogs"` // versions whose catalog or dataset.json go
+	CatalogBytes   int64 `json:"catalog_bytes"`
+	DataFiles      int   `json:"data_files"`
+	DataBytes      int64 `json:"data_bytes"`
+	Abandoned      int   `json:"abandoned"` // version folders deleted whole
+	AbandonedBytes int64 `json:"abandoned_bytes"`
+	Temps          int   `json:"temps"` // temporary files of interrupted writes
+	TempBytes      int64 `json:"temp_bytes"`
+	Bytes          int64 `json:"bytes"` // all of the above
+}
+
+// GCTiming says where a plan's time went (milliseconds).
+type GCTiming struct {
+	TotalMS int64 `json:"total_ms"`
+	// FetchMS: checking catalogs against their records' sha256 (and, on
+	// object stores, copying them out first), summed over catalogs.
+	FetchMS int64 `json:"fetch_ms"`
+	// ScanMS: opening catalogs and reading their data-file tables, summed
+	// over catalogs (they are read in parallel: the sum may exceed TotalMS).
+	ScanMS int64 `json:"scan_ms"`
+}
+
+// GCPlan is what gc would do (docs/spec.md §16), computed without writing
+// anything: PlanGC makes it, ApplyGC carries it out.
+type GCPlan struct {
+	Now    time.Time        `json:"now"`
+	Policy retention.Policy `json:"policy"`
+	// FloorGeneration is the stored floor's generation (0: never moved).
+	FloorGeneration int64 `json:"floor_generation"`
+	*retention.Decision
+	// DataFiles are the data files step 3 deletes, by key.
+	DataFiles []retention.DataDeletion `json:"data_files"`
+	Data      retention.DataStats      `json:"data"`
+	// Temps are temporary files of writes interrupted by a crash (a folder
+	// store's ".tmp-*" under data/ and versions/, store.TempCleaner) older
+	// than the grace period: step 4 deletes them. YoungTemps counts those
+	// left alone, which may be writes in progress.
+	Temps      []store.ObjectInfo `json:"temps"`
+	YoungTemps int                `json:"young_temps"`
+	Totals     GCTotals           `json:"totals"`
+	Timing     GCTiming           `json:"timing"`
+	// Abbrev is the short-id length of the repository's versions.
+	Abbrev refs.Abbrev `json:"-"`
+
+	floorTok  store.Token
+	policyTok store.Token
+	refs      map[refs.Name]version.ID // every ref as the plan read it
+	known     map[version.ID]bool      // every version folder the plan saw
+	marked    map[version.ID]bool
+}
+
+// Empty reports whether the plan changes nothing.
+func (p *GCPlan) Empty() bool {
+	return !p.FloorMoves && len(p.Retire) == 0 && len(p.DataFiles) == 0 && len(p.Abandoned) == 0 && len(p.Temps) == 0
+}
+
+// PlanGC computes what gc does, writing nothing to the repository (on
+// object stores catalogs are copied to a temporary folder to be read;
+// DESIGN.md §4.7; docs/spec.md §16). It reads the
+// policy, the floor, every ref, every ref log entry, every version folder
+// (records and markers), the data-file table of every catalog it keeps or
+// retires (each checked against its record's sha256 first), and the listing
+// of data/.
+//
+// Errors wrap ErrGCRefused and name the thing when gc must not run: a ref
+// that is empty, garbage or names a missing version; HEAD unreadable; a
+// record, marker, ref log entry, policy or floor that does not parse; a
+// catalog in retention that is missing or fails its checksum; a data-file
+// path that cannot be normalised.
+func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
+	start := time.Now()
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	in, floorTok, policyTok, err := r.gcInput(ctx, now)
+	if err != nil {
+		return nil, refuseGC(err)
+	}
+	d, err := retention.Decide(in)
+	if err != nil {
+		return nil, refuseGC(err)
+	}
+	plan := newGCPlan(now, in, d, floorTok, policyTok)
+	if err := r.planData(ctx, plan, in, o.Workers); err != nil {
+		return nil, err
+	}
+	if err := r.planTemps(ctx, plan, in.Policy.Grace); err != nil {
+		return nil, err
+	}
+	plan.total()
+	plan.Abbrev, _ = r.Abbrev(ctx)
+	plan.Timing.TotalMS = time.Since(start).Milliseconds()
+	return plan, nil
+}
+
+// refuseGC wraps err in ErrGCRefused, unless the context ended.
+func refuseGC(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrGCRefused, err)
+}
+
+// newGCPlan is the plan of decision d over in, before its data step: what
+// the plan read (refs, version folders, markers, the tokens of the floor
+// and the policy) is kept for ApplyGC's checks.
+func newGCPlan(now time.Time, in *retention.Input, d *retention.Decision, floorTok, policyTok store.Token) *GCPlan {
+	plan := &GCPlan{Now: now.UTC(), Policy: in.Policy, Decision: d, floorTok: floorTok, policyTok: policyTok,
+		refs: map[refs.Name]version.ID{}, known: map[version.ID]bool{}, marked: map[version.ID]bool{}, DataFiles: []retention.DataDeletion{}}
+	for _, ref := range in.Refs {
+		plan.refs[ref.Name] = ref.ID
+	}
+	for id, v := range in.Versions {
+		plan.known[id] = true
+		if v.Marker != nil {
+			plan.marked[id] = true
+		}
+	}
+	if in.Floor != nil {
+		plan.FloorGeneration = in.Floor.Generation
+	}
+	return plan
+}
+
+// planData is gc's step 3 in the plan: which data files go. Its inputs are
+// the data-file tables of every catalog in retention, then of every
+// catalog leaving it, then the markers of versions retired before, and one
+// listing of data/; on a folder store guardFolderStore checks the result.
+func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, workers int) error {
+	norm, err := r.normaliser()
+	if err != nil {
+		return refuseGC(err)
+	}
+	dp := retention.NewDataPlanner(norm)
+	tmp, err := os.MkdirTemp("", "fdl-gc-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := r.scanLive(ctx, plan, in, dp, tmp, workers); err != nil {
+		return refuseGC(fmt.Errorf("a version in retention: %w", err))
+	}
+	if err := r.scanLeaving(ctx, plan, in, dp, tmp, workers); err != nil {
+		return refuseGC(fmt.Errorf("a version leaving retention: %w", err))
+	}
+	for id, v := range in.Versions {
+		if v.Marker != nil && !slices.ContainsFunc(plan.Retire, func(rt retention.Retire) bool { return rt.ID == id }) {
+			dp.AddMarker(id, v.Marker.DataFiles)
+		}
+	}
+	var listing []store.ObjectInfo
+	if err := r.st.List(ctx, DataPrefix, func(oi store.ObjectInfo) error {
+		listing = append(listing, oi)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("list %s: %w", DataPrefix, err)
+	}
+	plan.DataFiles = dp.Plan(listing, plan.Now, in.Policy.Grace)
+	plan.Data = dp.Stats()
+	if local, ok := r.folder(); ok {
+		plan.DataFiles = guardFolderStore(local, norm, dp, plan.DataFiles, &plan.Warnings)
+	}
+	return nil
+}
+
+// scanLive reads the data-file table of every catalog in retention into
+// dp, in id order.
+func (r *Repo) scanLive(ctx context.Context, plan *GCPlan, in *retention.Input, dp *retention.DataPlanner, tmp string, workers int) error {
+	live := make([]*version.Record, 0, len(plan.Live))
+	for id := range plan.Live {
+		live = append(live, in.Versions[id].Record)
+	}
+	slices.SortFunc(live, func(a, b *version.Record) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	return r.scanCatalogs(ctx, live, tmp, workers, &plan.Timing, nil, func(rec *version.Record, files []ducklake.DataFile) error {
+		return dp.AddLive(rec.ID, plan.Live[rec.ID], files)
+	})
+}
+
+// scanLeaving reads the data-file table of every catalog leaving retention
+// into dp and records in the plan which files only it lists (Retire.Frees);
+// a version retired before adds its marker's list instead. A damaged
+// catalog leaving retention is deleted unread, with a warning: it is going
+// anyway, and the files only it lists go as unlisted files after the grace
+// period (a catalog in retention that is damaged stops gc).
+func (r *Repo) scanLeaving(ctx context.Context, plan *GCPlan, in *retention.Input, dp *retention.DataPlanner, tmp string, workers int) error {
+	var leaving []*version.Record
+	index := map[version.ID]int{}
+	for i := range plan.Retire {
+		rt := &plan.Retire[i]
+		v := in.Versions[rt.ID]
+		switch {
+		case v.Marker != nil:
+			dp.AddMarker(rt.ID, v.Marker.DataFiles)
+		case v.Has(version.CatalogFile):
+			leaving = append(leaving, v.Record)
+			index[rt.ID] = i
+		}
+	}
+	unreadable := func(rec *version.Record, err error) bool {
+		if !errors.Is(err, ErrChecksum) && !errors.Is(err, ducklake.ErrCorrupt) && !errors.Is(err, ducklake.ErrNotCatalog) {
+			return false
+		}
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("version %s (seq %d) leaves retention with a catalog that cannot be read (%v): it is deleted unread, and the data files only it listed are deleted as files no catalog lists, once older than the grace period", rec.ID, rec.Seq, err))
+		return true
+	}
+	return r.scanCatalogs(ctx, leaving, tmp, workers, &plan.Timing, unreadable, func(rec *version.Record, files []ducklake.DataFile) error {
+		rt := &plan.Retire[index[rec.ID]]
+		var err error
+		rt.Frees, err = dp.AddRetiring(rec.ID, files)
+		rt.FreesCount = len(rt.Frees)
+		return err
+	})
+}
+
+// planTemps is gc's step 4 for temporary files of interrupted writes: those
+// older than the grace period go; younger ones may be writes in progress.
+func (r *Repo) planTemps(ctx context.Context, plan *GCPlan, grace retention.Duration) error {
+	plan.Temps = []store.ObjectInfo{}
+	return r.temps(ctx, func(oi store.ObjectInfo) error {
+		if plan.Now.Sub(oi.ModTime) > time.Duration(grace) {
+			plan.Temps = append(plan.Temps, oi)
+		} else {
+			plan.YoungTemps++
+		}
+		return nil
+	})
+}
+
+// total sums what the plan deletes.
+func (plan *GCPlan) total() {
+	t := &plan.Totals
+	for _, rt := range plan.Retire {
+		if len(rt.Keys) > 0 {
+			t.Catalogs++
+			t.CatalogBytes += rt.Bytes
+		}
+	}
+	for _, f := range plan.DataFiles {
+		t.DataFiles++
+		t.DataBytes += f.Size
+	}
+	for _, a := range plan.Abandoned {
+		t.Abandoned++
+		t.AbandonedBytes += a.Bytes
+	}
+	for _, f := range plan.Temps {
+		t.Temps++
+		t.TempBytes += f.Size
+	}
+	t.Bytes = t.CatalogBytes + t.DataBytes + t.AbandonedBytes + t.TempBytes
+}
+
+// guardFolderStore is the last check of gc's data step on a folder store,
+// where symbolic links can give one file several paths (data/ on another
+// disk, a folder inside data/ linked elsewhere). It keeps, with a warning,
+// every planned deletion whose file
+//   - lies, with links resolved, outside every data folder location (a
+//     link inside data/ pointing out of the repository: DESIGN.md §5a), or
+//   - is the same file (device and inode) as one a catalog in retention
+//     can read at or after its floor or names outside the repository,
+//     however each is spelled (DESIGN.md §4.7: nothing reachable is
+//     deleted).
+//
+// It returns the deletions that pass.
+func guardFolderStore(st store.LocalFiles, norm *retention.Normaliser, dp *retention.DataPlanner, dels []retention.DataDeletion, warnings *[]string) []retention.DataDeletion {
+	if len(dels) == 0 {
+		return dels
+	}
+	var roots []string
+	for _, root := range norm.Roots() {
+		if !strings.HasPrefix(root, "/") {
+			continue
+		}
+		roots = append(roots, root)
+		if real, err := filepath.EvalSymlinks(filepath.FromSlash(root)); err == nil {
+			roots = append(roots, strings.TrimSuffix(filepath.ToSlash(real), "/")+"/")
+		}
+	}
+	protected := map[fileID]string{}
+	for _, p := range dp.Protected() {
+		if fi, err := os.Stat(filepath.FromSlash(p)); err == nil {
+			if id, ok := identify(fi); ok {
+				protected[id] = p
+			}
+		}
+	}
+	out := dels[:0]
+	for _, d := range dels {
+		loc := st.LocalPath(d.Key)
+		real, err := filepath.EvalSymlinks(loc)
+		if err != nil {
+			out = append(out, d) // gone meanwhile: deleting it is a no-op
+			continue
+		}
+		real = filepath.ToSlash(real)
+		if !slices.ContainsFunc(roots, func(root string) bool { return strings.HasPrefix(real, root) }) {
+			*warnings = append(*warnings, fmt.Sprintf("%s is kept: through a symbolic link it is %s, outside the repository's data folder, and gc never deletes outside it", d.Key, real))
+			continue
+		}
+		if fi, err := os.Stat(loc); err == nil {
+			if id, ok := identify(fi); ok {
+				if p, hit := protected[id]; hit {
+					*warnings = append(*warnings, fmt.Sprintf("%s is kept: it is the same file as %s, which a catalog in retention reads (two paths to one file, through a symbolic link or a hard link)", d.Key, p))
+					continue
+				}
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// gcInput reads what the planner decides from, refusing (with the thing
+// named) what gc must not run over; it returns the tokens of the floor and
+// the policy it read.
+func (r *Repo) gcInput(ctx context.Context, now time.Time) (in *retention.Input, floorTok, policyTok store.Token, err error) {
+	in = &retention.Input{Now: now, Versions: map[version.ID]*retention.VersionState{}}
+	if in.Policy, policyTok, err = r.Policy(ctx); err != nil {
+		return nil, "", "", err
+	}
+	if in.Floor, floorTok, err = r.Floor(ctx); err != nil {
+		return nil, "", "", err
+	}
+	if _, err := r.refs.Head(ctx); err != nil {
+		return nil, "", "", err
+	}
+	good, bad, err := r.refs.List(ctx, "refs/")
+	if err != nil {
+		return nil, "", "", err
+	}
+	if len(bad) > 0 {
+		return nil, "", "", fmt.Errorf("gc refuses to run while a ref cannot be read, since it may protect versions: %w", errors.Join(bad...))
+	}
+	for _, ref := range good {
+		in.Refs = append(in.Refs, retention.Ref{Name: ref.Name, ID: ref.ID})
+	}
+	if in.Logged, err = r.refs.LogIDs(ctx); err != nil {
+		if errors.Is(err, refs.ErrBadLog) {
+			err = fmt.Errorf("%w; gc refuses to run without knowing every version the ref logs reach: restore the entry or remove it", err)
+		}
+		return nil, "", "", err
+	}
+	err = r.st.List(ctx, VersionsPrefix, func(o store.ObjectInfo) error {
+		rest := strings.TrimPrefix(o.Key, VersionsPrefix)
+		i := strings.IndexByte(rest, '/')
+		if i <= 0 {
+			return nil
+		}
+		id, err := version.ParseID(rest[:i])
+		if err != nil {
+			return nil // not a version folder: gc leaves it alone
+		}
+		v := in.Versions[id]
+		if v == nil {
+			v = &retention.VersionState{ID: id}
+			in.Versions[id] = v
+		}
+		v.Objects = append(v.Objects, o)
+		return nil
+	})
+	if err != nil {
+		return nil, "", "", fmt.Errorf("list versions: %w", err)
+	}
+	r.forgetIDs()
+	for id, v := range in.Versions {
+		if v.Has(version.RecordFile) {
+			if v.Record, err = r.Record(ctx, id); err != nil {
+				if errors.Is(err, version.ErrBadRecord) {
+					err = fmt.Errorf("%w; gc will not guess what a version folder it cannot read protects: repair the record, or, if %s is not a version fdl wrote (a copy, a hand edit) and no ref reaches it, move it out of versions/", err, r.st.Location(VersionKey(id, "")))
+				}
+				return nil, "", "", err
+			}
+		}
+		if v.Has(retention.MarkerFile) {
+			if v.Marker, err = r.Marker(ctx, id); err != nil {
+				return nil, "", "", err
+			}
+		}
+	}
+	return in, floorTok, policyTok, nil
+}
+
+// normaliser places data-file paths for this repository: its data/ folder
+// as reached now and as recorded in fdl.json at init (DESIGN.md §5a).
+func (r *Repo) normaliser() (*retention.Normaliser, error) {
+	_, local := r.folder()
+	return retention.NewNormaliser([]string{r.DataLocation(), r.cfg.DataPath}, local)
+}
+
+// scanCatalogs reads the data-file table of each catalog (in parallel,
+// workers at a time; 0: scanWorkers) and hands each result to fn in the
+// order of recs, from the calling goroutine. It stops at the first error,
+// except one that skip (if not nil) accepts: that catalog is left out.
+func (r *Repo) scanCatalogs(ctx context.Context, recs []*version.Record, tmp string, workers int, t *GCTiming, skip func(*version.Record, error) bool, fn func(*version.Record, []ducklake.DataFile) error) error {
+	type result struct {
+		files       []ducklake.DataFile
+		fetch, scan time.Duration
+		err         error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if workers <= 0 {
+		workers = scanWorkers()
+	}
+	workers = min(workers, max(len(recs), 1))
+	results := make([]chan result, len(recs))
+	for i := range results {
+		results[i] = make(chan result, 1)
+	}
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range recs {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	// A worker takes a token before it takes an index, and the consumer
+	// gives one back per result it consumed: at most 2*workers results (each
+	// may hold a large data-file table) exist at once, and the lowest index
+	// not yet consumed always has a worker.
+	tokens := make(chan struct{}, 2*workers)
+	for range workers {
+		go func() {
+			for {
+				select {
+				case tokens <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				i, ok := <-next
+				if !ok {
+					<-tokens
+					return
+				}
+				var res result
+				res.files, res.fetch, res.scan, res.err = r.scanCatalog(ctx, recs[i], tmp)
+				results[i] <- res
+			}
+		}()
+	}
+	for i, rec := range recs {
+		var res result
+		select {
+		case res = <-results[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		<-tokens
+		if res.err != nil {
+			if skip != nil && skip(rec, res.err) {
+				continue
+			}
+			return res.err
+		}
+		t.FetchMS += res.fetch.Milliseconds()
+		t.ScanMS += res.scan.Milliseconds()
+		if err := fn(rec, res.files); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanWorkers is how many catalogs gc and verify read at once: one per CPU,
+// at most 4 (each DuckDB instance uses threads of its own).
+func scanWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
+
+// scanCatalog checks a version's catalog against its record (size and
+// sha256) and reads its data-file table (ducklake.Catalog.DataFiles: data
+// and delete files, every row). On a folder store the file is checked and
+// opened where it lies (frozen catalogs never change); elsewhere it is
+// copied into tmp first (FetchCatalog). It returns the time spent checking
+// (fetch) and opening and reading (scan).
+func (r *Repo) scanCatalog(ctx context.Context, rec *version.Record, tmp string) ([]ducklake.DataFile, time.Duration, time.Duration, error) {
+	t0 := time.Now()
+	path := ""
+	if files, ok := r.folder(); ok {
+		path = files.LocalPath(VersionKey(rec.ID, version.CatalogFile))
+		size, sum, err := FileDigest(path)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("version %s: catalog: %w", rec.ID, err)
+		}
+		if size != rec.Catalog.Size || sum != rec.Catalog.SHA256 {
+			return nil, 0, 0, &ChecksumError{Version: rec.ID, WantSize: rec.Catalog.Size, GotSize: size, WantSHA: rec.Catalog.SHA256, GotSHA: sum, Location: path}
+		}
+	} else {
+		path = filepath.Join(tmp, string(rec.ID)+".duckdb")
+		if err := r.FetchCatalog(ctx, rec, path); err != nil {
+			return nil, 0, 0, err
+		}
+		defer os.Remove(path)
+	}
+	t1 := time.Now()
+	c, err := ducklake.Open(ctx, path)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("version %s: %w", rec.ID, err)
+	}
+	files, err := c.DataFiles(ctx)
+	c.Close()
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("version %s: %w", rec.ID, err)
+	}
+	return files, t1.Sub(t0), time.Since(t1), nil
+}

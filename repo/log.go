@@ -1,0 +1,124 @@
+package repo
+
+import (
+	"context"
+	"errors"
+
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// LogEntry is one version of a history, as 'fdl log --json' prints it.
+type LogEntry struct {
+	*version.Record
+	Short string `json:"short_id"`
+	// Local is true for a version committed in the working directory the
+	// repository was opened from and not pushed yet.
+	Local bool `json:"local,omitempty"`
+	// Retired is true for a version out of retention: its record stays,
+	// its catalog is deleted (gc).
+	Retired bool `json:"retired,omitempty"`
+}
+
+// History is a first-parent history, newest first.
+type History struct {
+	Entries []LogEntry
+	// Warnings are problems that did not stop the history: a retention
+	// floor that does not parse (markers still say which catalogs are
+	// gone).
+	Warnings []error
+}
+
+// defaultRev is the revision log, show and new refs use without one: the
+// upstream of the working directory the repository was opened from (its
+// newest pushed version), else that working directory's branch, else HEAD.
+func (r *Repo) defaultRev() string {
+	if r.wd != nil {
+		if r.wd.State.Upstream != "" {
+			return string(r.wd.State.Upstream)
+		}
+		return r.wd.State.Branch
+	}
+	return "HEAD"
+}
+
+// localVersions returns the unpushed versions of the working directory the
+// repository was opened from, newest first, when rev is "" (log and show
+// then start from them); none otherwise.
+func (r *Repo) localVersions(rev string) []*version.Record {
+	if rev != "" || r.wd == nil {
+		return nil
+	}
+	pend, err := r.wd.PendingVersions()
+	if err != nil {
+		return nil
+	}
+	out := make([]*version.Record, 0, len(pend))
+	for i := len(pend) - 1; i >= 0; i-- {
+		out = append(out, pend[i].Record)
+	}
+	return out
+}
+
+// History returns the first-parent history of rev (default: defaultRev),
+// newest first, at most max versions when max > 0. Opened from a working
+// directory and without rev, it starts with the versions committed there
+// and not pushed. Short ids are unique among the store's versions and the
+// local ones; versions out of retention are marked. Errors: the Resolve
+// errors (an unknown default revision is no error while there are local
+// versions), the store's.
+func (r *Repo) History(ctx context.Context, rev string, max int) (*History, error) {
+	local := r.localVersions(rev)
+	if rev == "" {
+		rev = r.defaultRev()
+	}
+	recs := local
+	if len(local) == 0 || local[len(local)-1].Parent() != "" {
+		res, err := r.Resolve(ctx, rev)
+		if err != nil && !(len(local) > 0 && errors.Is(err, refs.ErrUnknownRev)) {
+			return nil, err
+		}
+		if err == nil {
+			stored, err := r.Log(ctx, res.ID, 0)
+			if err != nil {
+				return nil, err
+			}
+			recs = append(recs, stored...)
+		}
+	}
+	if max > 0 && len(recs) > max {
+		recs = recs[:max]
+	}
+	abbrev, err := r.Abbrev(ctx, ids(local)...)
+	if err != nil {
+		return nil, err
+	}
+	h := &History{Entries: make([]LogEntry, len(recs))}
+	retired, err := r.RetiredIDs(ctx)
+	if errors.Is(err, retention.ErrInvalid) {
+		// A damaged floor must not hide the history: markers still say
+		// which catalogs are gone.
+		h.Warnings = append(h.Warnings, err)
+		retired, err = r.MarkedIDs(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	isLocal := map[version.ID]bool{}
+	for _, rec := range local {
+		isLocal[rec.ID] = true
+	}
+	for i, rec := range recs {
+		h.Entries[i] = LogEntry{Record: rec, Short: abbrev.Short(rec.ID), Local: isLocal[rec.ID], Retired: retired[rec.ID]}
+	}
+	return h, nil
+}
+
+func ids(recs []*version.Record) []version.ID {
+	out := make([]version.ID, len(recs))
+	for i, rec := range recs {
+		out[i] = rec.ID
+	}
+	return out
+}

@@ -1,0 +1,345 @@
+package repo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+	"path"
+	"time"
+
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// The repository's side of refs: every move goes through the ref manager
+// (refs.Manager: ref log entry, compare-and-swap, entry dropped on
+// failure); what the repository adds is its own check before a move — a
+// version out of retention never gets a new ref — and what a move means for
+// retention (versions only the ref log reaches).
+
+// DefaultActor is who moves refs when the caller does not say (SetActor):
+// $FDL_AUTHOR, else the login name, else "unknown".
+func DefaultActor() string {
+	if a := os.Getenv("FDL_AUTHOR"); a != "" {
+		return a
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "unknown"
+}
+
+// SetActor sets who ref log entries and floor moves name as author.
+func (r *Repo) SetActor(name string) { r.actor = name }
+
+// Actor returns who this Repo names as author of ref moves.
+func (r *Repo) Actor() string {
+	if r.actor == "" {
+		r.actor = DefaultActor()
+	}
+	return r.actor
+}
+
+// Ref reads one ref (refs.Manager.Read).
+func (r *Repo) Ref(ctx context.Context, n refs.Name) (refs.Ref, error) { return r.refs.Read(ctx, n) }
+
+// Head returns the branch HEAD names (refs.Manager.Head).
+func (r *Repo) Head(ctx context.Context) (refs.Name, error) { return r.refs.Head(ctx) }
+
+// RefLog returns the ref log entries of ref (every ref when ref is ""),
+// newest first, and the entries that do not parse (refs.Manager.Log).
+func (r *Repo) RefLog(ctx context.Context, ref refs.Name) ([]refs.LogEntry, []error, error) {
+	return r.refs.Log(ctx, ref)
+}
+
+// RefItem is one ref of a listing ('fdl branch -l --json').
+type RefItem struct {
+	Name    string `json:"name"`
+	Ref     string `json:"ref"`
+	ID      string `json:"id"`
+	Short   string `json:"short_id"`
+	Seq     int64  `json:"seq"`
+	Message string `json:"message"`
+	Head    bool   `json:"head,omitempty"`
+}
+
+// RefList is a listing of refs.
+type RefList struct {
+	Refs []RefItem
+	// Bad are the refs that cannot be read, and those whose version's
+	// record cannot be read (also listed, without seq and message).
+	Bad []error
+}
+
+// ListRefs lists the refs under prefix (refs.HeadsPrefix, refs.TagsPrefix)
+// whose short names match one of the shell patterns (path.Match; all when
+// none is given), with the seq and message of the version each holds.
+// Errors: refs.ErrInvalidName wrapped for a malformed pattern; the store's.
+func (r *Repo) ListRefs(ctx context.Context, prefix string, patterns []string) (*RefList, error) {
+	for _, p := range patterns {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("pattern %q: %v: %w", p, err, ErrInvalidArguments)
+		}
+	}
+	good, bad, err := r.refs.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	head, _ := r.refs.Head(ctx)
+	abbrev, err := r.Abbrev(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &RefList{Refs: []RefItem{}, Bad: bad}
+	for _, ref := range good {
+		if !matchAny(patterns, ref.Name.Short()) {
+			continue
+		}
+		e := RefItem{Name: ref.Name.Short(), Ref: string(ref.Name), ID: string(ref.ID), Short: abbrev.Short(ref.ID), Head: ref.Name == head}
+		if rec, err := r.Record(ctx, ref.ID); err == nil {
+			e.Seq, e.Message = rec.Seq, rec.Message
+		} else {
+			out.Bad = append(out.Bad, fmt.Errorf("%s points at %s: %w", ref.Name, ref.ID, err))
+		}
+		out.Refs = append(out.Refs, e)
+	}
+	return out, nil
+}
+
+func matchAny(patterns []string, name string) bool {
+	if len(patterns) == 0 {
+		return true
+	}
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// NewRef is a ref just created. Its JSON is 'fdl tag NAME --json'.
+type NewRef struct {
+	ID     version.ID  `json:"id"`
+	Name   string      `json:"name"`
+	Ref    refs.Name   `json:"ref"`
+	Kind   refs.Kind   `json:"-"`
+	Abbrev refs.Abbrev `json:"-"`
+}
+
+// CreateTag makes tag name point at rev's version (default: defaultRev).
+// Tags never move: an existing tag is refused (refs.ErrExists); a version
+// out of retention is refused (*RetiredError).
+func (r *Repo) CreateTag(ctx context.Context, name, rev string) (*NewRef, error) {
+	n, err := refs.Tag(name)
+	if err != nil {
+		return nil, err
+	}
+	return r.createRef(ctx, n, rev)
+}
+
+// CreateBranch makes branch name point at rev's version (default:
+// defaultRev), only where the branch does not exist (refs.ErrExists); a
+// version out of retention is refused (*RetiredError).
+func (r *Repo) CreateBranch(ctx context.Context, name, rev string) (*NewRef, error) {
+	n, err := refs.Branch(name)
+	if err != nil {
+		return nil, err
+	}
+	return r.createRef(ctx, n, rev)
+}
+
+func (r *Repo) createRef(ctx context.Context, n refs.Name, rev string) (*NewRef, error) {
+	if rev == "" {
+		rev = r.defaultRev()
+	}
+	rec, _, err := r.refs.ResolveRecord(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	err = r.refs.Create(ctx, n, rec.ID, "created at "+rev, func(ctx context.Context) error { return r.refuseRetired(ctx, rec) })
+	if err != nil {
+		return nil, err
+	}
+	abbrev, _ := r.Abbrev(ctx)
+	return &NewRef{ID: rec.ID, Name: n.Short(), Ref: n, Kind: n.Kind(), Abbrev: abbrev}, nil
+}
+
+// Unprotected are versions no branch holds any more (undone by a move back
+// or on a deleted branch) that the retention policy lets leave retention
+// at the next gc unless a tag or another branch keeps them.
+type Unprotected struct {
+	IDs    []version.ID
+	Policy retention.Policy
+}
+
+// DeletedBranch is a branch just deleted. Its JSON is 'fdl branch -d
+// --json'.
+type DeletedBranch struct {
+	Ref refs.Name  `json:"deleted"`
+	ID  version.ID `json:"id"`
+	// Unprotected, if not nil, are the deleted branch's versions that may
+	// leave retention at the next gc.
+	Unprotected *Unprotected `json:"-"`
+}
+
+// DeleteBranch deletes a branch (refs.Manager.DeleteBranch: logged, a
+// compare-and-swap to the tombstone). The versions stay in the repository;
+// those the retention policy lets go are in the result. It refuses the
+// branch HEAD names (refs.ErrDeleteHead).
+func (r *Repo) DeleteBranch(ctx context.Context, name string) (*DeletedBranch, error) {
+	n, err := refs.Branch(name)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := r.refs.DeleteBranch(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	out := &DeletedBranch{Ref: ref.Name, ID: ref.ID}
+	if ids, err := r.OnlyReachedFrom(ctx, ref.ID); err == nil {
+		out.Unprotected = r.unprotected(ctx, ids)
+	}
+	return out, nil
+}
+
+// MoveOptions are the inputs of MoveBranch.
+type MoveOptions struct {
+	// Backwards allows moving to a version that is not a descendant of the
+	// one the branch holds (DESIGN.md §4.4: moving back is explicit).
+	Backwards bool
+	// Why is recorded in the ref log entry.
+	Why string
+}
+
+// BranchMove is what MoveBranch did. Its JSON is 'fdl branch -f --json'.
+type BranchMove struct {
+	refs.MoveResult
+	Abbrev refs.Abbrev `json:"-"`
+	// Unprotected, if not nil, are the undone versions that may leave
+	// retention at the next gc.
+	Unprotected *Unprotected `json:"-"`
+}
+
+// MoveBranch moves an existing branch to rev's version
+// (refs.Manager.MoveBranch: forward, back only with o.Backwards, or the
+// repair of a damaged ref), refusing a version out of retention
+// (*RetiredError). Errors as refs.Manager.MoveBranch.
+func (r *Repo) MoveBranch(ctx context.Context, name, rev string, o MoveOptions) (*BranchMove, error) {
+	res, err := r.refs.MoveBranch(ctx, name, rev, refs.MoveOptions{Backwards: o.Backwards, Why: o.Why, Check: r.refuseRetired})
+	out := &BranchMove{MoveResult: res}
+	if err != nil {
+		return out, err
+	}
+	if res.Backwards && res.Old != "" {
+		if ids, err := r.OnlyReachedFrom(ctx, res.Old); err == nil {
+			out.Unprotected = r.unprotected(ctx, ids)
+		}
+	}
+	out.Abbrev, _ = r.Abbrev(ctx)
+	return out, nil
+}
+
+// unprotected is Unprotected's result for the versions ids now (nil when
+// none leaves, or when the policy cannot be read: a warning, not a
+// failure).
+func (r *Repo) unprotected(ctx context.Context, ids []version.ID) *Unprotected {
+	leaving, p, err := r.Unprotected(ctx, ids, time.Now())
+	if err != nil || len(leaving) == 0 {
+		return nil
+	}
+	return &Unprotected{IDs: leaving, Policy: p}
+}
+
+// RefLogEntry is one ref log entry with short ids, as 'fdl reflog --json'
+// prints it.
+type RefLogEntry struct {
+	refs.LogEntry
+	OldShort string `json:"old_short,omitempty"`
+	NewShort string `json:"new_short,omitempty"`
+}
+
+// RefLogView is the ref log of one ref, or of all, newest first.
+type RefLogView struct {
+	Entries []RefLogEntry
+	// Bad are the entries that do not parse (*refs.BadLogError).
+	Bad []error
+}
+
+// RefLogOf returns the ref log of name as a person gives it
+// (refs.Manager.LogOf: a full ref name, else the branch, tag or request of
+// that name; every ref's when name is ""). Errors: refs.ErrInvalidName,
+// *refs.NoLogError, the store's.
+func (r *Repo) RefLogOf(ctx context.Context, name string) (*RefLogView, error) {
+	entries, bad, err := r.refs.LogOf(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	abbrev, err := r.Abbrev(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &RefLogView{Entries: make([]RefLogEntry, len(entries)), Bad: bad}
+	for i, e := range entries {
+		out.Entries[i] = RefLogEntry{e, abbrev.Short(e.Old), abbrev.Short(e.New)}
+	}
+	return out, nil
+}
+
+// Unprotected returns those of ids — versions no branch holds any more
+// (undone by a move back, or on a deleted branch), reached only by the ref
+// log — that the retention policy lets leave retention at the next gc,
+// with the policy read: none when the policy keeps everything a ref log
+// reaches (no rule set); else those created keep_within or longer before
+// now (all of them without keep_within). Versions a tag or another branch
+// keeps are not looked for (docs/spec.md §13).
+func (r *Repo) Unprotected(ctx context.Context, ids []version.ID, now time.Time) ([]version.ID, retention.Policy, error) {
+	p, _, err := r.Policy(ctx)
+	if err != nil || p.KeepsEverything() {
+		return nil, p, err
+	}
+	var out []version.ID
+	for _, id := range ids {
+		rec, err := r.Record(ctx, id)
+		if err != nil {
+			return nil, p, err
+		}
+		if p.KeepWithin == 0 || now.Sub(rec.CreatedAt) >= time.Duration(p.KeepWithin) {
+			out = append(out, id)
+		}
+	}
+	return out, p, nil
+}
+
+// OnlyReachedFrom returns the versions of id's first-parent history that
+// no branch's first-parent history holds (newest first): after a branch
+// holding id was deleted, those only the ref log reaches.
+func (r *Repo) OnlyReachedFrom(ctx context.Context, id version.ID) ([]version.ID, error) {
+	branches, _, err := r.refs.List(ctx, refs.HeadsPrefix)
+	if err != nil {
+		return nil, err
+	}
+	on := map[version.ID]bool{}
+	for _, b := range branches {
+		log, err := r.Log(ctx, b.ID, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range log {
+			on[rec.ID] = true
+		}
+	}
+	log, err := r.Log(ctx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []version.ID
+	for _, rec := range log {
+		if !on[rec.ID] {
+			out = append(out, rec.ID)
+		}
+	}
+	return out, nil
+}
