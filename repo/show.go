@@ -76,7 +76,7 @@ func (r *Repo) show(ctx context.Context, rev string) (*Shown, error) {
 			return nil, err
 		}
 		return &Shown{Record: rec, Dataset: ds, Short: abbrev.Short(rec.ID), Abbrev: abbrev, Branch: r.wd.State.Branch,
-			Attach: r.AttachStatement(r.wd.LocalCatalog(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true)}, nil
+			Attach: withReaderNote(r.AttachStatement(r.wd.LocalCatalog(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true), rec.DuckLake.Format)}, nil
 	}
 	if rev == "" {
 		rev = r.defaultRev()
@@ -101,6 +101,6 @@ func (r *Repo) show(ctx context.Context, rev string) (*Shown, error) {
 	if err := r.CheckCatalogSize(ctx, rec); err != nil {
 		return nil, err
 	}
-	out.Attach = r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true)
+	out.Attach = withReaderNote(r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true), rec.DuckLake.Format)
 	return out, nil
 }
