@@ -1,0 +1,215 @@
+// Package history reads first-parent histories of versions in time that
+// follows what is read, not how long the history is, through history
+// packs (docs/spec.md §18): create-only objects index/packs/<id>.json,
+// each holding the records of a run of versions on one first-parent line,
+// verbatim (compacted), newest first.
+//
+// Along a first-parent line seq grows by one, so a version at seq s owns
+// the range (s − Span(s), s], where Span(s) is the lowest set bit of s,
+// capped at MaxSpan (the ranges of a Fenwick tree). Walking from a head
+// reads its pack, then the pack of the version just below the range, and
+// so on: a full history of n versions is about n/MaxSpan + log2(MaxSpan)
+// reads, the newest 20 at most log2(20) + 2. A pack's content follows
+// from the records alone, so any writer may create it and concurrent
+// creators agree; a pack that is missing or damaged is never needed for
+// correctness: readers fall back to the records (version.json), which stay
+// the truth.
+//
+// Reader walks histories (Walk); Writer builds and writes packs (push
+// writes the packs of the versions it adds, gc the missing ones of every
+// ref's history); Check compares a pack with the records (verify).
+package history
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fdl-dev/fdl/version"
+)
+
+// PacksPrefix is the store key prefix of history packs.
+const PacksPrefix = "index/packs/"
+
+// PackFormat is the pack format this package writes and the highest it
+// reads; a pack of a higher format is not used (readers fall back to
+// records).
+const PackFormat = 1
+
+// MaxSpan is the most records one pack holds. It bounds what the newest
+// versions cost to read (one pack of at most MaxSpan records) and the
+// number of packs a whole history takes (about n/MaxSpan).
+const MaxSpan = 1024
+
+// ErrBadPack: a pack does not parse, or its records do not form the
+// first-parent run its name and seq promise. Readers fall back to records;
+// verify reports it.
+var ErrBadPack = errors.New("invalid history pack")
+
+// ErrNewerPack: a pack of a format this fdl does not read (not damage:
+// readers fall back to records, verify leaves it alone).
+var ErrNewerPack = errors.New("history pack of a newer format")
+
+// Span returns how many versions the pack of the version at seq holds:
+// the lowest set bit of seq, at most MaxSpan (0 for seq < 1).
+func Span(seq int64) int64 {
+	if seq < 1 {
+		return 0
+	}
+	l := seq & -seq
+	if l > MaxSpan {
+		return MaxSpan
+	}
+	return l
+}
+
+// PackKey returns the store key of the pack of version id.
+func PackKey(id version.ID) string { return PacksPrefix + string(id) + ".json" }
+
+// IDFromKey returns the version id a pack key names; ok is false for a
+// key that is not index/packs/<version id>.json.
+func IDFromKey(key string) (version.ID, bool) {
+	rest, ok := strings.CutPrefix(key, PacksPrefix)
+	if !ok {
+		return "", false
+	}
+	if rest, ok = strings.CutSuffix(rest, ".json"); !ok {
+		return "", false
+	}
+	id, err := version.ParseID(rest)
+	return id, err == nil
+}
+
+// Entry is one version of a history: its record and the record's bytes
+// as stored in version.json, compacted (encoding/json.Compact). Raw is what
+// a pack holds, so packs stay byte-for-byte comparable with the records
+// and keep fields this fdl does not know.
+type Entry struct {
+	Record *version.Record
+	Raw    []byte
+}
+
+// NewEntry parses version.json bytes b of version want (see
+// version.ParseRecord) into an Entry. Errors: version.ErrBadRecord.
+func NewEntry(b []byte, want version.ID) (Entry, error) {
+	rec, err := version.ParseRecord(b, want)
+	if err != nil {
+		return Entry{}, err
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, b); err != nil {
+		return Entry{}, fmt.Errorf("version %s: version.json: %v: %w", want, err, version.ErrBadRecord)
+	}
+	return Entry{Record: rec, Raw: c.Bytes()}, nil
+}
+
+// Pack is the history pack of version ID at seq Seq: the entries of the
+// versions with seq in (Seq − Span(Seq), Seq] on ID's first-parent line,
+// newest first (Entries[0] is ID's own).
+type Pack struct {
+	ID      version.ID
+	Seq     int64
+	Entries []Entry
+}
+
+// Next returns the version just below the pack's range (the first parent
+// of its oldest entry): where a walk goes on. "" below the first version.
+func (p *Pack) Next() version.ID { return p.Entries[len(p.Entries)-1].Record.Parent() }
+
+// Marshal returns the pack's bytes, which depend on its entries alone:
+//
+//	{
+//	  "format": 1,
+//	  "id": "<id>",
+//	  "seq": <seq>,
+//	  "records": [
+//	    <compact record>,
+//	    …
+//	  ]
+//	}
+//
+// with one record per line and a trailing newline.
+func (p *Pack) Marshal() []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "{\n  \"format\": %d,\n  \"id\": %q,\n  \"seq\": %d,\n  \"records\": [\n", PackFormat, p.ID, p.Seq)
+	for i, e := range p.Entries {
+		b.WriteString("    ")
+		b.Write(e.Raw)
+		if i < len(p.Entries)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("  ]\n}\n")
+	return b.Bytes()
+}
+
+// newPack checks that entries (newest first) form the run of versions the
+// pack of their newest owns and returns that pack. Errors: ErrBadPack
+// naming what does not link.
+func newPack(entries []Entry) (*Pack, error) {
+	if len(entries) == 0 {
+		return nil, fmt.Errorf("no records: %w", ErrBadPack)
+	}
+	top := entries[0].Record
+	p := &Pack{ID: top.ID, Seq: top.Seq, Entries: entries}
+	if want := Span(top.Seq); int64(len(entries)) != want {
+		return nil, fmt.Errorf("pack of version %s (seq %d) holds %d records, want %d: %w", top.ID, top.Seq, len(entries), want, ErrBadPack)
+	}
+	for i := 1; i < len(entries); i++ {
+		prev, rec := entries[i-1].Record, entries[i].Record
+		if prev.Parent() != rec.ID || rec.Seq != prev.Seq-1 {
+			return nil, fmt.Errorf("pack of version %s: record %d is version %s (seq %d), but the first parent of the one before is %s (seq %d): %w",
+				top.ID, i+1, rec.ID, rec.Seq, prev.Parent(), prev.Seq-1, ErrBadPack)
+		}
+	}
+	return p, nil
+}
+
+// packJSON is a pack as it parses.
+type packJSON struct {
+	Format  int               `json:"format"`
+	ID      version.ID        `json:"id"`
+	Seq     int64             `json:"seq"`
+	Records []json.RawMessage `json:"records"`
+}
+
+// ParsePack decodes and checks the pack read from PackKey(want): its
+// format, id and seq, each record (version.ParseRecord), and that the
+// records are the first-parent run of Span(seq) versions ending at want.
+// Errors: ErrBadPack (wrapping what is wrong), ErrNewerPack.
+func ParsePack(b []byte, want version.ID) (*Pack, error) {
+	var j packJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, fmt.Errorf("history pack of version %s does not parse: %v: %w", want, err, ErrBadPack)
+	}
+	if j.Format > PackFormat {
+		return nil, fmt.Errorf("history pack of version %s has format %d (this fdl reads %d): %w", want, j.Format, PackFormat, ErrNewerPack)
+	}
+	if j.Format < 1 || j.ID != want || len(j.Records) == 0 {
+		return nil, fmt.Errorf("history pack of version %s: format %d, id %q, %d records: %w", want, j.Format, j.ID, len(j.Records), ErrBadPack)
+	}
+	entries := make([]Entry, len(j.Records))
+	next := want
+	for i, raw := range j.Records {
+		rec, err := version.ParseRecord(raw, next)
+		if err != nil {
+			return nil, fmt.Errorf("history pack of version %s, record %d: %v: %w", want, i+1, err, ErrBadPack)
+		}
+		entries[i] = Entry{Record: rec, Raw: raw}
+		next = rec.Parent()
+		if next == "" && i < len(j.Records)-1 {
+			return nil, fmt.Errorf("history pack of version %s: record %d has no parent but %d records follow: %w", want, i+1, len(j.Records)-1-i, ErrBadPack)
+		}
+	}
+	p, err := newPack(entries)
+	if err != nil {
+		return nil, err
+	}
+	if p.Seq != j.Seq {
+		return nil, fmt.Errorf("history pack of version %s says seq %d, its record %d: %w", want, j.Seq, p.Seq, ErrBadPack)
+	}
+	return p, nil
+}
