@@ -53,6 +53,16 @@ const (
 	// CodeTempLeftover (a note): a folder store's temporary file of an
 	// interrupted write under data/ or versions/ (store.TempCleaner).
 	CodeTempLeftover Code = "temp-leftover"
+	// CodePackInvalid: a history pack does not parse, its records do not
+	// form the first-parent run its name promises, or one differs from the
+	// version's version.json (docs/spec.md §18).
+	CodePackInvalid Code = "pack-invalid"
+	// CodePackMissing (a note): a version a walk from a ref jumps to has
+	// no history pack (readers read its records instead; gc writes it).
+	CodePackMissing Code = "pack-missing"
+	// CodePackOrphan (a note): a history pack of a version that has no
+	// version.json (gc deletes it).
+	CodePackOrphan Code = "pack-orphan"
 	// codeCatalogInvariant prefixes a ducklake.Violation code.
 	codeCatalogInvariant Code = "catalog-"
 )
