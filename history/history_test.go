@@ -50,7 +50,7 @@ func TestSpan(t *testing.T) {
 type line struct {
 	entries map[version.ID]Entry
 	recs    []*version.Record // oldest first
-	reads   int // Entry calls (the tests read it when no walk runs)
+	reads   int               // Entry calls (the tests read it when no walk runs)
 }
 
 func newLine(t *testing.T, st store.Store, n int) *line {

@@ -109,10 +109,13 @@ func (r *Repo) Resolve(ctx context.Context, rev string) (refs.Resolved, error) {
 	return r.refs.Resolve(ctx, rev)
 }
 
-// Abbrev returns the short-id length that tells every version apart
-// (refs.Manager.Abbrev), counting extra ids (local, unpushed versions) too.
-func (r *Repo) Abbrev(ctx context.Context, extra ...version.ID) (refs.Abbrev, error) {
-	return r.refs.Abbrev(ctx, extra...)
+// Abbrev returns the short ids of ids, the versions a command is about to
+// show, local unpushed ones included (refs.Manager.Abbrev: 12 hex digits,
+// more where two versions share a millisecond; a few listings of the
+// versions made near them). Abbrev.Short of an id not given here returns
+// the full id: pass every id that will be printed.
+func (r *Repo) Abbrev(ctx context.Context, ids ...version.ID) (refs.Abbrev, error) {
+	return r.refs.Abbrev(ctx, ids...)
 }
 
 // readWorkers is how many reads of small objects (records, packs) go out
