@@ -205,8 +205,9 @@ func (r *Repo) verifyVersion(ctx context.Context, o VerifyOptions, vs *verifySta
 	return r.verifyCatalog(ctx, vs, rec, add, note)
 }
 
-// verifyParents checks that rec's parents exist and that seq, id and
-// snapshots grow from its first parent (DESIGN.md §3, §4.6).
+// verifyParents checks that rec's parents exist, that seq, id and
+// snapshots grow from its first parent (DESIGN.md §3, §4.6), and that
+// every other parent has a lower seq (docs/spec.md §6).
 func (r *Repo) verifyParents(ctx context.Context, rec *version.Record, add func(code Code, obj, format string, a ...any)) {
 	id := string(rec.ID)
 	for i, p := range rec.Parents {
@@ -216,6 +217,10 @@ func (r *Repo) verifyParents(ctx context.Context, rec *version.Record, add func(
 			continue
 		}
 		if i > 0 {
+			// Every parent has a lower seq: walks stop at a seq (§6).
+			if rec.Seq <= prec.Seq {
+				add(CodeSeqMismatch, id, "seq %d, but its parent %s has seq %d (every parent's must be lower)", rec.Seq, p, prec.Seq)
+			}
 			continue
 		}
 		if rec.Seq != prec.Seq+1 {

@@ -29,7 +29,7 @@ const (
 	CodeRecordInvalid     Code = "record-invalid"      // version.json does not parse
 	CodeDatasetInvalid    Code = "dataset-invalid"     // dataset.json does not parse or match its record
 	CodeParentMissing     Code = "parent-missing"      // a parent is not a complete version
-	CodeSeqMismatch       Code = "seq-mismatch"        // seq is not the first parent's + 1
+	CodeSeqMismatch       Code = "seq-mismatch"        // seq is not the first parent's + 1, or not above another parent's
 	CodeIDOrder           Code = "id-order"            // the id does not sort after the first parent's
 	CodeSnapshotOrder     Code = "snapshot-order"      // the snapshots added do not follow the first parent's
 	CodeCatalogUnreadable Code = "catalog-unreadable"  // the catalog cannot be read
