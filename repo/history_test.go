@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -380,5 +381,72 @@ func TestPacksVerifiedAndRewritten(t *testing.T) {
 	rep, err = r3.Verify(ctx, repo.VerifyOptions{SkipCatalogs: true})
 	if err != nil || !rep.OK() || len(rep.Notes) != 0 {
 		t.Fatalf("verify after gc: %v %+v", err, rep)
+	}
+}
+
+// TestPacksUnderRacingPushes: six working directories push onto one base
+// at once, twice: one wins each round, and every uploaded version, winner
+// or not, has its history pack, equal to the records (verify), built on
+// the packs below it.
+func TestPacksUnderRacingPushes(t *testing.T) {
+	ctx := context.Background()
+	h := thist.Build(t, 3, historyOps)
+	for round := 0; round < 2; round++ {
+		const n = 6
+		dirs := make([]string, n)
+		for i := range dirs {
+			dirs[i] = filepath.Join(t.TempDir(), "w")
+			if _, err := h.Repo.Checkout(ctx, repo.CheckoutOptions{Dir: dirs[i]}); err != nil {
+				t.Fatal(err)
+			}
+			commitPush(t, h.Repo, dirs[i], 100*round+i, false)
+		}
+		errs := make(chan error, n)
+		for _, dir := range dirs {
+			go func() {
+				r, err := repo.Open(ctx, h.URL)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer r.Close()
+				w, err := repo.OpenWorkdir(dir)
+				if err != nil {
+					errs <- err
+					return
+				}
+				_, err = w.Push(ctx, r, "")
+				errs <- err
+			}()
+		}
+		won := 0
+		for range dirs {
+			err := <-errs
+			switch {
+			case err == nil:
+				won++
+			case !errors.Is(err, refs.ErrRefused):
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("round %d: %d pushes won", round, won)
+		}
+	}
+	r, err := repo.Open(ctx, h.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: true})
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %+v", err, rep.Problems)
+	}
+	if rep.Packs != rep.Versions {
+		t.Fatalf("%d packs for %d versions", rep.Packs, rep.Versions)
+	}
+	log, err := r.History(ctx, "main", 0)
+	if err != nil || len(log.Entries) != 5 || len(log.Warnings) != 0 {
+		t.Fatalf("log: %v, %d entries, warnings %v", err, len(log.Entries), log.Warnings)
 	}
 }
