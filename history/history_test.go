@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -358,5 +359,30 @@ func TestWalkLocal(t *testing.T) {
 				t.Errorf("the store was asked for local version %s: %s", e.Record.ID, c)
 			}
 		}
+	}
+}
+
+// TestParseAnyLayout: a pack laid out otherwise than Marshal writes it
+// (another writer's indentation) parses to the same compacted records.
+func TestParseAnyLayout(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.New()
+	l := newLine(t, mem, 8)
+	l.writeAll(t, mem)
+	id := l.recs[7].ID
+	b, _, _ := store.ReadAll(ctx, mem, PackKey(id))
+	var other bytes.Buffer
+	if err := json.Indent(&other, b, "", "\t"); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(other.Bytes(), b) {
+		t.Fatal("the layout did not change")
+	}
+	p, err := ParsePack(other.Bytes(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(p.Marshal(), b) {
+		t.Fatalf("a re-indented pack parses to other records:\n%s", p.Marshal())
 	}
 }

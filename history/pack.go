@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/fdl-dev/fdl/version"
@@ -177,13 +178,24 @@ type packJSON struct {
 }
 
 // ParsePack decodes and checks the pack read from PackKey(want): its
-// format, id and seq, each record (version.ParseRecord), and that the
-// records are the first-parent run of Span(seq) versions ending at want.
-// Errors: ErrBadPack (wrapping what is wrong), ErrNewerPack.
+// format, id and seq, each record (as version.ParseRecord does), and that
+// the records are the first-parent run of Span(seq) versions ending at
+// want. A pack laid out as Marshal writes it (every pack fdl writes) is
+// split by lines and each record decoded once; any other valid JSON is
+// read by the general decoder, its records compacted. Errors: ErrBadPack (wrapping what is
+// wrong), ErrNewerPack.
 func ParsePack(b []byte, want version.ID) (*Pack, error) {
-	var j packJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return nil, fmt.Errorf("history pack of version %s does not parse: %v: %w", want, err, ErrBadPack)
+	j, ok := splitPack(b)
+	if !ok {
+		if err := json.Unmarshal(b, &j); err != nil {
+			return nil, fmt.Errorf("history pack of version %s does not parse: %v: %w", want, err, ErrBadPack)
+		}
+		for i, raw := range j.Records {
+			var c bytes.Buffer
+			if json.Compact(&c, raw) == nil {
+				j.Records[i] = c.Bytes()
+			}
+		}
 	}
 	if j.Format > PackFormat {
 		return nil, fmt.Errorf("history pack of version %s has format %d (this fdl reads %d): %w", want, j.Format, PackFormat, ErrNewerPack)
@@ -212,4 +224,53 @@ func ParsePack(b []byte, want version.ID) (*Pack, error) {
 		return nil, fmt.Errorf("history pack of version %s says seq %d, its record %d: %w", want, j.Seq, p.Seq, ErrBadPack)
 	}
 	return p, nil
+}
+
+// splitPack reads a pack laid out exactly as Marshal writes it: the four
+// fields on their lines, one record per line. ok is false for any other
+// layout (the caller then decodes it as JSON). The records are not
+// checked here: version.ParseRecord parses each.
+func splitPack(b []byte) (j packJSON, ok bool) {
+	lines := bytes.Split(b, []byte("\n"))
+	n := len(lines)
+	if n < 9 || string(lines[0]) != "{" || string(lines[4]) != `  "records": [` ||
+		string(lines[n-3]) != "  ]" || string(lines[n-2]) != "}" || len(lines[n-1]) != 0 {
+		return j, false
+	}
+	f, ok1 := field(lines[1], "format", ",")
+	id, ok2 := field(lines[2], "id", ",")
+	seq, ok3 := field(lines[3], "seq", ",")
+	if !ok1 || !ok2 || !ok3 || len(id) < 2 || id[0] != '"' || id[len(id)-1] != '"' {
+		return j, false
+	}
+	var err1, err2 error
+	j.Format, err1 = strconv.Atoi(f)
+	j.Seq, err2 = strconv.ParseInt(seq, 10, 64)
+	if err1 != nil || err2 != nil {
+		return j, false
+	}
+	j.ID = version.ID(id[1 : len(id)-1])
+	recs := lines[5 : n-3]
+	j.Records = make([]json.RawMessage, len(recs))
+	for i, line := range recs {
+		line, ok = bytes.CutPrefix(line, []byte("    "))
+		if i < len(recs)-1 {
+			line, ok = bytes.CutSuffix(line, []byte(","))
+		}
+		if !ok || len(line) == 0 || line[0] != '{' {
+			return j, false
+		}
+		j.Records[i] = line
+	}
+	return j, true
+}
+
+// field returns the value of a line `  "name": value<end>`.
+func field(line []byte, name, end string) (string, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`  "`+name+`": `))
+	if !ok {
+		return "", false
+	}
+	rest, ok = bytes.CutSuffix(rest, []byte(end))
+	return string(rest), ok
 }

@@ -96,9 +96,12 @@ type Repo struct {
 	mu     sync.Mutex                   // guards record and listed
 	record map[version.ID]history.Entry // records read (version.json), by id
 	listed []*listing                   // listings of versions/ made so far
-	hist   *history.Reader              // first-parent walks (history packs)
-	actor  string                       // who moves refs (refs.go); "" until Actor is called
-	wd     *Workdir                     // the working directory it was opened from, if any
+	names  *listing                     // a folder store's version folder names (listNames)
+	// namesMu is held while the names are read.
+	namesMu sync.Mutex
+	hist    *history.Reader // first-parent walks (history packs)
+	actor   string          // who moves refs (refs.go); "" until Actor is called
+	wd      *Workdir        // the working directory it was opened from, if any
 }
 
 // newRepo returns the Repo of an open store and its settings, with its ref

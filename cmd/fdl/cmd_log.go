@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"time"
@@ -54,6 +55,12 @@ func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error 
 		if g.JSON {
 			return printJSON(ios, h.Entries)
 		}
+		// One write per screenful, not per version (10,000 lines).
+		bw := bufio.NewWriter(ios.Out)
+		defer bw.Flush()
+		buffered := *ios
+		buffered.Out = bw
+		ios := &buffered
 		for _, e := range h.Entries {
 			msg := oneLine(e.Message)
 			if e.Local {
