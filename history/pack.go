@@ -25,8 +25,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/fdl-dev/fdl/version"
 )
@@ -203,17 +205,18 @@ func ParsePack(b []byte, want version.ID) (*Pack, error) {
 	if j.Format < 1 || j.ID != want || len(j.Records) == 0 {
 		return nil, fmt.Errorf("history pack of version %s: format %d, id %q, %d records: %w", want, j.Format, j.ID, len(j.Records), ErrBadPack)
 	}
-	entries := make([]Entry, len(j.Records))
+	entries, err := decodeEntries(j.Records)
+	if err != nil {
+		return nil, fmt.Errorf("history pack of version %s, %w", want, err)
+	}
 	next := want
-	for i, raw := range j.Records {
-		rec, err := version.ParseRecord(raw, next)
-		if err != nil {
-			return nil, fmt.Errorf("history pack of version %s, record %d: %v: %w", want, i+1, err, ErrBadPack)
+	for i, e := range entries {
+		if e.Record.ID != next {
+			return nil, fmt.Errorf("history pack of version %s, record %d: it is version %s, want %s: %w", want, i+1, e.Record.ID, next, ErrBadPack)
 		}
-		entries[i] = Entry{Record: rec, Raw: raw}
-		next = rec.Parent()
-		if next == "" && i < len(j.Records)-1 {
-			return nil, fmt.Errorf("history pack of version %s: record %d has no parent but %d records follow: %w", want, i+1, len(j.Records)-1-i, ErrBadPack)
+		next = e.Record.Parent()
+		if next == "" && i < len(entries)-1 {
+			return nil, fmt.Errorf("history pack of version %s: record %d has no parent but %d records follow: %w", want, i+1, len(entries)-1-i, ErrBadPack)
 		}
 	}
 	p, err := newPack(entries)
@@ -224,6 +227,40 @@ func ParsePack(b []byte, want version.ID) (*Pack, error) {
 		return nil, fmt.Errorf("history pack of version %s says seq %d, its record %d: %w", want, j.Seq, p.Seq, ErrBadPack)
 	}
 	return p, nil
+}
+
+// decodeEntries parses each record (version.ParseRecord), on several
+// cores for a long pack. Errors: ErrBadPack naming the first bad record.
+func decodeEntries(raws []json.RawMessage) ([]Entry, error) {
+	entries := make([]Entry, len(raws))
+	errs := make([]error, len(raws))
+	decode := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			rec, err := version.ParseRecord(raws[i], "")
+			entries[i], errs[i] = Entry{Record: rec, Raw: raws[i]}, err
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), 8, len(raws)/128+1)
+	if workers <= 1 {
+		decode(0, len(raws))
+	} else {
+		var wg sync.WaitGroup
+		per := (len(raws) + workers - 1) / workers
+		for lo := 0; lo < len(raws); lo += per {
+			wg.Add(1)
+			go func(lo, hi int) {
+				defer wg.Done()
+				decode(lo, hi)
+			}(lo, min(lo+per, len(raws)))
+		}
+		wg.Wait()
+	}
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("record %d: %v: %w", i+1, err, ErrBadPack)
+		}
+	}
+	return entries, nil
 }
 
 // splitPack reads a pack laid out exactly as Marshal writes it: the four
