@@ -229,8 +229,8 @@ func (g *gen) retiredRecords(snaps []ducklake.Snapshot, format, dataPath string)
 			RecordFormat: version.RecordFormat, ID: id, Seq: int64(i), Parents: []version.ID{},
 			Author: "loader@example.org", Message: fmt.Sprintf("hourly load %d\n\nrows from the source system up to %s", i, created.Format(time.RFC3339)),
 			CreatedAt: created, Readers: version.NewReaders(format, storageOf()),
-			Catalog:   version.Catalog{Size: 1 << 20, SHA256: digest("catalog " + string(id)), Storage: storageOf()},
-			Dataset:   version.File{Size: 2048, SHA256: digest("dataset " + string(id))},
+			Catalog: version.Catalog{Size: 1 << 20, SHA256: digest("catalog " + string(id)), Storage: storageOf()},
+			Dataset: version.File{Size: 2048, SHA256: digest("dataset " + string(id))},
 			DuckLake: version.DuckLake{Format: format, Snapshot: s.ID, SnapshotTime: s.Time,
 				Adds: version.SnapshotRange{First: s.ID, Last: s.ID}, DataPath: dataPath},
 		}
@@ -370,8 +370,8 @@ func (g *gen) freeze(ctx context.Context, work string, parent *version.Record) (
 		RecordFormat: version.RecordFormat, ID: id, Seq: parent.Seq + 1, Parents: []version.ID{parent.ID},
 		Author: "loader@example.org", Message: fmt.Sprintf("hourly load %d", parent.Seq+1),
 		CreatedAt: time.Now().UTC().Truncate(time.Millisecond), Readers: version.NewReaders(info.Format, info.Storage),
-		Catalog:   version.Catalog{Size: size, SHA256: sum, Storage: info.Storage},
-		Dataset:   version.File{Size: int64(len(ds)), SHA256: hex.EncodeToString(dsum[:])},
+		Catalog: version.Catalog{Size: size, SHA256: sum, Storage: info.Storage},
+		Dataset: version.File{Size: int64(len(ds)), SHA256: hex.EncodeToString(dsum[:])},
 		DuckLake: version.DuckLake{Format: info.Format, Snapshot: info.Snapshot.ID, SnapshotTime: info.Snapshot.Time,
 			Adds: version.SnapshotRange{First: parent.DuckLake.Snapshot + 1, Last: info.Snapshot.ID}, DataPath: dataPath},
 	}
