@@ -44,9 +44,9 @@ resumed by running gc again:
      made before fdl wrote them; log, show and push read them), and delete
      those of versions that are gone.
 gc deletes nothing outside the repository's data/, versions/ and
-index/packs/. It refuses
-to run while a ref is empty, garbage or names a missing version, or while a
-catalog it must read is damaged. Run one gc at a time.
+index/packs/. It refuses to run while a ref is empty, garbage or names a
+missing version, or while a catalog it must read is damaged. Run one gc at
+a time.
 
 On a terminal long lists are cut to 10 items (-v: all); otherwise every item
 is printed. --json prints the whole plan (and, with --yes, what was done).`,
