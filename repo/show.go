@@ -65,12 +65,12 @@ func (r *Repo) Show(ctx context.Context, rev string) (*Shown, error) {
 
 func (r *Repo) show(ctx context.Context, rev string) (*Shown, error) {
 	local := r.localVersions(rev)
-	abbrev, err := r.Abbrev(ctx, ids(local)...)
-	if err != nil {
-		return nil, err
-	}
 	if len(local) > 0 {
 		rec := local[0]
+		abbrev, err := r.Abbrev(ctx, append(ids(local), rec.Parents...)...)
+		if err != nil {
+			return nil, err
+		}
 		ds, err := r.wd.LocalDataset(rec.ID)
 		if err != nil {
 			return nil, err
@@ -82,6 +82,10 @@ func (r *Repo) show(ctx context.Context, rev string) (*Shown, error) {
 		rev = r.defaultRev()
 	}
 	rec, rv, err := r.refs.ResolveRecord(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	abbrev, err := r.Abbrev(ctx, append([]version.ID{rec.ID}, rec.Parents...)...)
 	if err != nil {
 		return nil, err
 	}

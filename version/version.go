@@ -273,8 +273,7 @@ func (r *Record) Marshal() ([]byte, error) {
 // ErrBadRecord.
 func ParseRecord(b []byte, want ID) (*Record, error) {
 	var r Record
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	if err := dec.Decode(&r); err != nil {
+	if err := json.Unmarshal(b, &r); err != nil {
 		name := string(want)
 		if name == "" {
 			name = "(unknown)"
