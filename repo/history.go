@@ -57,7 +57,7 @@ func (r *Repo) Record(ctx context.Context, id version.ID) (*version.Record, erro
 		if _, serr := r.st.Stat(ctx, VersionKey(id, version.CatalogFile)); serr == nil {
 			return nil, fmt.Errorf("version %s has no %s: %w (an upload that did not finish)", id, version.RecordFile, ErrIncomplete)
 		}
-		return nil, fmt.Errorf("version %s: %w: it is not in %s", id, refs.ErrUnknownRev, r.url)
+		return nil, fmt.Errorf("version %s: %w: it is not in %s", id, refs.ErrUnknownRev, r.where)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read version %s: %w", id, err)

@@ -71,7 +71,7 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 				return refs.Move{}, fmt.Errorf("push to %s: %w", branch.Short(), err)
 			}
 			if !ok {
-				return refs.Move{}, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.url}
+				return refs.Move{}, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.where}
 			}
 		}
 		if err := r.upload(ctx, head, pending, &res); err != nil {
@@ -80,7 +80,7 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 		return refs.Move{To: head, Action: refs.ActionPush, Why: "push: " + firstLine(r.pushMessage(ctx, head, recs.extra))}, nil
 	})
 	if ce := (*refs.ConflictError)(nil); errors.As(err, &ce) {
-		return res, &RefusedError{Branch: branch, Current: ce.Now, Proposed: head, Race: true, URL: r.url}
+		return res, &RefusedError{Branch: branch, Current: ce.Now, Proposed: head, Race: true, URL: r.where}
 	}
 	return res, err
 }

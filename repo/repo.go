@@ -87,7 +87,8 @@ type Options struct {
 // Repo is an open repository.
 type Repo struct {
 	st     store.Store
-	url    string
+	url    string // as given: working directories record it
+	where  string // url with its credentials hidden (store.RedactURL): every message names the repository by it
 	cfg    Config
 	refs   *refs.Manager // the only code that moves refs
 	opts   Options
@@ -100,16 +101,21 @@ type Repo struct {
 // newRepo returns the Repo of an open store and its settings, with its ref
 // manager reading records through it.
 func newRepo(st store.Store, url string, cfg Config) *Repo {
-	r := &Repo{st: st, url: url, cfg: cfg, record: map[version.ID]*version.Record{}}
-	r.refs = refs.New(st, r, refs.Options{Where: url, Actor: r.Actor, Step: r.step})
+	r := &Repo{st: st, url: url, where: store.RedactURL(url), cfg: cfg, record: map[version.ID]*version.Record{}}
+	r.refs = refs.New(st, r, refs.Options{Where: r.where, Actor: r.Actor, Step: r.step})
 	return r
 }
 
 // Store returns the repository's store.
 func (r *Repo) Store() store.Store { return r.st }
 
-// URL returns the URL the repository was opened with.
+// URL returns the URL the repository was opened with, as given (it may
+// hold credentials: print Where instead).
 func (r *Repo) URL() string { return r.url }
+
+// Where returns the repository's URL with any credentials it holds hidden
+// (store.RedactURL): how messages and output name the repository.
+func (r *Repo) Where() string { return r.where }
 
 // Config returns fdl.json.
 func (r *Repo) Config() Config { return r.cfg }
@@ -149,9 +155,10 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
+	where := store.RedactURL(url)
 	if _, err := st.Stat(ctx, ConfigKey); err == nil {
 		st.Close()
-		return nil, fmt.Errorf("init %s: it is already an fdl repository: %w", url, ErrNotEmpty)
+		return nil, fmt.Errorf("init %s: it is already an fdl repository: %w", where, ErrNotEmpty)
 	}
 	found := ""
 	err = st.List(ctx, "", func(oi store.ObjectInfo) error {
@@ -160,11 +167,11 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 	})
 	if err != nil && !errors.Is(err, errStop) {
 		st.Close()
-		return nil, fmt.Errorf("init %s: %w", url, err)
+		return nil, fmt.Errorf("init %s: %w", where, err)
 	}
 	if found != "" {
 		st.Close()
-		return nil, fmt.Errorf("init %s: it already holds files (%s): %w; choose an empty folder or a new prefix", url, found, ErrNotEmpty)
+		return nil, fmt.Errorf("init %s: it already holds files (%s): %w; choose an empty folder or a new prefix", where, found, ErrNotEmpty)
 	}
 	if o.DefaultBranch == "" {
 		o.DefaultBranch = "main"
@@ -183,12 +190,12 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 	b, _ := json.MarshalIndent(cfg, "", "  ")
 	if _, err := st.Swap(ctx, refs.HeadKey, store.NoToken, refs.HeadContent(branch)); err != nil {
 		st.Close()
-		return nil, fmt.Errorf("init %s: write HEAD: %w", url, err)
+		return nil, fmt.Errorf("init %s: write HEAD: %w", where, err)
 	}
 	// fdl.json last: its presence marks the repository complete.
 	if err := st.Create(ctx, ConfigKey, strings.NewReader(string(b)+"\n")); err != nil {
 		st.Close()
-		return nil, fmt.Errorf("init %s: write %s: %w", url, ConfigKey, err)
+		return nil, fmt.Errorf("init %s: write %s: %w", where, ConfigKey, err)
 	}
 	return newRepo(st, url, cfg), nil
 }
@@ -224,23 +231,24 @@ func Open(ctx context.Context, url string) (*Repo, error) {
 // stores to inject faults); url is how the repository is named in messages.
 // The Repo owns st and closes it. Errors as Open.
 func OpenStore(ctx context.Context, st store.Store, url string) (*Repo, error) {
+	where := store.RedactURL(url)
 	b, _, err := store.ReadAll(ctx, st, ConfigKey)
 	if errors.Is(err, store.ErrNotExist) {
 		st.Close()
-		return nil, &NotRepositoryError{URL: url}
+		return nil, &NotRepositoryError{URL: where}
 	}
 	if err != nil {
 		st.Close()
-		return nil, fmt.Errorf("open %s: %w", url, err)
+		return nil, fmt.Errorf("open %s: %w", where, err)
 	}
 	var cfg Config
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		st.Close()
-		return nil, fmt.Errorf("%s: %s does not parse (%v): %w", url, ConfigKey, err, ErrNotRepository)
+		return nil, fmt.Errorf("%s: %s does not parse (%v): %w", where, ConfigKey, err, ErrNotRepository)
 	}
 	if cfg.Format < 1 || cfg.Format > ConfigFormat {
 		st.Close()
-		return nil, fmt.Errorf("%s: repository format %d is newer than this fdl reads (%d): upgrade fdl", url, cfg.Format, ConfigFormat)
+		return nil, fmt.Errorf("%s: repository format %d is newer than this fdl reads (%d): upgrade fdl", where, cfg.Format, ConfigFormat)
 	}
 	return newRepo(st, url, cfg), nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
+	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -38,7 +39,7 @@ type Status struct {
 // Status reads the working catalog (read-only) and compares it with the base.
 // Errors: ducklake.ErrLocked while another process holds the catalog.
 func (w *Workdir) Status(ctx context.Context) (*Status, error) {
-	st := &Status{Dir: w.Dir, Repository: w.State.Repository, Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, Descends: true}
+	st := &Status{Dir: w.Dir, Repository: store.RedactURL(w.State.Repository), Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, Descends: true}
 	if w.BaseRecord != nil {
 		st.BaseSeq = w.BaseRecord.Seq
 		st.BaseSnapshot = w.BaseRecord.DuckLake.Snapshot

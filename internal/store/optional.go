@@ -30,3 +30,15 @@ type LocalFiles interface {
 	// the file need not exist.
 	LocalPath(key string) string
 }
+
+// SecretProvider is implemented by stores whose readers need a DuckDB
+// secret to reach them (the object stores: S3, GCS, Azure): the commands
+// that print an ATTACH statement put it first, on the same line.
+type SecretProvider interface {
+	// DuckDBSecret returns the DuckDB CREATE SECRET statement a reader
+	// runs before attaching a catalog or reading data in this store, with
+	// no credential in it (a credential chain provider, or placeholders the
+	// reader fills in), e.g.
+	// "CREATE SECRET (TYPE s3, PROVIDER credential_chain, REGION 'eu-west-1');".
+	DuckDBSecret() string
+}
