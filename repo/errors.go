@@ -25,6 +25,10 @@ var (
 	// ErrDataMissing is wrapped by the error of a push whose versions list
 	// a data file of the repository that the store does not hold.
 	ErrDataMissing = errors.New("a data file the version lists is not in the store")
+	// ErrDataLocal is wrapped by the error of a push to a repository that
+	// is not a folder of this machine whose versions read data files by a
+	// local path (its readers cannot reach them).
+	ErrDataLocal = errors.New("the version reads data files by a local path")
 )
 
 // Sentinel errors of the working directory side.
@@ -170,6 +174,25 @@ func (e *DataMissingError) Error() string {
 }
 
 func (e *DataMissingError) Unwrap() error { return ErrDataMissing }
+
+// LocalDataError: a push to a repository in an object store (or served
+// over HTTP) whose versions read data files by a path of this machine's
+// file system (a local data_path): no reader of the repository can reach
+// them. It wraps ErrDataLocal.
+type LocalDataError struct {
+	Version version.ID
+	Seq     int64
+	Where   string   // the repository, as messages name it
+	Paths   []string // at most 5 of them
+	Count   int      // all of them
+}
+
+func (e *LocalDataError) Error() string {
+	return fmt.Sprintf("version %s (seq %d) reads %d data file(s) by a local path (%s), which readers of %s cannot reach: %v; nothing was pushed. Write the lake's data into the repository (a working catalog checked out from it has its data_path there) or into a store its readers reach, then commit again",
+		e.Version, e.Seq, e.Count, strings.Join(e.Paths, ", "), e.Where, ErrDataLocal)
+}
+
+func (e *LocalDataError) Unwrap() error { return ErrDataLocal }
 
 // RetiredError says a version is out of retention and since when: its
 // record stays (show it), its catalog cannot be used. It wraps ErrRetired.

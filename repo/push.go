@@ -46,7 +46,8 @@ type PushResult struct {
 //
 // Errors: *RefusedError (wrapping refs.ErrRefused) when the branch holds a
 // version that is not an ancestor of head, or another push moved it first;
-// nothing is moved then.
+// *refs.DanglingError when the branch names a version the repository does
+// not hold (damage, not a refusal); nothing is moved then.
 func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pending []Pending) (PushResult, error) {
 	res := PushResult{Branch: branch, New: head}
 	recs := withPending{r, map[version.ID]*version.Record{}}
@@ -66,6 +67,9 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 			return refs.Move{}, nil
 		default:
 			res.Old = cur.ID
+			if err := refs.CheckHeld(ctx, recs, branch, cur.ID); err != nil {
+				return refs.Move{}, err
+			}
 			ok, err := refs.IsAncestor(ctx, recs, cur.ID, head)
 			if err != nil {
 				return refs.Move{}, fmt.Errorf("push to %s: %w", branch.Short(), err)
@@ -209,7 +213,10 @@ func checkLocal(p Pending) error {
 // catalog wrote long before the commit may have been deleted by gc as a
 // file no catalog lists (older than the grace period); publishing a version
 // that names it would hand readers a broken version. One Stat per file.
-// Errors: ErrDataMissing naming the version, the files and what to do.
+// On a store that is not a folder of this machine, a file read by a local
+// path is refused too: no reader of the store reaches it.
+// Errors: *DataMissingError and *LocalDataError naming the version, the
+// files and what to do.
 func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 	if len(pending) == 0 {
 		return nil
@@ -228,7 +235,8 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 	if err != nil {
 		return err
 	}
-	var missing []string
+	var missing, local []string
+	_, onDisk := r.folder()
 	seen := map[string]bool{}
 	for _, f := range files {
 		read := slices.ContainsFunc(pending, func(p Pending) bool {
@@ -239,6 +247,10 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 			continue
 		}
 		pl, err := norm.Place(f.ResolvedPath)
+		if err == nil && !onDisk && strings.HasPrefix(pl.Canonical, "/") {
+			local = append(local, pl.Canonical) // no reader of the store reaches it
+			continue
+		}
 		if err != nil || pl.Key == "" || seen[pl.Key] {
 			continue // not placeable or outside the repository: gc reports, never deletes
 		}
@@ -248,6 +260,11 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		} else if err != nil {
 			return err
 		}
+	}
+	if len(local) > 0 {
+		slices.Sort(local)
+		local = slices.Compact(local)
+		return &LocalDataError{Version: head.Record.ID, Seq: head.Record.Seq, Where: r.where, Paths: local[:min(len(local), 5)], Count: len(local)}
 	}
 	if len(missing) == 0 {
 		return nil

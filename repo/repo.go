@@ -156,6 +156,12 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 		return nil, err
 	}
 	where := store.RedactURL(url)
+	if rc, ok := st.(store.RootChecker); ok {
+		if err := rc.CheckRoot(ctx); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("init %s: %w", where, err)
+		}
+	}
 	if _, err := st.Stat(ctx, ConfigKey); err == nil {
 		st.Close()
 		return nil, fmt.Errorf("init %s: it is already an fdl repository: %w", where, ErrNotEmpty)
@@ -217,8 +223,9 @@ func dataLocation(st store.Store) string {
 func (r *Repo) DataLocation() string { return dataLocation(r.st) }
 
 // Open opens the repository at url and reads fdl.json. Errors:
-// ErrNotRepository (naming the URL and saying how to make one), a newer
-// format than this fdl reads, or the store's error.
+// ErrNotRepository (naming the URL and saying how to make one), an error
+// wrapping store.ErrNoRoot when the bucket or container itself is missing,
+// a newer format than this fdl reads, or the store's error.
 func Open(ctx context.Context, url string) (*Repo, error) {
 	st, err := store.Open(ctx, url)
 	if err != nil {
@@ -234,7 +241,13 @@ func OpenStore(ctx context.Context, st store.Store, url string) (*Repo, error) {
 	where := store.RedactURL(url)
 	b, _, err := store.ReadAll(ctx, st, ConfigKey)
 	if errors.Is(err, store.ErrNotExist) {
-		st.Close()
+		defer st.Close()
+		// A missing bucket is not a missing repository: say which.
+		if rc, ok := st.(store.RootChecker); ok {
+			if err := rc.CheckRoot(ctx); err != nil {
+				return nil, fmt.Errorf("open %s: %w", where, err)
+			}
+		}
 		return nil, &NotRepositoryError{URL: where}
 	}
 	if err != nil {

@@ -43,6 +43,10 @@ const (
 	CodeRetiredNoMarker   Code = "retired-no-marker"   // the floor retires a version whose catalog is gone without a marker
 	CodeDataMissing       Code = "data-missing"        // --data: a file a catalog in retention can read is not in the store
 	CodeDataPathInvalid   Code = "data-path-invalid"   // --data: a data-file path cannot be normalised
+	// CodeDataLocalPath: in a repository that is not a folder of this
+	// machine, a version reads data files by a local path (its data_path
+	// or a file's path is one), which no reader of the repository reaches.
+	CodeDataLocalPath Code = "data-local-path"
 	// CodeCatalogRecord: the catalog's last snapshot is not the one its
 	// record says it is frozen at (id and snapshot_time).
 	CodeCatalogRecord Code = "catalog-record-snapshot"
@@ -259,12 +263,19 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 		add(CodeCatalogUnreadable, string(rec.ID), "%v", err)
 		return nil
 	}
-	if vs.dp == nil || !vs.reached[rec.ID] {
+	_, onDisk := r.folder()
+	if onDisk && (vs.dp == nil || !vs.reached[rec.ID]) {
 		return nil
 	}
 	files, err := c.DataFiles(ctx)
 	if err != nil {
 		add(CodeCatalogUnreadable, string(rec.ID), "%v", err)
+		return nil
+	}
+	if !onDisk {
+		r.verifyReachable(rec, files, add)
+	}
+	if vs.dp == nil || !vs.reached[rec.ID] {
 		return nil
 	}
 	recOf := func(id version.ID) *version.Record {
@@ -279,6 +290,34 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 		add(CodeDataPathInvalid, string(rec.ID), "%v", err)
 	}
 	return nil
+}
+
+// verifyReachable reports (CodeDataLocalPath) a version of a repository
+// that is not a folder of this machine whose data_path, or a data or
+// delete file it reads at its snapshot, is a local path: no reader of the
+// repository reaches it (fdl push refuses to publish one: LocalDataError).
+func (r *Repo) verifyReachable(rec *version.Record, files []ducklake.DataFile, add func(code Code, obj, format string, a ...any)) {
+	norm, err := retention.NewNormaliser([]string{r.DataLocation()}, false)
+	if err != nil {
+		return
+	}
+	isLocal := func(p string) bool {
+		pl, err := norm.Place(p)
+		return err == nil && strings.HasPrefix(pl.Canonical, "/")
+	}
+	var local []string
+	s := rec.DuckLake.Snapshot
+	for _, f := range files {
+		if f.BeginSnapshot <= s && (f.EndSnapshot == nil || s < *f.EndSnapshot) && isLocal(f.ResolvedPath) {
+			local = append(local, f.ResolvedPath)
+		}
+	}
+	if len(local) == 0 && !isLocal(rec.DuckLake.DataPath) {
+		return
+	}
+	shown := local[:min(len(local), 3)]
+	add(CodeDataLocalPath, string(rec.ID), "version %s (seq %d) has data_path %q and reads %d data file(s) by a local path %v: readers of %s cannot reach them",
+		rec.ID, rec.Seq, rec.DuckLake.DataPath, len(local), shown, r.where)
 }
 
 // verifyLineage checks a catalog against its record: its last snapshot is

@@ -103,6 +103,7 @@ func errorKind(err error, code int) string {
 		{refs.ErrBadLog, "invalid_reflog"},
 		{repo.ErrChecksum, "checksum"},
 		{repo.ErrDataMissing, "data_missing"},
+		{repo.ErrDataLocal, "data_local"},
 		{ducklake.ErrLocked, "locked"},
 		{ducklake.ErrNotCatalog, "not_catalog"},
 		{ducklake.ErrUnsupportedFormat, "unsupported_format"},
@@ -119,11 +120,13 @@ func errorKind(err error, code int) string {
 		{refs.ErrAmbiguousRev, "ambiguous_revision"},
 		{repo.ErrIncomplete, "incomplete_version"},
 		{refs.ErrDeleteHead, "delete_head"},
+		{refs.ErrDangling, "dangling_ref"},
 		{refs.ErrInvalidName, "invalid_ref_name"},
 		{refs.ErrExists, "ref_exists"},
 		{refs.ErrCorrupt, "corrupt_ref"},
 		{refs.ErrNotFound, "ref_not_found"},
 		{store.ErrReadOnly, "read_only"},
+		{store.ErrNoRoot, "no_bucket"},
 		{store.ErrNotExist, "not_found"},
 	}
 	for _, k := range kinds {
@@ -175,6 +178,9 @@ func hinted(e error) (string, bool) {
 	switch e := e.(type) {
 	case *refs.CorruptError:
 		return insertAfter(plain, "point a branch at a version again", " (fdl branch -f NAME REV --backwards; fdl reflog NAME shows what it held)"), true
+	case *refs.DanglingError:
+		n := e.Ref.Short()
+		return insertAfter(plain, "point the branch at a version again", " (fdl branch -f "+n+" REV --backwards; fdl reflog "+n+" shows what it held)"), true
 	case *refs.MissingBranchError:
 		n := e.Branch.Short()
 		return insertAfter(plain, "branch "+n+" does not exist", " (create it with fdl branch "+n+" REV)"), true
@@ -254,6 +260,7 @@ var problemHints = map[repo.Code]string{
 	repo.CodeRetiredNoMarker: "; run fdl gc --yes to write it",
 	repo.CodeRetiredCatalog:  "; run fdl gc --yes again",
 	repo.CodeTempLeftover:    ": fdl gc --yes deletes it once older than the grace period",
+	repo.CodeDataLocalPath:   "; copy those files into the repository's data/ under the same relative paths (readers then attach with DATA_PATH pointing there, OVERRIDE_DATA_PATH true), or publish a new version whose lake writes into the repository",
 }
 
 // problemMessage is a verify finding's message with the hints of the error

@@ -1,6 +1,14 @@
 package store
 
-import "context"
+import (
+	"context"
+	"errors"
+)
+
+// ErrNoRoot: the bucket or container a store URL names does not exist (or
+// the credentials in use cannot see it). Wrapped by RootChecker's errors,
+// which name it.
+var ErrNoRoot = errors.New("bucket or container does not exist")
 
 // TempCleaner is implemented by stores whose interrupted writes leave
 // objects behind that List does not show: the local folder store's
@@ -41,4 +49,15 @@ type SecretProvider interface {
 	// reader fills in), e.g.
 	// "CREATE SECRET (TYPE s3, PROVIDER credential_chain, REGION 'eu-west-1');".
 	DuckDBSecret() string
+}
+
+// RootChecker is implemented by stores whose root lives in something that
+// must exist before a repository can be made in it (a bucket, a
+// container): when a key is missing, a caller asks whether the root itself
+// is, so that a missing bucket is not mistaken for a missing repository.
+type RootChecker interface {
+	// CheckRoot returns nil when the store's bucket or container exists, an
+	// error wrapping ErrNoRoot naming it when it does not (or cannot be
+	// seen with these credentials), or the store's error.
+	CheckRoot(ctx context.Context) error
 }

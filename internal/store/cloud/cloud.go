@@ -96,6 +96,7 @@ type Cloud struct {
 var (
 	_ store.Store          = (*Cloud)(nil)
 	_ store.SecretProvider = (*Cloud)(nil)
+	_ store.RootChecker    = (*Cloud)(nil)
 )
 
 // Driver is what differs between S3, GCS and Azure: how a version Token is
@@ -180,6 +181,27 @@ func (c *Cloud) Location(key string) string {
 // credential chain provider or placeholders to fill in), e.g.
 // "CREATE SECRET (TYPE s3, PROVIDER credential_chain, REGION 'eu-west-1');".
 func (c *Cloud) DuckDBSecret() string { return c.be.Secret() }
+
+// CheckRoot tells whether the bucket (or container) exists, with one
+// listing of at most one key (store.RootChecker). Errors: store.ErrNoRoot
+// naming the bucket, the store's errors.
+func (c *Cloud) CheckRoot(ctx context.Context) error {
+	ok, err := c.bucket.IsAccessible(ctx)
+	if err != nil {
+		if cerr := c.ctxFail(ctx, ""); cerr != nil {
+			return cerr
+		}
+		return c.fail("", "list", err)
+	}
+	if !ok {
+		kind := "bucket"
+		if c.scheme == "az" {
+			kind = "container"
+		}
+		return fmt.Errorf("%s %q (%s): %w, or these credentials cannot see it; create it first (fdl makes repositories inside a %s, never the %s itself)", kind, c.name, c.Location(""), store.ErrNoRoot, kind, kind)
+	}
+	return nil
+}
 
 // Close releases the bucket's clients.
 func (c *Cloud) Close() error {
