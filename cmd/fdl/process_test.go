@@ -125,7 +125,6 @@ func verifyClean(t *testing.T, url string) {
 	}
 }
 
-
 // TestConcurrentPushes: 16 separate processes push onto the same base, 20
 // rounds: exactly one wins each round, the others exit 3 (refused), verify
 // is clean and every winner is in main's history (DESIGN.md §4.3). The same
