@@ -128,9 +128,15 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 	if o.Now != nil {
 		now = o.Now
 	}
+	created := now().UTC().Truncate(time.Millisecond)
+	if w.BaseRecord != nil && created.Before(w.BaseRecord.CreatedAt) {
+		// This machine's clock is behind the one that made the parent:
+		// created_at never goes back along parents (version.CheckChild).
+		created = w.BaseRecord.CreatedAt.UTC()
+	}
 	rec := &version.Record{
 		RecordFormat: version.RecordFormat, ID: id, Seq: 1, Parents: []version.ID{},
-		Author: o.Author, Message: o.Message, CreatedAt: now().UTC().Truncate(time.Millisecond),
+		Author: o.Author, Message: o.Message, CreatedAt: created,
 		Catalog: version.Catalog{Size: size, SHA256: sum, Storage: info.Storage},
 		DuckLake: version.DuckLake{Format: info.Format, Snapshot: last.ID, SnapshotTime: last.Time,
 			Adds: version.SnapshotRange{First: first, Last: last.ID}, DataPath: dataPath},

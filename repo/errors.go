@@ -194,6 +194,27 @@ func (e *LocalDataError) Error() string {
 
 func (e *LocalDataError) Unwrap() error { return ErrDataLocal }
 
+// LineageError: a version a push would upload does not follow its first
+// parent (version.CheckChild: seq, id order, snapshots, created_at), so
+// its record was changed after commit or made by another tool. It wraps
+// version.ErrBadRecord; nothing is uploaded.
+type LineageError struct {
+	Version  version.ID
+	Parent   version.ID
+	Problems []version.LineageProblem
+}
+
+func (e *LineageError) Error() string {
+	msgs := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		msgs[i] = p.Code + ": " + p.Message
+	}
+	return fmt.Sprintf("local version %s does not follow its parent %s (%s): %v; nothing was pushed: its record was changed after commit, or made by another tool. Check out the branch again and redo the change",
+		e.Version, e.Parent, strings.Join(msgs, "; "), version.ErrBadRecord)
+}
+
+func (e *LineageError) Unwrap() error { return version.ErrBadRecord }
+
 // RetiredError says a version is out of retention and since when: its
 // record stays (show it), its catalog cannot be used. It wraps ErrRetired.
 type RetiredError struct {

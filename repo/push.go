@@ -108,6 +108,9 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, r
 	if err := r.refusePushOnRetired(ctx, head, pending); err != nil {
 		return err
 	}
+	if err := r.checkLineage(ctx, pending); err != nil {
+		return err
+	}
 	for _, p := range pending {
 		if err := checkLocal(p); err != nil {
 			return err
@@ -180,6 +183,34 @@ func (r *Repo) refusePushOnRetired(ctx context.Context, head version.ID, pending
 		return err
 	}
 	return &RetiredBaseError{Base: ret}
+}
+
+// checkLineage checks that each pending version follows its first parent
+// (the previous pending version, or the store's record of the first one's
+// parent) by the rule verify reports by, version.CheckChild. Errors:
+// *LineageError, the store's errors.
+func (r *Repo) checkLineage(ctx context.Context, pending []Pending) error {
+	for i, p := range pending {
+		var parent *version.Record
+		switch {
+		case i > 0:
+			parent = pending[i-1].Record
+		case p.Record.Parent() != "":
+			var err error
+			if parent, err = r.Record(ctx, p.Record.Parent()); err != nil {
+				return fmt.Errorf("push: parent of version %s: %w", p.Record.ID, err)
+			}
+		default:
+			continue
+		}
+		if parent.ID != p.Record.Parent() {
+			return &LineageError{Version: p.Record.ID, Parent: parent.ID, Problems: []version.LineageProblem{{Code: string(CodeParentMissing), Message: fmt.Sprintf("its first parent is %s", p.Record.Parent())}}}
+		}
+		if probs := version.CheckChild(parent, p.Record); len(probs) > 0 {
+			return &LineageError{Version: p.Record.ID, Parent: parent.ID, Problems: probs}
+		}
+	}
+	return nil
 }
 
 // checkLocal compares a local version's catalog and dataset.json with the

@@ -194,8 +194,9 @@ func (r *Repo) verifyVersion(ctx context.Context, o VerifyOptions, vs *verifySta
 	return r.verifyCatalog(ctx, vs, rec, add, note)
 }
 
-// verifyParents checks that rec's parents exist and that seq, id and
-// snapshots grow from its first parent (DESIGN.md §3, §4.6).
+// verifyParents checks that rec's parents exist and that it follows its
+// first parent (version.CheckChild: seq, id, snapshots, created_at;
+// DESIGN.md §3, §4.6), the rule push refuses by too.
 func (r *Repo) verifyParents(ctx context.Context, rec *version.Record, add func(code Code, obj, format string, a ...any)) {
 	id := string(rec.ID)
 	for i, p := range rec.Parents {
@@ -207,14 +208,8 @@ func (r *Repo) verifyParents(ctx context.Context, rec *version.Record, add func(
 		if i > 0 {
 			continue
 		}
-		if rec.Seq != prec.Seq+1 {
-			add(CodeSeqMismatch, id, "seq %d, but its first parent %s has seq %d (want %d)", rec.Seq, p, prec.Seq, prec.Seq+1)
-		}
-		if rec.ID <= prec.ID {
-			add(CodeIDOrder, id, "id does not sort after its first parent %s", p)
-		}
-		if rec.DuckLake.Adds.First != prec.DuckLake.Snapshot+1 {
-			add(CodeSnapshotOrder, id, "adds snapshots from %d, but its first parent %s ends at snapshot %d", rec.DuckLake.Adds.First, p, prec.DuckLake.Snapshot)
+		for _, lp := range version.CheckChild(prec, rec) {
+			add(Code(lp.Code), id, "%s", lp.Message)
 		}
 	}
 }

@@ -32,6 +32,7 @@ const (
 	CodeSeqMismatch       Code = "seq-mismatch"        // seq is not the first parent's + 1
 	CodeIDOrder           Code = "id-order"            // the id does not sort after the first parent's
 	CodeSnapshotOrder     Code = "snapshot-order"      // the snapshots added do not follow the first parent's
+	CodeCreatedOrder      Code = "created-order"       // created_at is before the first parent's
 	CodeCatalogUnreadable Code = "catalog-unreadable"  // the catalog cannot be read
 	CodeChecksumMismatch  Code = "checksum-mismatch"   // the catalog's size or sha256 differs from its record
 	CodePolicyInvalid     Code = "policy-invalid"      // retention/policy.json does not parse

@@ -13,6 +13,7 @@ import (
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/version"
 )
 
 // This file is the one place that turns a library error into what fdl
@@ -128,6 +129,7 @@ func errorKind(err error, code int) string {
 		{store.ErrReadOnly, "read_only"},
 		{store.ErrNoRoot, "no_bucket"},
 		{store.ErrNotExist, "not_found"},
+		{version.ErrBadRecord, "bad_record"},
 	}
 	for _, k := range kinds {
 		if errors.Is(err, k.target) {
