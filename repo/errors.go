@@ -29,6 +29,9 @@ var (
 	// is not a folder of this machine whose versions read data files by a
 	// local path (its readers cannot reach them).
 	ErrDataLocal = errors.New("the version reads data files by a local path")
+	// ErrExtraFiles is wrapped by the error for a version folder that holds
+	// files besides the version's own.
+	ErrExtraFiles = errors.New("the version folder holds files that are not the version's")
 )
 
 // Sentinel errors of the working directory side.
@@ -214,6 +217,23 @@ func (e *LineageError) Error() string {
 }
 
 func (e *LineageError) Unwrap() error { return version.ErrBadRecord }
+
+// ExtraFilesError: a version folder holds objects besides the version's
+// catalog, dataset.json, record and retirement marker (a
+// ducklake.duckdb.wal, which a reader's DuckDB would replay over the
+// frozen catalog). The version is not handed to readers until they are
+// removed. It wraps ErrExtraFiles.
+type ExtraFilesError struct {
+	Version version.ID
+	Keys    []string
+}
+
+func (e *ExtraFilesError) Error() string {
+	return fmt.Sprintf("version %s: its folder holds %s besides the version's own files: %v; a reader's DuckDB would read them with the catalog (it replays a .wal beside a database file) and see a state the record does not describe, so the version is not handed out until they are removed",
+		e.Version, strings.Join(e.Keys, ", "), ErrExtraFiles)
+}
+
+func (e *ExtraFilesError) Unwrap() error { return ErrExtraFiles }
 
 // RetiredError says a version is out of retention and since when: its
 // record stays (show it), its catalog cannot be used. It wraps ErrRetired.

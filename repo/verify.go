@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -176,6 +177,10 @@ func (r *Repo) verifyVersion(ctx context.Context, o VerifyOptions, vs *verifySta
 		return nil
 	}
 	rep.Versions++
+	for _, k := range vs.extra[id] {
+		add(CodeVersionExtraFile, string(id), "%s is not one of the files of version %s (%s, %s, %s, %s): a reader's DuckDB would read it with the catalog (a .wal is replayed over it); fdl show refuses the version until it is removed",
+			r.st.Location(k), id, version.CatalogFile, version.DatasetFile, version.RecordFile, retention.MarkerFile)
+	}
 	r.verifyParents(ctx, rec, add)
 	if vs.retired[id] {
 		rep.Retired++

@@ -33,6 +33,7 @@ const (
 	CodeIDOrder           Code = "id-order"            // the id does not sort after the first parent's
 	CodeSnapshotOrder     Code = "snapshot-order"      // the snapshots added do not follow the first parent's
 	CodeCreatedOrder      Code = "created-order"       // created_at is before the first parent's
+	CodeVersionExtraFile  Code = "version-extra-file"  // a version folder holds a file that is not one of the version's
 	CodeCatalogUnreadable Code = "catalog-unreadable"  // the catalog cannot be read
 	CodeChecksumMismatch  Code = "checksum-mismatch"   // the catalog's size or sha256 differs from its record
 	CodePolicyInvalid     Code = "policy-invalid"      // retention/policy.json does not parse
@@ -66,8 +67,9 @@ const (
 type verifyState struct {
 	retired map[version.ID]bool
 	floor   *retention.Floor
-	markers map[version.ID]bool // versions with a retired.json object
-	reached map[version.ID]bool // every parent of every ref and ref log id
+	markers map[version.ID]bool     // versions with a retired.json object
+	reached map[version.ID]bool     // every parent of every ref and ref log id
+	extra   map[version.ID][]string // keys in a version folder that are not the version's files
 	dp      *retention.DataPlanner
 	tmp     string
 }
@@ -75,7 +77,7 @@ type verifyState struct {
 // verifyRetention starts the retention side of Verify: the policy, the
 // floor and the ref logs parse; it returns what the later checks need.
 func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(code Code, obj, format string, a ...any)) (*verifyState, error) {
-	vs := &verifyState{retired: map[version.ID]bool{}, markers: map[version.ID]bool{}, reached: map[version.ID]bool{}}
+	vs := &verifyState{retired: map[version.ID]bool{}, markers: map[version.ID]bool{}, reached: map[version.ID]bool{}, extra: map[version.ID][]string{}}
 	if _, _, err := r.Policy(ctx); err != nil {
 		if !errors.Is(err, retention.ErrInvalid) {
 			return nil, err
@@ -94,9 +96,14 @@ func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(co
 		vs.retired[rt.ID] = true
 	}
 	err = r.st.List(ctx, VersionsPrefix, func(oi store.ObjectInfo) error {
-		if id, file, ok := splitVersionKey(oi.Key); ok && file == retention.MarkerFile {
+		id, file, ok := splitVersionKey(oi.Key)
+		switch {
+		case !ok:
+		case file == retention.MarkerFile:
 			vs.markers[id] = true
 			vs.retired[id] = true
+		case !versionFiles[file]:
+			vs.extra[id] = append(vs.extra[id], oi.Key)
 		}
 		return nil
 	})

@@ -105,6 +105,7 @@ func errorKind(err error, code int) string {
 		{repo.ErrChecksum, "checksum"},
 		{repo.ErrDataMissing, "data_missing"},
 		{repo.ErrDataLocal, "data_local"},
+		{repo.ErrExtraFiles, "extra_files"},
 		{ducklake.ErrLocked, "locked"},
 		{ducklake.ErrNotCatalog, "not_catalog"},
 		{ducklake.ErrUnsupportedFormat, "unsupported_format"},
@@ -214,6 +215,8 @@ func hinted(e error) (string, bool) {
 		return insertAfter(plain, "check out "+e.Branch.Short()+" again", " (fdl checkout "+shellQuote(url)+" NEWDIR)"), true
 	case *repo.DataMissingError:
 		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true
+	case *repo.ExtraFilesError:
+		return plain + ": delete them (fdl verify lists every such file)", true
 	case *repo.RetiredError:
 		return insertAfter(plain, "its record stays", " (fdl show "+string(e.ID)+")") + " (fdl log)", true
 	case *repo.RetiredBaseError:
@@ -258,11 +261,12 @@ func gcStopHint(e *repo.GCStopError, plain string) string {
 
 // problemHints say what to do about some of verify's findings, by code.
 var problemHints = map[repo.Code]string{
-	repo.CodeRefRetired:      "; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention",
-	repo.CodeRetiredNoMarker: "; run fdl gc --yes to write it",
-	repo.CodeRetiredCatalog:  "; run fdl gc --yes again",
-	repo.CodeTempLeftover:    ": fdl gc --yes deletes it once older than the grace period",
-	repo.CodeDataLocalPath:   "; copy those files into the repository's data/ under the same relative paths (readers then attach with DATA_PATH pointing there, OVERRIDE_DATA_PATH true), or publish a new version whose lake writes into the repository",
+	repo.CodeRefRetired:       "; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention",
+	repo.CodeRetiredNoMarker:  "; run fdl gc --yes to write it",
+	repo.CodeRetiredCatalog:   "; run fdl gc --yes again",
+	repo.CodeTempLeftover:     ": fdl gc --yes deletes it once older than the grace period",
+	repo.CodeVersionExtraFile: "; delete it",
+	repo.CodeDataLocalPath:    "; copy those files into the repository's data/ under the same relative paths (readers then attach with DATA_PATH pointing there, OVERRIDE_DATA_PATH true), or publish a new version whose lake writes into the repository",
 }
 
 // problemMessage is a verify finding's message with the hints of the error
