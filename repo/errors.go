@@ -20,6 +20,8 @@ import (
 var (
 	ErrNotRepository = errors.New("not an fdl repository")
 	ErrNotEmpty      = errors.New("location is not empty")
+	// ErrNested: a repository would lie inside another, or around one.
+	ErrNested = errors.New("repositories cannot nest")
 	ErrChecksum      = errors.New("catalog does not match its record")
 	ErrIncomplete    = errors.New("version is incomplete")
 	// ErrDataMissing is wrapped by the error of a push whose versions list
@@ -217,6 +219,32 @@ func (e *LineageError) Error() string {
 }
 
 func (e *LineageError) Unwrap() error { return version.ErrBadRecord }
+
+// NestedError: init of Location refused because it lies inside the
+// repository at Other (Inside) or holds the repository at Other. A
+// repository inside another's folder — in its data/ above all — is taken
+// by the outer one's gc for files no catalog lists and deleted once older
+// than the grace period. It wraps ErrNested (and ErrNotEmpty when Other is
+// inside).
+type NestedError struct {
+	Location string
+	Other    string
+	Inside   bool
+}
+
+func (e *NestedError) Error() string {
+	if e.Inside {
+		return fmt.Sprintf("init %s: it lies inside the repository at %s: %v (the outer repository's gc would take the new one's objects for files of its own that no catalog lists, and delete them); choose a location outside %s", e.Location, e.Other, ErrNested, e.Other)
+	}
+	return fmt.Sprintf("init %s: it holds the repository at %s: %v (this repository's gc would take that one's objects for files of its own); choose an empty folder or a new prefix", e.Location, e.Other, ErrNested)
+}
+
+func (e *NestedError) Unwrap() []error {
+	if e.Inside {
+		return []error{ErrNested}
+	}
+	return []error{ErrNested, ErrNotEmpty}
+}
 
 // ExtraFilesError: a version folder holds objects besides the version's
 // catalog, dataset.json, record and retirement marker (a

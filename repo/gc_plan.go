@@ -182,12 +182,38 @@ func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, 
 	}); err != nil {
 		return fmt.Errorf("list %s: %w", DataPrefix, err)
 	}
+	listing = keepOutNested(listing, &plan.Warnings)
 	plan.DataFiles = dp.Plan(listing, plan.Now, in.Policy.Grace)
 	plan.Data = dp.Stats()
 	if local, ok := r.folder(); ok {
 		plan.DataFiles = guardFolderStore(local, norm, dp, plan.DataFiles, &plan.Warnings)
 	}
 	return nil
+}
+
+// keepOutNested drops from a listing of data/ every object under a folder
+// that looks like another repository (nestedRoots: it holds an fdl.json or
+// a HEAD), with a warning each: gc never deletes what may be another
+// repository's, whatever the grace period (repositories never nest).
+func keepOutNested(listing []store.ObjectInfo, warnings *[]string) []store.ObjectInfo {
+	roots := nestedRoots(listing)
+	if len(roots) == 0 {
+		return listing
+	}
+	out := listing[:0:0]
+	kept := map[string]int{}
+	for _, oi := range listing {
+		i := slices.IndexFunc(roots, func(r string) bool { return strings.HasPrefix(oi.Key, r) })
+		if i >= 0 {
+			kept[roots[i]]++
+			continue
+		}
+		out = append(out, oi)
+	}
+	for _, r := range roots {
+		*warnings = append(*warnings, fmt.Sprintf("%s looks like another repository (it holds %s or HEAD): gc deletes none of its %d object(s); move that repository out of this one's data folder", r, ConfigKey, kept[r]))
+	}
+	return out
 }
 
 // scanLive reads the data-file table of every catalog in retention into

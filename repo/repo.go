@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -149,7 +150,9 @@ type InitOptions struct {
 
 // Init makes an empty repository at url: fdl.json (create-only) and HEAD.
 // It refuses a location that already holds any object (ErrNotEmpty, naming
-// what it found). Errors from the store are wrapped with the URL.
+// what it found), and one that lies inside another repository or holds one
+// (*NestedError: repositories never nest). Errors from the store are
+// wrapped with the URL.
 func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 	st, err := store.Open(ctx, url)
 	if err != nil {
@@ -166,18 +169,39 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 		st.Close()
 		return nil, fmt.Errorf("init %s: it is already an fdl repository: %w", where, ErrNotEmpty)
 	}
-	found := ""
+	found, inner := "", ""
+	n := 0
 	err = st.List(ctx, "", func(oi store.ObjectInfo) error {
-		found = oi.Key
-		return errStop
+		if found == "" {
+			found = oi.Key
+		}
+		if path.Base(oi.Key) == ConfigKey {
+			inner = st.Location(strings.TrimSuffix(oi.Key, "/"+ConfigKey))
+			return errStop
+		}
+		if n++; n >= 10000 {
+			return errStop // enough to refuse; a repository deeper goes unnamed
+		}
+		return nil
 	})
 	if err != nil && !errors.Is(err, errStop) {
 		st.Close()
 		return nil, fmt.Errorf("init %s: %w", where, err)
 	}
+	if inner != "" {
+		st.Close()
+		return nil, &NestedError{Location: where, Other: inner, Inside: false}
+	}
 	if found != "" {
 		st.Close()
 		return nil, fmt.Errorf("init %s: it already holds files (%s): %w; choose an empty folder or a new prefix", where, found, ErrNotEmpty)
+	}
+	if outer, err := ancestorRepository(ctx, url); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("init %s: %w", where, err)
+	} else if outer != "" {
+		st.Close()
+		return nil, &NestedError{Location: where, Other: outer, Inside: true}
 	}
 	if o.DefaultBranch == "" {
 		o.DefaultBranch = "main"

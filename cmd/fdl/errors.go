@@ -116,6 +116,7 @@ func errorKind(err error, code int) string {
 		{repo.ErrNothingToCommit, "nothing_to_commit"},
 		{repo.ErrNothingToPush, "nothing_to_push"},
 		{repo.ErrNotDescendant, "not_descendant"},
+		{repo.ErrNested, "nested_repository"},
 		{repo.ErrDirNotEmpty, "dir_not_empty"},
 		{repo.ErrNotEmpty, "not_empty"},
 		{refs.ErrUnknownRev, "unknown_revision"},
