@@ -21,9 +21,9 @@ var (
 	ErrNotRepository = errors.New("not an fdl repository")
 	ErrNotEmpty      = errors.New("location is not empty")
 	// ErrNested: a repository would lie inside another, or around one.
-	ErrNested = errors.New("repositories cannot nest")
-	ErrChecksum      = errors.New("catalog does not match its record")
-	ErrIncomplete    = errors.New("version is incomplete")
+	ErrNested     = errors.New("repositories cannot nest")
+	ErrChecksum   = errors.New("catalog does not match its record")
+	ErrIncomplete = errors.New("version is incomplete")
 	// ErrDataMissing is wrapped by the error of a push whose versions list
 	// a data file of the repository that the store does not hold.
 	ErrDataMissing = errors.New("a data file the version lists is not in the store")

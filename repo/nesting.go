@@ -123,4 +123,3 @@ func nestedRoots(listing []store.ObjectInfo) []string {
 	}
 	return roots
 }
-
