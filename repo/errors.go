@@ -246,6 +246,30 @@ func (e *NestedError) Unwrap() []error {
 	return []error{ErrNested, ErrNotEmpty}
 }
 
+// ErrGCDeleting is wrapped by the error of a push that needs an object a
+// running gc may be deleting (its deletion intent lists it).
+var ErrGCDeleting = errors.New("a running gc may delete what the push needs")
+
+// GCDeletingError: a push found, after its ref log entry and before its
+// compare-and-swap, a deletion intent of a gc that lists objects the
+// versions it publishes need; nothing was moved (and what it uploaded was
+// removed). Running push again once that gc is done either goes (the gc
+// kept the files) or says which files are gone. It wraps ErrGCDeleting.
+type GCDeletingError struct {
+	Intent    string // the intent's key
+	StartedAt time.Time
+	By        string
+	Keys      []string // at most 5 of them
+	Count     int
+}
+
+func (e *GCDeletingError) Error() string {
+	return fmt.Sprintf("a gc started %s by %s may delete %d object(s) this push needs (%s; its intent %s): %v; nothing was moved: run push again once that gc is done",
+		e.StartedAt.UTC().Format(time.RFC3339), e.By, e.Count, strings.Join(e.Keys, ", "), e.Intent, ErrGCDeleting)
+}
+
+func (e *GCDeletingError) Unwrap() error { return ErrGCDeleting }
+
 // ExtraFilesError: a version folder holds objects besides the version's
 // catalog, dataset.json, record and retirement marker (a
 // ducklake.duckdb.wal, which a reader's DuckDB would replay over the
@@ -341,6 +365,17 @@ const (
 	// StopAheadOfFloor: a version's bytes were to be deleted before the
 	// floor retired it: move the floor first.
 	StopAheadOfFloor
+	// StopMoveToRetired: a ref move in progress (its ref log entry written,
+	// its compare-and-swap not yet) goes to a version the floor retires;
+	// nothing was deleted: gc again takes it back into retention.
+	StopMoveToRetired
+	// StopAnotherGC: another gc's deletion intent holds (a gc deleting
+	// now); nothing was deleted: run one gc at a time.
+	StopAnotherGC
+	// StopIntentLost: this gc's deletion intent is gone or ran out of its
+	// lease (another gc took it for the record of a stopped one, or this
+	// process was paused): it deleted nothing after that; run gc again.
+	StopIntentLost
 )
 
 // GCStopError says why gc stopped before deleting (part of) its plan. Err
@@ -372,6 +407,12 @@ func (e *GCStopError) Error() string {
 		return fmt.Sprintf("version %s appeared while gc ran and its catalog cannot be read (%v): %v; no data file was deleted", e.Version, e.Detail, e.Err)
 	case StopAheadOfFloor:
 		return fmt.Sprintf("version %s: deleting its catalog is refused: the retention floor (generation %d) does not take it out of retention and it has no %s: %v; move the floor first", e.Version, e.Generation, e.Key, e.Err)
+	case StopMoveToRetired:
+		return fmt.Sprintf("%s is being moved to version %s (its ref log entry is written), and the floor (generation %d) takes that version out of retention: %v; %s", e.Ref, e.Version, e.Generation, e.Err, nothing)
+	case StopAnotherGC:
+		return fmt.Sprintf("another gc is deleting (its intent %s holds): %v; %s: run one gc at a time", e.Key, e.Err, nothing)
+	case StopIntentLost:
+		return fmt.Sprintf("gc's deletion intent %s is gone or its lease ran out (another gc took it for the record of a stopped one, or this process was paused): %v; gc deleted nothing after that", e.Key, e.Err)
 	}
 	return fmt.Sprintf("gc stopped: %v", e.Err)
 }

@@ -39,7 +39,10 @@ type PushResult struct {
 // the previous one or already in the store) and moves branch to head, fast-
 // forward only (DESIGN.md §4.1–4.3), as one refs.Manager.Update: the
 // branch is read, the fast-forward check (refs.IsAncestor) and the uploads
-// run, then its ref log entry and the compare-and-swap from what was read.
+// run, then its ref log entry, confirmPush (no running gc may delete what
+// the versions need, every file they read is in the store, their folders
+// are whole), and the compare-and-swap from what was read. A push refused
+// after its uploads removes them.
 // Each version's catalog, then dataset.json, then version.json is written
 // create-only; the ref moves last. An interrupted push can be run again:
 // objects already uploaded with the same bytes are accepted.
@@ -51,6 +54,7 @@ type PushResult struct {
 func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pending []Pending) (PushResult, error) {
 	res := PushResult{Branch: branch, New: head}
 	recs := withPending{r, map[version.ID]*version.Record{}}
+	var confirmErr error
 	for _, p := range pending {
 		recs.extra[p.Record.ID] = p.Record
 	}
@@ -81,19 +85,33 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 		if err := r.upload(ctx, head, pending, &res); err != nil {
 			return refs.Move{}, err
 		}
-		return refs.Move{To: head, Action: refs.ActionPush, Why: "push: " + firstLine(r.pushMessage(ctx, head, recs.extra))}, nil
+		confirm := func(ctx context.Context, entry string) error {
+			if err := r.confirmPush(ctx, head, pending, entry); err != nil {
+				confirmErr = err
+				return err
+			}
+			return nil
+		}
+		return refs.Move{To: head, Action: refs.ActionPush, Why: "push: " + firstLine(r.pushMessage(ctx, head, recs.extra)), Confirm: confirm}, nil
 	})
 	if ce := (*refs.ConflictError)(nil); errors.As(err, &ce) {
 		return res, &RefusedError{Branch: branch, Current: ce.Now, Proposed: head, Race: true, URL: r.where}
+	}
+	if confirmErr != nil && err == confirmErr {
+		// Refused after the uploads: take them back, so a refused push
+		// leaves the repository as it found it.
+		r.removeUploads(ctx, pending)
+		res.Uploaded = 0
 	}
 	return res, err
 }
 
 // upload checks and uploads the pending versions of a push to head: the
 // first one's parent (or head) must be in the store, none may build on a
-// version out of retention, every local file must match its record and
-// every data file they add must be in the store (nothing damaged or
-// dangling leaves this machine: DESIGN.md §4.5).
+// version out of retention, each must follow its parent and every local
+// file must match its record (nothing damaged leaves this machine:
+// DESIGN.md §4.5). That the data files they read are in the store is
+// checked after the uploads, in confirmPush.
 func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, res *PushResult) error {
 	if len(pending) > 0 {
 		first := pending[0].Record
@@ -115,9 +133,6 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, r
 		if err := checkLocal(p); err != nil {
 			return err
 		}
-	}
-	if err := r.checkNewData(ctx, pending); err != nil {
-		return err
 	}
 	for _, p := range pending {
 		id := p.Record.ID
@@ -236,8 +251,9 @@ func checkLocal(p Pending) error {
 	return nil
 }
 
-// checkNewData checks, before anything is uploaded, that the data and
-// delete files the pending versions add (begin_snapshot at or after the
+// checkNewData checks, once the versions are uploaded and the move
+// announced (confirmPush), that the data and delete files the pending
+// versions add (begin_snapshot at or after the
 // first snapshot they add) and that one of them can read at its snapshot
 // are in the store, where they lie in the repository's data/ (files
 // elsewhere are out of fdl's reach: DESIGN.md §5a). A file a working
@@ -267,7 +283,7 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		return err
 	}
 	var missing, local []string
-	_, onDisk := r.folder()
+	onDisk := r.dataOnDisk()
 	seen := map[string]bool{}
 	for _, f := range files {
 		read := slices.ContainsFunc(pending, func(p Pending) bool {

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -97,6 +98,7 @@ type Repo struct {
 	record map[version.ID]*version.Record
 	actor  string   // who moves refs (refs.go); "" until Actor is called
 	wd     *Workdir // the working directory it was opened from, if any
+	gcint  *gcIntent // the deletion intent of the gc this Repo is applying
 }
 
 // newRepo returns the Repo of an open store and its settings, with its ref
@@ -128,6 +130,16 @@ func (r *Repo) Config() Config { return r.cfg }
 func (r *Repo) folder() (store.LocalFiles, bool) {
 	l, ok := r.st.(store.LocalFiles)
 	return l, ok
+}
+
+// dataOnDisk reports whether the repository's data folder, as reached now,
+// is a path of this machine's file system (a folder store, however
+// wrapped): then a data file read by a local path is one its readers
+// reach, else (an object store, a web server) no reader of the repository
+// does.
+func (r *Repo) dataOnDisk() bool {
+	loc := r.DataLocation()
+	return strings.HasPrefix(loc, "/") || filepath.IsAbs(loc)
 }
 
 // SetOptions replaces the options (progress and step hooks).

@@ -174,7 +174,8 @@ var versionFiles = map[string]bool{version.CatalogFile: true, version.DatasetFil
 // record, and the folder holds nothing but the version's own files. A file
 // beside the catalog is not harmless: DuckDB replays a
 // "ducklake.duckdb.wal" over the frozen catalog and reads a state the
-// record does not describe. It lists the folder (one request); on a store
+// record does not describe. dataset.json must be there at its recorded
+// size, and the record too. It lists the folder (one request); on a store
 // that cannot list (a web server) it looks up the catalog and the one file
 // DuckDB would read beside it. Errors: *ChecksumError (size only),
 // *ExtraFilesError, the store's errors (naming the version).
@@ -182,15 +183,31 @@ func (r *Repo) CheckVersionFolder(ctx context.Context, rec *version.Record) erro
 	key := VersionKey(rec.ID, version.CatalogFile)
 	size, found := int64(-1), false
 	var extra []string
+	sizes := map[string]int64{}
 	err := r.st.List(ctx, VersionKey(rec.ID, ""), func(oi store.ObjectInfo) error {
 		switch name := strings.TrimPrefix(oi.Key, VersionKey(rec.ID, "")); {
 		case name == version.CatalogFile:
 			size, found = oi.Size, true
 		case !versionFiles[name]:
 			extra = append(extra, oi.Key)
+		default:
+			sizes[name] = oi.Size
 		}
 		return nil
 	})
+	if err == nil {
+		// The rest of the version: dataset.json at its recorded size, and
+		// the record itself.
+		if n, ok := sizes[version.DatasetFile]; !ok || n != rec.Dataset.Size {
+			if !ok {
+				return fmt.Errorf("version %s: %s: %w", rec.ID, r.st.Location(VersionKey(rec.ID, version.DatasetFile)), store.ErrNotExist)
+			}
+			return &ChecksumError{Version: rec.ID, WantSize: rec.Dataset.Size, GotSize: n, WantSHA: rec.Dataset.SHA256, GotSHA: "(not read)", Location: r.st.Location(VersionKey(rec.ID, version.DatasetFile))}
+		}
+		if _, ok := sizes[version.RecordFile]; !ok {
+			return missingVersion{fmt.Errorf("version %s has no %s: %w", rec.ID, version.RecordFile, ErrIncomplete)}
+		}
+	}
 	if errors.Is(err, store.ErrCannotList) {
 		oi, serr := r.st.Stat(ctx, key)
 		if serr != nil {

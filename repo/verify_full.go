@@ -271,7 +271,7 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 		add(CodeCatalogUnreadable, string(rec.ID), "%v", err)
 		return nil
 	}
-	_, onDisk := r.folder()
+	onDisk := r.dataOnDisk()
 	if onDisk && (vs.dp == nil || !vs.reached[rec.ID]) {
 		return nil
 	}

@@ -106,6 +106,7 @@ func errorKind(err error, code int) string {
 		{repo.ErrDataMissing, "data_missing"},
 		{repo.ErrDataLocal, "data_local"},
 		{repo.ErrExtraFiles, "extra_files"},
+		{repo.ErrGCDeleting, "gc_deleting"},
 		{ducklake.ErrLocked, "locked"},
 		{ducklake.ErrNotCatalog, "not_catalog"},
 		{ducklake.ErrUnsupportedFormat, "unsupported_format"},
@@ -252,8 +253,12 @@ func gcStopHint(e *repo.GCStopError, plain string) string {
 		return insertAfter(plain, "changed while gc ran", " (fdl retention)") + ": run fdl gc again, which applies the new policy"
 	case repo.StopRefOnRetired, repo.StopBranchKeepsRetired:
 		return plain + ": run fdl gc again, which takes it back into retention"
-	case repo.StopNewCatalogUnreadable:
+	case repo.StopNewCatalogUnreadable, repo.StopIntentLost:
 		return plain + ": run fdl gc again"
+	case repo.StopMoveToRetired:
+		return plain + ": run fdl gc again, which takes it back into retention"
+	case repo.StopAnotherGC:
+		return plain + " (if no gc is running, its intent expires 10 minutes after it was written, and fdl gc then clears it)"
 	case repo.StopAheadOfFloor:
 		return plain + " (fdl gc --yes plans and moves it)"
 	}
