@@ -96,8 +96,8 @@ type Repo struct {
 	opts   Options
 	ids    []version.ID // cache of all version ids, sorted; nil until loaded
 	record map[version.ID]*version.Record
-	actor  string   // who moves refs (refs.go); "" until Actor is called
-	wd     *Workdir // the working directory it was opened from, if any
+	actor  string    // who moves refs (refs.go); "" until Actor is called
+	wd     *Workdir  // the working directory it was opened from, if any
 	gcint  *gcIntent // the deletion intent of the gc this Repo is applying
 }
 
