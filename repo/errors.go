@@ -246,6 +246,19 @@ func (e *NestedError) Unwrap() []error {
 	return []error{ErrNested, ErrNotEmpty}
 }
 
+// ShortGraceError: a grace period below retention.MinGrace was asked for
+// without allowing it: gc would delete the data files working catalogs
+// wrote and did not commit and push within that time. It wraps
+// ErrInvalidArguments.
+type ShortGraceError struct{ Grace retention.Duration }
+
+func (e *ShortGraceError) Error() string {
+	return fmt.Sprintf("a grace period of %s is below %s: gc would delete the data files a working catalog wrote but did not commit and push within %s, losing that work (pushes are safe at any grace): %v; ask for it on purpose to set it",
+		e.Grace, retention.MinGrace, e.Grace, ErrInvalidArguments)
+}
+
+func (e *ShortGraceError) Unwrap() error { return ErrInvalidArguments }
+
 // ErrGCDeleting is wrapped by the error of a push that needs an object a
 // running gc may be deleting (its deletion intent lists it).
 var ErrGCDeleting = errors.New("a running gc may delete what the push needs")

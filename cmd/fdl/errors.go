@@ -217,6 +217,8 @@ func hinted(e error) (string, bool) {
 		return insertAfter(plain, "check out "+e.Branch.Short()+" again", " (fdl checkout "+shellQuote(url)+" NEWDIR)"), true
 	case *repo.DataMissingError:
 		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true
+	case *repo.ShortGraceError:
+		return insertAfter(plain, "ask for it on purpose to set it", " (fdl retention --grace "+e.Grace.String()+" --allow-short-grace)"), true
 	case *repo.ExtraFilesError:
 		return plain + ": delete them (fdl verify lists every such file)", true
 	case *repo.RetiredError:
