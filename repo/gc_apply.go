@@ -71,7 +71,13 @@ func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
 	if err != nil {
 		return res, err
 	}
-	defer func() { r.gcint = nil }()
+	defer func() {
+		// Done, stopped or interrupted, this gc deletes nothing more: its
+		// intent goes (a process killed leaves it; the next gc on this
+		// host, or its lease, clears it).
+		r.dropIntent(ctx, r.gcint)
+		r.gcint = nil
+	}()
 	for _, step := range []func(context.Context, *GCPlan, *retention.Floor, *GCResult) error{
 		r.applyRetire, r.applyData, r.applyAbandoned, r.applyTemps,
 	} {
@@ -79,7 +85,6 @@ func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
 			return res, err
 		}
 	}
-	r.dropIntent(ctx, r.gcint)
 	r.forgetIDs()
 	return res, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -69,9 +70,19 @@ func (i storedIntent) holdsKey(key string) bool {
 	return i.Intent.Keys == nil || i.Has(key)
 }
 
-// expired reports whether i's lease ran out at store time now.
+// expired reports whether i no longer holds at store time now: its lease
+// ran out, or it was written on this host by a process that is gone.
 func (i storedIntent) expired(now time.Time) bool {
-	return now.Sub(i.ModTime) > retention.IntentLease
+	if now.Sub(i.ModTime) > retention.IntentLease {
+		return true
+	}
+	return i.Intent.Keys != nil && i.Host != "" && i.Host == hostName() && i.PID > 0 && i.PID != os.Getpid() && !processAlive(i.PID)
+}
+
+// hostName is this machine's name ("" when it cannot be read).
+func hostName() string {
+	h, _ := os.Hostname()
+	return h
 }
 
 // gcIntent is the deletion intent of the gc this process runs: what it
@@ -125,6 +136,23 @@ func (r *Repo) checkOtherIntents(ctx context.Context, own string, now time.Time)
 	return nil
 }
 
+// clearDeadIntents removes the intents written on this host by processes
+// that are gone (a gc killed here).
+func (r *Repo) clearDeadIntents(ctx context.Context) error {
+	all, err := r.listIntents(ctx)
+	if err != nil {
+		return err
+	}
+	for _, i := range all {
+		if i.expired(i.ModTime) { // by its process only: its lease is not asked
+			if err := r.st.Delete(ctx, i.Key); err != nil {
+				return fmt.Errorf("remove the intent %s of a stopped gc: %w", i.Key, err)
+			}
+		}
+	}
+	return nil
+}
+
 // writeIntent writes this gc's deletion intent for plan p under floor
 // generation gen (create-only), then checks that no other gc's intent
 // holds (checkOtherIntents, by the store's time of this one). It returns
@@ -132,7 +160,8 @@ func (r *Repo) checkOtherIntents(ctx context.Context, own string, now time.Time)
 func (r *Repo) writeIntent(ctx context.Context, p *GCPlan, gen int64) (*gcIntent, error) {
 	keys := plannedKeys(p)
 	if len(keys) == 0 {
-		return nil, nil
+		// Nothing to guard; still clear what gcs killed on this host left.
+		return nil, r.clearDeadIntents(ctx)
 	}
 	g, err := r.newIntent(ctx, keys, gen)
 	if err != nil {
@@ -157,7 +186,8 @@ func (r *Repo) newIntent(ctx context.Context, keys []string, gen int64) (*gcInte
 		return nil, err
 	}
 	began := time.Now()
-	in := &retention.Intent{Format: retention.Format, ID: id, StartedAt: began.UTC().Truncate(time.Millisecond), By: r.Actor(), Floor: gen, Keys: keys}
+	in := &retention.Intent{Format: retention.Format, ID: id, StartedAt: began.UTC().Truncate(time.Millisecond), By: r.Actor(),
+		Host: hostName(), PID: os.Getpid(), Floor: gen, Keys: keys}
 	b, err := in.Marshal()
 	if err != nil {
 		return nil, err

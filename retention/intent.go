@@ -35,6 +35,11 @@ type Intent struct {
 	ID        version.ID `json:"id"`
 	StartedAt time.Time  `json:"started_at"`
 	By        string     `json:"by"`
+	// Host and PID name the process that wrote it: on the same host, a
+	// process that is no longer running holds no intent, whatever its
+	// lease says (a gc killed there is followed at once by the next).
+	Host string `json:"host,omitempty"`
+	PID  int    `json:"pid,omitempty"`
 	// Floor is the floor generation the gc deletes under.
 	Floor int64 `json:"floor"`
 	// Keys are the store keys gc may delete, sorted: data files, the

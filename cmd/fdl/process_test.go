@@ -243,7 +243,7 @@ func fileDigest(t *testing.T, p string) string {
 func TestKillAtEveryStep(t *testing.T) {
 	ctx := context.Background()
 	steps := []string{"commit:freeze", "commit:dataset", "commit:record", "commit:state",
-		"push:" + version.CatalogFile, "push:" + version.DatasetFile, "push:" + version.RecordFile, "push:reflog", "push:ref", "push:state"}
+		"push:" + version.CatalogFile, "push:" + version.DatasetFile, "push:" + version.RecordFile, "push:reflog", "push:confirm", "push:ref", "push:state"}
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {
 			url, base := newRepoWithBase(t)
