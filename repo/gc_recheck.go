@@ -20,7 +20,9 @@ import (
 //     the plan (stop, nothing deleted);
 //   - every ref move in progress (refs.PendingMoves over the plan's ref log
 //     entries and those written since): one to a version the floor retires
-//     stops gc (StopMoveToRetired); the others' versions, and the
+//     stops gc (StopMoveToRetired); the others' versions, the versions of
+//     ref moves completed since the plan (a push that finished between
+//     plan and apply), and the
 //     unreached folders of their first-parent history that the plan
 //     abandons, keep their objects (protectPending);
 //   - the catalogs of the folders that appeared since the plan and of the
@@ -49,6 +51,16 @@ func (r *Repo) recheck(ctx context.Context, p *GCPlan, floor *retention.Floor) e
 			return &GCStopError{Why: StopMoveToRetired, Ref: e.Ref, Version: e.New, Generation: floor.Generation, Err: ErrRetentionConflict}
 		}
 		pending = append(pending, e.New)
+	}
+	// A move that completed since the plan is no longer in progress, but the
+	// plan read its version as it was then (uploading, or a folder no ref
+	// reached: abandoned, its catalog unread): its objects and files are
+	// kept the same way (recheckAfterFloor already stopped gc if the floor
+	// retires it).
+	for name, id := range now {
+		if p.refs[name] != id {
+			pending = append(pending, id)
+		}
 	}
 	keep, err := r.protectPending(ctx, p, pending)
 	if err != nil {

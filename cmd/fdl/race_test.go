@@ -24,7 +24,8 @@ import (
 // The fault-and-race suite of gc against push (docs/spec.md §16, "gc and
 // push"): a push paused at each of its steps while a whole gc runs, and a
 // gc paused at each of its steps while a whole push runs, on a folder and
-// on S3, with every grace gc accepts and with and without keep-last.
+// on S3, with every grace gc accepts and with and without keep-last; and a
+// push paused while gc plans, gc applying after the push finished.
 // After each: the branch holds the old head (push refused, nothing of it
 // reachable) or the new one (push done), and verify --data is clean — no
 // file a kept catalog reads is missing. FDL_RACE_SOAK=N repeats free-running
@@ -265,6 +266,36 @@ func raceGCPaused(t *testing.T, c raceCase, step string, grace time.Duration) {
 	checkRaceEnd(t, c, pushErr, <-done)
 }
 
+// raceInterleaved pauses a push at step, lets gc plan, lets the push
+// finish, then lets gc apply its plan: what the plan read about the push
+// (an upload, a complete folder no ref reaches) is out of date when gc
+// deletes.
+func raceInterleaved(t *testing.T, c raceCase, step string, grace time.Duration) {
+	ctx := context.Background()
+	release := make(chan struct{})
+	hook, reached := pauser(step, release)
+	done := make(chan error, 1)
+	go func() { done <- racePush(ctx, c, hook) }()
+	select {
+	case <-reached:
+	case err := <-done:
+		t.Fatalf("push ended before %s: %v", step, err)
+	}
+	r, err := repo.Open(ctx, c.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(grace + 2*time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	pushErr := <-done
+	_, gcErr := r.ApplyGC(ctx, plan)
+	checkRaceEnd(t, c, pushErr, gcErr)
+}
+
 // TestGCPushRace is the suite on a folder repository: every push step ×
 // every grace gc accepts, with keep-last 1 (versions leave retention) and
 // with the default policy; every gc step.
@@ -297,6 +328,12 @@ func gcPushRace(t *testing.T, base string, graces []time.Duration) {
 			for _, step := range pushSteps {
 				t.Run(fmt.Sprintf("push-paused/%s/grace=%s/keep-last=%d", step, grace, keepLast), func(t *testing.T) {
 					racePushPaused(t, newRaceCase(t, tmpl, at(t), keepLast, grace), step, grace)
+				})
+				if grace != graces[0] {
+					continue
+				}
+				t.Run(fmt.Sprintf("interleaved/%s/grace=%s/keep-last=%d", step, grace, keepLast), func(t *testing.T) {
+					raceInterleaved(t, newRaceCase(t, tmpl, at(t), keepLast, grace), step, grace)
 				})
 			}
 		}
