@@ -10,6 +10,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
+	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
 )
 
@@ -144,5 +145,33 @@ func TestCommitRefusesRewrittenHistory(t *testing.T) {
 				t.Fatalf("commit after %s: %v; want ErrNotDescendant naming %s and snapshot %d", c.name, err, c.table, s)
 			}
 		})
+	}
+}
+
+// TestCommitAcceptsRealMaintenance: DuckLake's own maintenance, run by the
+// real DuckDB 1.5 and its ducklake extension on a working catalog
+// (ducklake_merge_adjacent_files, ducklake_expire_snapshots of the first
+// snapshots, then an insert), is accepted by commit's check of what the
+// base published.
+func TestCommitAcceptsRealMaintenance(t *testing.T) {
+	d := realduck.Find(t, realduck.V15, "ducklake")
+	ctx := context.Background()
+	h := history.Build(t, 3, publishedOps)
+	cat := h.WD + "/" + repo.CatalogName
+	const orders = "SELECT count(*) FROM ducklake_data_file f JOIN ducklake_table t USING (table_id) WHERE t.table_name = 'orders' AND f.end_snapshot IS NULL"
+	before := queryInt(t, cat, orders)
+	d.MustQuery(t, fmt.Sprintf(`ATTACH 'ducklake:%s' AS l;
+CALL ducklake_merge_adjacent_files('l');
+SELECT count(*) FROM ducklake_expire_snapshots('l', versions => [1, 2]);
+INSERT INTO l.main.events VALUES (99);`, cat))
+	if after, gone := queryInt(t, cat, orders), queryInt(t, cat, "SELECT count(*) FROM ducklake_snapshot WHERE snapshot_id IN (1, 2)"); after >= before || gone != 0 {
+		t.Fatalf("maintenance did nothing: %d visible files of orders (were %d), %d of snapshots 1 and 2 left", after, before, gone)
+	}
+	wd, err := repo.OpenWorkdir(h.WD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "maintenance", Author: "t"}, nil); err != nil {
+		t.Fatalf("commit after DuckLake's maintenance: %v", err)
 	}
 }
