@@ -638,12 +638,15 @@ func (c *Catalog) query(ctx context.Context, q string, fn func(*sql.Rows) error)
 	return nil
 }
 
-// InexactAt returns the ids of the tables whose RowCount in State(s) is an
-// upper bound, not exact: a data file visible at s that holds rows of
-// snapshots after s whose split only the Parquet file knows (partial_max M
-// > s, as partial_file_info "partial_max:M" or column partial_max; DuckLake
-// writes such files when ducklake_merge_adjacent_files compacts files of
-// several snapshots). Empty when every count is exact.
+// InexactAt returns the ids of the tables whose RowCount in State(s) may
+// not be exact: a data file or delete file visible at s that also holds
+// rows (deletes) of snapshots after s, whose split only the Parquet file
+// knows (partial_max M > s, as partial_file_info "partial_max:M" or column
+// partial_max). DuckLake writes such files when
+// ducklake_merge_adjacent_files compacts files of several snapshots (the
+// count at s is then an upper bound) and when a delete on a file that
+// already has a delete file rewrites it with the older deletes (a lower
+// bound). Empty when every count is exact.
 func (c *Catalog) InexactAt(ctx context.Context, s int64) (map[int64]bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -651,27 +654,32 @@ func (c *Catalog) InexactAt(ctx context.Context, s int64) (map[int64]bool, error
 		return nil, err
 	}
 	out := map[int64]bool{}
-	if !c.has(dataFileTable) {
-		return out, nil
-	}
-	var conds []string
-	if c.has(dataFileTable, "partial_max") {
-		conds = append(conds, fmt.Sprintf("partial_max > %d", s))
-	}
-	if c.has(dataFileTable, "partial_file_info") {
-		conds = append(conds, fmt.Sprintf("(partial_file_info LIKE 'partial_max:%%' AND TRY_CAST(substr(partial_file_info, 13) AS BIGINT) > %d)", s))
-	}
-	if len(conds) == 0 {
-		return out, nil
-	}
-	err := c.query(ctx, fmt.Sprintf(`SELECT DISTINCT table_id FROM %s WHERE %s AND (%s)`,
-		c.t(dataFileTable), visible("", s), strings.Join(conds, " OR ")), func(r *sql.Rows) error {
-		var tid int64
-		if err := r.Scan(&tid); err != nil {
-			return err
+	for _, table := range []string{dataFileTable, deleteFileTable} {
+		if !c.has(table) {
+			continue
 		}
-		out[tid] = true
-		return nil
-	})
-	return out, err
+		var conds []string
+		if c.has(table, "partial_max") {
+			conds = append(conds, fmt.Sprintf("partial_max > %d", s))
+		}
+		if c.has(table, "partial_file_info") {
+			conds = append(conds, fmt.Sprintf("(partial_file_info LIKE 'partial_max:%%' AND TRY_CAST(substr(partial_file_info, 13) AS BIGINT) > %d)", s))
+		}
+		if len(conds) == 0 {
+			continue
+		}
+		err := c.query(ctx, fmt.Sprintf(`SELECT DISTINCT table_id FROM %s WHERE %s AND (%s)`,
+			c.t(table), visible("", s), strings.Join(conds, " OR ")), func(r *sql.Rows) error {
+			var tid int64
+			if err := r.Scan(&tid); err != nil {
+				return err
+			}
+			out[tid] = true
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
