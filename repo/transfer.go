@@ -198,6 +198,22 @@ func (r *Repo) CheckVersionFolder(ctx context.Context, rec *version.Record) erro
 	if err == nil {
 		// The rest of the version: dataset.json at its recorded size, and
 		// the record itself.
+		// A listing may not give sizes (-1: a web server's index); then
+		// the size is read with a Stat.
+		if n, ok := sizes[version.DatasetFile]; ok && n < 0 {
+			oi, serr := r.st.Stat(ctx, VersionKey(rec.ID, version.DatasetFile))
+			if serr != nil {
+				return fmt.Errorf("version %s: %w", rec.ID, serr)
+			}
+			sizes[version.DatasetFile] = oi.Size
+		}
+		if found && size < 0 {
+			oi, serr := r.st.Stat(ctx, key)
+			if serr != nil {
+				return fmt.Errorf("version %s: %w", rec.ID, serr)
+			}
+			size = oi.Size
+		}
 		if n, ok := sizes[version.DatasetFile]; !ok || n != rec.Dataset.Size {
 			if !ok {
 				return fmt.Errorf("version %s: %s: %w", rec.ID, r.st.Location(VersionKey(rec.ID, version.DatasetFile)), store.ErrNotExist)

@@ -305,14 +305,19 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 // delete file it reads at its snapshot, is a local path: no reader of the
 // repository reaches it (fdl push refuses to publish one: LocalDataError).
 func (r *Repo) verifyReachable(rec *version.Record, files []ducklake.DataFile, add func(code Code, obj, format string, a ...any)) {
-	norm, err := retention.NewNormaliser([]string{r.DataLocation()}, false)
+	norm, err := r.normaliser()
 	if err != nil {
 		return
 	}
+	// A local path inside fdl.json's data_path is the repository's own data
+	// (readers attach with DATA_PATH at the location they reach it by,
+	// OVERRIDE_DATA_PATH true), as when a folder repository is served over
+	// HTTP; any other local path is out of readers' reach.
 	isLocal := func(p string) bool {
 		pl, err := norm.Place(p)
-		return err == nil && strings.HasPrefix(pl.Canonical, "/")
+		return err == nil && strings.HasPrefix(pl.Canonical, "/") && pl.Key == ""
 	}
+	ownDataPath := strings.TrimSuffix(rec.DuckLake.DataPath, "/") == strings.TrimSuffix(r.cfg.DataPath, "/")
 	var local []string
 	s := rec.DuckLake.Snapshot
 	for _, f := range files {
@@ -320,7 +325,7 @@ func (r *Repo) verifyReachable(rec *version.Record, files []ducklake.DataFile, a
 			local = append(local, f.ResolvedPath)
 		}
 	}
-	if len(local) == 0 && !isLocal(rec.DuckLake.DataPath) {
+	if len(local) == 0 && (ownDataPath || !isLocal(rec.DuckLake.DataPath)) {
 		return
 	}
 	shown := local[:min(len(local), 3)]
