@@ -2,6 +2,7 @@ package refs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/fdl-dev/fdl/version"
@@ -57,6 +58,20 @@ func reaches(ctx context.Context, h Walker, anc *version.Record, id version.ID) 
 		}
 	}
 	return found, nil
+}
+
+// CheckHeld returns a *DanglingError when the version ref holds is not a
+// complete version recs can read (its error wraps ErrVersionMissing or
+// version.ErrBadRecord), nil when it is, and other read errors (a store
+// that cannot be reached) as they are. A branch move compares with the
+// version the branch holds, so it checks it first: a ref naming nothing
+// must read as damage, never as "not a fast-forward".
+func CheckHeld(ctx context.Context, recs RecordReader, ref Name, id version.ID) error {
+	_, err := recs.Record(ctx, id)
+	if err != nil && (errors.Is(err, ErrVersionMissing) || errors.Is(err, version.ErrBadRecord)) {
+		return &DanglingError{Ref: ref, ID: id, Err: err}
+	}
+	return err
 }
 
 // Undone returns the versions of from's first-parent history that to does

@@ -35,7 +35,32 @@ var (
 	// ErrBadLog is wrapped by the error for a ref log entry that does not
 	// parse.
 	ErrBadLog = errors.New("invalid ref log entry")
+	// ErrVersionMissing is wrapped by a RecordReader's error when the id
+	// names no complete version (no folder, no version.json): what a ref
+	// holding it makes a dangling ref.
+	ErrVersionMissing = errors.New("no such complete version")
+	// ErrDangling: a ref names a version that is not a complete version of
+	// the repository (or whose record cannot be read): the ref is damaged.
+	ErrDangling = errors.New("ref names a missing version")
 )
+
+// DanglingError: a ref names a version the repository does not hold whole
+// (Err says why: no such version, no version.json, a record that does not
+// parse). It is damage, not a refusal: nothing was compared or moved, and
+// the way out is to point the ref at a version again (MoveBranch with
+// Backwards) or to restore the version. It wraps ErrDangling.
+type DanglingError struct {
+	Ref Name
+	ID  version.ID
+	Err error
+}
+
+func (e *DanglingError) Error() string {
+	return fmt.Sprintf("%s names version %s, which the repository does not hold (%v): %v; nothing was moved; point the branch at a version again, or restore that version",
+		e.Ref.Short(), e.ID, e.Err, ErrDangling)
+}
+
+func (e *DanglingError) Unwrap() error { return ErrDangling }
 
 // CorruptError is a ref file that does not hold one version id and a
 // newline. It wraps ErrCorrupt. The way out is to point the branch at a

@@ -41,8 +41,12 @@ type MoveResult struct {
 // does not parse is replaced only with o.Backwards (what it held cannot be
 // compared), logged as ActionRepair with Old "".
 //
-// Errors: *MissingBranchError (no such branch), *CorruptError (damaged,
-// without Backwards), the Resolve errors, what o.Check returns,
+// A branch naming a version the repository does not hold (CheckHeld) is
+// damaged too: replaced only with o.Backwards, logged as ActionRepair with
+// Old the id it named.
+//
+// Errors: *MissingBranchError (no such branch), *CorruptError and
+// *DanglingError (damaged, without Backwards), the Resolve errors, what o.Check returns,
 // *MoveRefusedError (not a descendant, without Backwards), *MoveRaceError
 // when another writer moved the branch first; the last two wrap ErrRefused.
 func (m *Manager) MoveBranch(ctx context.Context, name, rev string, o MoveOptions) (MoveResult, error) {
@@ -72,6 +76,16 @@ func (m *Manager) MoveBranch(ctx context.Context, name, rev string, o MoveOption
 		if o.Check != nil {
 			if err := o.Check(ctx, to); err != nil {
 				return Move{}, err
+			}
+		}
+		if !repair {
+			// A branch naming a missing version is damaged like one that
+			// does not parse: replaced only with Backwards.
+			if herr := CheckHeld(ctx, m.recs, n, cur.ID); herr != nil {
+				if !errors.Is(herr, ErrDangling) || !o.Backwards {
+					return Move{}, herr
+				}
+				repair = true
 			}
 		}
 		if repair {

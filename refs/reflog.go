@@ -3,6 +3,7 @@ package refs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -184,4 +185,73 @@ func (m *Manager) LogIDs(ctx context.Context) ([]version.ID, error) {
 		}
 	}
 	return ids, nil
+}
+
+// LogKey returns the store key of a ref log entry: logs/<ref>/<entry id>.json.
+func LogKey(e LogEntry) string { return logKey(e.Ref, e.ID) }
+
+// LogNewer returns the ref log entries whose keys seen does not know: the
+// moves made since a caller read the logs (one listing, one read per new
+// entry). Entries that do not parse are returned in bad. Errors: the
+// store's.
+func (m *Manager) LogNewer(ctx context.Context, seen func(key string) bool) (entries []LogEntry, bad []error, err error) {
+	var keys []string
+	err = m.st.List(ctx, LogsPrefix, func(o store.ObjectInfo) error {
+		if !seen(o.Key) {
+			keys = append(keys, o.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list ref logs: %w", err)
+	}
+	for _, k := range keys {
+		b, _, err := store.ReadAll(ctx, m.st, k)
+		if err != nil {
+			if errors.Is(err, store.ErrNotExist) {
+				continue // a failed move's entry, removed meanwhile
+			}
+			return nil, nil, fmt.Errorf("read ref log entry %s: %w", k, err)
+		}
+		e, err := parseLogEntry(b, k)
+		if err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		entries = append(entries, e)
+	}
+	return entries, bad, nil
+}
+
+// PendingMoves returns the entries of moves that may still be in
+// progress, given every entry and what each ref holds now (absent refs ""):
+// Update writes a move's entry before its compare-and-swap, so a move
+// whose entry exists while its ref still holds the entry's Old, and that
+// is newer than the last entry that put the ref where it is, may happen at
+// any moment. (A move that failed and whose entry a crash left behind
+// looks the same until the ref moves again: it only keeps a version
+// longer.) Entries that delete a ref (New "") are not returned.
+func PendingMoves(entries []LogEntry, now map[Name]version.ID) []LogEntry {
+	byRef := map[Name][]LogEntry{}
+	for _, e := range entries {
+		byRef[e.Ref] = append(byRef[e.Ref], e)
+	}
+	var out []LogEntry
+	for ref, es := range byRef {
+		sort.Slice(es, func(i, j int) bool { return es[i].ID < es[j].ID })
+		cur := now[ref]
+		last := -1 // the newest entry that left the ref as it is
+		for i, e := range es {
+			if e.New == cur {
+				last = i
+			}
+		}
+		for _, e := range es[last+1:] {
+			if e.Old == cur && e.New != "" && e.New != cur {
+				out = append(out, e)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }

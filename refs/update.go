@@ -19,6 +19,14 @@ type Move struct {
 	Action Action
 	// Why is recorded in the ref log entry.
 	Why string
+	// Confirm, if not nil, runs after the move's ref log entry is written
+	// and before the compare-and-swap, given the entry's key; an error
+	// refuses the move (the entry is removed, nothing moves). The entry is
+	// the move's announcement: a reader of the logs (gc) that lists them
+	// after Confirm began sees the move as pending (PendingMoves), so a
+	// check made in Confirm and one made by that reader cannot both miss
+	// each other (docs/spec.md §16, gc and push).
+	Confirm func(ctx context.Context, entryKey string) error
 }
 
 // Check is a caller's rule for one move. It gets the ref as Update read it
@@ -36,9 +44,10 @@ type Check func(ctx context.Context, cur Ref, err error) (Move, error)
 //  1. read ref n;
 //  2. check decides the move from what n holds, and may refuse it;
 //  3. write the move's ref log entry, create-only;
-//  4. compare-and-swap n from what step 1 read to Move.To (or to the
+//  4. run Move.Confirm, if any (it may still refuse the move);
+//  5. compare-and-swap n from what step 1 read to Move.To (or to the
 //     tombstone for a delete);
-//  5. if the swap fails, remove the entry.
+//  6. if 4 or 5 fails, remove the entry.
 //
 // So a move that happened always has its entry, and a version it undoes
 // stays reachable from the log even if the process dies right after the
@@ -68,6 +77,13 @@ func (m *Manager) Update(ctx context.Context, n Name, check Check) (Ref, error) 
 	entry, err := m.appendLog(ctx, n, cur.ID, mv.To, mv.Action, mv.Why)
 	if err != nil {
 		return cur, err
+	}
+	if mv.Confirm != nil {
+		m.step(string(mv.Action) + ":confirm")
+		if err := mv.Confirm(ctx, entry); err != nil {
+			m.st.Delete(context.WithoutCancel(ctx), entry)
+			return cur, err
+		}
 	}
 	m.step(string(mv.Action) + ":ref")
 	if err := m.swap(ctx, n, cur.Token, mv.To); err != nil {

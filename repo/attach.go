@@ -6,6 +6,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
+	"github.com/fdl-dev/fdl/internal/store"
 )
 
 // The DuckDB ATTACH statement readers and writers are given.
@@ -26,7 +27,7 @@ func (r *Repo) AttachStatement(catalogPath, dataPath, alias string, readOnly boo
 		dataPath = r.DataLocation()
 	}
 	secret := ""
-	if sh, ok := r.st.(interface{ DuckDBSecret() string }); ok {
+	if sh, ok := r.st.(store.SecretProvider); ok {
 		root := r.st.Location("")
 		if strings.HasPrefix(catalogPath, root) || strings.HasPrefix(dataPath, root) {
 			secret = sh.DuckDBSecret() + " "

@@ -148,6 +148,19 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 		w.State.Base, w.State.Upstream = base.ID, base.ID
 		res.Base, res.Seq = base.ID, base.Seq
 	}
+	if base != nil {
+		d, err := r.Dataset(ctx, base.ID)
+		if err != nil {
+			return nil, err
+		}
+		b, err := d.Marshal()
+		if err != nil {
+			return nil, err
+		}
+		if err := w.saveBaseDataset(b); err != nil {
+			return nil, err
+		}
+	}
 	if err := w.save(base); err != nil {
 		return nil, err
 	}

@@ -28,7 +28,10 @@ type CommitOptions struct {
 // catalog is read, never changed. It refuses (ErrNothingToCommit) when the
 // catalog has no snapshot after its base, and (ErrNotDescendant) when the
 // catalog's snapshots do not continue the base's: the base's last snapshot
-// must be there with the same snapshot_time, and ids must have no gaps.
+// must be there with the same snapshot_time, ids only grow, and the
+// catalog read at that snapshot must show what the base published there
+// (checkPublished, when DIR/.fdl/base.dataset.json holds the base's
+// dataset).
 // The working directory's state moves to the new version only after all its
 // files are written.
 func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)) (*version.Record, error) {
@@ -80,6 +83,9 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 		return nil, err
 	}
 	step("commit:state")
+	if err := w.saveBaseDataset(ds); err != nil {
+		return nil, err
+	}
 	w.State.Base = id
 	if err := w.save(rec); err != nil {
 		return nil, err
@@ -114,6 +120,13 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 	if err != nil {
 		return nil, nil, err
 	}
+	if based, err := w.baseDataset(); err != nil {
+		return nil, nil, err
+	} else if based != nil {
+		if err := w.checkPublished(ctx, cat, based); err != nil {
+			return nil, nil, err
+		}
+	}
 	last := info.Snapshot
 	if got := snaps[len(snaps)-1].ID; got != last.ID {
 		return nil, nil, fmt.Errorf("freeze of %s: it ended at snapshot %d but the frozen copy ends at %d", w.CatalogPath(), last.ID, got)
@@ -132,9 +145,15 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 	if o.Now != nil {
 		now = o.Now
 	}
+	created := now().UTC().Truncate(time.Millisecond)
+	if w.BaseRecord != nil && created.Before(w.BaseRecord.CreatedAt) {
+		// This machine's clock is behind the one that made the parent:
+		// created_at never goes back along parents (version.CheckChild).
+		created = w.BaseRecord.CreatedAt.UTC()
+	}
 	rec := &version.Record{
 		RecordFormat: version.RecordFormat, ID: id, Seq: 1, Parents: []version.ID{},
-		Author: o.Author, Message: o.Message, CreatedAt: now().UTC().Truncate(time.Millisecond),
+		Author: o.Author, Message: o.Message, CreatedAt: created,
 		Catalog: version.Catalog{Size: size, SHA256: sum, Storage: info.Storage},
 		DuckLake: version.DuckLake{Format: info.Format, Snapshot: last.ID, SnapshotTime: last.Time,
 			Adds: version.SnapshotRange{First: first, Last: last.ID}, DataPath: dataPath},

@@ -20,11 +20,20 @@ import (
 var (
 	ErrNotRepository = errors.New("not an fdl repository")
 	ErrNotEmpty      = errors.New("location is not empty")
-	ErrChecksum      = errors.New("catalog does not match its record")
-	ErrIncomplete    = errors.New("version is incomplete")
+	// ErrNested: a repository would lie inside another, or around one.
+	ErrNested     = errors.New("repositories cannot nest")
+	ErrChecksum   = errors.New("catalog does not match its record")
+	ErrIncomplete = errors.New("version is incomplete")
 	// ErrDataMissing is wrapped by the error of a push whose versions list
 	// a data file of the repository that the store does not hold.
 	ErrDataMissing = errors.New("a data file the version lists is not in the store")
+	// ErrDataLocal is wrapped by the error of a push to a repository that
+	// is not a folder of this machine whose versions read data files by a
+	// local path (its readers cannot reach them).
+	ErrDataLocal = errors.New("the version reads data files by a local path")
+	// ErrExtraFiles is wrapped by the error for a version folder that holds
+	// files besides the version's own.
+	ErrExtraFiles = errors.New("the version folder holds files that are not the version's")
 	// ErrFormatUpgrade is wrapped by the error of a push that would move a
 	// branch to a version with a newer DuckLake format or a newer DuckDB
 	// storage version than the one it holds, without
@@ -176,6 +185,126 @@ func (e *DataMissingError) Error() string {
 
 func (e *DataMissingError) Unwrap() error { return ErrDataMissing }
 
+// LocalDataError: a push to a repository in an object store (or served
+// over HTTP) whose versions read data files by a path of this machine's
+// file system (a local data_path): no reader of the repository can reach
+// them. It wraps ErrDataLocal.
+type LocalDataError struct {
+	Version version.ID
+	Seq     int64
+	Where   string   // the repository, as messages name it
+	Paths   []string // at most 5 of them
+	Count   int      // all of them
+}
+
+func (e *LocalDataError) Error() string {
+	return fmt.Sprintf("version %s (seq %d) reads %d data file(s) by a local path (%s), which readers of %s cannot reach: %v; nothing was pushed. Write the lake's data into the repository (a working catalog checked out from it has its data_path there) or into a store its readers reach, then commit again",
+		e.Version, e.Seq, e.Count, strings.Join(e.Paths, ", "), e.Where, ErrDataLocal)
+}
+
+func (e *LocalDataError) Unwrap() error { return ErrDataLocal }
+
+// LineageError: a version a push would upload does not follow its first
+// parent (version.CheckChild: seq, id order, snapshots, created_at), so
+// its record was changed after commit or made by another tool. It wraps
+// version.ErrBadRecord; nothing is uploaded.
+type LineageError struct {
+	Version  version.ID
+	Parent   version.ID
+	Problems []version.LineageProblem
+}
+
+func (e *LineageError) Error() string {
+	msgs := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		msgs[i] = p.Code + ": " + p.Message
+	}
+	return fmt.Sprintf("local version %s does not follow its parent %s (%s): %v; nothing was pushed: its record was changed after commit, or made by another tool. Check out the branch again and redo the change",
+		e.Version, e.Parent, strings.Join(msgs, "; "), version.ErrBadRecord)
+}
+
+func (e *LineageError) Unwrap() error { return version.ErrBadRecord }
+
+// NestedError: init of Location refused because it lies inside the
+// repository at Other (Inside) or holds the repository at Other. A
+// repository inside another's folder — in its data/ above all — is taken
+// by the outer one's gc for files no catalog lists and deleted once older
+// than the grace period. It wraps ErrNested (and ErrNotEmpty when Other is
+// inside).
+type NestedError struct {
+	Location string
+	Other    string
+	Inside   bool
+}
+
+func (e *NestedError) Error() string {
+	if e.Inside {
+		return fmt.Sprintf("init %s: it lies inside the repository at %s: %v (the outer repository's gc would take the new one's objects for files of its own that no catalog lists, and delete them); choose a location outside %s", e.Location, e.Other, ErrNested, e.Other)
+	}
+	return fmt.Sprintf("init %s: it holds the repository at %s: %v (this repository's gc would take that one's objects for files of its own); choose an empty folder or a new prefix", e.Location, e.Other, ErrNested)
+}
+
+func (e *NestedError) Unwrap() []error {
+	if e.Inside {
+		return []error{ErrNested}
+	}
+	return []error{ErrNested, ErrNotEmpty}
+}
+
+// ShortGraceError: a grace period below retention.MinGrace was asked for
+// without allowing it: gc would delete the data files working catalogs
+// wrote and did not commit and push within that time. It wraps
+// ErrInvalidArguments.
+type ShortGraceError struct{ Grace retention.Duration }
+
+func (e *ShortGraceError) Error() string {
+	return fmt.Sprintf("a grace period of %s is below %s: gc would delete the data files a working catalog wrote but did not commit and push within %s, losing that work (pushes are safe at any grace): %v; ask for it on purpose to set it",
+		e.Grace, retention.MinGrace, e.Grace, ErrInvalidArguments)
+}
+
+func (e *ShortGraceError) Unwrap() error { return ErrInvalidArguments }
+
+// ErrGCDeleting is wrapped by the error of a push that needs an object a
+// running gc may be deleting (its deletion intent lists it).
+var ErrGCDeleting = errors.New("a running gc may delete what the push needs")
+
+// GCDeletingError: a push found, after its ref log entry and before its
+// compare-and-swap, a deletion intent of a gc that lists objects the
+// versions it publishes need; nothing was moved (and what it uploaded was
+// removed). Running push again once that gc is done either goes (the gc
+// kept the files) or says which files are gone. It wraps ErrGCDeleting.
+type GCDeletingError struct {
+	Intent    string // the intent's key
+	StartedAt time.Time
+	By        string
+	Keys      []string // at most 5 of them
+	Count     int
+}
+
+func (e *GCDeletingError) Error() string {
+	return fmt.Sprintf("a gc started %s by %s may delete %d object(s) this push needs (%s; its intent %s): %v; nothing was moved: run push again once that gc is done",
+		e.StartedAt.UTC().Format(time.RFC3339), e.By, e.Count, strings.Join(e.Keys, ", "), e.Intent, ErrGCDeleting)
+}
+
+func (e *GCDeletingError) Unwrap() error { return ErrGCDeleting }
+
+// ExtraFilesError: a version folder holds objects besides the version's
+// catalog, dataset.json, record and retirement marker (a
+// ducklake.duckdb.wal, which a reader's DuckDB would replay over the
+// frozen catalog). The version is not handed to readers until they are
+// removed. It wraps ErrExtraFiles.
+type ExtraFilesError struct {
+	Version version.ID
+	Keys    []string
+}
+
+func (e *ExtraFilesError) Error() string {
+	return fmt.Sprintf("version %s: its folder holds %s besides the version's own files: %v; a reader's DuckDB would read them with the catalog (it replays a .wal beside a database file) and see a state the record does not describe, so the version is not handed out until they are removed",
+		e.Version, strings.Join(e.Keys, ", "), ErrExtraFiles)
+}
+
+func (e *ExtraFilesError) Unwrap() error { return ErrExtraFiles }
+
 // FormatUpgradeError is the refusal of a push that would move a branch to
 // a newer catalog format or storage version (readers on the older DuckDB
 // release would lose the branch). It wraps ErrFormatUpgrade.
@@ -269,6 +398,17 @@ const (
 	// StopAheadOfFloor: a version's bytes were to be deleted before the
 	// floor retired it: move the floor first.
 	StopAheadOfFloor
+	// StopMoveToRetired: a ref move in progress (its ref log entry written,
+	// its compare-and-swap not yet) goes to a version the floor retires;
+	// nothing was deleted: gc again takes it back into retention.
+	StopMoveToRetired
+	// StopAnotherGC: another gc's deletion intent holds (a gc deleting
+	// now); nothing was deleted: run one gc at a time.
+	StopAnotherGC
+	// StopIntentLost: this gc's deletion intent is gone or ran out of its
+	// lease (another gc took it for the record of a stopped one, or this
+	// process was paused): it deleted nothing after that; run gc again.
+	StopIntentLost
 )
 
 // GCStopError says why gc stopped before deleting (part of) its plan. Err
@@ -300,6 +440,12 @@ func (e *GCStopError) Error() string {
 		return fmt.Sprintf("version %s appeared while gc ran and its catalog cannot be read (%v): %v; no data file was deleted", e.Version, e.Detail, e.Err)
 	case StopAheadOfFloor:
 		return fmt.Sprintf("version %s: deleting its catalog is refused: the retention floor (generation %d) does not take it out of retention and it has no %s: %v; move the floor first", e.Version, e.Generation, e.Key, e.Err)
+	case StopMoveToRetired:
+		return fmt.Sprintf("%s is being moved to version %s (its ref log entry is written), and the floor (generation %d) takes that version out of retention: %v; %s", e.Ref, e.Version, e.Generation, e.Err, nothing)
+	case StopAnotherGC:
+		return fmt.Sprintf("another gc is deleting (its intent %s holds): %v; %s: run one gc at a time", e.Key, e.Err, nothing)
+	case StopIntentLost:
+		return fmt.Sprintf("gc's deletion intent %s is gone or its lease ran out (another gc took it for the record of a stopped one, or this process was paused): %v; gc deleted nothing after that", e.Key, e.Err)
 	}
 	return fmt.Sprintf("gc stopped: %v", e.Err)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -50,8 +51,13 @@ type GCResult struct {
 //
 //  1. move the floor: one compare-and-swap of retention/floor.json from the
 //     version the plan read (ErrRetentionConflict if it changed: nothing
-//     is deleted, plan again); then re-read the refs, and stop if one now
-//     points at a version the floor retires (a tag made meanwhile);
+//     is deleted, plan again); then write the deletion intent (every key
+//     the plan may delete, create-only; writeIntent) and look again at what
+//     changed while gc planned (recheck): a ref, or a ref move in progress
+//     (its ref log entry written), on a version the floor retires stops gc
+//     and puts the floor back; the versions of moves in progress, and of
+//     folders that appeared, keep their objects and every data file their
+//     catalogs list;
 //  2. for each version leaving retention: write its marker (create-only),
 //     then delete its catalog and dataset.json — never version.json;
 //     refused (ErrAheadOfFloor) for a version the stored floor does not
@@ -65,13 +71,21 @@ type GCResult struct {
 //  5. delete the history packs of versions that are gone, and write the
 //     missing ones on every ref's history (docs/spec.md §18).
 //
-// It deletes nothing outside data/, versions/ and index/packs/.
+// It deletes nothing outside data/, versions/ and index/packs/, and
+// nothing its intent does not list; the intent is removed at the end.
 func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
 	res := &GCResult{Floor: p.FloorGeneration}
 	floor, err := r.applyFloor(ctx, p, res)
 	if err != nil {
 		return res, err
 	}
+	defer func() {
+		// Done, stopped or interrupted, this gc deletes nothing more: its
+		// intent goes (a process killed leaves it; the next gc on this
+		// host, or its lease, clears it).
+		r.dropIntent(ctx, r.gcint)
+		r.gcint = nil
+	}()
 	for _, step := range []func(context.Context, *GCPlan, *retention.Floor, *GCResult) error{
 		r.applyRetire, r.applyData, r.applyAbandoned, r.applyTemps, r.applyPacks,
 	} {
@@ -83,16 +97,26 @@ func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
 	return res, nil
 }
 
-// applyFloor is step 1: the floor's compare-and-swap, then
-// recheckAfterFloor; if that stops gc, gc's own floor move is put back
-// (restoreFloor). It returns the floor the later steps go by.
+// applyFloor is step 1: the floor's compare-and-swap, the deletion intent,
+// then recheck; if either of the last two stops gc, the intent is removed
+// and gc's own floor move is put back (restoreFloor). It returns the floor
+// the later steps go by, with r.gcint the intent they delete under.
 func (r *Repo) applyFloor(ctx context.Context, p *GCPlan, res *GCResult) (*retention.Floor, error) {
 	floor, _, err := r.Floor(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if !p.FloorMoves {
-		return floor, r.recheckAfterFloor(ctx, p, floor)
+		g, err := r.writeIntent(ctx, p, p.FloorGeneration)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.recheck(ctx, p, floor); err != nil {
+			r.dropIntent(ctx, g)
+			return nil, err
+		}
+		r.gcint = g
+		return floor, nil
 	}
 	f := *p.NewFloor
 	f.MovedBy = r.Actor()
@@ -109,13 +133,20 @@ func (r *Repo) applyFloor(ctx context.Context, p *GCPlan, res *GCResult) (*reten
 		return nil, fmt.Errorf("move the floor: %w", err)
 	}
 	res.FloorMoved, res.Floor = true, f.Generation
-	if err := r.recheckAfterFloor(ctx, p, &f); err != nil {
+	g, err := r.writeIntent(ctx, p, f.Generation)
+	if err == nil {
+		if err = r.recheck(ctx, p, &f); err != nil {
+			r.dropIntent(ctx, g)
+		}
+	}
+	if err != nil {
 		if r.restoreFloor(ctx, &f, movedTok, floor) {
 			res.FloorMoved, res.Floor = false, f.Generation+1
 			return nil, fmt.Errorf("%w (the floor was put back: nothing changed for readers)", err)
 		}
 		return nil, err
 	}
+	r.gcint = g
 	return &f, nil
 }
 
@@ -139,13 +170,11 @@ func (r *Repo) applyRetire(ctx context.Context, p *GCPlan, floor *retention.Floo
 	return nil
 }
 
-// applyData is step 3: the plan's data files, less those a version pushed
-// meanwhile lists (protectNewVersions); a file freed by retirement goes only
-// once every retired version listing it is marked.
+// applyData is step 3: the plan's data files (less those recheck called
+// off: a version pushed meanwhile lists them); a file freed by retirement
+// goes only once every retired version listing it is marked.
 func (r *Repo) applyData(ctx context.Context, p *GCPlan, _ *retention.Floor, res *GCResult) error {
-	if err := r.protectNewVersions(ctx, p, res); err != nil {
-		return err
-	}
+	res.Protected += p.protected
 	for _, f := range p.DataFiles {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -246,32 +275,35 @@ func (r *Repo) applyTemps(ctx context.Context, p *GCPlan, _ *retention.Floor, re
 	return nil
 }
 
-// recheckAfterFloor runs once the floor holds what the plan wrote, before
-// anything is deleted: what changed while gc planned must not lose a
-// version the repository now keeps. It stops gc (ErrRetentionConflict,
-// nothing deleted; the next gc takes such versions back into retention)
-// when retention/policy.json changed since the plan read it, when a ref
-// points at a version the floor retires, or when a branch created or moved
-// since the plan keeps a retired version among its last keep_last versions.
-func (r *Repo) recheckAfterFloor(ctx context.Context, p *GCPlan, floor *retention.Floor) error {
+// recheckAfterFloor is the first part of recheck: it stops gc
+// (ErrRetentionConflict, nothing deleted; the next gc takes such versions
+// back into retention) when retention/policy.json changed since the plan
+// read it, when a ref points at a version the floor retires, or when a
+// branch created or moved since the plan keeps a retired version among its
+// last keep_last versions. It returns what every ref holds now.
+func (r *Repo) recheckAfterFloor(ctx context.Context, p *GCPlan, floor *retention.Floor) (map[refs.Name]version.ID, error) {
 	if _, tok, err := r.Policy(ctx); err != nil {
-		return err
+		return nil, err
 	} else if tok != p.policyTok {
-		return &GCStopError{Why: StopPolicyChanged, Key: retention.PolicyKey, Err: ErrRetentionConflict}
-	}
-	if len(floor.RetiredList()) == 0 {
-		return nil
+		return nil, &GCStopError{Why: StopPolicyChanged, Key: retention.PolicyKey, Err: ErrRetentionConflict}
 	}
 	good, bad, err := r.refs.List(ctx, "refs/")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("%w: a ref cannot be read, and it may protect versions: %w", ErrGCRefused, errors.Join(bad...))
+		return nil, fmt.Errorf("%w: a ref cannot be read, and it may protect versions: %w", ErrGCRefused, errors.Join(bad...))
+	}
+	now := map[refs.Name]version.ID{}
+	for _, ref := range good {
+		now[ref.Name] = ref.ID
+	}
+	if len(floor.RetiredList()) == 0 {
+		return now, nil
 	}
 	for _, ref := range good {
 		if floor.Has(ref.ID) && !p.marked[ref.ID] {
-			return &GCStopError{Why: StopRefOnRetired, Ref: ref.Name, Version: ref.ID, Generation: floor.Generation, Err: ErrAheadOfFloor}
+			return nil, &GCStopError{Why: StopRefOnRetired, Ref: ref.Name, Version: ref.ID, Generation: floor.Generation, Err: ErrAheadOfFloor}
 		}
 		if !ref.Name.IsBranch() || p.refs[ref.Name] == ref.ID {
 			continue
@@ -282,16 +314,16 @@ func (r *Repo) recheckAfterFloor(ctx context.Context, p *GCPlan, floor *retentio
 				break
 			}
 			if floor.Has(id) && !p.marked[id] {
-				return &GCStopError{Why: StopBranchKeepsRetired, Ref: ref.Name, Version: id, KeepLast: p.Policy.KeepLast, Generation: floor.Generation, Err: ErrRetentionConflict}
+				return nil, &GCStopError{Why: StopBranchKeepsRetired, Ref: ref.Name, Version: id, KeepLast: p.Policy.KeepLast, Generation: floor.Generation, Err: ErrRetentionConflict}
 			}
 			rec, err := r.Record(ctx, id)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			id = rec.Parent()
 		}
 	}
-	return nil
+	return now, nil
 }
 
 // restoreFloor undoes gc's own floor move when gc stops right after it
@@ -314,18 +346,20 @@ func (r *Repo) restoreFloor(ctx context.Context, moved *retention.Floor, movedTo
 	return err == nil
 }
 
-// protectNewVersions runs before gc deletes data files: a version folder
-// that appeared since the plan (a push, complete or still uploading) may
-// list a file the plan deletes — a file no catalog listed then, written by
-// a working catalog long before its commit. It reads each new catalog's
-// data-file table and calls off the planned deletion of every file it
-// lists. A new catalog that cannot be read stops gc before any data file is
-// deleted (ErrRetentionConflict: run gc again).
-func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, res *GCResult) error {
+// protectNewVersions is the last part of recheck: a version folder that
+// appeared since the plan (a push, complete or still uploading), and the
+// versions of ref moves in progress (also), may list a file the plan
+// deletes — a file no catalog listed then, written by a working catalog
+// long before its commit. It reads each such catalog's data-file table
+// and calls off the planned deletion of every file it lists (counted in
+// p.protected). A catalog that cannot be read stops gc before any data
+// file is deleted (ErrRetentionConflict: run gc again); one that is gone
+// (its push removed its uploads) protects nothing.
+func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, also []version.ID) error {
 	if len(p.DataFiles) == 0 {
 		return nil
 	}
-	var fresh []version.ID
+	fresh := slices.Clone(also)
 	err := r.st.List(ctx, VersionsPrefix, func(o store.ObjectInfo) error {
 		if id, file, ok := splitVersionKey(o.Key); ok && file == version.CatalogFile && !p.known[id] {
 			if _, err := version.ParseID(string(id)); err == nil {
@@ -349,19 +383,25 @@ func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, res *GCResult)
 	listed := map[string]bool{}
 	for _, id := range fresh {
 		files, err := r.readCatalogUnchecked(ctx, id, tmp)
+		if errors.Is(err, store.ErrNotExist) || errors.Is(err, os.ErrNotExist) {
+			continue
+		}
 		if err != nil {
 			return &GCStopError{Why: StopNewCatalogUnreadable, Version: id, Detail: err, Err: ErrRetentionConflict}
 		}
 		for _, f := range files {
 			if pl, err := norm.Place(f.ResolvedPath); err == nil && pl.Key != "" {
 				listed[pl.Key] = true
+				if pl.Alias != "" {
+					listed[pl.Alias] = true
+				}
 			}
 		}
 	}
 	kept := p.DataFiles[:0]
 	for _, f := range p.DataFiles {
 		if listed[f.Key] {
-			res.Protected++
+			p.protected++
 			continue
 		}
 		kept = append(kept, f)
@@ -418,6 +458,16 @@ func (r *Repo) Excise(ctx context.Context, id version.ID, frees []string) error 
 	if err != nil {
 		return err
 	}
+	gen := int64(0)
+	if floor != nil {
+		gen = floor.Generation
+	}
+	g, err := r.newIntent(ctx, []string{VersionKey(id, version.CatalogFile), VersionKey(id, version.DatasetFile)}, gen)
+	if err != nil {
+		return err
+	}
+	r.gcint = g
+	defer func() { r.dropIntent(ctx, g); r.gcint = nil }()
 	_, _, err = r.excise(ctx, floor, id, frees, false, &GCResult{})
 	return err
 }
@@ -482,10 +532,15 @@ func (r *Repo) excise(ctx context.Context, floor *retention.Floor, id version.ID
 }
 
 // gcDelete deletes one object, refusing any key outside data/, versions/
-// and index/packs/ (DESIGN.md §5a: gc never deletes anything else).
+// and index/packs/ (gc never deletes anything else: docs/spec.md §16) and
+// any key the running gc's deletion intent does not list (gcIntent.before,
+// which also renews the intent and stops gc when it lost it).
 func (r *Repo) gcDelete(ctx context.Context, key string) error {
 	if !strings.HasPrefix(key, DataPrefix) && !strings.HasPrefix(key, VersionsPrefix) && !strings.HasPrefix(key, history.PacksPrefix) {
 		return fmt.Errorf("gc: refusing to delete %s: gc deletes only under %s, %s and %s", key, DataPrefix, VersionsPrefix, history.PacksPrefix)
+	}
+	if err := r.gcint.before(ctx, r, key); err != nil {
+		return err
 	}
 	if err := r.st.Delete(ctx, key); err != nil {
 		return fmt.Errorf("gc: delete %s: %w", key, err)

@@ -79,6 +79,8 @@ type GCPlan struct {
 	refs      map[refs.Name]version.ID // every ref as the plan read it
 	known     map[version.ID]bool      // every version folder the plan saw
 	marked    map[version.ID]bool
+	logs      map[string]refs.LogEntry // every ref log entry the plan read, by key
+	protected int                      // data deletions recheck called off
 }
 
 // Empty reports whether the plan changes nothing.
@@ -145,7 +147,11 @@ func refuseGC(err error) error {
 // and the policy) is kept for ApplyGC's checks.
 func newGCPlan(now time.Time, in *retention.Input, d *retention.Decision, floorTok, policyTok store.Token) *GCPlan {
 	plan := &GCPlan{Now: now.UTC(), Policy: in.Policy, Decision: d, floorTok: floorTok, policyTok: policyTok,
-		refs: map[refs.Name]version.ID{}, known: map[version.ID]bool{}, marked: map[version.ID]bool{}, DataFiles: []retention.DataDeletion{}}
+		refs: map[refs.Name]version.ID{}, known: map[version.ID]bool{}, marked: map[version.ID]bool{}, DataFiles: []retention.DataDeletion{},
+		logs: map[string]refs.LogEntry{}}
+	for _, e := range in.LogEntries {
+		plan.logs[refs.LogKey(e)] = e
+	}
 	for _, ref := range in.Refs {
 		plan.refs[ref.Name] = ref.ID
 	}
@@ -179,6 +185,9 @@ func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, 
 	if err := r.scanLive(ctx, plan, in, dp, tmp, workers); err != nil {
 		return refuseGC(fmt.Errorf("a version in retention: %w", err))
 	}
+	if err := r.scanUploading(ctx, plan, in, dp, tmp); err != nil {
+		return err
+	}
 	if err := r.scanLeaving(ctx, plan, in, dp, tmp, workers); err != nil {
 		return refuseGC(fmt.Errorf("a version leaving retention: %w", err))
 	}
@@ -194,12 +203,38 @@ func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, 
 	}); err != nil {
 		return fmt.Errorf("list %s: %w", DataPrefix, err)
 	}
+	listing = keepOutNested(listing, &plan.Warnings)
 	plan.DataFiles = dp.Plan(listing, plan.Now, in.Policy.Grace)
 	plan.Data = dp.Stats()
 	if local, ok := r.folder(); ok {
 		plan.DataFiles = guardFolderStore(local, norm, dp, plan.DataFiles, &plan.Warnings)
 	}
 	return nil
+}
+
+// keepOutNested drops from a listing of data/ every object under a folder
+// that looks like another repository (nestedRoots: it holds an fdl.json or
+// a HEAD), with a warning each: gc never deletes what may be another
+// repository's, whatever the grace period (repositories never nest).
+func keepOutNested(listing []store.ObjectInfo, warnings *[]string) []store.ObjectInfo {
+	roots := nestedRoots(listing)
+	if len(roots) == 0 {
+		return listing
+	}
+	out := listing[:0:0]
+	kept := map[string]int{}
+	for _, oi := range listing {
+		i := slices.IndexFunc(roots, func(r string) bool { return strings.HasPrefix(oi.Key, r) })
+		if i >= 0 {
+			kept[roots[i]]++
+			continue
+		}
+		out = append(out, oi)
+	}
+	for _, r := range roots {
+		*warnings = append(*warnings, fmt.Sprintf("%s looks like another repository (it holds %s or HEAD): gc deletes none of its %d object(s); move that repository out of this one's data folder", r, ConfigKey, kept[r]))
+	}
+	return out
 }
 
 // scanLive reads the data-file table of every catalog in retention into
@@ -213,6 +248,32 @@ func (r *Repo) scanLive(ctx context.Context, plan *GCPlan, in *retention.Input, 
 	return r.scanCatalogs(ctx, live, tmp, workers, &plan.Timing, nil, func(rec *version.Record, files []ducklake.DataFile) error {
 		return dp.AddLive(rec.ID, plan.Live[rec.ID], files)
 	})
+}
+
+// scanUploading reads into dp, as catalogs in retention read at every
+// snapshot, the catalogs of the young folders without version.json: pushes
+// uploading now (the catalog is written first, the record last), whose
+// versions read files no other catalog lists yet. A catalog gone meanwhile
+// (its push removed its uploads) protects nothing; one that cannot be read
+// stops gc: what it protects is unknown.
+func (r *Repo) scanUploading(ctx context.Context, plan *GCPlan, in *retention.Input, dp *retention.DataPlanner, tmp string) error {
+	for _, id := range plan.Young {
+		v := in.Versions[id]
+		if v.Record != nil || !v.Has(version.CatalogFile) {
+			continue
+		}
+		files, err := r.readCatalogUnchecked(ctx, id, tmp)
+		if errors.Is(err, store.ErrNotExist) || errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return &GCStopError{Why: StopNewCatalogUnreadable, Version: id, Detail: err, Err: ErrRetentionConflict}
+		}
+		if err := dp.AddLive(id, 0, files); err != nil {
+			return refuseGC(fmt.Errorf("a version being uploaded: %w", err))
+		}
+	}
+	return nil
 }
 
 // scanLeaving reads the data-file table of every catalog leaving retention
@@ -373,11 +434,20 @@ func (r *Repo) gcInput(ctx context.Context, now time.Time) (in *retention.Input,
 	for _, ref := range good {
 		in.Refs = append(in.Refs, retention.Ref{Name: ref.Name, ID: ref.ID})
 	}
-	if in.Logged, err = r.refs.LogIDs(ctx); err != nil {
-		if errors.Is(err, refs.ErrBadLog) {
-			err = fmt.Errorf("%w; gc refuses to run without knowing every version the ref logs reach: restore the entry or remove it", err)
-		}
+	entries, badLogs, err := r.refs.Log(ctx, "")
+	if err == nil && len(badLogs) > 0 {
+		err = fmt.Errorf("%w; gc refuses to run without knowing every version the ref logs reach: restore the entry or remove it", badLogs[0])
+	}
+	if err != nil {
 		return nil, "", "", err
+	}
+	in.LogEntries = entries
+	for _, e := range entries {
+		for _, id := range []version.ID{e.Old, e.New} {
+			if id != "" {
+				in.Logged = append(in.Logged, id)
+			}
+		}
 	}
 	err = r.st.List(ctx, VersionsPrefix, func(o store.ObjectInfo) error {
 		rest := strings.TrimPrefix(o.Key, VersionsPrefix)

@@ -656,6 +656,13 @@ func TestVerifyFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
+	// Commit refuses a catalog that rewrote what its base published
+	// (TestCommitRefusesRewrittenHistory); a working directory made before
+	// fdl kept the base's dataset (or another tool) does not check it, and
+	// that is how such damage gets in.
+	if err := os.Remove(filepath.Join(h.WD, repo.StateDir, repo.BaseDatasetFile)); err != nil {
+		t.Fatal(err)
+	}
 	wd, _ := repo.OpenWorkdir(h.WD)
 	broken, err := wd.Commit(ctx, repo.CommitOptions{Message: "broken", Author: "t"}, nil)
 	if err != nil {

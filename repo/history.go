@@ -33,9 +33,9 @@ func (r *Repo) Entry(ctx context.Context, id version.ID) (history.Entry, error) 
 	b, _, err := store.ReadAll(ctx, r.st, VersionKey(id, version.RecordFile))
 	if errors.Is(err, store.ErrNotExist) {
 		if _, serr := r.st.Stat(ctx, VersionKey(id, version.CatalogFile)); serr == nil {
-			return history.Entry{}, fmt.Errorf("version %s has no %s: %w (an upload that did not finish)", id, version.RecordFile, ErrIncomplete)
+			return history.Entry{}, missingVersion{fmt.Errorf("version %s has no %s: %w (an upload that did not finish)", id, version.RecordFile, ErrIncomplete)}
 		}
-		return history.Entry{}, fmt.Errorf("version %s: %w: it is not in %s", id, refs.ErrUnknownRev, r.url)
+		return history.Entry{}, missingVersion{fmt.Errorf("version %s: %w: it is not in %s", id, refs.ErrUnknownRev, r.where)}
 	}
 	if err != nil {
 		return history.Entry{}, fmt.Errorf("read version %s: %w", id, err)
@@ -54,6 +54,14 @@ func (r *Repo) remember(e history.Entry) {
 	r.record[e.Record.ID] = e
 	r.mu.Unlock()
 }
+
+// missingVersion is Record's error for an id that names no complete
+// version: it also wraps refs.ErrVersionMissing (what makes a ref holding
+// it dangling), with the same text.
+type missingVersion struct{ err error }
+
+func (e missingVersion) Error() string   { return e.err.Error() }
+func (e missingVersion) Unwrap() []error { return []error{e.err, refs.ErrVersionMissing} }
 
 // Dataset reads versions/<id>/dataset.json and checks it against the size
 // and sha256 its record gives. Errors: *ChecksumError, refs.ErrUnknownRev,

@@ -107,14 +107,19 @@ type PushResult struct {
 // forward only (DESIGN.md §4.1–4.3), as one refs.Manager.Update: the
 // branch is read, the fast-forward check (refs.IsAncestor, which walks
 // head's first parents down to the seq of the version the branch holds,
-// and no further) and the uploads run, then its ref log entry and the
-// compare-and-swap from what was read. Each version's catalog, then
-// dataset.json, then version.json, then its history pack is written
+// and no further) and the uploads run, then its ref log entry,
+// confirmPush (no running gc may delete what the versions need, every file
+// they read is in the store, their folders are whole), and the
+// compare-and-swap from what was read. A push refused after its uploads
+// removes them. Each version's catalog, then dataset.json, then
+// version.json, then its history pack is written
 // create-only; the ref moves last. An interrupted push can be run again:
 // objects already uploaded with the same bytes are accepted.
 //
 // Errors: *RefusedError (wrapping refs.ErrRefused) when the branch holds a
 // version that is not an ancestor of head, or another push moved it first;
+// *refs.DanglingError when the branch names a version the repository does
+// not hold (damage, not a refusal);
 // *FormatUpgradeError (wrapping ErrFormatUpgrade) when head has a newer
 // DuckLake format or storage version than the version the branch holds;
 // nothing is moved then.
@@ -135,6 +140,7 @@ func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, 
 		local[i] = e
 	}
 	recs := withLocal{r, r.hist.WithLocal(local), map[version.ID]*version.Record{}}
+	var confirmErr error
 	for _, e := range local {
 		recs.extra[e.Record.ID] = e.Record
 	}
@@ -151,12 +157,15 @@ func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, 
 			return refs.Move{}, nil
 		default:
 			res.Old = cur.ID
+			if err := refs.CheckHeld(ctx, recs, branch, cur.ID); err != nil {
+				return refs.Move{}, err
+			}
 			ok, err := refs.IsAncestor(ctx, recs, cur.ID, head)
 			if err != nil {
 				return refs.Move{}, fmt.Errorf("push to %s: %w", branch.Short(), err)
 			}
 			if !ok {
-				return refs.Move{}, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.url}
+				return refs.Move{}, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.where}
 			}
 			if err := r.checkFormatUpgrade(ctx, recs, branch, cur.ID, head, o, &res); err != nil {
 				return refs.Move{}, err
@@ -165,10 +174,23 @@ func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, 
 		if err := r.upload(ctx, head, pending, recs.h, &res); err != nil {
 			return refs.Move{}, err
 		}
-		return refs.Move{To: head, Action: refs.ActionPush, Why: "push: " + firstLine(r.pushMessage(ctx, head, recs.extra))}, nil
+		confirm := func(ctx context.Context, entry string) error {
+			if err := r.confirmPush(ctx, head, pending, entry); err != nil {
+				confirmErr = err
+				return err
+			}
+			return nil
+		}
+		return refs.Move{To: head, Action: refs.ActionPush, Why: "push: " + firstLine(r.pushMessage(ctx, head, recs.extra)), Confirm: confirm}, nil
 	})
 	if ce := (*refs.ConflictError)(nil); errors.As(err, &ce) {
-		return res, &RefusedError{Branch: branch, Current: ce.Now, Proposed: head, Race: true, URL: r.url}
+		return res, &RefusedError{Branch: branch, Current: ce.Now, Proposed: head, Race: true, URL: r.where}
+	}
+	if confirmErr != nil && err == confirmErr {
+		// Refused after the uploads: take them back, so a refused push
+		// leaves the repository as it found it.
+		r.removeUploads(ctx, pending)
+		res.Uploaded = 0
 	}
 	return res, err
 }
@@ -204,10 +226,11 @@ func (r *Repo) checkFormatUpgrade(ctx context.Context, recs withLocal, branch re
 
 // upload checks and uploads the pending versions of a push to head: the
 // first one's parent (or head) must be in the store, none may build on a
-// version out of retention, every local file must match its record and
-// every data file they add must be in the store (nothing damaged or
-// dangling leaves this machine: DESIGN.md §4.5). Each version's history
-// pack is written after its record (h reads the pending versions).
+// version out of retention, each must follow its parent and every local
+// file must match its record (nothing damaged leaves this machine:
+// docs/spec.md §10.5). Each version's history pack is written after its
+// record (h reads the pending versions). That the data files they read are
+// in the store is checked after the uploads, in confirmPush.
 func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, h *history.Reader, res *PushResult) error {
 	if len(pending) > 0 {
 		first := pending[0].Record
@@ -222,13 +245,13 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, h
 	if err := r.refusePushOnRetired(ctx, head, pending); err != nil {
 		return err
 	}
+	if err := r.checkLineage(ctx, pending); err != nil {
+		return err
+	}
 	for _, p := range pending {
 		if err := checkLocal(p); err != nil {
 			return err
 		}
-	}
-	if err := r.checkNewData(ctx, pending); err != nil {
-		return err
 	}
 	packs := h.Writer()
 	packs.Step = func(string) { r.step("push:pack") }
@@ -323,6 +346,34 @@ func (r *Repo) refusePushOnRetired(ctx context.Context, head version.ID, pending
 	return &RetiredBaseError{Base: ret}
 }
 
+// checkLineage checks that each pending version follows its first parent
+// (the previous pending version, or the store's record of the first one's
+// parent) by the rule verify reports by, version.CheckChild. Errors:
+// *LineageError, the store's errors.
+func (r *Repo) checkLineage(ctx context.Context, pending []Pending) error {
+	for i, p := range pending {
+		var parent *version.Record
+		switch {
+		case i > 0:
+			parent = pending[i-1].Record
+		case p.Record.Parent() != "":
+			var err error
+			if parent, err = r.Record(ctx, p.Record.Parent()); err != nil {
+				return fmt.Errorf("push: parent of version %s: %w", p.Record.ID, err)
+			}
+		default:
+			continue
+		}
+		if parent.ID != p.Record.Parent() {
+			return &LineageError{Version: p.Record.ID, Parent: parent.ID, Problems: []version.LineageProblem{{Code: string(CodeParentMissing), Message: fmt.Sprintf("its first parent is %s", p.Record.Parent())}}}
+		}
+		if probs := version.CheckChild(parent, p.Record); len(probs) > 0 {
+			return &LineageError{Version: p.Record.ID, Parent: parent.ID, Problems: probs}
+		}
+	}
+	return nil
+}
+
 // checkLocal compares a local version's catalog and dataset.json with the
 // sizes and digests its record gives. Errors: *ChecksumError naming the
 // local file and both digests.
@@ -346,15 +397,19 @@ func checkLocal(p Pending) error {
 	return nil
 }
 
-// checkNewData checks, before anything is uploaded, that the data and
-// delete files the pending versions add (begin_snapshot at or after the
+// checkNewData checks, once the versions are uploaded and the move
+// announced (confirmPush), that the data and delete files the pending
+// versions add (begin_snapshot at or after the
 // first snapshot they add) and that one of them can read at its snapshot
 // are in the store, where they lie in the repository's data/ (files
 // elsewhere are out of fdl's reach: DESIGN.md §5a). A file a working
 // catalog wrote long before the commit may have been deleted by gc as a
 // file no catalog lists (older than the grace period); publishing a version
 // that names it would hand readers a broken version. One Stat per file.
-// Errors: ErrDataMissing naming the version, the files and what to do.
+// On a store that is not a folder of this machine, a file read by a local
+// path is refused too: no reader of the store reaches it.
+// Errors: *DataMissingError and *LocalDataError naming the version, the
+// files and what to do.
 func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 	if len(pending) == 0 {
 		return nil
@@ -373,7 +428,8 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 	if err != nil {
 		return err
 	}
-	var missing []string
+	var missing, local []string
+	onDisk := r.dataOnDisk()
 	seen := map[string]bool{}
 	for _, f := range files {
 		read := slices.ContainsFunc(pending, func(p Pending) bool {
@@ -384,6 +440,10 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 			continue
 		}
 		pl, err := norm.Place(f.ResolvedPath)
+		if err == nil && !onDisk && strings.HasPrefix(pl.Canonical, "/") {
+			local = append(local, pl.Canonical) // no reader of the store reaches it
+			continue
+		}
 		if err != nil || pl.Key == "" || seen[pl.Key] {
 			continue // not placeable or outside the repository: gc reports, never deletes
 		}
@@ -393,6 +453,11 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		} else if err != nil {
 			return err
 		}
+	}
+	if len(local) > 0 {
+		slices.Sort(local)
+		local = slices.Compact(local)
+		return &LocalDataError{Version: head.Record.ID, Seq: head.Record.Seq, Where: r.where, Paths: local[:min(len(local), 5)], Count: len(local)}
 	}
 	if len(missing) == 0 {
 		return nil

@@ -22,6 +22,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -89,7 +91,8 @@ type Options struct {
 // Repo is an open repository.
 type Repo struct {
 	st     store.Store
-	url    string
+	url    string // as given: working directories record it
+	where  string // url with its credentials hidden (store.RedactURL): every message names the repository by it
 	cfg    Config
 	refs   *refs.Manager // the only code that moves refs
 	opts   Options
@@ -102,13 +105,14 @@ type Repo struct {
 	hist    *history.Reader // first-parent walks (history packs)
 	actor   string          // who moves refs (refs.go); "" until Actor is called
 	wd      *Workdir        // the working directory it was opened from, if any
+	gcint   *gcIntent       // the deletion intent of the gc this Repo is applying
 }
 
 // newRepo returns the Repo of an open store and its settings, with its ref
 // manager reading records through it.
 func newRepo(st store.Store, url string, cfg Config) *Repo {
-	r := &Repo{st: st, url: url, cfg: cfg, record: map[version.ID]history.Entry{}}
-	r.refs = refs.New(st, r, refs.Options{Where: url, Actor: r.Actor, Step: r.step})
+	r := &Repo{st: st, url: url, where: store.RedactURL(url), cfg: cfg, record: map[version.ID]history.Entry{}}
+	r.refs = refs.New(st, r, refs.Options{Where: r.where, Actor: r.Actor, Step: r.step})
 	r.hist = history.NewReader(st, r)
 	return r
 }
@@ -116,8 +120,13 @@ func newRepo(st store.Store, url string, cfg Config) *Repo {
 // Store returns the repository's store.
 func (r *Repo) Store() store.Store { return r.st }
 
-// URL returns the URL the repository was opened with.
+// URL returns the URL the repository was opened with, as given (it may
+// hold credentials: print Where instead).
 func (r *Repo) URL() string { return r.url }
+
+// Where returns the repository's URL with any credentials it holds hidden
+// (store.RedactURL): how messages and output name the repository.
+func (r *Repo) Where() string { return r.where }
 
 // Config returns fdl.json.
 func (r *Repo) Config() Config { return r.cfg }
@@ -129,6 +138,16 @@ func (r *Repo) Config() Config { return r.cfg }
 func (r *Repo) folder() (store.LocalFiles, bool) {
 	l, ok := r.st.(store.LocalFiles)
 	return l, ok
+}
+
+// dataOnDisk reports whether the repository's data folder, as reached now,
+// is a path of this machine's file system (a folder store, however
+// wrapped): then a data file read by a local path is one its readers
+// reach, else (an object store, a web server) no reader of the repository
+// does.
+func (r *Repo) dataOnDisk() bool {
+	loc := r.DataLocation()
+	return strings.HasPrefix(loc, "/") || filepath.IsAbs(loc)
 }
 
 // SetOptions replaces the options (progress and step hooks).
@@ -151,28 +170,58 @@ type InitOptions struct {
 
 // Init makes an empty repository at url: fdl.json (create-only) and HEAD.
 // It refuses a location that already holds any object (ErrNotEmpty, naming
-// what it found). Errors from the store are wrapped with the URL.
+// what it found), and one that lies inside another repository or holds one
+// (*NestedError: repositories never nest). Errors from the store are
+// wrapped with the URL.
 func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 	st, err := store.Open(ctx, url)
 	if err != nil {
 		return nil, err
 	}
+	where := store.RedactURL(url)
+	if rc, ok := st.(store.RootChecker); ok {
+		if err := rc.CheckRoot(ctx); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("init %s: %w", where, err)
+		}
+	}
 	if _, err := st.Stat(ctx, ConfigKey); err == nil {
 		st.Close()
-		return nil, fmt.Errorf("init %s: it is already an fdl repository: %w", url, ErrNotEmpty)
+		return nil, fmt.Errorf("init %s: it is already an fdl repository: %w", where, ErrNotEmpty)
 	}
-	found := ""
+	found, inner := "", ""
+	n := 0
 	err = st.List(ctx, "", func(oi store.ObjectInfo) error {
-		found = oi.Key
-		return errStop
+		if found == "" {
+			found = oi.Key
+		}
+		if path.Base(oi.Key) == ConfigKey {
+			inner = st.Location(strings.TrimSuffix(oi.Key, "/"+ConfigKey))
+			return errStop
+		}
+		if n++; n >= 10000 {
+			return errStop // enough to refuse; a repository deeper goes unnamed
+		}
+		return nil
 	})
 	if err != nil && !errors.Is(err, errStop) {
 		st.Close()
-		return nil, fmt.Errorf("init %s: %w", url, err)
+		return nil, fmt.Errorf("init %s: %w", where, err)
+	}
+	if inner != "" {
+		st.Close()
+		return nil, &NestedError{Location: where, Other: inner, Inside: false}
 	}
 	if found != "" {
 		st.Close()
-		return nil, fmt.Errorf("init %s: it already holds files (%s): %w; choose an empty folder or a new prefix", url, found, ErrNotEmpty)
+		return nil, fmt.Errorf("init %s: it already holds files (%s): %w; choose an empty folder or a new prefix", where, found, ErrNotEmpty)
+	}
+	if outer, err := ancestorRepository(ctx, url); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("init %s: %w", where, err)
+	} else if outer != "" {
+		st.Close()
+		return nil, &NestedError{Location: where, Other: outer, Inside: true}
 	}
 	if o.DefaultBranch == "" {
 		o.DefaultBranch = "main"
@@ -191,12 +240,12 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 	b, _ := json.MarshalIndent(cfg, "", "  ")
 	if _, err := st.Swap(ctx, refs.HeadKey, store.NoToken, refs.HeadContent(branch)); err != nil {
 		st.Close()
-		return nil, fmt.Errorf("init %s: write HEAD: %w", url, err)
+		return nil, fmt.Errorf("init %s: write HEAD: %w", where, err)
 	}
 	// fdl.json last: its presence marks the repository complete.
 	if err := st.Create(ctx, ConfigKey, strings.NewReader(string(b)+"\n")); err != nil {
 		st.Close()
-		return nil, fmt.Errorf("init %s: write %s: %w", url, ConfigKey, err)
+		return nil, fmt.Errorf("init %s: write %s: %w", where, ConfigKey, err)
 	}
 	return newRepo(st, url, cfg), nil
 }
@@ -218,8 +267,9 @@ func dataLocation(st store.Store) string {
 func (r *Repo) DataLocation() string { return dataLocation(r.st) }
 
 // Open opens the repository at url and reads fdl.json. Errors:
-// ErrNotRepository (naming the URL and saying how to make one), a newer
-// format than this fdl reads, or the store's error.
+// ErrNotRepository (naming the URL and saying how to make one), an error
+// wrapping store.ErrNoRoot when the bucket or container itself is missing,
+// a newer format than this fdl reads, or the store's error.
 func Open(ctx context.Context, url string) (*Repo, error) {
 	st, err := store.Open(ctx, url)
 	if err != nil {
@@ -232,23 +282,30 @@ func Open(ctx context.Context, url string) (*Repo, error) {
 // stores to inject faults); url is how the repository is named in messages.
 // The Repo owns st and closes it. Errors as Open.
 func OpenStore(ctx context.Context, st store.Store, url string) (*Repo, error) {
+	where := store.RedactURL(url)
 	b, _, err := store.ReadAll(ctx, st, ConfigKey)
 	if errors.Is(err, store.ErrNotExist) {
-		st.Close()
-		return nil, &NotRepositoryError{URL: url}
+		defer st.Close()
+		// A missing bucket is not a missing repository: say which.
+		if rc, ok := st.(store.RootChecker); ok {
+			if err := rc.CheckRoot(ctx); err != nil {
+				return nil, fmt.Errorf("open %s: %w", where, err)
+			}
+		}
+		return nil, &NotRepositoryError{URL: where}
 	}
 	if err != nil {
 		st.Close()
-		return nil, fmt.Errorf("open %s: %w", url, err)
+		return nil, fmt.Errorf("open %s: %w", where, err)
 	}
 	var cfg Config
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		st.Close()
-		return nil, fmt.Errorf("%s: %s does not parse (%v): %w", url, ConfigKey, err, ErrNotRepository)
+		return nil, fmt.Errorf("%s: %s does not parse (%v): %w", where, ConfigKey, err, ErrNotRepository)
 	}
 	if cfg.Format < 1 || cfg.Format > ConfigFormat {
 		st.Close()
-		return nil, fmt.Errorf("%s: repository format %d is newer than this fdl reads (%d): upgrade fdl", url, cfg.Format, ConfigFormat)
+		return nil, fmt.Errorf("%s: repository format %d is newer than this fdl reads (%d): upgrade fdl", where, cfg.Format, ConfigFormat)
 	}
 	return newRepo(st, url, cfg), nil
 }

@@ -29,6 +29,8 @@ type PolicyChange struct {
 	KeepLast   *int
 	KeepWithin *retention.Duration
 	Grace      *retention.Duration
+	// AllowShortGrace allows a Grace below retention.MinGrace.
+	AllowShortGrace bool
 }
 
 // RetentionState is the repository's retention policy and floor. Its JSON
@@ -49,7 +51,8 @@ type RetentionState struct {
 // Retention returns the retention policy and floor, after applying change
 // when it is not nil (UpdatePolicy, or ResetPolicy with change.Reset: one
 // compare-and-swap). Errors: ErrInvalidArguments for KeepAll with a rule
-// or a negative KeepLast; retention.ErrInvalid; ErrRetentionConflict;
+// or a negative KeepLast; *ShortGraceError for a grace below
+// retention.MinGrace without AllowShortGrace; retention.ErrInvalid; ErrRetentionConflict;
 // the store's.
 func (r *Repo) Retention(ctx context.Context, change *PolicyChange) (*RetentionState, error) {
 	out := &RetentionState{}
@@ -81,6 +84,9 @@ func (r *Repo) changePolicy(ctx context.Context, c PolicyChange) (retention.Poli
 	}
 	if c.KeepLast != nil && *c.KeepLast < 0 {
 		return retention.Policy{}, fmt.Errorf("keep-last %d: give 0 (off) or a positive number of versions: %w", *c.KeepLast, ErrInvalidArguments)
+	}
+	if c.Grace != nil && *c.Grace < retention.MinGrace && !c.AllowShortGrace {
+		return retention.Policy{}, &ShortGraceError{Grace: *c.Grace}
 	}
 	update := r.UpdatePolicy
 	if c.Reset {

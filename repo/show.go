@@ -49,9 +49,11 @@ type ShownRetired struct {
 
 // Show returns rev's version (default: defaultRev). Opened from a working
 // directory with unpushed versions and without rev, it shows the newest
-// of those, from the local copy. The stored catalog's size is checked
-// against the record before its ATTACH statement is given (one Stat).
-// Errors: the Resolve errors, *ChecksumError, the store's.
+// of those, from the local copy. Before its ATTACH statement is given, the
+// stored version's folder is checked (CheckVersionFolder, one listing):
+// the catalog's size matches the record and nothing lies beside it.
+// Errors: the Resolve errors, *ChecksumError, *ExtraFilesError, the
+// store's.
 func (r *Repo) Show(ctx context.Context, rev string) (*Shown, error) {
 	s, err := r.show(ctx, rev)
 	if err == nil {
@@ -102,7 +104,7 @@ func (r *Repo) show(ctx context.Context, rev string) (*Shown, error) {
 	if out.Dataset, err = r.Dataset(ctx, rec.ID); err != nil {
 		return nil, err
 	}
-	if err := r.CheckCatalogSize(ctx, rec); err != nil {
+	if err := r.CheckVersionFolder(ctx, rec); err != nil {
 		return nil, err
 	}
 	out.Attach = withReaderNote(r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true), rec.DuckLake.Format)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
+	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -33,12 +34,19 @@ type Status struct {
 	// Descends is false when the catalog does not continue its base.
 	Descends bool   `json:"descends"`
 	Problem  string `json:"problem,omitempty"`
+	// PendingWAL is the DuckDB write-ahead log beside a DuckDB working
+	// catalog, if there is one: writes committed in DuckDB but not yet
+	// checkpointed into the catalog file (a session still attached, or one
+	// that ended without a checkpoint). Status lists its snapshots, and
+	// commit includes them; PendingWALBytes is its size.
+	PendingWAL      string `json:"pending_wal,omitempty"`
+	PendingWALBytes int64  `json:"pending_wal_bytes,omitempty"`
 }
 
 // Status reads the working catalog (read-only) and compares it with the base.
 // Errors: ducklake.ErrLocked while another process holds the catalog.
 func (w *Workdir) Status(ctx context.Context) (*Status, error) {
-	st := &Status{Dir: w.Dir, Repository: w.State.Repository, Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, Descends: true}
+	st := &Status{Dir: w.Dir, Repository: store.RedactURL(w.State.Repository), Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, Descends: true}
 	if w.BaseRecord != nil {
 		st.BaseSeq = w.BaseRecord.Seq
 		st.BaseSnapshot = w.BaseRecord.DuckLake.Snapshot
@@ -48,6 +56,12 @@ func (w *Workdir) Status(ctx context.Context) (*Status, error) {
 		return nil, err
 	}
 	st.Unpushed = len(pending)
+	if w.State.CatalogFormat != ducklake.BackendSQLite {
+		if p, n, ok := ducklake.PendingWAL(w.CatalogPath()); ok {
+			st.PendingWAL, st.PendingWALBytes = p, n
+		}
+	}
+	// The same reading commit freezes: a .wal's rows included.
 	cat, err := ducklake.Open(ctx, w.CatalogPath())
 	if err != nil {
 		return nil, err

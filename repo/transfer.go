@@ -10,8 +10,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -161,18 +163,90 @@ func (r *Repo) uploadFile(ctx context.Context, key, path string) error {
 	return nil
 }
 
-// CheckCatalogSize compares the stored catalog's size with the record, a
-// cheap check (one Stat) for commands that print a reader's ATTACH line
-// without fetching the catalog. Errors: *ChecksumError (size only), the
-// store's errors (naming the version).
-func (r *Repo) CheckCatalogSize(ctx context.Context, rec *version.Record) error {
+// versionFiles are the only objects a version folder holds: its catalog,
+// dataset.json and record, and the retirement marker once it is retired
+// (docs/spec.md §1).
+var versionFiles = map[string]bool{version.CatalogFile: true, version.DatasetFile: true, version.RecordFile: true, retention.MarkerFile: true}
+
+// CheckVersionFolder is the check made before a reader is given a stored
+// version's catalog location (fdl show's ATTACH line) and before a push
+// moves a branch to a version it uploaded: the catalog's size matches the
+// record, and the folder holds nothing but the version's own files. A file
+// beside the catalog is not harmless: DuckDB replays a
+// "ducklake.duckdb.wal" over the frozen catalog and reads a state the
+// record does not describe. dataset.json must be there at its recorded
+// size, and the record too. It lists the folder (one request); on a store
+// that cannot list (a web server) it looks up the catalog and the one file
+// DuckDB would read beside it. Errors: *ChecksumError (size only),
+// *ExtraFilesError, the store's errors (naming the version).
+func (r *Repo) CheckVersionFolder(ctx context.Context, rec *version.Record) error {
 	key := VersionKey(rec.ID, version.CatalogFile)
-	oi, err := r.st.Stat(ctx, key)
-	if err != nil {
-		return fmt.Errorf("version %s: catalog %s: %w", rec.ID, r.st.Location(key), err)
+	size, found := int64(-1), false
+	var extra []string
+	sizes := map[string]int64{}
+	err := r.st.List(ctx, VersionKey(rec.ID, ""), func(oi store.ObjectInfo) error {
+		switch name := strings.TrimPrefix(oi.Key, VersionKey(rec.ID, "")); {
+		case name == version.CatalogFile:
+			size, found = oi.Size, true
+		case !versionFiles[name]:
+			extra = append(extra, oi.Key)
+		default:
+			sizes[name] = oi.Size
+		}
+		return nil
+	})
+	if err == nil {
+		// The rest of the version: dataset.json at its recorded size, and
+		// the record itself.
+		// A listing may not give sizes (-1: a web server's index); then
+		// the size is read with a Stat.
+		if n, ok := sizes[version.DatasetFile]; ok && n < 0 {
+			oi, serr := r.st.Stat(ctx, VersionKey(rec.ID, version.DatasetFile))
+			if serr != nil {
+				return fmt.Errorf("version %s: %w", rec.ID, serr)
+			}
+			sizes[version.DatasetFile] = oi.Size
+		}
+		if found && size < 0 {
+			oi, serr := r.st.Stat(ctx, key)
+			if serr != nil {
+				return fmt.Errorf("version %s: %w", rec.ID, serr)
+			}
+			size = oi.Size
+		}
+		if n, ok := sizes[version.DatasetFile]; !ok || n != rec.Dataset.Size {
+			if !ok {
+				return fmt.Errorf("version %s: %s: %w", rec.ID, r.st.Location(VersionKey(rec.ID, version.DatasetFile)), store.ErrNotExist)
+			}
+			return &ChecksumError{Version: rec.ID, WantSize: rec.Dataset.Size, GotSize: n, WantSHA: rec.Dataset.SHA256, GotSHA: "(not read)", Location: r.st.Location(VersionKey(rec.ID, version.DatasetFile))}
+		}
+		if _, ok := sizes[version.RecordFile]; !ok {
+			return missingVersion{fmt.Errorf("version %s has no %s: %w", rec.ID, version.RecordFile, ErrIncomplete)}
+		}
 	}
-	if oi.Size != rec.Catalog.Size {
-		return &ChecksumError{Version: rec.ID, WantSize: rec.Catalog.Size, GotSize: oi.Size, WantSHA: rec.Catalog.SHA256, GotSHA: "(not read)", Location: r.st.Location(key)}
+	if errors.Is(err, store.ErrCannotList) {
+		oi, serr := r.st.Stat(ctx, key)
+		if serr != nil {
+			return fmt.Errorf("version %s: catalog %s: %w", rec.ID, r.st.Location(key), serr)
+		}
+		size, found = oi.Size, true
+		wal := key + ".wal"
+		if _, werr := r.st.Stat(ctx, wal); werr == nil {
+			extra = append(extra, wal)
+		} else if !errors.Is(werr, store.ErrNotExist) {
+			return fmt.Errorf("version %s: %w", rec.ID, werr)
+		}
+	} else if err != nil {
+		return fmt.Errorf("version %s: %w", rec.ID, err)
+	}
+	if !found {
+		return fmt.Errorf("version %s: catalog %s: %w", rec.ID, r.st.Location(key), store.ErrNotExist)
+	}
+	if size != rec.Catalog.Size {
+		return &ChecksumError{Version: rec.ID, WantSize: rec.Catalog.Size, GotSize: size, WantSHA: rec.Catalog.SHA256, GotSHA: "(not read)", Location: r.st.Location(key)}
+	}
+	if len(extra) > 0 {
+		return &ExtraFilesError{Version: rec.ID, Keys: extra}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -187,6 +188,10 @@ func (r *Repo) verifyVersion(ctx context.Context, o VerifyOptions, vs *verifySta
 		return nil
 	}
 	rep.Versions++
+	for _, k := range vs.extra[id] {
+		add(CodeVersionExtraFile, string(id), "%s is not one of the files of version %s (%s, %s, %s, %s): a reader's DuckDB would read it with the catalog (a .wal is replayed over it); fdl show refuses the version until it is removed",
+			r.st.Location(k), id, version.CatalogFile, version.DatasetFile, version.RecordFile, retention.MarkerFile)
+	}
 	r.verifyParents(ctx, rec, add)
 	if vs.retired[id] {
 		rep.Retired++
@@ -205,9 +210,10 @@ func (r *Repo) verifyVersion(ctx context.Context, o VerifyOptions, vs *verifySta
 	return r.verifyCatalog(ctx, vs, rec, add, note)
 }
 
-// verifyParents checks that rec's parents exist, that seq, id and
-// snapshots grow from its first parent (DESIGN.md §3, §4.6), and that
-// every other parent has a lower seq (docs/spec.md §6).
+// verifyParents checks that rec's parents exist, that it follows its
+// first parent (version.CheckChild: seq, id, snapshots, created_at — the
+// rule push refuses by too; docs/spec.md §6, §10.6), and that every other
+// parent has a lower seq (docs/spec.md §6).
 func (r *Repo) verifyParents(ctx context.Context, rec *version.Record, add func(code Code, obj, format string, a ...any)) {
 	id := string(rec.ID)
 	for i, p := range rec.Parents {
@@ -223,14 +229,8 @@ func (r *Repo) verifyParents(ctx context.Context, rec *version.Record, add func(
 			}
 			continue
 		}
-		if rec.Seq != prec.Seq+1 {
-			add(CodeSeqMismatch, id, "seq %d, but its first parent %s has seq %d (want %d)", rec.Seq, p, prec.Seq, prec.Seq+1)
-		}
-		if rec.ID <= prec.ID {
-			add(CodeIDOrder, id, "id does not sort after its first parent %s", p)
-		}
-		if rec.DuckLake.Adds.First != prec.DuckLake.Snapshot+1 {
-			add(CodeSnapshotOrder, id, "adds snapshots from %d, but its first parent %s ends at snapshot %d", rec.DuckLake.Adds.First, p, prec.DuckLake.Snapshot)
+		for _, lp := range version.CheckChild(prec, rec) {
+			add(Code(lp.Code), id, "%s", lp.Message)
 		}
 	}
 }

@@ -32,6 +32,8 @@ const (
 	CodeSeqMismatch       Code = "seq-mismatch"        // seq is not the first parent's + 1, or not above another parent's
 	CodeIDOrder           Code = "id-order"            // the id does not sort after the first parent's
 	CodeSnapshotOrder     Code = "snapshot-order"      // the snapshots added do not follow the first parent's
+	CodeCreatedOrder      Code = "created-order"       // created_at is before the first parent's
+	CodeVersionExtraFile  Code = "version-extra-file"  // a version folder holds a file that is not one of the version's
 	CodeCatalogUnreadable Code = "catalog-unreadable"  // the catalog cannot be read
 	CodeChecksumMismatch  Code = "checksum-mismatch"   // the catalog's size or sha256 differs from its record
 	CodePolicyInvalid     Code = "policy-invalid"      // retention/policy.json does not parse
@@ -43,6 +45,10 @@ const (
 	CodeRetiredNoMarker   Code = "retired-no-marker"   // the floor retires a version whose catalog is gone without a marker
 	CodeDataMissing       Code = "data-missing"        // --data: a file a catalog in retention can read is not in the store
 	CodeDataPathInvalid   Code = "data-path-invalid"   // --data: a data-file path cannot be normalised
+	// CodeDataLocalPath: in a repository that is not a folder of this
+	// machine, a version reads data files by a local path (its data_path
+	// or a file's path is one), which no reader of the repository reaches.
+	CodeDataLocalPath Code = "data-local-path"
 	// CodeCatalogRecord: the catalog's last snapshot is not the one its
 	// record says it is frozen at (id and snapshot_time).
 	CodeCatalogRecord Code = "catalog-record-snapshot"
@@ -71,8 +77,9 @@ const (
 type verifyState struct {
 	retired map[version.ID]bool
 	floor   *retention.Floor
-	markers map[version.ID]bool // versions with a retired.json object
-	reached map[version.ID]bool // every parent of every ref and ref log id
+	markers map[version.ID]bool     // versions with a retired.json object
+	reached map[version.ID]bool     // every parent of every ref and ref log id
+	extra   map[version.ID][]string // keys in a version folder that are not the version's files
 	dp      *retention.DataPlanner
 	tmp     string
 }
@@ -80,7 +87,7 @@ type verifyState struct {
 // verifyRetention starts the retention side of Verify: the policy, the
 // floor and the ref logs parse; it returns what the later checks need.
 func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(code Code, obj, format string, a ...any)) (*verifyState, error) {
-	vs := &verifyState{retired: map[version.ID]bool{}, markers: map[version.ID]bool{}, reached: map[version.ID]bool{}}
+	vs := &verifyState{retired: map[version.ID]bool{}, markers: map[version.ID]bool{}, reached: map[version.ID]bool{}, extra: map[version.ID][]string{}}
 	if _, _, err := r.Policy(ctx); err != nil {
 		if !errors.Is(err, retention.ErrInvalid) {
 			return nil, err
@@ -99,9 +106,14 @@ func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(co
 		vs.retired[rt.ID] = true
 	}
 	err = r.st.List(ctx, VersionsPrefix, func(oi store.ObjectInfo) error {
-		if id, file, ok := splitVersionKey(oi.Key); ok && file == retention.MarkerFile {
+		id, file, ok := splitVersionKey(oi.Key)
+		switch {
+		case !ok:
+		case file == retention.MarkerFile:
 			vs.markers[id] = true
 			vs.retired[id] = true
+		case !versionFiles[file]:
+			vs.extra[id] = append(vs.extra[id], oi.Key)
 		}
 		return nil
 	})
@@ -269,12 +281,19 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 		add(CodeCatalogUnreadable, string(rec.ID), "%v", err)
 		return nil
 	}
-	if vs.dp == nil || !vs.reached[rec.ID] {
+	onDisk := r.dataOnDisk()
+	if onDisk && (vs.dp == nil || !vs.reached[rec.ID]) {
 		return nil
 	}
 	files, err := c.DataFiles(ctx)
 	if err != nil {
 		add(CodeCatalogUnreadable, string(rec.ID), "%v", err)
+		return nil
+	}
+	if !onDisk {
+		r.verifyReachable(rec, files, add)
+	}
+	if vs.dp == nil || !vs.reached[rec.ID] {
 		return nil
 	}
 	recOf := func(id version.ID) *version.Record {
@@ -289,6 +308,39 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 		add(CodeDataPathInvalid, string(rec.ID), "%v", err)
 	}
 	return nil
+}
+
+// verifyReachable reports (CodeDataLocalPath) a version of a repository
+// that is not a folder of this machine whose data_path, or a data or
+// delete file it reads at its snapshot, is a local path: no reader of the
+// repository reaches it (fdl push refuses to publish one: LocalDataError).
+func (r *Repo) verifyReachable(rec *version.Record, files []ducklake.DataFile, add func(code Code, obj, format string, a ...any)) {
+	norm, err := r.normaliser()
+	if err != nil {
+		return
+	}
+	// A local path inside fdl.json's data_path is the repository's own data
+	// (readers attach with DATA_PATH at the location they reach it by,
+	// OVERRIDE_DATA_PATH true), as when a folder repository is served over
+	// HTTP; any other local path is out of readers' reach.
+	isLocal := func(p string) bool {
+		pl, err := norm.Place(p)
+		return err == nil && strings.HasPrefix(pl.Canonical, "/") && pl.Key == ""
+	}
+	ownDataPath := strings.TrimSuffix(rec.DuckLake.DataPath, "/") == strings.TrimSuffix(r.cfg.DataPath, "/")
+	var local []string
+	s := rec.DuckLake.Snapshot
+	for _, f := range files {
+		if f.BeginSnapshot <= s && (f.EndSnapshot == nil || s < *f.EndSnapshot) && isLocal(f.ResolvedPath) {
+			local = append(local, f.ResolvedPath)
+		}
+	}
+	if len(local) == 0 && (ownDataPath || !isLocal(rec.DuckLake.DataPath)) {
+		return
+	}
+	shown := local[:min(len(local), 3)]
+	add(CodeDataLocalPath, string(rec.ID), "version %s (seq %d) has data_path %q and reads %d data file(s) by a local path %v: readers of %s cannot reach them",
+		rec.ID, rec.Seq, rec.DuckLake.DataPath, len(local), shown, r.where)
 }
 
 // verifyLineage checks a catalog against its record: its last snapshot is

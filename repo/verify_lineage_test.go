@@ -90,6 +90,7 @@ func TestVerifyLineage(t *testing.T) {
 	sum := sha256.Sum256(dsb)
 	rec := *first
 	rec.ID, rec.Parents, rec.Seq, rec.Message = id, []version.ID{head.ID}, head.Seq+1, "forged"
+	rec.CreatedAt = head.CreatedAt
 	rec.Dataset = version.File{Size: int64(len(dsb)), SHA256: hex.EncodeToString(sum[:])}
 	rec.DuckLake.Adds = version.SnapshotRange{First: head.DuckLake.Snapshot + 1, Last: head.DuckLake.Snapshot + 1}
 	rec.DuckLake.Snapshot = head.DuckLake.Snapshot + 1

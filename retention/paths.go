@@ -202,37 +202,117 @@ func (n *Normaliser) canonical(p string) (string, string, error) {
 		}
 		return n.local(rest, decoded)
 	default:
-		scheme := strings.ToLower(m[1])
-		if scheme == "gcs" {
-			scheme = "gs"
-		}
-		rest, ok := strings.CutPrefix(p[len(m[0]):], "//")
-		if !ok {
-			return bad("a URL needs scheme://bucket/key")
-		}
-		host, key, _ := strings.Cut(rest, "/")
-		if host == "" {
-			return bad("the URL names no bucket or host")
-		}
-		key = collapseSlashes(key)
-		key = strings.TrimSuffix(key, "/")
-		for _, el := range strings.Split(key, "/") {
-			if el == "." || el == ".." {
-				return bad("an object key with '.' or '..' elements (object stores do not resolve them)")
-			}
-		}
-		c := scheme + "://" + host
-		if key != "" {
-			c += "/" + key
-		}
-		alias := ""
-		if strings.Contains(key, "%") {
-			if d, err := url.PathUnescape(key); err == nil && d != key {
-				alias = scheme + "://" + host + "/" + d
-			}
-		}
-		return c, alias, nil
+		return canonicalURL(p, m[1], p[len(m[0]):], bad)
 	}
+}
+
+// URL schemes DuckDB reads as one service (its httpfs and azure
+// extensions): each maps to the scheme the repository's own locations use.
+var schemeAliases = map[string]string{
+	"s3": "s3", "s3a": "s3", "s3n": "s3", "r2": "s3",
+	"gs": "gs", "gcs": "gs",
+	"az": "az", "azure": "az", "abfs": "az", "abfss": "az", "azblob": "az",
+}
+
+// canonicalURL is canonical for a URL with scheme and the text after the
+// colon (rest). Object-store URLs are one canonical form whatever the
+// spelling DuckDB accepts for them: the scheme's aliases (s3a, gcs, azure,
+// abfss, …), any case of the scheme and the bucket, the account-qualified
+// Azure forms, the public HTTPS endpoints of S3, GCS and Azure, "//" runs
+// anywhere in the key (also right after the bucket), a trailing "/", and a
+// query (DuckDB reads "?s3_region=…" as settings, not part of the key: the
+// key without it is protected, and with it as an alias).
+func canonicalURL(p, rawScheme, rest string, bad func(string) (string, string, error)) (string, string, error) {
+	scheme := strings.ToLower(rawScheme)
+	rest, ok := strings.CutPrefix(rest, "//")
+	if !ok {
+		return bad("a URL needs scheme://bucket/key")
+	}
+	host, key, _ := strings.Cut(rest, "/")
+	literal := key
+	if i := strings.IndexAny(key, "?#"); i >= 0 {
+		key = key[:i]
+	} else if i := strings.IndexAny(host, "?#"); i >= 0 {
+		host, key = host[:i], ""
+	}
+	host = strings.ToLower(host)
+	key = strings.Trim(collapseSlashes(key), "/")
+	if s, ok := schemeAliases[scheme]; ok {
+		scheme = s
+	} else if scheme == "http" || scheme == "https" {
+		if s, h, k, ok := publicEndpoint(host, key); ok {
+			scheme, host, key = s, h, k
+		}
+	}
+	if scheme == "az" {
+		host, key = azureContainer(host, key)
+	}
+	if host == "" {
+		return bad("the URL names no bucket or host")
+	}
+	for _, el := range strings.Split(key, "/") {
+		if el == "." || el == ".." {
+			return bad("an object key with '.' or '..' elements (object stores do not resolve them)")
+		}
+	}
+	c := scheme + "://" + host
+	if key != "" {
+		c += "/" + key
+	}
+	alias := ""
+	if strings.Contains(key, "%") {
+		if d, err := url.PathUnescape(key); err == nil && d != key {
+			alias = scheme + "://" + host + "/" + d
+		}
+	}
+	if alias == "" && literal != key {
+		if lit := strings.Trim(collapseSlashes(literal), "/"); lit != key {
+			alias = scheme + "://" + host + "/" + lit
+		}
+	}
+	return c, alias, nil
+}
+
+// publicEndpoint maps the public HTTPS address of an object in S3, GCS or
+// Azure Blob Storage to its object-store URL parts: virtual-hosted and
+// path-style S3 (bucket.s3[.-region].amazonaws.com/key,
+// s3[.-region].amazonaws.com/bucket/key), GCS
+// (storage.googleapis.com/bucket/key, bucket.storage.googleapis.com/key)
+// and Azure (account.blob.core.windows.net/container/key).
+func publicEndpoint(host, key string) (scheme, bucket, k string, ok bool) {
+	host, _, _ = strings.Cut(host, ":") // a port
+	first, after, _ := strings.Cut(key, "/")
+	switch {
+	case strings.HasSuffix(host, ".amazonaws.com"):
+		name := strings.TrimSuffix(host, ".amazonaws.com")
+		if name == "s3" || strings.HasPrefix(name, "s3.") || strings.HasPrefix(name, "s3-") {
+			return "s3", first, after, first != ""
+		}
+		if i := strings.Index(name, ".s3"); i > 0 {
+			return "s3", name[:i], key, true
+		}
+	case host == "storage.googleapis.com":
+		return "gs", first, after, first != ""
+	case strings.HasSuffix(host, ".storage.googleapis.com"):
+		return "gs", strings.TrimSuffix(host, ".storage.googleapis.com"), key, true
+	case strings.HasSuffix(host, ".blob.core.windows.net"), strings.HasSuffix(host, ".dfs.core.windows.net"):
+		return "az", host, key, true
+	}
+	return "", "", "", false
+}
+
+// azureContainer turns the account-qualified forms of an Azure URL into
+// container and key: "account.blob.core.windows.net/container/key" and
+// abfss's "container@account.dfs.core.windows.net/key".
+func azureContainer(host, key string) (string, string) {
+	if c, acct, ok := strings.Cut(host, "@"); ok && strings.Contains(acct, ".core.windows.net") {
+		return c, key
+	}
+	if strings.HasSuffix(host, ".blob.core.windows.net") || strings.HasSuffix(host, ".dfs.core.windows.net") {
+		c, k, _ := strings.Cut(key, "/")
+		return c, k
+	}
+	return host, key
 }
 
 func collapseSlashes(s string) string {

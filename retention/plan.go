@@ -84,6 +84,9 @@ type Input struct {
 	Refs []Ref
 	// Logged are the version ids ref log entries name (old and new).
 	Logged []version.ID
+	// LogEntries are the ref log entries themselves (gc looks at them
+	// again before deleting: moves in progress); Decide does not read them.
+	LogEntries []refs.LogEntry
 	// Versions are every version folder, by id.
 	Versions map[version.ID]*VersionState
 }

@@ -45,6 +45,14 @@ const (
 // store's own modification time.
 const DefaultGrace = Duration(7 * 24 * time.Hour)
 
+// MinGrace is the shortest grace period a policy is set to without being
+// asked for on purpose (repo.PolicyChange.AllowShortGrace, fdl retention
+// --allow-short-grace): below it, gc deletes the data files of working
+// catalogs written and not yet committed and pushed within that time. A
+// push is safe at any grace (gc and push exclude each other, docs/spec.md
+// §16); the work in a working catalog is not.
+const MinGrace = Duration(24 * time.Hour)
+
 // ErrInvalid is wrapped by every error about a policy, floor or marker that
 // does not parse or breaks a rule, and by invalid durations.
 var ErrInvalid = errors.New("invalid retention setting")

@@ -149,14 +149,50 @@ func TestNormaliserObjectStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	az, err := NewNormaliser([]string{"az://cont/r/data/"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every spelling DuckDB reads as the same object has the same key.
 	for p, want := range map[string]string{
-		"s3://bucket/repo/data/main/f.parquet":    "data/main/f.parquet",
-		"S3://bucket/repo//data/main/f.parquet/":  "data/main/f.parquet",
-		"gcs://b2/r/data/x.parquet":               "data/x.parquet",
-		"s3://bucket/repo/data2/x.parquet":        "",
-		"s3://other/repo/data/main/f.parquet":     "",
-		"/bucket/repo/data/main/f.parquet":        "",
-		"https://bucket/repo/data/main/f.parquet": "",
+		"azure://cont/r/data/x.parquet":                              "data/x.parquet",
+		"az://CONT//r/data/x.parquet":                                "data/x.parquet",
+		"az://acct.blob.core.windows.net/cont/r/data/x.parquet":      "data/x.parquet",
+		"abfss://cont@acct.dfs.core.windows.net/r/data/x.parquet":    "data/x.parquet",
+		"https://acct.blob.core.windows.net/cont/r/data/x.parquet":   "data/x.parquet",
+		"az://other/r/data/x.parquet":                                "",
+		"abfss://other@acct.dfs.core.windows.net/r/data/x.parquet":   "",
+		"https://acct.blob.core.windows.net/other/r/data/x.parquet":  "",
+		"https://example.com/cont/r/data/x.parquet":                  "",
+		"az://cont/r/data/x.parquet?foo=1":                           "data/x.parquet",
+		"az://acct.blob.core.windows.net//cont//r/data//x.parquet//": "data/x.parquet",
+	} {
+		pl, err := az.Place(p)
+		if err != nil || pl.Key != want {
+			t.Errorf("%s: %+v %v, want key %q", p, pl, err, want)
+		}
+	}
+	for p, want := range map[string]string{
+		"s3://bucket/repo/data/main/f.parquet":                               "data/main/f.parquet",
+		"S3://bucket/repo//data/main/f.parquet/":                             "data/main/f.parquet",
+		"s3://bucket//repo/data/main/f.parquet":                              "data/main/f.parquet",
+		"s3://bucket///repo//data///main/f.parquet":                          "data/main/f.parquet",
+		"s3://BUCKET/repo/data/main/f.parquet":                               "data/main/f.parquet",
+		"s3a://bucket/repo/data/main/f.parquet":                              "data/main/f.parquet",
+		"S3N://bucket/repo/data/main/f.parquet":                              "data/main/f.parquet",
+		"s3://bucket/repo/data/main/f.parquet?s3_region=eu-west-1":           "data/main/f.parquet",
+		"https://bucket.s3.amazonaws.com/repo/data/main/f.parquet":           "data/main/f.parquet",
+		"https://bucket.s3.eu-west-1.amazonaws.com/repo/data/main/f.parquet": "data/main/f.parquet",
+		"https://s3.eu-west-1.amazonaws.com/bucket/repo/data/main/f.parquet": "data/main/f.parquet",
+		"http://s3.amazonaws.com/bucket//repo/data/main/f.parquet":           "data/main/f.parquet",
+		"gcs://b2/r/data/x.parquet":                                          "data/x.parquet",
+		"GS://B2//r/data/x.parquet":                                          "data/x.parquet",
+		"https://storage.googleapis.com/b2/r/data/x.parquet":                 "data/x.parquet",
+		"https://b2.storage.googleapis.com/r/data/x.parquet":                 "data/x.parquet",
+		"s3://bucket/repo/data2/x.parquet":                                   "",
+		"s3://other/repo/data/main/f.parquet":                                "",
+		"/bucket/repo/data/main/f.parquet":                                   "",
+		"https://bucket/repo/data/main/f.parquet":                            "",
 	} {
 		pl, err := n.Place(p)
 		if err != nil || pl.Key != want {

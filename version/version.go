@@ -254,6 +254,42 @@ func (r *Record) Validate() error {
 	return nil
 }
 
+// LineageProblem is one way a record does not follow its first parent:
+// Code is stable (verify reports it as is; docs/cli.md lists the codes),
+// Message says what and with which values.
+type LineageProblem struct {
+	Code    string
+	Message string
+}
+
+// CheckChild returns the ways child does not follow parent, its first
+// parent (docs/spec.md §6): seq is the parent's + 1 (seq-mismatch); the id
+// sorts after the parent's (id-order); the snapshots it adds start right
+// after the parent's last (snapshot-order); created_at is not before the
+// parent's (created-order: commit never makes one, a record edited by hand
+// or a version made elsewhere can be). Verify reports them and push
+// refuses them, with this one rule. Nil when child follows.
+func CheckChild(parent, child *Record) []LineageProblem {
+	var out []LineageProblem
+	add := func(code, format string, a ...any) {
+		out = append(out, LineageProblem{Code: code, Message: fmt.Sprintf(format, a...)})
+	}
+	p := parent.ID
+	if child.Seq != parent.Seq+1 {
+		add("seq-mismatch", "seq %d, but its first parent %s has seq %d (want %d)", child.Seq, p, parent.Seq, parent.Seq+1)
+	}
+	if child.ID <= parent.ID {
+		add("id-order", "id does not sort after its first parent %s", p)
+	}
+	if child.DuckLake.Adds.First != parent.DuckLake.Snapshot+1 {
+		add("snapshot-order", "adds snapshots from %d, but its first parent %s ends at snapshot %d", child.DuckLake.Adds.First, p, parent.DuckLake.Snapshot)
+	}
+	if child.CreatedAt.Before(parent.CreatedAt) {
+		add("created-order", "created_at %s is before its first parent %s's %s", child.CreatedAt.UTC().Format(time.RFC3339Nano), p, parent.CreatedAt.UTC().Format(time.RFC3339Nano))
+	}
+	return out
+}
+
 // Marshal encodes the record as indented JSON with a trailing newline;
 // "<", ">" and "&" are written as they are (readers: ">= 1.5.0"), not as
 // \u escapes.

@@ -68,7 +68,7 @@ func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
 		opts := repo.GCOptions{Apply: o.Yes}
 		if !g.JSON {
 			// The plan is printed before it is applied.
-			opts.Planned = func(p *repo.GCPlan) { printPlan(ios, g, r.URL(), p) }
+			opts.Planned = func(p *repo.GCPlan) { printPlan(ios, g, r.Where(), p) }
 		}
 		run, err := r.GC(ctx, opts)
 		if err != nil {

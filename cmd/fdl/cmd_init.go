@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
 )
@@ -43,9 +44,9 @@ func runInit(ctx context.Context, ios *term.IO, g *globals, o *initOptions) erro
 	defer r.Close()
 	cfg := r.Config()
 	if g.JSON {
-		return printJSON(ios, map[string]any{"url": o.URL, "location": r.Store().Location(""), "config": cfg})
+		return printJSON(ios, map[string]any{"url": store.RedactURL(o.URL), "location": r.Store().Location(""), "config": cfg})
 	}
 	ios.Printf("Initialized empty fdl repository %q in %s (branch %s)\n", cfg.Name, r.Store().Location(""), ios.Ref(cfg.DefaultBranch))
-	ios.Printf("Next: fdl checkout %s DIR [--from EXISTING.ducklake]\n", shellQuote(o.URL))
+	ios.Printf("Next: fdl checkout %s DIR [--from EXISTING.ducklake]\n", shellQuote(store.RedactURL(o.URL)))
 	return nil
 }

@@ -19,6 +19,8 @@ type retentionOptions struct {
 	Grace      string
 	KeepAll    bool
 	Reset      bool
+	// AllowShortGrace allows a --grace below retention.MinGrace.
+	AllowShortGrace bool
 }
 
 func newRetentionCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -41,9 +43,11 @@ Versions leaving retention lose their catalog and dataset.json when 'fdl gc
 --yes' runs; their record stays, so 'fdl log' still shows them.
 
 --grace DURATION (default 7d) protects what no catalog describes: data files
-of working catalogs not committed yet, uploads of pushes in flight. gc
-deletes those only when older than the grace period by the store's own
-modification time.
+of working catalogs not committed and pushed yet, uploads that never
+finished. gc deletes those only when older than the grace period by the
+store's own modification time. A grace below 1d needs --allow-short-grace:
+the work of a working catalog not pushed within it is lost. Pushes are safe
+at any grace: gc and push exclude each other.
 
 Durations: a number and a unit, w d h m s, or a sum: 2w, 30d, 1d12h, 90m.`,
 		Example: `  fdl retention --repo s3://bucket/sales
@@ -62,6 +66,7 @@ Durations: a number and a unit, w d h m s, or a sum: 2w, 30d, 1d12h, 90m.`,
 	f.StringVar(&o.KeepWithin, "keep-within", "", "keep versions created less than `DURATION` ago (0: rule off)")
 	f.StringVar(&o.Grace, "grace", "", "grace period for files and uploads no catalog or ref describes (`DURATION`, default 7d)")
 	f.BoolVar(&o.KeepAll, "keep-all", false, "turn both rules off: keep every version a ref or ref log reaches")
+	f.BoolVar(&o.AllowShortGrace, "allow-short-grace", false, "allow a --grace below 1d (gc then deletes the data files of working catalogs not committed and pushed within it)")
 	f.BoolVar(&o.Reset, "reset", false, "start from the default policy instead of the stored one (which may be damaged), then apply the other flags")
 	return cmd
 }
@@ -96,7 +101,7 @@ func (o *retentionOptions) change(set bool, changed func(string) bool) (*repo.Po
 	if o.KeepLast < 0 {
 		return nil, fmt.Errorf("--keep-last %d: give 0 (off) or a positive number of versions", o.KeepLast)
 	}
-	c := &repo.PolicyChange{Reset: o.Reset, KeepAll: o.KeepAll}
+	c := &repo.PolicyChange{Reset: o.Reset, KeepAll: o.KeepAll, AllowShortGrace: o.AllowShortGrace}
 	if changed("keep-last") {
 		c.KeepLast = &o.KeepLast
 	}
@@ -148,9 +153,10 @@ func printRetention(ios *term.IO, st *repo.RetentionState) {
 	}
 }
 
-// warnShortGrace warns (stderr) when the grace period is below a day.
+// warnShortGrace warns (stderr) when the grace period is below
+// retention.MinGrace (set with --allow-short-grace).
 func warnShortGrace(ios *term.IO, p retention.Policy) {
-	if p.Grace < retention.Duration(24*time.Hour) {
-		ios.Warnf("a grace period of %s is short: gc deletes the data files a working catalog wrote but did not commit, and the uploads of a push in progress, once they are older than that (a push naming deleted files is refused); the default is %s", p.Grace, retention.DefaultGrace)
+	if p.Grace < retention.MinGrace {
+		ios.Warnf("a grace period of %s is short: gc deletes the data files a working catalog wrote but did not commit and push within it (that work is lost; pushes themselves are safe at any grace: gc and push exclude each other); the default is %s", p.Grace, retention.DefaultGrace)
 	}
 }

@@ -43,6 +43,9 @@ func runStatus(ctx context.Context, ios *term.IO, g *globals) error {
 	if st.Unpushed > 0 {
 		ios.Printf("%d local version(s) not pushed yet: fdl push\n", st.Unpushed)
 	}
+	if st.PendingWAL != "" {
+		ios.Printf("Pending: %s (%d bytes) holds writes committed in DuckDB but not yet checkpointed into the catalog file (a session still attached, or one that ended without a checkpoint); they are listed here and the next commit includes them\n", st.PendingWAL, st.PendingWALBytes)
+	}
 	if !st.Descends {
 		ios.Printf("%s %s\n", ios.Bad("problem:"), st.Problem)
 		return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/version"
 )
 
 // This file is the one place that turns a library error into what fdl
@@ -103,6 +104,9 @@ func errorKind(err error, code int) string {
 		{refs.ErrBadLog, "invalid_reflog"},
 		{repo.ErrChecksum, "checksum"},
 		{repo.ErrDataMissing, "data_missing"},
+		{repo.ErrDataLocal, "data_local"},
+		{repo.ErrExtraFiles, "extra_files"},
+		{repo.ErrGCDeleting, "gc_deleting"},
 		{repo.ErrFormatUpgrade, "format_upgrade"},
 		{ducklake.ErrUnknownStorage, "unknown_storage"},
 		{ducklake.ErrLocked, "locked"},
@@ -117,18 +121,22 @@ func errorKind(err error, code int) string {
 		{repo.ErrNothingToCommit, "nothing_to_commit"},
 		{repo.ErrNothingToPush, "nothing_to_push"},
 		{repo.ErrNotDescendant, "not_descendant"},
+		{repo.ErrNested, "nested_repository"},
 		{repo.ErrDirNotEmpty, "dir_not_empty"},
 		{repo.ErrNotEmpty, "not_empty"},
 		{refs.ErrUnknownRev, "unknown_revision"},
 		{refs.ErrAmbiguousRev, "ambiguous_revision"},
 		{repo.ErrIncomplete, "incomplete_version"},
 		{refs.ErrDeleteHead, "delete_head"},
+		{refs.ErrDangling, "dangling_ref"},
 		{refs.ErrInvalidName, "invalid_ref_name"},
 		{refs.ErrExists, "ref_exists"},
 		{refs.ErrCorrupt, "corrupt_ref"},
 		{refs.ErrNotFound, "ref_not_found"},
 		{store.ErrReadOnly, "read_only"},
+		{store.ErrNoRoot, "no_bucket"},
 		{store.ErrNotExist, "not_found"},
+		{version.ErrBadRecord, "bad_record"},
 	}
 	for _, k := range kinds {
 		if errors.Is(err, k.target) {
@@ -179,6 +187,9 @@ func hinted(e error) (string, bool) {
 	switch e := e.(type) {
 	case *refs.CorruptError:
 		return insertAfter(plain, "point a branch at a version again", " (fdl branch -f NAME REV --backwards; fdl reflog NAME shows what it held)"), true
+	case *refs.DanglingError:
+		n := e.Ref.Short()
+		return insertAfter(plain, "point the branch at a version again", " (fdl branch -f "+n+" REV --backwards; fdl reflog "+n+" shows what it held)"), true
 	case *refs.MissingBranchError:
 		n := e.Branch.Short()
 		return insertAfter(plain, "branch "+n+" does not exist", " (create it with fdl branch "+n+" REV)"), true
@@ -222,6 +233,10 @@ func hinted(e error) (string, bool) {
 		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true
 	case *repo.DeletedFilesError:
 		return insertAfter(insertAfter(plain, "only gc deletes", " (fdl gc)"), "Those versions are damaged", " (fdl verify --data lists what they lost)"), true
+	case *repo.ShortGraceError:
+		return insertAfter(plain, "ask for it on purpose to set it", " (fdl retention --grace "+e.Grace.String()+" --allow-short-grace)"), true
+	case *repo.ExtraFilesError:
+		return plain + ": delete them (fdl verify lists every such file)", true
 	case *repo.RetiredError:
 		return insertAfter(plain, "its record stays", " (fdl show "+string(e.ID)+")") + " (fdl log)", true
 	case *repo.RetiredBaseError:
@@ -256,8 +271,12 @@ func gcStopHint(e *repo.GCStopError, plain string) string {
 		return insertAfter(plain, "changed while gc ran", " (fdl retention)") + ": run fdl gc again, which applies the new policy"
 	case repo.StopRefOnRetired, repo.StopBranchKeepsRetired:
 		return plain + ": run fdl gc again, which takes it back into retention"
-	case repo.StopNewCatalogUnreadable:
+	case repo.StopNewCatalogUnreadable, repo.StopIntentLost:
 		return plain + ": run fdl gc again"
+	case repo.StopMoveToRetired:
+		return plain + ": run fdl gc again, which takes it back into retention"
+	case repo.StopAnotherGC:
+		return plain + " (if no gc is running, its intent expires 10 minutes after it was written, and fdl gc then clears it)"
 	case repo.StopAheadOfFloor:
 		return plain + " (fdl gc --yes plans and moves it)"
 	}
@@ -266,10 +285,12 @@ func gcStopHint(e *repo.GCStopError, plain string) string {
 
 // problemHints say what to do about some of verify's findings, by code.
 var problemHints = map[repo.Code]string{
-	repo.CodeRefRetired:      "; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention",
-	repo.CodeRetiredNoMarker: "; run fdl gc --yes to write it",
-	repo.CodeRetiredCatalog:  "; run fdl gc --yes again",
-	repo.CodeTempLeftover:    ": fdl gc --yes deletes it once older than the grace period",
+	repo.CodeRefRetired:       "; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention",
+	repo.CodeRetiredNoMarker:  "; run fdl gc --yes to write it",
+	repo.CodeRetiredCatalog:   "; run fdl gc --yes again",
+	repo.CodeTempLeftover:     ": fdl gc --yes deletes it once older than the grace period",
+	repo.CodeVersionExtraFile: "; delete it",
+	repo.CodeDataLocalPath:    "; copy those files into the repository's data/ under the same relative paths (readers then attach with DATA_PATH pointing there, OVERRIDE_DATA_PATH true), or publish a new version whose lake writes into the repository",
 }
 
 // problemMessage is a verify finding's message with the hints of the error

@@ -176,10 +176,11 @@ func neededFiles(t *testing.T, url string) []string {
 }
 
 // TestGCKillAtEveryStep kills 'fdl gc --yes' (SIGKILL) at each of its
-// steps — before the floor moves, at the first and a later marker, catalog
-// and dataset deletion, data file, abandoned-upload and temporary-file
-// deletion, the deletion of a gone version's history pack and the writing
-// of missing ones —
+// steps — before the floor moves, before its deletion intent, at the first
+// and a later marker, catalog and dataset deletion, data file,
+// abandoned-upload and temporary-file deletion, the deletion of a gone
+// version's history pack and the writing of missing ones (a killed gc
+// leaves its intent: the next gc on this host sees its process is gone) —
 // then checks that no file a kept catalog reads is missing, runs gc again,
 // and compares the end state with an uninterrupted run: the same objects,
 // verify --data clean (DESIGN.md §4.7).
@@ -201,7 +202,7 @@ func TestGCKillAtEveryStep(t *testing.T) {
 			t.Fatalf("the reference run kept %s", k)
 		}
 	}
-	steps := []string{"gc:floor", "gc:marker", "gc:marker#4", "gc:catalog", "gc:catalog#5", "gc:dataset", "gc:dataset#7",
+	steps := []string{"gc:floor", "gc:intent", "gc:marker", "gc:marker#4", "gc:catalog", "gc:catalog#5", "gc:dataset", "gc:dataset#7",
 		"gc:data", "gc:data#4", "gc:abandoned", "gc:abandoned#2", "gc:temp", "gc:pack", "gc:pack#2", "gc:pack#3"}
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {

@@ -17,14 +17,12 @@ func lakewriteCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: lakewrite CATALOG OP ARGS...")
 	}
 	ctx := context.Background()
-	w, err := lakewriter.Open(ctx, ts.MkAbs(args[0]))
-	if err == nil {
+	// On an object store the data goes through $DATA, a local mirror of
+	// the repository's data/ (writeLake).
+	err := writeLake(nil, ts.MkAbs(args[0]), ts.Getenv("DATA"), func(w *lakewriter.Writer) error {
 		w.Author = "script"
-		err = lakewriter.Apply(ctx, w, args[1], args[2:])
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-	}
+		return lakewriter.Apply(ctx, w, args[1], args[2:])
+	})
 	if (err != nil) != neg {
 		ts.Fatalf("lakewrite %s: %v", args[1], err)
 	}

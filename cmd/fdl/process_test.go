@@ -3,13 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -60,8 +58,8 @@ func newRepoWithBase(t *testing.T) (string, version.ID) {
 
 // newRepoWithBaseAt is newRepoWithBase at url (a fresh object-store
 // location), or in a new folder when url is "". On an object store the
-// seed catalog writes its Parquet files to a local folder (DuckDB here
-// cannot write to s3:// or az://; see runScripts).
+// Parquet files are written through a local mirror and uploaded to the
+// repository's data/ (writeLake).
 func newRepoWithBaseAt(t *testing.T, url string) (string, version.ID) {
 	t.Helper()
 	ctx := context.Background()
@@ -76,9 +74,6 @@ func newRepoWithBaseAt(t *testing.T, url string) (string, version.ID) {
 	defer r.Close()
 	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "seed")}); err != nil {
 		t.Fatal(err)
-	}
-	if strings.Contains(url, "://") {
-		setDataPath(t, filepath.Join(dir, "seed", repo.CatalogName), filepath.Join(dir, "data"))
 	}
 	write(t, filepath.Join(dir, "seed"), func(w *lakewriter.Writer) error {
 		if _, err := w.CreateTable(ctx, "main", "base", []lakewriter.ColumnDef{{Name: "id", Type: "int64", Nullable: true}}); err != nil {
@@ -100,18 +95,11 @@ func newRepoWithBaseAt(t *testing.T, url string) (string, version.ID) {
 	return url, rec.ID
 }
 
-// write opens the working catalog in dir with the writer and runs f.
+// write opens the working catalog in dir with the writer and runs f; on
+// an object store the data goes through a local mirror (writeLake).
 func write(t *testing.T, dir string, f func(w *lakewriter.Writer) error) {
 	t.Helper()
-	w, err := lakewriter.Open(context.Background(), filepath.Join(dir, repo.CatalogName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f(w); err != nil {
-		w.Close()
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
+	if err := writeLake(t, filepath.Join(dir, repo.CatalogName), "", f); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -134,19 +122,6 @@ func verifyClean(t *testing.T, url string) {
 	t.Helper()
 	if code, out := fdlProc(t, nil, "verify", "--repo", url); code != 0 {
 		t.Fatalf("verify: exit %d\n%s", code, out)
-	}
-}
-
-// setDataPath makes a working catalog's data_path the local folder dir.
-func setDataPath(t *testing.T, catalog, dir string) {
-	t.Helper()
-	db, err := sql.Open("duckdb", catalog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec("UPDATE ducklake_metadata SET value = ? WHERE key = 'data_path'", filepath.ToSlash(dir)+"/"); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -277,7 +252,7 @@ func fileDigest(t *testing.T, p string) string {
 func TestKillAtEveryStep(t *testing.T) {
 	ctx := context.Background()
 	steps := []string{"commit:freeze", "commit:dataset", "commit:record", "commit:state",
-		"push:" + version.CatalogFile, "push:" + version.DatasetFile, "push:" + version.RecordFile, "push:pack", "push:reflog", "push:ref", "push:state"}
+		"push:" + version.CatalogFile, "push:" + version.DatasetFile, "push:" + version.RecordFile, "push:pack", "push:reflog", "push:confirm", "push:ref", "push:state"}
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {
 			url, base := newRepoWithBase(t)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
 )
@@ -145,7 +146,7 @@ func (g *globals) workdir() (*repo.Workdir, error) {
 // path returns a path the user gave, made relative to -C DIR when it is a
 // relative local path (not a URL).
 func (g *globals) path(p string) string {
-	if g.Dir == "" || p == "" || filepath.IsAbs(p) || strings.Contains(p, "://") {
+	if g.Dir == "" || p == "" || filepath.IsAbs(p) || store.LooksLikeURL(p) {
 		return p
 	}
 	return filepath.Join(g.Dir, p)
@@ -156,7 +157,7 @@ func (g *globals) path(p string) string {
 func (g *globals) openRepo(ctx context.Context) (*repo.Repo, error) {
 	if g.Repo != "" {
 		if g.ios != nil {
-			g.ios.Debugf("repository %s", g.Repo)
+			g.ios.Debugf("repository %s", store.RedactURL(g.Repo))
 		}
 		return repo.Open(ctx, g.path(g.Repo))
 	}
@@ -168,7 +169,7 @@ func (g *globals) openRepo(ctx context.Context) (*repo.Repo, error) {
 		return nil, err
 	}
 	if g.ios != nil {
-		g.ios.Debugf("repository %s", w.State.Repository)
+		g.ios.Debugf("repository %s", store.RedactURL(w.State.Repository))
 	}
 	return w.OpenRepo(ctx)
 }

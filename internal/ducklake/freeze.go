@@ -177,12 +177,22 @@ func freezeDuckDB(ctx context.Context, srcAbs, tmp, work string, storage meta.St
 
 // hasWAL reports whether a DuckDB write-ahead log sits beside path.
 func hasWAL(path string) bool {
+	_, _, ok := PendingWAL(path)
+	return ok
+}
+
+// PendingWAL returns the path and size (bytes) of the DuckDB write-ahead
+// log beside the DuckDB database file path (path + ".wal", or where DuckDB
+// puts it for a path holding '?', see walPath), and whether there is one:
+// writes committed in DuckDB and not yet checkpointed into the file. Open
+// and Freeze both read them (DuckDB replays the log in memory).
+func PendingWAL(path string) (string, int64, bool) {
 	for _, p := range []string{path + ".wal", walPath(path)} {
-		if _, err := os.Lstat(p); err == nil {
-			return true
+		if fi, err := os.Lstat(p); err == nil {
+			return p, fi.Size(), true
 		}
 	}
-	return false
+	return "", 0, false
 }
 
 // copyLocked copies src's bytes to dst while c (attached to src read-only)

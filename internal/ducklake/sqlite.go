@@ -27,10 +27,13 @@ const (
 	// another process (PRAGMA busy_timeout), in milliseconds. fdl also
 	// prints it in the ATTACH line for DuckDB (META_BUSY_TIMEOUT).
 	SQLiteBusyTimeout = 5000
-	// sqliteRetryFor bounds how long a read retries after SQLITE_BUSY /
+	// sqliteRetryDefault bounds how long a read retries after SQLITE_BUSY /
 	// SQLITE_LOCKED before it gives up with ErrLocked.
-	sqliteRetryFor = 60 * time.Second
+	sqliteRetryDefault = 60 * time.Second
 )
+
+// sqliteRetryFor is sqliteRetryDefault (a variable for the tests).
+var sqliteRetryFor = sqliteRetryDefault
 
 // sqliteDSN is the mattn/go-sqlite3 DSN of path as a SQLite URI filename
 // (the path is percent-encoded, so '?', '#', '%' and spaces are safe).
@@ -46,7 +49,11 @@ func isSQLiteBusy(err error) bool {
 }
 
 // classifySQLiteError maps SQLite's corruption codes to ErrCorrupt and
-// "file is not a database" to ErrNotCatalog, naming the file.
+// "file is not a database" to ErrNotCatalog, naming the file. SQLITE_BUSY
+// and SQLITE_LOCKED stay what they are (wrapped, so isSQLiteBusy still
+// sees them): whatever step meets them, withSQLiteSnapshot retries the
+// whole read, and only it turns them into ErrLocked, saying how long it
+// waited.
 func classifySQLiteError(path, doing string, err error) error {
 	var se sqlite3.Error
 	if errors.As(err, &se) {
@@ -55,8 +62,6 @@ func classifySQLiteError(path, doing string, err error) error {
 			return fmt.Errorf("%w: %s: %s: %v; restore it from a copy", ErrCorrupt, path, doing, err)
 		case sqlite3.ErrNotADB:
 			return fmt.Errorf("%w: %s: %v", ErrNotCatalog, path, err)
-		case sqlite3.ErrBusy, sqlite3.ErrLocked:
-			return fmt.Errorf("%w: %s: %s: %v (retried for %s)", ErrLocked, path, doing, err, sqliteRetryFor)
 		}
 	}
 	return fmt.Errorf("%s: %s: %w", path, doing, err)
@@ -479,7 +484,8 @@ func visibleAt(r lakeColumnRow, at int64) bool {
 // most sqliteRetryFor; fn must undo its own partial work before returning an
 // error. Then the error is ErrLocked, naming the file.
 func withSQLiteSnapshot(ctx context.Context, path string, fn func(s *sqliteSnapshot) error) error {
-	deadline := time.Now().Add(sqliteRetryFor)
+	start := time.Now()
+	deadline := start.Add(sqliteRetryFor)
 	wait := 20 * time.Millisecond
 	for {
 		s, err := openSQLiteSnapshot(ctx, path)
@@ -491,7 +497,9 @@ func withSQLiteSnapshot(ctx context.Context, path string, fn func(s *sqliteSnaps
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: %s stayed locked by another process for %s (%v); try again when its writers are idle", ErrLocked, path, sqliteRetryFor, err)
+			// The time waited, as it was: each try may itself wait up to
+			// the busy timeout, so it exceeds sqliteRetryFor.
+			return fmt.Errorf("%w: %s stayed locked by another process for %s (%v); try again when its writers are idle", ErrLocked, path, time.Since(start).Truncate(time.Second), err)
 		}
 		select {
 		case <-ctx.Done():

@@ -694,3 +694,49 @@ func (c *Catalog) ScheduledSince(ctx context.Context, t time.Time) ([]ScheduledF
 	})
 	return out, err
 }
+
+// InexactAt returns the ids of the tables whose RowCount in State(s) may
+// not be exact: a data file or delete file visible at s that also holds
+// rows (deletes) of snapshots after s, whose split only the Parquet file
+// knows (partial_max M > s, as partial_file_info "partial_max:M" or column
+// partial_max). DuckLake writes such files when
+// ducklake_merge_adjacent_files compacts files of several snapshots (the
+// count at s is then an upper bound) and when a delete on a file that
+// already has a delete file rewrites it with the older deletes (a lower
+// bound). Empty when every count is exact.
+func (c *Catalog) InexactAt(ctx context.Context, s int64) (map[int64]bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	out := map[int64]bool{}
+	for _, table := range []string{dataFileTable, deleteFileTable} {
+		if !c.has(table) {
+			continue
+		}
+		var conds []string
+		if c.has(table, "partial_max") {
+			conds = append(conds, fmt.Sprintf("partial_max > %d", s))
+		}
+		if c.has(table, "partial_file_info") {
+			conds = append(conds, fmt.Sprintf("(partial_file_info LIKE 'partial_max:%%' AND TRY_CAST(substr(partial_file_info, 13) AS BIGINT) > %d)", s))
+		}
+		if len(conds) == 0 {
+			continue
+		}
+		err := c.query(ctx, fmt.Sprintf(`SELECT DISTINCT table_id FROM %s WHERE %s AND (%s)`,
+			c.t(table), visible("", s), strings.Join(conds, " OR ")), func(r *sql.Rows) error {
+			var tid int64
+			if err := r.Scan(&tid); err != nil {
+				return err
+			}
+			out[tid] = true
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -93,6 +94,60 @@ func use(forms []string) string {
 
 var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 
+// mistypedRE matches the start of a path that reads as a URL scheme: a
+// first element "word:" of two or more characters (one letter and a colon
+// is a Windows drive), or a first element that is only a scheme's name
+// followed by "//" ("s3//bucket").
+var mistypedRE = regexp.MustCompile(`^(?:([A-Za-z][A-Za-z0-9+.-]+):([^/\\]*[/\\]*)|([A-Za-z][A-Za-z0-9+.-]*)//)`)
+
+// LooksLikeURL reports whether s starts like a URL or a mistyped one
+// ("s3://b", "s3:/b", "s3:b", "gs//b"): text callers must not treat as a
+// relative folder path (joining it to a directory, making it absolute).
+// A path starting "./" never does.
+func LooksLikeURL(s string) bool {
+	if schemeRE.MatchString(s) {
+		return true
+	}
+	m := mistypedRE.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	if m[1] != "" {
+		return true
+	}
+	return knownScheme(m[3])
+}
+
+// knownScheme reports whether name is the scheme of a registered backend
+// or of a store URL people commonly write.
+func knownScheme(name string) bool {
+	name = strings.ToLower(name)
+	switch name {
+	case "file", "s3", "s3a", "gs", "gcs", "az", "azure", "azblob", "abfss", "http", "https", "mem", "r2":
+		return true
+	}
+	open, _ := lookup(name)
+	return open != nil
+}
+
+// checkNotMistypedURL refuses a folder path that reads as a mistyped store
+// URL: "s3:/bucket/p" (one slash), "s3:bucket", "gs//bucket" — opened as a
+// folder they would quietly make a local folder named "s3:" or "gs". The
+// error names the URL meant and how to ask for such a folder on purpose
+// ("./s3:/bucket/p").
+func checkNotMistypedURL(p string) error {
+	m := mistypedRE.FindStringSubmatch(p)
+	if m == nil || (m[1] == "" && !knownScheme(m[3])) {
+		return nil
+	}
+	scheme, rest := m[1], p[len(m[1])+1:]
+	if scheme == "" {
+		scheme, rest = m[3], p[len(m[3]):]
+	}
+	rest = strings.TrimLeft(rest, `/\`)
+	return fmt.Errorf("store URL %q looks like a mistyped URL: %s:// takes two slashes (did you mean %q?); to use a local folder of that name, write %q", RedactURL(p), strings.ToLower(scheme), strings.ToLower(scheme)+"://"+RedactURL(rest), "./"+RedactURL(p))
+}
+
 // Open returns the Store that rawURL names, opened by the backend
 // registered for its scheme (Register). With every backend of this module
 // registered:
@@ -124,32 +179,50 @@ func Open(ctx context.Context, rawURL string) (Store, error) {
 	m := schemeRE.FindStringSubmatch(rawURL)
 	if m == nil || (runtime.GOOS == "windows" && len(m[1]) == 1) {
 		// No scheme: a folder path (on Windows "C://x" is a drive, not a scheme).
+		if err := checkNotMistypedURL(rawURL); err != nil {
+			return nil, err
+		}
 		open, forms := lookup("")
 		if open == nil {
 			return nil, fmt.Errorf("unsupported store URL %q: %s", rawURL, use(forms))
 		}
-		return open(ctx, &url.URL{Path: rawURL}, rawURL)
+		st, err := open(ctx, &url.URL{Path: rawURL}, rawURL)
+		if err != nil {
+			return nil, err // never a typed nil inside a non-nil Store
+		}
+		return st, nil
 	}
+	red := RedactURL(rawURL)
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("store URL %q: %w", redact(rawURL), err)
+		// url.Error quotes the raw URL, password included: keep only its
+		// reason, itself cleared of anything the URL carries.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("store URL %q: %s", red, redactText(err.Error(), rawURL))
 	}
 	open, forms := lookup(strings.ToLower(m[1]))
 	if open == nil {
-		return nil, fmt.Errorf("unsupported store URL %q: %s", u.Redacted(), use(forms))
+		return nil, fmt.Errorf("unsupported store URL %q: %s", red, use(forms))
 	}
-	return open(ctx, u, u.Redacted())
+	// Backends quote the URL in its parsed form (scheme in lower case).
+	st, err := open(ctx, u, RedactURL(u.String()))
+	if err != nil {
+		// A backend's error (an SDK's included) may quote the URL or a part
+		// of it as it was given.
+		return nil, redactedError{msg: redactText(err.Error(), rawURL), err: err}
+	}
+	return st, nil
 }
 
-// redact hides a password in a URL that url.Parse refused.
-func redact(raw string) string {
-	if i := strings.Index(raw, "://"); i >= 0 {
-		rest := raw[i+3:]
-		if at := strings.LastIndexByte(rest, '@'); at >= 0 && !strings.ContainsAny(rest[:at], "/?#") {
-			if c := strings.IndexByte(rest[:at], ':'); c >= 0 {
-				return raw[:i+3] + rest[:c] + ":xxxxx" + rest[at:]
-			}
-		}
-	}
-	return raw
+// redactedError is an error whose message had credentials removed;
+// errors.Is and errors.As still see the original.
+type redactedError struct {
+	msg string
+	err error
 }
+
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.err }

@@ -312,6 +312,25 @@ func (w *Writer) init(ctx context.Context) error {
 	return nil
 }
 
+// StageDataIn makes the writer write and read data files under the local
+// folder dir when the catalog's data_path is not a local folder (s3://,
+// gs://, az://, which DuckDB here cannot write to): file paths are still
+// recorded relative to data_path, so copying dir's files to data_path
+// afterwards (a test's upload) gives the catalog its files. It reports
+// whether it did anything (data_path is not local); call it before any
+// write.
+func (w *Writer) StageDataIn(dir string) (bool, error) {
+	if w.dataDir != "" {
+		return false, nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false, err
+	}
+	w.dataDir = normalizeDataPath(filepath.ToSlash(abs))
+	return true, nil
+}
+
 // Format returns the catalog's DuckLake version string (e.g. "1.0").
 func (w *Writer) Format() string { return w.format }
 

@@ -88,13 +88,16 @@ type Cloud struct {
 	// closeFn, if set, releases a client the bucket does not own.
 	closeFn func() error
 
-	probeMu   sync.Mutex
-	probed    bool
-	probeErr  error // a permanent refusal (wraps ErrNoConditionalWrites)
-	skipProbe bool  // tests of the probe itself
+	probeMu  sync.Mutex
+	probed   bool
+	probeErr error // a permanent refusal (wraps ErrNoConditionalWrites)
 }
 
-var _ store.Store = (*Cloud)(nil)
+var (
+	_ store.Store          = (*Cloud)(nil)
+	_ store.SecretProvider = (*Cloud)(nil)
+	_ store.RootChecker    = (*Cloud)(nil)
+)
 
 // Driver is what differs between S3, GCS and Azure: how a version Token is
 // read and checked, how a new object's Token is learnt, and how the
@@ -174,10 +177,31 @@ func (c *Cloud) Location(key string) string {
 }
 
 // DuckDBSecret returns the DuckDB statement that gives a reader access to
-// this store's locations (no credentials in it: a credential chain provider
-// or placeholders to fill in), e.g.
+// this store's locations (store.SecretProvider; no credentials in it: a
+// credential chain provider or placeholders to fill in), e.g.
 // "CREATE SECRET (TYPE s3, PROVIDER credential_chain, REGION 'eu-west-1');".
 func (c *Cloud) DuckDBSecret() string { return c.be.Secret() }
+
+// CheckRoot tells whether the bucket (or container) exists, with one
+// listing of at most one key (store.RootChecker). Errors: store.ErrNoRoot
+// naming the bucket, the store's errors.
+func (c *Cloud) CheckRoot(ctx context.Context) error {
+	ok, err := c.bucket.IsAccessible(ctx)
+	if err != nil {
+		if cerr := c.ctxFail(ctx, ""); cerr != nil {
+			return cerr
+		}
+		return c.fail("", "list", err)
+	}
+	if !ok {
+		kind := "bucket"
+		if c.scheme == "az" {
+			kind = "container"
+		}
+		return fmt.Errorf("%s %q (%s): %w, or these credentials cannot see it; create it first (fdl makes repositories inside a %s, never the %s itself)", kind, c.name, c.Location(""), store.ErrNoRoot, kind, kind)
+	}
+	return nil
+}
 
 // Close releases the bucket's clients.
 func (c *Cloud) Close() error {
@@ -443,7 +467,7 @@ func (c *Cloud) Delete(ctx context.Context, key string) error {
 func (c *Cloud) probe(ctx context.Context) error {
 	c.probeMu.Lock()
 	defer c.probeMu.Unlock()
-	if c.probed || c.skipProbe {
+	if c.probed {
 		return c.probeErr
 	}
 	key := store.TempName("probe-")

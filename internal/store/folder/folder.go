@@ -173,8 +173,9 @@ func (l *Store) Stat(ctx context.Context, key string) (store.ObjectInfo, error) 
 }
 
 // Create streams r into key's file if it does not exist, creating parent
-// folders as needed; it never holds the object in memory. If r fails or ctx
-// is cancelled, nothing is left behind. Errors: store.ErrExist (nothing written),
+// folders as needed; it never holds the object in memory. If the write
+// fails — r fails, ctx is cancelled, the disk is full — nothing is left
+// behind: neither the temporary file nor a folder Create made. Errors: store.ErrExist (nothing written),
 // store.ErrInvalidKey, r's error, I/O errors. A folder named key is not an object:
 // Create then fails with an error that is not store.ErrExist.
 func (l *Store) Create(ctx context.Context, key string, r io.Reader) error {
@@ -182,11 +183,17 @@ func (l *Store) Create(ctx context.Context, key string, r io.Reader) error {
 		return err
 	}
 	path := l.Location(key)
-	tmp, err := l.createTemp(key, filepath.Dir(path))
+	tmp, made, err := l.createTemp(key, filepath.Dir(path))
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // after the link, or on failure
+	linked := false
+	defer func() {
+		os.Remove(tmp.Name()) // after the link, or on failure
+		if !linked {
+			removeEmpty(made) // a failed write leaves no folder behind
+		}
+	}()
 	_, err = io.Copy(tmp, store.ContextReader(ctx, r))
 	if err == nil {
 		err = tmp.Sync()
@@ -209,6 +216,7 @@ func (l *Store) Create(ctx context.Context, key string, r io.Reader) error {
 		}
 		return fmt.Errorf("%s: %w", key, err)
 	}
+	linked = true
 	if err := os.Remove(tmp.Name()); err != nil {
 		return fmt.Errorf("%s: written, but %w", key, err)
 	}
@@ -230,6 +238,9 @@ func (l *Store) Swap(ctx context.Context, key string, old store.Token, data []by
 		return "", fmt.Errorf("%s: swap of %d bytes: larger than %d", key, len(data), store.MaxSwapSize)
 	}
 	path := l.Location(key)
+	// The lock file stays, and so does the folder it was made in, even when
+	// nothing is written: removing a lock file another process may be
+	// waiting on would let two processes hold "the" lock.
 	unlock, err := l.lock(ctx, key)
 	if err != nil {
 		return "", err
@@ -250,7 +261,7 @@ func (l *Store) Swap(ctx context.Context, key string, old store.Token, data []by
 		return "", fmt.Errorf("%s: %w", key, store.ErrConflict)
 	}
 
-	tmp, err := l.createTemp(key, filepath.Dir(path))
+	tmp, _, err := l.createTemp(key, filepath.Dir(path))
 	if err != nil {
 		return "", err
 	}
@@ -405,15 +416,20 @@ func (l *Store) Delete(ctx context.Context, key string) error {
 
 // createTemp makes the folder dir (and its parents, fsyncing each folder a
 // new one was made in) and a new temporary file in it. It retries when a
-// concurrent Delete removes the folder it just made.
-func (l *Store) createTemp(key, dir string) (*os.File, error) {
+// concurrent Delete removes the folder it just made. It returns the folders
+// it made, deepest first (see removeEmpty); on error it has removed them.
+func (l *Store) createTemp(key, dir string) (*os.File, []string, error) {
 	var err error
+	var made []string
 	for range 10 {
-		if err = l.mkdirs(dir); err == nil {
+		var m []string
+		m, err = l.mkdirs(dir)
+		made = append(m, made...)
+		if err == nil {
 			var f *os.File
 			f, err = os.OpenFile(filepath.Join(dir, store.TempName("")), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 			if err == nil {
-				return f, nil
+				return f, made, nil
 			}
 		}
 		// ENOENT: a Delete removed a folder we just made; EEXIST: a name
@@ -422,34 +438,53 @@ func (l *Store) createTemp(key, dir string) (*os.File, error) {
 			break
 		}
 	}
+	removeEmpty(made)
 	if errors.Is(err, syscall.ENOTDIR) {
-		return nil, fmt.Errorf("%s: a parent is a file, not a folder", key)
+		return nil, nil, fmt.Errorf("%s: a parent is a file, not a folder", key)
 	}
-	return nil, fmt.Errorf("%s: %w", key, err)
+	return nil, nil, fmt.Errorf("%s: %w", key, err)
 }
 
 // mkdirs makes dir and its missing parents, fsyncing the folder each new
-// folder was made in, so a new object's path survives a crash.
-func (l *Store) mkdirs(dir string) error {
+// folder was made in, so a new object's path survives a crash. It returns
+// the folders it made, deepest first, also when it fails part way.
+func (l *Store) mkdirs(dir string) ([]string, error) {
 	if fi, err := os.Stat(dir); err == nil {
 		if !fi.IsDir() {
-			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+			return nil, &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
 		}
-		return nil
+		return nil, nil
 	}
+	var made []string
 	parent := filepath.Dir(dir)
 	if parent != dir {
-		if err := l.mkdirs(parent); err != nil {
-			return err
+		m, err := l.mkdirs(parent)
+		if err != nil {
+			return m, err
 		}
+		made = m
 	}
 	if err := os.Mkdir(dir, 0o777); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return nil // made concurrently (or a file: the caller's open says so)
+			return made, nil // made concurrently (or a file: the caller's open says so)
 		}
-		return err
+		return made, err
 	}
-	return syncDir(parent)
+	made = append([]string{dir}, made...)
+	return made, syncDir(parent)
+}
+
+// removeEmpty removes the folders a failed write made (deepest first), as
+// long as each is empty: a write that fails — a full disk, a reader's
+// error, a cancelled context — leaves no folder behind. A folder a
+// concurrent writer has put a file into is not empty and stays; a writer
+// whose new folder is removed under it makes it again (createTemp).
+func removeEmpty(made []string) {
+	for _, d := range made {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
 }
 
 // lock takes the exclusive lock of key, polling until ctx is done.
@@ -457,7 +492,7 @@ func (l *Store) lock(ctx context.Context, key string) (unlock func(), err error)
 	path := l.Location(key) + store.LockSuffix
 	var f *os.File
 	for range 10 {
-		if err = l.mkdirs(filepath.Dir(path)); err == nil {
+		if _, err = l.mkdirs(filepath.Dir(path)); err == nil {
 			f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 		}
 		if !errors.Is(err, fs.ErrNotExist) {

@@ -22,7 +22,7 @@ func Backend() store.Backend {
 // openURL opens a plain path (u.Scheme "") or file:///abs/path.
 func openURL(_ context.Context, u *url.URL, raw string) (store.Store, error) {
 	if u.Scheme == "" {
-		return Open(u.Path)
+		return open(u.Path)
 	}
 	if u.Host != "" && !strings.EqualFold(u.Host, "localhost") {
 		return nil, fmt.Errorf("store URL %q: file:// URLs name a local folder: use file:///absolute/path", raw)
@@ -38,5 +38,14 @@ func openURL(_ context.Context, u *url.URL, raw string) (store.Store, error) {
 	if p == "" || !filepath.IsAbs(p) {
 		return nil, fmt.Errorf("store URL %q: file:// needs an absolute path (file:///absolute/path)", raw)
 	}
-	return Open(p)
+	return open(p)
+}
+
+// open is Open as a store.Store: nil, not a typed nil *Store, on error.
+func open(root string) (store.Store, error) {
+	s, err := Open(root)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }

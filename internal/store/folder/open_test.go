@@ -73,3 +73,24 @@ func TestOpenFileURLErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenErrorNoTypedNil: when a folder path cannot be opened (it names a
+// file, not a folder), Open returns a nil store.Store, not a nil *Store
+// inside a non-nil interface that a caller's nil check would miss.
+func TestOpenErrorNoTypedNil(t *testing.T) {
+	store.Register(folder.Backend())
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fileURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(file)}).String()
+	for _, raw := range []string{file, fileURL} {
+		s, err := store.Open(t.Context(), raw)
+		if err == nil {
+			t.Errorf("Open(%q) of a file = %v, want an error", raw, s)
+		}
+		if s != nil {
+			t.Errorf("Open(%q) returned %#v with its error, want a nil store.Store", raw, s)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -187,10 +188,36 @@ func testCreateReaderFails(t *testing.T, s store.Store) {
 	}
 	_, _, err = s.Get(t.Context(), key)
 	wantErr(t, "Get after failed Create", err, store.ErrNotExist)
+	noFolderLeft(t, s, "versions/0192", "a Create whose reader failed")
+	cctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := s.Create(cctx, "versions/0193/ducklake.duckdb", strings.NewReader("cancelled")); err == nil {
+		t.Errorf("Create with a cancelled context succeeded")
+	}
+	noFolderLeft(t, s, "versions/0193", "a cancelled Create")
 	// The key is still free.
 	mustCreate(t, s, key, []byte("ok"))
 	if got, _ := mustGet(t, s, key); string(got) != "ok" {
 		t.Errorf("Get = %q, want %q", got, "ok")
+	}
+}
+
+// noFolderLeft fails t when a failed write left anything at dir: no object
+// under it is listed and, on a store of local files (store.LocalFiles), no
+// folder remains either (an empty versions/<id>/ left by a failed upload
+// is debris every later listing of the folder walks into).
+func noFolderLeft(t *testing.T, s store.Store, dir, what string) {
+	t.Helper()
+	if err := s.List(t.Context(), dir+"/", func(oi store.ObjectInfo) error {
+		t.Errorf("%s left %s", what, oi.Key)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if lf, ok := s.(store.LocalFiles); ok {
+		if _, err := os.Lstat(lf.LocalPath(dir)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left the folder %s (%v)", what, lf.LocalPath(dir), err)
+		}
 	}
 }
 

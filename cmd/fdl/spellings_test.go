@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/store/cloudtest"
+	"github.com/fdl-dev/fdl/internal/testutil/history"
+	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// dataPathSpellings returns other spellings DuckDB reads as the data
+// location loc of a repository (its data/ folder as reached now, with a
+// trailing "/"), for a folder store (root is the repository's folder) or
+// an object store.
+func dataPathSpellings(t *testing.T, loc, root string) []string {
+	t.Helper()
+	if strings.HasPrefix(loc, "/") {
+		parent, name := filepath.Dir(root), filepath.Base(root)
+		link := filepath.Join(t.TempDir(), "link")
+		if err := os.Symlink(root, link); err != nil {
+			t.Fatal(err)
+		}
+		return []string{
+			parent + "//" + name + "/data/",
+			"file://" + loc,
+			"FILE://localhost" + loc,
+			"file:" + loc,
+			root + "/./data/",
+			root + "/zz/../data//",
+			link + "/data/",
+		}
+	}
+	scheme, rest, _ := strings.Cut(loc, "://")
+	bucket, key, _ := strings.Cut(rest, "/")
+	out := []string{
+		scheme + "://" + bucket + "//" + key,
+		scheme + "://" + bucket + "/" + strings.Replace(key, "/data/", "//data/", 1),
+		strings.ToUpper(scheme) + "://" + strings.ToUpper(bucket) + "/" + key,
+	}
+	switch scheme {
+	case "s3":
+		out = append(out, "s3a://"+bucket+"/"+key, "https://"+bucket+".s3.amazonaws.com/"+key, "https://s3.us-east-1.amazonaws.com/"+bucket+"//"+key)
+	case "gs":
+		out = append(out, "gcs://"+bucket+"/"+key, "https://storage.googleapis.com/"+bucket+"/"+key)
+	case "az":
+		out = append(out, "azure://"+bucket+"/"+key, "az://acct.blob.core.windows.net/"+bucket+"/"+key,
+			"abfss://"+bucket+"@acct.dfs.core.windows.net/"+key, "https://acct.blob.core.windows.net/"+bucket+"/"+key)
+	}
+	return out
+}
+
+// TestGCSpellings: a branch head whose catalog spells the repository's data
+// folder another way DuckDB reads as the same place — a doubled slash (on
+// S3 right after the bucket: s3://bucket//repo/data/), another case, a
+// scheme alias, an account-qualified or public HTTPS address, file://
+// forms, "." and "..", a symbolic link — keeps every file it reads through
+// gc, on every kind of store, once the versions that spelled it the usual
+// way leave retention; and verify --data sees those files as gc does: one
+// deleted by hand is reported missing.
+func TestGCSpellings(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		url  func(t *testing.T) string
+	}{
+		{"folder", func(t *testing.T) string { return "" }},
+		{"s3", func(t *testing.T) string { return cloudtest.S3(t) }},
+		{"gcs", func(t *testing.T) string { return cloudtest.WithPrefix(cloudtest.FakeGCS(t), t.Name()) }},
+		{"azure", func(t *testing.T) string { return cloudtest.Azure(t) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			url, _ := newRepoWithBaseAt(t, c.url(t))
+			r, err := repo.Open(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error {
+				p.KeepLast = 1
+				p.Grace = retention.Duration(time.Hour)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			root := ""
+			if lf, ok := r.Store().(store.LocalFiles); ok {
+				root = lf.LocalPath("")
+			}
+			for i, spelling := range dataPathSpellings(t, r.DataLocation(), root) {
+				head := pushWithDataPath(t, r, spelling, i)
+				files := history.CatalogFiles(t, r, head)
+				if len(files) == 0 {
+					t.Fatal("the head lists no files")
+				}
+				plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(30 * 24 * time.Hour)})
+				if err != nil {
+					t.Fatalf("%s: plan: %v", spelling, err)
+				}
+				if _, err := r.ApplyGC(ctx, plan); err != nil {
+					t.Fatalf("%s: gc: %v", spelling, err)
+				}
+				var first string
+				for _, f := range files {
+					if f.EndSnapshot != nil {
+						continue
+					}
+					key := "data/" + f.ResolvedPath[strings.Index(f.ResolvedPath, "main/"):]
+					if _, err := r.Store().Stat(ctx, key); err != nil {
+						t.Fatalf("data_path %s: gc deleted %s, which the branch head reads: %v", spelling, key, err)
+					}
+					if first == "" {
+						first = key
+					}
+				}
+				rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
+				if err != nil || !rep.OK() {
+					t.Fatalf("data_path %s: verify --data after gc: %+v %v", spelling, rep.Problems, err)
+				}
+				// verify sees what gc sees: a file the head reads, gone.
+				b, _, err := store.ReadAll(ctx, r.Store(), first)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := r.Store().Delete(ctx, first); err != nil {
+					t.Fatal(err)
+				}
+				rep, err = r.Verify(ctx, repo.VerifyOptions{Data: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rep.Problems) != 1 || rep.Problems[0].Code != repo.CodeDataMissing || rep.Problems[0].Object != first {
+					t.Fatalf("data_path %s: verify --data with %s deleted: %+v", spelling, first, rep.Problems)
+				}
+				if err := r.Store().Create(ctx, first, bytes.NewReader(b)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// pushWithDataPath checks out main, sets the working catalog's data_path
+// to spelling, adds a table (a snapshot without data) and commits and
+// pushes it; it returns the new head's record.
+func pushWithDataPath(t *testing.T, r *repo.Repo, spelling string, i int) *version.Record {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "w")
+	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	cat := filepath.Join(dir, repo.CatalogName)
+	db, err := sql.Open("duckdb", cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("UPDATE ducklake_metadata SET value = " + sqlquote.String(spelling) + " WHERE key = 'data_path'"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	w, err := lakewriter.Open(ctx, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.CreateTable(ctx, "main", "t"+string(rune('a'+i)), []lakewriter.ColumnDef{{Name: "x", Type: "int32", Nullable: true}})
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, err := repo.OpenWorkdir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "data_path " + spelling, Author: "t"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wd.Push(ctx, r, ""); err != nil {
+		t.Fatalf("push with data_path %s: %v", spelling, err)
+	}
+	return rec
+}

@@ -1,0 +1,40 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/fdl-dev/fdl/internal/store"
+)
+
+func TestRedactURL(t *testing.T) {
+	cases := []struct{ raw, want string }{
+		{"s3://bucket/p", "s3://bucket/p"},
+		{"/plain/folder", "/plain/folder"},
+		{"s3://user:pw123@bucket/p", "s3://user:xxxxx@bucket/p"},
+		{"s3://user:pw/123@bucket/p", "s3://user:xxxxx@bucket/p"},
+		{"s3://user:pw?123@bucket/p?region=x", "s3://user:xxxxx@bucket/p?region=x"},
+		{"s3:/user:pw123@bucket/p", "s3:/user:xxxxx@bucket/p"},
+		{"https://tok123@host/p", "https://xxxxx@host/p"},
+		{"s3://b/p?sig=abc123&region=eu", "s3://b/p?sig=xxxxx&region=eu"},
+		{"s3://b/p?Secret_Access_Key=abc123", "s3://b/p?Secret_Access_Key=xxxxx"},
+		{"azblob://c/p?sas_token=abc%2F123", "azblob://c/p?sas_token=xxxxx"},
+		{"gs://b/p?x=a@b", "gs://b/p?x=a@b"},
+	}
+	for _, c := range cases {
+		if got := store.RedactURL(c.raw); got != c.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", c.raw, got, c.want)
+		}
+	}
+}
+
+// TestLooksLikeURL: what callers must not take for a relative folder path.
+func TestLooksLikeURL(t *testing.T) {
+	for s, want := range map[string]bool{
+		"s3://b/p": true, "s3:/b/p": true, "s3:b": true, "gs//b": true, "GS://b": true,
+		"repo": false, "./s3:/b": false, "/abs/s3:/b": false, "C:/x": false, "c:\\x": false, "data//x": false,
+	} {
+		if got := store.LooksLikeURL(s); got != want {
+			t.Errorf("LooksLikeURL(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

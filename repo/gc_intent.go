@@ -1,0 +1,265 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fdl-dev/fdl/history"
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// gc and push exclude each other for the objects at stake (docs/spec.md
+// §16, "gc and push"). Before deleting anything, gc writes a deletion
+// intent listing every key it may delete (create-only), then reads what
+// pushes announce: the ref logs (a push writes its move's entry before its
+// compare-and-swap) and the version folders. A push writes its entry, then
+// reads the intents. Each writes, then reads what the other writes: on a
+// store whose reads see every write that finished before them, at least
+// one of the two sees the other. gc calls off the deletions a push it sees
+// needs; a push that sees an intent listing what it needs does not move
+// its branch.
+
+// storedIntent is a deletion intent with the store's modification time of
+// its object (the store's clock, which decides its lease).
+type storedIntent struct {
+	*retention.Intent
+	Key     string
+	ModTime time.Time
+}
+
+// listIntents reads every deletion intent. One that does not parse counts
+// as listing every key (errs on the side of the push and the other gc);
+// one deleted meanwhile is left out. Errors: the store's.
+func (r *Repo) listIntents(ctx context.Context) ([]storedIntent, error) {
+	var infos []store.ObjectInfo
+	if err := r.st.List(ctx, retention.IntentPrefix, func(oi store.ObjectInfo) error {
+		if retention.IsIntentKey(oi.Key) {
+			infos = append(infos, oi)
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("list %s: %w", retention.IntentPrefix, err)
+	}
+	out := make([]storedIntent, 0, len(infos))
+	for _, oi := range infos {
+		b, _, err := store.ReadAll(ctx, r.st, oi.Key)
+		if errors.Is(err, store.ErrNotExist) {
+			continue // its gc finished meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", oi.Key, err)
+		}
+		in, err := retention.ParseIntent(b, oi.Key)
+		if err != nil {
+			in = &retention.Intent{Keys: nil} // unreadable: treated as holding everything
+		}
+		out = append(out, storedIntent{Intent: in, Key: oi.Key, ModTime: oi.ModTime})
+	}
+	return out, nil
+}
+
+// holdsKey reports whether intent i may delete key (an intent that does
+// not parse may delete anything).
+func (i storedIntent) holdsKey(key string) bool {
+	return i.Intent.Keys == nil || i.Has(key)
+}
+
+// expired reports whether i no longer holds at store time now: its lease
+// ran out, or it was written on this host by a process that is gone.
+func (i storedIntent) expired(now time.Time) bool {
+	if now.Sub(i.ModTime) > retention.IntentLease {
+		return true
+	}
+	return i.Intent.Keys != nil && i.Host != "" && i.Host == hostName() && i.PID > 0 && i.PID != os.Getpid() && !processAlive(i.PID)
+}
+
+// hostName is this machine's name ("" when it cannot be read).
+func hostName() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+// gcIntent is the deletion intent of the gc this process runs: what it
+// wrote, when it began writing it (on this machine's monotonic clock), and
+// how many deletions went since it last looked at it.
+type gcIntent struct {
+	in    *retention.Intent
+	key   string
+	began time.Time
+	since int
+}
+
+// plannedKeys returns every key a plan may delete: the catalogs and
+// dataset.json of versions leaving retention, the data files, the objects
+// of abandoned version folders and their history packs, and the packs of
+// versions that are gone.
+func plannedKeys(p *GCPlan) []string {
+	var keys []string
+	for _, rt := range p.Retire {
+		keys = append(keys, rt.Keys...)
+	}
+	for _, f := range p.DataFiles {
+		keys = append(keys, f.Key)
+	}
+	for _, a := range p.Abandoned {
+		keys = append(keys, a.Keys...)
+		keys = append(keys, history.PackKey(a.ID))
+	}
+	for _, o := range p.PackOrphans {
+		keys = append(keys, o.Key)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// checkOtherIntents stops gc (StopAnotherGC) while another gc's intent
+// holds, and removes the intents whose lease ran out (the records of gcs
+// that stopped: a gc whose lease ran out deletes nothing more). now is the
+// store's time.
+func (r *Repo) checkOtherIntents(ctx context.Context, own string, now time.Time) error {
+	all, err := r.listIntents(ctx)
+	if err != nil {
+		return err
+	}
+	for _, i := range all {
+		switch {
+		case i.Key == own:
+		case i.expired(now):
+			if err := r.st.Delete(ctx, i.Key); err != nil {
+				return fmt.Errorf("remove the expired intent %s: %w", i.Key, err)
+			}
+		default:
+			return &GCStopError{Why: StopAnotherGC, Key: i.Key, Err: ErrRetentionConflict}
+		}
+	}
+	return nil
+}
+
+// clearDeadIntents removes the intents written on this host by processes
+// that are gone (a gc killed here).
+func (r *Repo) clearDeadIntents(ctx context.Context) error {
+	all, err := r.listIntents(ctx)
+	if err != nil {
+		return err
+	}
+	for _, i := range all {
+		if i.expired(i.ModTime) { // by its process only: its lease is not asked
+			if err := r.st.Delete(ctx, i.Key); err != nil {
+				return fmt.Errorf("remove the intent %s of a stopped gc: %w", i.Key, err)
+			}
+		}
+	}
+	return nil
+}
+
+// writeIntent writes this gc's deletion intent for plan p under floor
+// generation gen (create-only), then checks that no other gc's intent
+// holds (checkOtherIntents, by the store's time of this one). It returns
+// nil when the plan deletes nothing.
+func (r *Repo) writeIntent(ctx context.Context, p *GCPlan, gen int64) (*gcIntent, error) {
+	keys := plannedKeys(p)
+	if len(keys) == 0 {
+		// Nothing to guard; still clear what gcs killed on this host left.
+		return nil, r.clearDeadIntents(ctx)
+	}
+	g, err := r.newIntent(ctx, keys, gen)
+	if err != nil {
+		return nil, err
+	}
+	oi, err := r.st.Stat(ctx, g.key)
+	if err != nil {
+		r.dropIntent(ctx, g)
+		return nil, fmt.Errorf("gc: %s: %w", g.key, err)
+	}
+	if err := r.checkOtherIntents(ctx, g.key, oi.ModTime); err != nil {
+		r.dropIntent(ctx, g)
+		return nil, err
+	}
+	return g, nil
+}
+
+// newIntent writes an intent listing keys, create-only.
+func (r *Repo) newIntent(ctx context.Context, keys []string, gen int64) (*gcIntent, error) {
+	id, err := version.NewID()
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	in := &retention.Intent{Format: retention.Format, ID: id, StartedAt: began.UTC().Truncate(time.Millisecond), By: r.Actor(),
+		Host: hostName(), PID: os.Getpid(), Floor: gen, Keys: keys}
+	b, err := in.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	key := retention.IntentKey(id)
+	r.step("gc:intent")
+	if err := r.st.Create(ctx, key, strings.NewReader(string(b))); err != nil {
+		return nil, fmt.Errorf("gc: write its deletion intent %s: %w", key, err)
+	}
+	return &gcIntent{in: in, key: key, began: began}, nil
+}
+
+// dropIntent removes g's intent: gc is done, or stopped before deleting.
+func (r *Repo) dropIntent(ctx context.Context, g *gcIntent) {
+	if g != nil {
+		_ = r.st.Delete(context.WithoutCancel(ctx), g.key) // best effort: it expires anyway
+	}
+}
+
+// before is called before each deletion gc makes: key must be one its
+// intent lists (gc never deletes anything else); every 64 deletions, and
+// once retention.IntentRenew has passed since the intent was begun, it
+// makes sure the intent still holds. A renewed intent is written before
+// the old one is removed, so one always holds. Errors: a key not listed
+// (a bug: nothing is deleted), *GCStopError StopIntentLost.
+func (g *gcIntent) before(ctx context.Context, r *Repo, key string) error {
+	if g == nil {
+		return fmt.Errorf("gc: refusing to delete %s: no deletion intent was written for it", key)
+	}
+	if !g.in.Has(key) {
+		return fmt.Errorf("gc: refusing to delete %s: its deletion intent %s does not list it", key, g.key)
+	}
+	if time.Since(g.began) > retention.IntentRenew {
+		return g.renew(ctx, r)
+	}
+	if g.since++; g.since < 64 {
+		return nil
+	}
+	g.since = 0
+	if _, err := r.st.Stat(ctx, g.key); err != nil {
+		if errors.Is(err, store.ErrNotExist) {
+			return &GCStopError{Why: StopIntentLost, Key: g.key, Err: ErrRetentionConflict}
+		}
+		return err
+	}
+	return nil
+}
+
+// renew replaces g's intent by a new one with the same keys (written
+// before the old one is removed), unless the old one is gone (another gc
+// took it for a stopped one's) or its lease ran out.
+func (g *gcIntent) renew(ctx context.Context, r *Repo) error {
+	if time.Since(g.began) > retention.IntentLease/2 {
+		return &GCStopError{Why: StopIntentLost, Key: g.key, Err: ErrRetentionConflict}
+	}
+	if _, err := r.st.Stat(ctx, g.key); err != nil {
+		if errors.Is(err, store.ErrNotExist) {
+			return &GCStopError{Why: StopIntentLost, Key: g.key, Err: ErrRetentionConflict}
+		}
+		return err
+	}
+	next, err := r.newIntent(ctx, g.in.Keys, g.in.Floor)
+	if err != nil {
+		return err
+	}
+	r.dropIntent(ctx, g)
+	*g = *next
+	return nil
+}

@@ -1,0 +1,175 @@
+package repo_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/testutil"
+	"github.com/fdl-dev/fdl/internal/testutil/history"
+	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// TestPushRefusesBrokenLineage: a local version whose record does not
+// follow its first parent — created before it, an id that sorts before
+// its id, a seq that skips, snapshots that do not start after its last —
+// is refused by push before anything is uploaded, by the same rule
+// (version.CheckChild) and with the same code verify reports for such a
+// version already in the store; and commit never makes one, whatever this
+// machine's clock says.
+func TestPushRefusesBrokenLineage(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		code string
+		edit func(parent, rec *version.Record)
+	}{
+		{"created-order", func(p, r *version.Record) { r.CreatedAt = p.CreatedAt.Add(-time.Hour) }},
+		{"id-order", func(p, r *version.Record) { r.ID = idBefore(t, p.ID) }},
+		{"seq-mismatch", func(p, r *version.Record) { r.Seq = p.Seq + 2 }},
+		{"snapshot-order", func(p, r *version.Record) { r.DuckLake.Adds.First = p.DuckLake.Snapshot }},
+	} {
+		t.Run(c.code, func(t *testing.T) {
+			h := history.Build(t, 2, historyOps)
+			r := h.Repo
+			writeUncommitted(t, h, 7)
+			wd, err := repo.OpenWorkdir(h.WD)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "edited", Author: "t"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec = editLocalRecord(t, h.WD, rec, func(r *version.Record) { c.edit(h.Recs[1], r) })
+			digest := testutil.TreeDigest(t, h.URL)
+			wd, err = repo.OpenWorkdir(h.WD)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = wd.Push(ctx, r, "")
+			var le *repo.LineageError
+			if !errors.As(err, &le) || !errors.Is(err, version.ErrBadRecord) || !strings.Contains(err.Error(), c.code) {
+				t.Fatalf("push of a version with %s: %v", c.code, err)
+			}
+			if testutil.TreeDigest(t, h.URL) != digest {
+				t.Fatal("a refused push changed the repository")
+			}
+			// The same version in the store (put there by hand): verify
+			// reports the same code.
+			dir := filepath.Join(h.WD, repo.StateDir, repo.LocalVersions, string(rec.ID))
+			for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
+				b, err := os.ReadFile(filepath.Join(dir, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.MkdirAll(filepath.Join(h.URL, "versions", string(rec.ID)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(h.URL, "versions", string(rec.ID), f), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, p := range rep.Problems {
+				found = found || (string(p.Code) == c.code && p.Object == string(rec.ID))
+			}
+			if !found {
+				t.Fatalf("verify of a stored version with %s: %+v", c.code, rep.Problems)
+			}
+		})
+	}
+
+	t.Run("clock behind", func(t *testing.T) {
+		h := history.Build(t, 1, historyOps)
+		writeUncommitted(t, h, 8)
+		wd, err := repo.OpenWorkdir(h.WD)
+		if err != nil {
+			t.Fatal(err)
+		}
+		behind := func() time.Time { return h.Recs[0].CreatedAt.Add(-24 * time.Hour) }
+		rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "clock behind", Author: "t", Now: behind}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(version.CheckChild(h.Recs[0], rec)) != 0 {
+			t.Fatalf("commit with a clock behind the parent's made %+v", version.CheckChild(h.Recs[0], rec))
+		}
+		if _, err := wd.Push(ctx, h.Repo, ""); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// idBefore returns a fresh UUIDv7 id whose timestamp is a second before
+// id's: it sorts before it.
+func idBefore(t *testing.T, id version.ID) version.ID {
+	t.Helper()
+	for {
+		n, err := version.NewID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Keep the random tail of n, with a timestamp a second before id's.
+		ms := id.Time().Add(-time.Second).UnixMilli()
+		b := []byte(string(n))
+		hex := "0123456789abcdef"
+		digits := []int{0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12}
+		for i := 11; i >= 0; i-- {
+			b[digits[i]] = hex[ms&0xf]
+			ms >>= 4
+		}
+		if out := version.ID(b); out < id {
+			return out
+		}
+	}
+}
+
+// editLocalRecord rewrites the record of a version committed in the
+// working directory wd (and, when the id changes, its folder, state.json's
+// base and base.json) after applying edit, and returns the new record.
+func editLocalRecord(t *testing.T, wd string, rec *version.Record, edit func(*version.Record)) *version.Record {
+	t.Helper()
+	old := rec.ID
+	nr := *rec
+	edit(&nr)
+	b, err := nr.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(wd, repo.StateDir, repo.LocalVersions)
+	if err := os.WriteFile(filepath.Join(dir, string(old), version.RecordFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wd, repo.StateDir, repo.BaseFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if nr.ID != old {
+		if err := os.Rename(filepath.Join(dir, string(old)), filepath.Join(dir, string(nr.ID))); err != nil {
+			t.Fatal(err)
+		}
+		var st map[string]any
+		sb, err := os.ReadFile(filepath.Join(wd, repo.StateDir, repo.StateFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(sb, &st); err != nil {
+			t.Fatal(err)
+		}
+		st["base"] = string(nr.ID)
+		sb, _ = json.Marshal(st)
+		if err := os.WriteFile(filepath.Join(wd, repo.StateDir, repo.StateFile), sb, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &nr
+}
