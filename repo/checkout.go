@@ -97,7 +97,11 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	if res.Origin, err = r.writeWorkingCatalog(ctx, o, base, duckPath); err != nil {
 		return nil, err
 	}
-	if res.DataPath, err = finishWorkingCatalog(ctx, duckPath, res.Catalog); err != nil {
+	known := "" // a version's record holds its catalog's data_path (checked by its sha256)
+	if res.Origin == OriginVersion {
+		known = base.DuckLake.DataPath
+	}
+	if res.DataPath, err = finishWorkingCatalog(ctx, duckPath, res.Catalog, known); err != nil {
 		return nil, err
 	}
 	url := r.url
@@ -208,17 +212,20 @@ func (r *Repo) writeWorkingCatalog(ctx context.Context, o CheckoutOptions, base 
 	return OriginNew, lakewriter.Create(ctx, path, lakewriter.CreateOptions{Format: format, DataPath: r.DataLocation()})
 }
 
-// finishWorkingCatalog reads the data path of the DuckDB file at duckPath
-// (opening a SQLite copy would read all of it into memory) and, when the
-// working catalog is to be a SQLite file at catalog, converts it there and
-// removes the DuckDB file.
-func finishWorkingCatalog(ctx context.Context, duckPath, catalog string) (string, error) {
-	cat, err := ducklake.Open(ctx, duckPath)
-	if err != nil {
-		return "", err
+// finishWorkingCatalog returns the data path of the DuckDB file at
+// duckPath — known, when not empty (a version's record says it), else read
+// from the file — and, when the working catalog is to be a SQLite file at
+// catalog, converts it there and removes the DuckDB file.
+func finishWorkingCatalog(ctx context.Context, duckPath, catalog, known string) (string, error) {
+	dataPath := known
+	if dataPath == "" {
+		cat, err := ducklake.Open(ctx, duckPath)
+		if err != nil {
+			return "", err
+		}
+		dataPath = cat.DataPath()
+		cat.Close()
 	}
-	dataPath := cat.DataPath()
-	cat.Close()
 	if duckPath != catalog {
 		err := ducklake.ConvertToSQLite(ctx, duckPath, catalog)
 		os.Remove(duckPath)

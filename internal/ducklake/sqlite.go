@@ -860,11 +860,15 @@ func freezeSQLite(ctx context.Context, srcAbs, dstAbs string) (info FreezeInfo, 
 	if err := syncFile(tmp); err != nil {
 		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
 	}
+	info = FreezeInfo{Format: format, Snapshot: last, Storage: got}
+	if info.Size, info.SHA256, err = fileDigest(ctx, tmp); err != nil {
+		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
+	}
 	if err := placeNew(tmp, dstAbs); err != nil {
 		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
 	}
 	syncDir(filepath.Dir(dstAbs))
-	return FreezeInfo{Format: format, Snapshot: last, Storage: got}, nil
+	return info, nil
 }
 
 // freezeInto writes the snapshot's rows as a new DuckDB database at tmp
