@@ -31,9 +31,9 @@ func TestAddedKeys(t *testing.T) {
 		ins(4, 2, "NULL", "../other/ducklake-0193-c.parquet", "true"), // leaves the folder
 		ins(5, 2, "NULL", "/repo/data/abs/ducklake-0193-d.parquet", "false"),
 		ins(6, 2, "NULL", "/elsewhere/ducklake-0193-e.parquet", "false"), // outside
-		ins(7, 2, "3", "ducklake-0193-gone.parquet", "true"),              // ended before snapshot 3
-		ins(8, 3, "NULL", "ducklake-0193-a.parquet", "true"),              // the same file again
-		ins(9, 2, "NULL", ".hidden/ducklake-0193-f.parquet", "NULL"),      // NULL: relative
+		ins(7, 2, "3", "ducklake-0193-gone.parquet", "true"),             // ended before snapshot 3
+		ins(8, 3, "NULL", "ducklake-0193-a.parquet", "true"),             // the same file again
+		ins(9, 2, "NULL", ".hidden/ducklake-0193-f.parquet", "NULL"),     // NULL: relative
 		`INSERT INTO ducklake_delete_file (delete_file_id, table_id, begin_snapshot, data_file_id, path, path_is_relative, format, delete_count, file_size_bytes)
 			VALUES (10, 1, 3, 2, 'ducklake-0193-g-delete.parquet', true, 'parquet', 1, 1)`,
 	)
