@@ -478,14 +478,24 @@ func visibleAt(r lakeColumnRow, at int64) bool {
 // most sqliteRetryFor; fn must undo its own partial work before returning an
 // error. Then the error is ErrLocked, naming the file.
 func withSQLiteSnapshot(ctx context.Context, path string, fn func(s *sqliteSnapshot) error) error {
+	return retrySQLiteBusy(ctx, path, func() error {
+		s, err := openSQLiteSnapshot(ctx, path)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		return fn(s)
+	})
+}
+
+// retrySQLiteBusy runs try again while it fails with SQLITE_BUSY or
+// SQLITE_LOCKED, for at most sqliteRetryFor; then the error is ErrLocked,
+// naming the file.
+func retrySQLiteBusy(ctx context.Context, path string, try func() error) error {
 	deadline := time.Now().Add(sqliteRetryFor)
 	wait := 20 * time.Millisecond
 	for {
-		s, err := openSQLiteSnapshot(ctx, path)
-		if err == nil {
-			err = fn(s)
-			s.close()
-		}
+		err := try()
 		if err == nil || !isSQLiteBusy(err) {
 			return err
 		}
