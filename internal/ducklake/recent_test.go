@@ -125,10 +125,18 @@ func writtenHistory(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	col := func(n, typ string) lakewriter.ColumnDef { return lakewriter.ColumnDef{Name: n, Type: typ, Nullable: true} }
+	col := func(n, typ string) lakewriter.ColumnDef {
+		return lakewriter.ColumnDef{Name: n, Type: typ, Nullable: true}
+	}
 	steps := []func() error{
-		func() error { _, err := w.CreateTable(ctx, "main", "a", []lakewriter.ColumnDef{col("k", "int32")}); return err },
-		func() error { _, err := w.CreateTable(ctx, "main", "b", []lakewriter.ColumnDef{col("s", "varchar")}); return err },
+		func() error {
+			_, err := w.CreateTable(ctx, "main", "a", []lakewriter.ColumnDef{col("k", "int32")})
+			return err
+		},
+		func() error {
+			_, err := w.CreateTable(ctx, "main", "b", []lakewriter.ColumnDef{col("s", "varchar")})
+			return err
+		},
 		func() error { return w.Insert(ctx, "main", "a", "SELECT i::INTEGER AS k FROM range(5) t(i)") },
 		func() error { return w.InsertInlined(ctx, "main", "b", "SELECT 'x' AS s") },
 		func() error { return w.RenameTable(ctx, "main", "a", "a2") },
