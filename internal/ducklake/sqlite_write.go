@@ -66,6 +66,10 @@ func ConvertToSQLite(ctx context.Context, src, dst string) (err error) {
 	if c.backend == BackendSQLite {
 		return fmt.Errorf("convert %s to SQLite: %w: it is already a SQLite catalog", srcAbs, ErrUnsupportedFormat)
 	}
+	// DuckDB spills beyond its limit into a folder Close removes.
+	if err := c.bigQuerySettings(ctx); err != nil {
+		return err
+	}
 	for _, q := range []string{"SET TimeZone = 'UTC'", "SET memory_limit = " + sqlquote.String(convertMemoryLimit)} {
 		if _, err := c.conn.ExecContext(ctx, q); err != nil {
 			return err
@@ -85,7 +89,7 @@ func ConvertToSQLite(ctx context.Context, src, dst string) (err error) {
 	}
 	defer os.RemoveAll(work)
 	tmp := filepath.Join(work, "catalog.sqlite")
-	if err := c.writeSQLite(ctx, tmp, tables, keywords); err != nil {
+	if err := c.writeSQLite(ctx, tmp, tables, keywords, work); err != nil {
 		return fmt.Errorf("convert %s to SQLite: %w", srcAbs, err)
 	}
 	for _, p := range []string{tmp + "-wal", tmp + "-shm", tmp + "-journal"} {
@@ -299,10 +303,11 @@ func sqliteCreateTable(t *duckTable, keywords map[string]bool) (string, []string
 }
 
 // writeSQLite creates the SQLite file path with every table of c and its
-// rows, then switches it to WAL journal mode and closes it (SQLite
-// checkpoints and removes the WAL when its last connection closes).
-func (c *Catalog) writeSQLite(ctx context.Context, path string, tables []*duckTable, keywords map[string]bool) error {
-	db, err := sql.Open("sqlite3", sqliteDSN(path, "mode=rwc&_busy_timeout=5000"))
+// rows (writeTables; work holds the CSV files of the bulk copy), then
+// switches it to WAL journal mode and closes it (SQLite checkpoints and
+// removes the WAL when its last connection closes).
+func (c *Catalog) writeSQLite(ctx context.Context, path string, tables []*duckTable, keywords map[string]bool, work string) error {
+	db, err := sql.Open("sqlite3", sqliteDSN(path, "mode=rwc&_mutex=no&_busy_timeout=5000"))
 	if err != nil {
 		return err
 	}
@@ -322,14 +327,10 @@ func (c *Catalog) writeSQLite(ctx context.Context, path string, tables []*duckTa
 	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return err
 	}
-	counts := map[string]int64{}
-	for _, t := range tables {
-		n, err := c.writeSQLiteTable(ctx, conn, t, keywords)
-		if err != nil {
-			conn.ExecContext(ctx, "ROLLBACK")
-			return err
-		}
-		counts[t.name] = n
+	counts, err := c.writeTables(ctx, conn, tables, keywords, work)
+	if err != nil {
+		conn.ExecContext(ctx, "ROLLBACK")
+		return err
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
@@ -383,12 +384,10 @@ const (
 // writeSQLiteTable creates t in SQLite and copies its rows in rowid order,
 // each value cast by DuckDB to the SQLite column's type (BOOLEAN to BIGINT
 // 0/1, UUID and TIMESTAMP WITH TIME ZONE to VARCHAR text in UTC, …), as
-// DuckDB does when the extension inserts into a SQLite table.
-func (c *Catalog) writeSQLiteTable(ctx context.Context, conn *sql.Conn, t *duckTable, keywords map[string]bool) (int64, error) {
-	ddl, decls := sqliteCreateTable(t, keywords)
-	if _, err := conn.ExecContext(ctx, ddl); err != nil {
-		return 0, fmt.Errorf("%s: %w", ddl, err)
-	}
+// DuckDB does when the extension inserts into a SQLite table, row by row
+// (tables with a DOUBLE or BLOB column; others are copied in bulk, see
+// writeSQLite). The table exists already.
+func (c *Catalog) writeSQLiteTable(ctx context.Context, conn *sql.Conn, t *duckTable, decls []string) (int64, error) {
 	ins, err := newBatchInsert(ctx, conn, t.name, t.cols)
 	if err != nil {
 		return 0, err
