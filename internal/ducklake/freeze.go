@@ -38,11 +38,14 @@ const (
 // types (BOOLEAN, UUID, TIMESTAMP WITH TIME ZONE, …) and PRIMARY KEY / NOT
 // NULL constraints are those of a DuckDB-format catalog of the same DuckLake
 // format, inlined-data tables included, in the storage version the
-// extension of that format wrote (storageForFormat); rows go to DuckDB in
-// batches in one transaction with memory_limit 64MB, so memory does not
-// grow with the catalog (TestSQLiteMemoryFlat). Errors as Open gives
-// them for SQLite files (ErrCorrupt, ErrNotCatalog, ErrUnsupportedFormat,
-// ErrLocked).
+// extension of that format wrote (storageForFormat). Rows go to DuckDB a
+// table at a time, each in a transaction of its own followed by a
+// checkpoint when large, in bulk through a CSV file (copyInto); DuckDB
+// runs with a memory limit of 64 MB plus what the largest primary key's
+// index needs (memoryLimit) and spills the rest, so memory grows only with
+// that index, never fails for the catalog's size (TestSQLiteMemoryFlat).
+// Errors as Open gives them for SQLite files (ErrCorrupt, ErrNotCatalog,
+// ErrUnsupportedFormat, ErrLocked).
 //
 // When src is a DuckDB-format catalog, dst gets every committed row of every table (including rows still in
 // src's .wal, which DuckDB replays when attaching), with the same tables,

@@ -97,6 +97,12 @@ type sqliteSnapshot struct {
 	// rowIDCol, when set, is an extra BIGINT column copyInto adds to every
 	// table, holding the row's SQLite rowid (CopySQLiteInto).
 	rowIDCol string
+	// ownTx: copyInto copies each table in a transaction of its own on a
+	// connection outside any, and checkpoints after a large one, so what
+	// DuckDB holds (a table's key index above all) goes to the file
+	// before the next table: memory stays within DuckDB's limit whatever
+	// the catalog's size.
+	ownTx bool
 }
 
 // openSQLiteSnapshot checks the file and its WAL (checkSQLiteFile), opens it
@@ -777,7 +783,7 @@ func stageValue(v any, stage string) (driver.Value, error) {
 // DuckDB-format catalog. The file is opened read-only. So that memory does
 // not grow with the catalog, the copy is a temporary DuckDB file (in a
 // folder "fdl-sqlite-*" under os.TempDir() that Close removes, also DuckDB's
-// spill folder) written in one transaction with memory_limit 64MB, as Freeze
+// spill folder) written a table at a time with memory_limit 64MB, as Freeze
 // writes one (in memory, spilled there, when that folder's path holds '?').
 func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 	var c *Catalog
@@ -786,8 +792,13 @@ func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 		if err != nil {
 			return fmt.Errorf("open %s: %w", path, err)
 		}
+		limit, err := s.memoryLimit(ctx)
+		if err != nil {
+			os.RemoveAll(spill)
+			return err
+		}
 		db, conn, err := newDuckDB(ctx, []string{
-			"SET memory_limit = " + sqlquote.String(convertMemoryLimit),
+			"SET memory_limit = " + sqlquote.String(limit),
 			"SET temp_directory = " + sqlquote.String(spill),
 			"SET TimeZone = 'UTC'",
 		})
@@ -804,15 +815,8 @@ func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 			cc.Close()
 			return err
 		}
-		if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
-			cc.Close()
-			return err
-		}
+		s.ownTx = true
 		if _, err := s.copyInto(ctx, conn, catalogAlias, spill); err != nil {
-			cc.Close()
-			return err
-		}
-		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 			cc.Close()
 			return err
 		}
@@ -904,8 +908,12 @@ func (s *sqliteSnapshot) freezeInto(ctx context.Context, tmp, work string) (meta
 	os.Remove(tmp)
 	os.Remove(tmp + ".wal")
 	storage := storageForFormat(s.format)
+	limit, err := s.memoryLimit(ctx)
+	if err != nil {
+		return storage, err
+	}
 	db, conn, err := newDuckDB(ctx, []string{
-		"SET memory_limit = " + sqlquote.String(convertMemoryLimit),
+		"SET memory_limit = " + sqlquote.String(limit),
 		"SET temp_directory = " + sqlquote.String(filepath.Join(work, "spill")),
 		"SET TimeZone = 'UTC'",
 		// Rows of a DuckLake table have no order: DuckDB may insert them
@@ -920,18 +928,11 @@ func (s *sqliteSnapshot) freezeInto(ctx context.Context, tmp, work string) (meta
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (STORAGE_VERSION %s)", sqlquote.String(tmp), sqlquote.Ident(frozenAlias), sqlquote.String(storage.MinDuckDB))); err != nil {
 		return storage, fmt.Errorf("freeze %s: %w", s.path, err)
 	}
-	// One transaction: DuckDB writes the rows of a transaction to the file
-	// a row group at a time as they come, not to its WAL and then again at
-	// the checkpoint.
-	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
-		return storage, fmt.Errorf("freeze %s: %w", s.path, err)
-	}
+	// A transaction per table (DuckDB writes a large insert's rows to the
+	// file a row group at a time as they come, not to its WAL and then
+	// again at the checkpoint), and a checkpoint after each large table.
+	s.ownTx = true
 	counts, err := s.copyInto(ctx, conn, frozenAlias, work)
-	if err == nil {
-		_, err = conn.ExecContext(ctx, "COMMIT")
-	} else {
-		conn.ExecContext(ctx, "ROLLBACK")
-	}
 	if err == nil {
 		err = checkCounts(ctx, conn, frozenAlias, counts)
 	}

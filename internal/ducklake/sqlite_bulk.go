@@ -28,10 +28,11 @@ import (
 const (
 	csvCopyOptions = `FORMAT csv, HEADER false, DELIMITER ',', QUOTE '"', ESCAPE '"', NULLSTR '', NEW_LINE '\n'`
 	csvReadOptions = `header = false, delim = ',', quote = '"', escape = '"', nullstr = '', allow_quoted_nulls = false,
-		auto_detect = false, new_line = '\n', strict_mode = true, max_line_size = 4194304, buffer_size = 16777216`
-	// csvMaxLine is read_csv's max_line_size above: a table with a longer
-	// row (a view's SQL of megabytes) goes row by row.
-	csvMaxLine = 4 << 20
+		auto_detect = false, new_line = '\n', strict_mode = true, max_line_size = 1048576, buffer_size = 4194304`
+	// csvMaxLine is read_csv's max_line_size above (its buffers, one per
+	// thread, are 4 MiB: memory DuckDB's limit must leave room for): a
+	// table with a longer row (a view's SQL of a megabyte) goes row by row.
+	csvMaxLine = 1 << 20
 )
 
 // bulkStages reports whether columns of the staging types stage can be
@@ -89,25 +90,7 @@ func (s *sqliteSnapshot) copyInto(ctx context.Context, duck *sql.Conn, alias, wo
 	}()
 	counts := map[string]int64{}
 	for _, t := range s.tables {
-		if err := s.createTable(ctx, duck, alias, t); err != nil {
-			return nil, err
-		}
-		var n int64
-		var err error
-		if _, ok := s.bulkKinds(t); ok {
-			d := <-dumps
-			switch {
-			case d.err == nil:
-				n, err = s.readDump(ctx, duck, alias, d)
-			case errors.Is(d.err, sqlitebulk.ErrOdd):
-				n, err = s.copyRows(ctx, duck, alias, t)
-			default:
-				err = d.err
-			}
-			os.Remove(d.path)
-		} else {
-			n, err = s.copyRows(ctx, duck, alias, t)
-		}
+		n, err := s.copyTableTx(ctx, duck, alias, t, dumps)
 		if err != nil {
 			return nil, err
 		}
@@ -117,6 +100,55 @@ func (s *sqliteSnapshot) copyInto(ctx context.Context, duck *sql.Conn, alias, wo
 		}
 	}
 	return counts, nil
+}
+
+// checkpointRows: with ownTx, a table of at least this many rows is
+// followed by a checkpoint.
+const checkpointRows = 65536
+
+// copyTableTx is copyTable in a transaction of its own (and followed by a
+// checkpoint when large) when s.ownTx is set.
+func (s *sqliteSnapshot) copyTableTx(ctx context.Context, duck *sql.Conn, alias string, t *sqliteTable, dumps <-chan dumped) (int64, error) {
+	if !s.ownTx {
+		return s.copyTable(ctx, duck, alias, t, dumps)
+	}
+	if _, err := duck.ExecContext(ctx, "BEGIN"); err != nil {
+		return 0, err
+	}
+	n, err := s.copyTable(ctx, duck, alias, t, dumps)
+	if err != nil {
+		duck.ExecContext(context.Background(), "ROLLBACK")
+		return 0, err
+	}
+	if _, err := duck.ExecContext(ctx, "COMMIT"); err != nil {
+		return 0, fmt.Errorf("convert %s: table %s: %w", s.path, t.name, err)
+	}
+	if n >= checkpointRows {
+		if _, err := duck.ExecContext(ctx, "CHECKPOINT "+sqlquote.Ident(alias)); err != nil {
+			return 0, fmt.Errorf("convert %s: table %s: %w", s.path, t.name, err)
+		}
+	}
+	return n, nil
+}
+
+// copyTable creates t in alias and copies its rows: in bulk from its dump
+// (the next one dumps sends) when it has one, else row by row.
+func (s *sqliteSnapshot) copyTable(ctx context.Context, duck *sql.Conn, alias string, t *sqliteTable, dumps <-chan dumped) (int64, error) {
+	if err := s.createTable(ctx, duck, alias, t); err != nil {
+		return 0, err
+	}
+	if _, ok := s.bulkKinds(t); !ok {
+		return s.copyRows(ctx, duck, alias, t)
+	}
+	d := <-dumps
+	defer os.Remove(d.path)
+	switch {
+	case d.err == nil:
+		return s.readDump(ctx, duck, alias, d)
+	case errors.Is(d.err, sqlitebulk.ErrOdd):
+		return s.copyRows(ctx, duck, alias, t)
+	}
+	return 0, d.err
 }
 
 // bulkKinds returns the sqlitebulk kinds of t's columns as SQLite gives
@@ -337,4 +369,39 @@ func (c *Catalog) exportAll(ctx context.Context, tables []*duckTable, decls [][]
 			return
 		}
 	}
+}
+
+// Memory of the freeze of a SQLite catalog. DuckDB spills table data
+// beyond its memory_limit, but not a primary key's index, which must fit
+// in memory while its table loads (some 20-30 bytes a key for the
+// ascending ids DuckLake gives; 1.9 M data files took about 50 MB). So
+// that a catalog of any size converts, the limit is convertMemoryBase
+// plus indexBytesPerRow for each row of the largest table with a primary
+// key (ducklake_data_file: one row per data file): 64 MB up to a few
+// hundred thousand data files, 155 MB at 1.9 M.
+const (
+	convertMemoryBase = 64 << 20
+	indexBytesPerRow  = 48
+)
+
+// memoryLimit returns the memory_limit for copying the snapshot into
+// DuckDB (see convertMemoryBase), from the largest rowid of each table
+// with a primary key (an upper bound of its rows, read from the end of
+// its b-tree).
+func (s *sqliteSnapshot) memoryLimit(ctx context.Context) (string, error) {
+	var most int64
+	for _, t := range s.tables {
+		if len(t.pk) == 0 {
+			continue
+		}
+		var n sql.NullInt64
+		if err := s.conn.QueryRowContext(ctx, "SELECT max(rowid) FROM "+sqlquote.Ident(t.name)).Scan(&n); err != nil {
+			if isSQLiteBusy(err) {
+				return "", err
+			}
+			return "", classifySQLiteError(s.path, "read "+t.name, err)
+		}
+		most = max(most, n.Int64)
+	}
+	return strconv.FormatInt((convertMemoryBase+indexBytesPerRow*most)>>20, 10) + "MiB", nil
 }

@@ -371,13 +371,10 @@ const (
 	convertReadRows   = 32768
 	convertInsertRows = 64
 	sqliteMaxParams   = 32766 // SQLITE_MAX_VARIABLE_NUMBER since SQLite 3.32
-	// convertMemoryLimit is DuckDB's memory_limit in both conversions.
-	// ConvertToSQLite: DuckDB keeps the blocks it has read cached up to its
-	// limit (by default most of the machine's memory), and reading one
-	// range needs little. Freeze of a SQLite catalog: DuckDB spills what the
-	// one transaction holds beyond it. 64MB was as fast as 128MB and gave
-	// ~155 MiB peak RSS both ways for catalogs of 40 and 184 MiB
-	// (TestSQLiteMemoryFlat).
+	// convertMemoryLimit is DuckDB's memory_limit in ConvertToSQLite:
+	// DuckDB keeps the blocks it has read cached up to its limit (by
+	// default most of the machine's memory), and writing a table to CSV
+	// needs little. (Freeze of a SQLite catalog: memoryLimit.)
 	convertMemoryLimit = "64MB"
 )
 
