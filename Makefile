@@ -21,9 +21,10 @@ test: pyenv ## run every test (needs ../shared/testdata for the real-catalog tes
 demo: build pyenv ## run the main job end to end on a catalog it builds itself
 	./scripts/demo.sh
 
-bench: build ## benchmarks: go test -bench, then the end-to-end 256 MiB benchmark
+bench: build pyenv ## benchmarks: go test -bench, then transfers (bench-e2e.sh) and the SQLite working catalog (bench-sqlite.sh) at 64 and 256 MiB
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	./scripts/bench-e2e.sh
+	./scripts/bench-sqlite.sh
 
 lint: ## golangci-lint (pinned version) and gofmt
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && false)
