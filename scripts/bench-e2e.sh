@@ -12,16 +12,22 @@
 #
 #   scripts/bench-e2e.sh [MIB...]        (default: 64 256)
 #
-# Environment: REPEAT (runs per figure), BENCH_DIR (work folder, default a
+# Environment: FDL_BIN (the fdl binary to measure; default: built from
+# this tree), REPEAT (runs per figure), BENCH_DIR (work folder, default a
 # temporary one, removed at the end), OTHER_FS (a folder on another file
 # system than BENCH_DIR: adds a push whose working directory is there, so
 # the catalog is copied instead of linked; default /dev/shm when it is
 # another file system).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go build -o bin/fdl ./cmd/fdl
 go build -o bin/benchgen ./internal/cmd/benchgen
-FDL="$PWD/bin/fdl"
+# FDL_BIN: measure another fdl binary (an older build, for a before/after).
+if [ -n "${FDL_BIN:-}" ]; then
+  FDL=$(cd "$(dirname "$FDL_BIN")" && pwd)/$(basename "$FDL_BIN")
+else
+  go build -o bin/fdl ./cmd/fdl
+  FDL="$PWD/bin/fdl"
+fi
 SIZES=("$@")
 [ ${#SIZES[@]} -gt 0 ] || SIZES=(64 256)
 REPEAT=${REPEAT:-3}

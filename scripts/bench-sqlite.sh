@@ -13,16 +13,22 @@
 #
 #   scripts/bench-sqlite.sh [MIB...]     (default: 64 256)
 #
-# Environment: REPEAT, BENCH_DIR (default: a temporary folder, removed at
+# Environment: FDL_BIN (the fdl binary to measure; default: built from
+# this tree), REPEAT, BENCH_DIR (default: a temporary folder, removed at
 # the end; generated catalogs big<MIB>[-c<COLUMNS>].duckdb there are
 # reused), COLUMNS (varchar columns of benchgen's table, default 16; 2
 # gives more data files and statistics rows for the same size).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go build -o bin/fdl ./cmd/fdl
 go build -o bin/benchgen ./internal/cmd/benchgen
 go build -o bin/lakewrite ./internal/cmd/lakewrite
-FDL="$PWD/bin/fdl"
+# FDL_BIN: measure another fdl binary (an older build, for a before/after).
+if [ -n "${FDL_BIN:-}" ]; then
+  FDL=$(cd "$(dirname "$FDL_BIN")" && pwd)/$(basename "$FDL_BIN")
+else
+  go build -o bin/fdl ./cmd/fdl
+  FDL="$PWD/bin/fdl"
+fi
 SIZES=("$@")
 [ ${#SIZES[@]} -gt 0 ] || SIZES=(64 256)
 REPEAT=${REPEAT:-3}
