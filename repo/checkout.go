@@ -10,6 +10,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -23,7 +24,8 @@ type CheckoutOptions struct {
 	From   string // start from this existing DuckLake catalog file instead
 	Branch string // branch push moves; default: the branch Rev names, else HEAD's
 	// Format is the DuckLake format of a new catalog made for a repository
-	// without versions ("1.0" or "0.4"; default "1.0").
+	// without versions ("1.0", "0.4" or "1.1"; default "1.0", which DuckDB
+	// 1.5.2 and later attach; "1.1" only DuckDB 2.0 does).
 	Format string
 	// CatalogFormat is the database the working catalog is stored in:
 	// ducklake.BackendDuckDB (DIR/ducklake.duckdb, the version's frozen
@@ -33,6 +35,12 @@ type CheckoutOptions struct {
 	// refused (ErrInvalidArguments). The CLI's default is SQLite
 	// (docs/cli.md).
 	CatalogFormat ducklake.Backend
+	// Migrate, with From, migrates the imported lake to
+	// ducklake.CurrentFormat (ducklake.Migrate) when it is older, so that
+	// its versions are readable by the DuckDB releases that read only that
+	// format. A lake already in that format is checked out as it is.
+	// Without From it is refused (MigrateNeedsFileError).
+	Migrate bool
 }
 
 // Origin says where a working catalog came from.
@@ -57,6 +65,19 @@ type CheckoutResult struct {
 	// Attach is the DuckDB statement that attaches the working catalog.
 	Attach        string           `json:"attach"`
 	CatalogFormat ducklake.Backend `json:"catalog_format"`
+	// Format is the working catalog's DuckLake format.
+	Format string `json:"format"`
+	// Readers says which DuckDB releases read the working catalog as it is
+	// (meta.ReadersOf its format and storage version; a SQLite one's is that
+	// of the DuckDB file it was converted from, which Freeze writes again).
+	Readers meta.Readers `json:"readers"`
+	// NeedsMigration is true when Format is older than
+	// ducklake.CurrentFormat: DuckDB 1.5.2 and newer refuse it until it is
+	// migrated (CheckoutOptions.Migrate at import, MigrateBranch for a
+	// branch).
+	NeedsMigration bool `json:"needs_migration"`
+	// Migration says what CheckoutOptions.Migrate did (nil when nothing).
+	Migration *ducklake.MigrateInfo `json:"migration,omitempty"`
 }
 
 // Checkout makes a working directory (DESIGN.md §6): DIR/ducklake.duckdb and
@@ -94,16 +115,17 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	if err := os.MkdirAll(filepath.Join(dir, StateDir, LocalVersions), 0o755); err != nil {
 		return nil, err
 	}
-	if res.Origin, err = r.writeWorkingCatalog(ctx, o, base, duckPath); err != nil {
+	if res.Origin, res.Migration, err = r.writeWorkingCatalog(ctx, o, base, duckPath); err != nil {
 		return nil, err
 	}
-	known := "" // a version's record holds its catalog's data_path (checked by its sha256)
+	var known *version.Record // a version's record holds its catalog's data path, format and storage (checked by its sha256)
 	if res.Origin == OriginVersion {
-		known = base.DuckLake.DataPath
+		known = base
 	}
-	if res.DataPath, err = finishWorkingCatalog(ctx, duckPath, res.Catalog, known); err != nil {
+	if res.DataPath, res.Format, res.Readers, err = finishWorkingCatalog(ctx, duckPath, res.Catalog, known); err != nil {
 		return nil, err
 	}
+	res.NeedsMigration = ducklake.NeedsMigration(res.Format)
 	url := r.url
 	if !strings.Contains(url, "://") {
 		if url, err = filepath.Abs(url); err != nil {
@@ -113,6 +135,9 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	w := &Workdir{Dir: dir, State: State{Format: StateFormat, Repository: url, Branch: branch.Short()}}
 	if backend == ducklake.BackendSQLite {
 		w.State.CatalogFormat = backend
+	}
+	if res.Migration != nil {
+		w.State.MigratedFrom = res.Migration.From
 	}
 	if base != nil {
 		w.State.Base, w.State.Upstream = base.ID, base.ID
@@ -131,6 +156,9 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 func (r *Repo) checkoutTarget(o CheckoutOptions) (string, ducklake.Backend, error) {
 	if o.Dir == "" {
 		return "", "", fmt.Errorf("checkout needs a directory: %w", ErrInvalidArguments)
+	}
+	if o.Migrate && o.From == "" {
+		return "", "", MigrateNeedsFileError{}
 	}
 	dir, err := filepath.Abs(o.Dir)
 	if err != nil {
@@ -195,45 +223,66 @@ func (r *Repo) checkoutBase(ctx context.Context, o CheckoutOptions) (*version.Re
 }
 
 // writeWorkingCatalog writes the DuckDB file a working catalog starts as,
-// at path: a frozen copy of o.From, the checked catalog of base, or a new
-// empty catalog of o.Format whose data_path is the repository's data/.
-func (r *Repo) writeWorkingCatalog(ctx context.Context, o CheckoutOptions, base *version.Record, path string) (Origin, error) {
+// at path: a frozen copy of o.From (migrated with o.Migrate when it is
+// older than ducklake.CurrentFormat: then it also returns what the
+// migration did), the checked catalog of base, or a new empty catalog of
+// o.Format whose data_path is the repository's data/.
+func (r *Repo) writeWorkingCatalog(ctx context.Context, o CheckoutOptions, base *version.Record, path string) (Origin, *ducklake.MigrateInfo, error) {
 	switch {
+	case o.From != "" && o.Migrate:
+		info, err := ducklake.Migrate(ctx, o.From, path)
+		if errors.Is(err, ducklake.ErrCurrentFormat) {
+			_, err = ducklake.Freeze(ctx, o.From, path)
+			return OriginFile, nil, err
+		}
+		if err != nil {
+			return OriginFile, nil, err
+		}
+		return OriginFile, &info, nil
 	case o.From != "":
 		_, err := ducklake.Freeze(ctx, o.From, path)
-		return OriginFile, err
+		return OriginFile, nil, err
 	case base != nil:
-		return OriginVersion, r.FetchCatalog(ctx, base, path)
+		return OriginVersion, nil, r.FetchCatalog(ctx, base, path)
 	}
 	format := o.Format
 	if format == "" {
 		format = "1.0"
 	}
-	return OriginNew, lakewriter.Create(ctx, path, lakewriter.CreateOptions{Format: format, DataPath: r.DataLocation()})
+	return OriginNew, nil, lakewriter.Create(ctx, path, lakewriter.CreateOptions{Format: format, DataPath: r.DataLocation()})
 }
 
-// finishWorkingCatalog returns the data path of the DuckDB file at
-// duckPath — known, when not empty (a version's record says it), else read
-// from the file — and, when the working catalog is to be a SQLite file at
-// catalog, converts it there and removes the DuckDB file.
-func finishWorkingCatalog(ctx context.Context, duckPath, catalog, known string) (string, error) {
-	dataPath := known
-	if dataPath == "" {
+// finishWorkingCatalog returns the data path, DuckLake format and readers
+// of the DuckDB file at duckPath — from known, when not nil (the record of
+// the version the file is, checked by its sha256), else read from the file
+// (opening a SQLite copy would read all of it into memory) — and, when the
+// working catalog is to be a SQLite file at catalog, converts it there and
+// removes the DuckDB file.
+func finishWorkingCatalog(ctx context.Context, duckPath, catalog string, known *version.Record) (dataPath, format string, rd meta.Readers, err error) {
+	if known != nil {
+		dataPath, format = known.DuckLake.DataPath, known.DuckLake.Format
+		rd = meta.ReadersOf(format, known.Catalog.Storage)
+	} else {
 		cat, err := ducklake.Open(ctx, duckPath)
 		if err != nil {
-			return "", err
+			return "", "", rd, err
 		}
-		dataPath = cat.DataPath()
+		dataPath, format = cat.DataPath(), cat.Format()
 		cat.Close()
+		st, err := ducklake.ReadStorage(duckPath)
+		if err != nil {
+			return "", "", rd, err
+		}
+		rd = meta.ReadersOf(format, st)
 	}
 	if duckPath != catalog {
 		err := ducklake.ConvertToSQLite(ctx, duckPath, catalog)
 		os.Remove(duckPath)
 		if err != nil {
-			return "", err
+			return "", "", rd, err
 		}
 	}
-	return dataPath, nil
+	return dataPath, format, rd, nil
 }
 
 // SQLiteAttachOptions are the ATTACH options fdl prints for a SQLite working

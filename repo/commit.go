@@ -132,10 +132,13 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 		Catalog: version.Catalog{Size: size, SHA256: sum, Storage: info.Storage},
 		DuckLake: version.DuckLake{Format: info.Format, Snapshot: last.ID, SnapshotTime: last.Time,
 			Adds: version.SnapshotRange{First: first, Last: last.ID}, DataPath: dataPath},
+		Readers: version.NewReaders(info.Format, info.Storage),
 	}
 	if w.BaseRecord != nil {
 		rec.Seq = w.BaseRecord.Seq + 1
 		rec.Parents = []version.ID{w.BaseRecord.ID}
+	} else if w.State.MigratedFrom != "" && w.State.MigratedFrom != rec.DuckLake.Format {
+		rec.DuckLake.MigratedFrom = w.State.MigratedFrom // imported with Migrate
 	}
 	ds, err := version.NewDataset(id, info.Format, dataPath, st).Marshal()
 	if err != nil {

@@ -55,6 +55,10 @@ type State struct {
 	// (DIR/ducklake.duckdb; also when absent, as state files written before
 	// SQLite support are).
 	CatalogFormat ducklake.Backend `json:"catalog_format,omitempty"`
+	// MigratedFrom is the DuckLake format of a lake imported with
+	// CheckoutOptions.Migrate before it was migrated; the first commit
+	// records it (version.DuckLake.MigratedFrom).
+	MigratedFrom string `json:"migrated_from,omitempty"`
 }
 
 // Workdir is an open working directory.

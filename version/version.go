@@ -3,6 +3,7 @@
 package version
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,6 +130,14 @@ type DuckLake struct {
 	Adds SnapshotRange `json:"adds"`
 	// DataPath is ducklake_metadata's "data_path" as stored in the catalog.
 	DataPath string `json:"data_path"`
+	// MigratedFrom, when set, is the DuckLake format the catalog had before
+	// fdl migrated it to Format with the ducklake extension's own migration
+	// steps (ducklake.Migrate). A version that migrates its parent's catalog
+	// adds no snapshot (nor does the extension's migration): its Adds is the
+	// empty range Snapshot+1..Snapshot, and the parent, in the old format,
+	// stays for readers of that format. The first version of a lake
+	// imported and migrated at checkout carries it too, with its full range.
+	MigratedFrom string `json:"migrated_from,omitempty"`
 }
 
 // Record is version.json: the record of one version (DESIGN.md §3). It is
@@ -146,6 +155,37 @@ type Record struct {
 	// prints is as trustworthy as the catalog.
 	Dataset  File     `json:"dataset"`
 	DuckLake DuckLake `json:"ducklake"`
+	// Readers says which DuckDB releases can read the version: open its
+	// catalog file (from Catalog.Storage) and attach it READ_ONLY with the
+	// ducklake extension (from DuckLake.Format). Records written before
+	// fdl recorded it have none; EffectiveReaders derives it for them.
+	Readers *meta.Readers `json:"readers,omitempty"`
+}
+
+// NewReaders returns the Readers of a catalog of DuckLake format format in
+// a file of storage version st (meta.ReadersOf), for a new record.
+func NewReaders(format string, st meta.Storage) *meta.Readers {
+	r := meta.ReadersOf(format, st)
+	return &r
+}
+
+// EffectiveReaders returns the record's Readers, and whether the record
+// carries them; a record written before fdl recorded them gets the ones its
+// storage version and DuckLake format give (meta.ReadersOf, with what
+// this fdl knows).
+func (r *Record) EffectiveReaders() (meta.Readers, bool) {
+	if r.Readers != nil {
+		return *r.Readers, true
+	}
+	return meta.ReadersOf(r.DuckLake.Format, r.Catalog.Storage), false
+}
+
+// AddsNothing reports whether the version adds no snapshot to its first
+// parent: a migration of the parent's catalog (DuckLake.MigratedFrom set,
+// a parent, and DuckLake.Adds the empty range Snapshot+1..Snapshot).
+func (r *Record) AddsNothing() bool {
+	a := r.DuckLake.Adds
+	return r.DuckLake.MigratedFrom != "" && len(r.Parents) > 0 && a.First == r.DuckLake.Snapshot+1 && a.Last == r.DuckLake.Snapshot
 }
 
 // Parent returns the first parent, or "" for the first version.
@@ -198,20 +238,34 @@ func (r *Record) Validate() error {
 	if r.DuckLake.Format == "" {
 		return bad("ducklake.format is missing")
 	}
+	if rd := r.Readers; rd != nil && (rd.DuckDB == "" || rd.DuckLakeExtension == "" || rd.Attach == "") {
+		return bad("readers %+v: duckdb, ducklake_extension and attach must all be set", *rd)
+	}
 	a := r.DuckLake.Adds
-	if a.First < 0 || a.Last < a.First || a.Last != r.DuckLake.Snapshot {
+	if a.First < 0 || a.Last != r.DuckLake.Snapshot {
 		return bad("ducklake.adds %d..%d does not end at snapshot %d", a.First, a.Last, r.DuckLake.Snapshot)
+	}
+	if m := r.DuckLake.MigratedFrom; m != "" && m == r.DuckLake.Format {
+		return bad("ducklake.migrated_from %q is its own format", m)
+	}
+	if a.Last < a.First && !r.AddsNothing() {
+		return bad("ducklake.adds %d..%d is empty, which only a migration of its parent's catalog may be", a.First, a.Last)
 	}
 	return nil
 }
 
-// Marshal encodes the record as indented JSON with a trailing newline.
+// Marshal encodes the record as indented JSON with a trailing newline;
+// "<", ">" and "&" are written as they are (readers: ">= 1.5.0"), not as
+// \u escapes.
 func (r *Record) Marshal() ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return b.Bytes(), nil
 }
 
 // ParseRecord decodes and validates version.json. want, if not empty, is the

@@ -103,9 +103,13 @@ func errorKind(err error, code int) string {
 		{refs.ErrBadLog, "invalid_reflog"},
 		{repo.ErrChecksum, "checksum"},
 		{repo.ErrDataMissing, "data_missing"},
+		{repo.ErrFormatUpgrade, "format_upgrade"},
+		{ducklake.ErrUnknownStorage, "unknown_storage"},
 		{ducklake.ErrLocked, "locked"},
 		{ducklake.ErrNotCatalog, "not_catalog"},
 		{ducklake.ErrUnsupportedFormat, "unsupported_format"},
+		{ducklake.ErrCurrentFormat, "current_format"},
+		{repo.ErrLocalWork, "local_work"},
 		{ducklake.ErrSQLite, "sqlite_catalog"},
 		{ducklake.ErrCorrupt, "corrupt_catalog"},
 		{repo.ErrNotRepository, "not_repository"},
@@ -204,6 +208,16 @@ func hinted(e error) (string, bool) {
 			url = "URL"
 		}
 		return insertAfter(plain, "check out "+e.Branch.Short()+" again", " (fdl checkout "+shellQuote(url)+" NEWDIR)"), true
+	case *repo.LocalWorkError:
+		how := "commit and push them first (fdl commit -m MSG, fdl push)"
+		if e.Unpushed > 0 {
+			how = "push them first (fdl push)"
+		}
+		return insertBefore(plain, ": "+repo.ErrLocalWork.Error(), "; "+how+", then run fdl migrate again"), true
+	case repo.MigrateNeedsFileError:
+		return insertBefore(plain, ": "+repo.ErrInvalidArguments.Error(), " (fdl migrate BRANCH)"), true
+	case *repo.FormatUpgradeError:
+		return insertAfter(plain, "push again allowing the format upgrade", " (fdl push --allow-format-upgrade)"), true
 	case *repo.DataMissingError:
 		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true
 	case *repo.RetiredError:

@@ -109,6 +109,7 @@ DuckDB ATTACH.
 		newPushCmd(ios, g), newLogCmd(ios, g), newShowCmd(ios, g), newTagCmd(ios, g),
 		newBranchCmd(ios, g), newVerifyCmd(ios, g),
 		newRetentionCmd(ios, g), newGCCmd(ios, g), newReflogCmd(ios, g),
+		newMigrateCmd(ios, g),
 	)
 	return root
 }
