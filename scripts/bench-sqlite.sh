@@ -97,7 +97,9 @@ for mib in "${SIZES[@]}"; do
   "$FDL" -q -C "$d/setup" commit -m bench >/dev/null
   "$FDL" -q -C "$d/setup" push >/dev/null
   rm -rf "$d/setup"
-  echo "== catalog of $((size / 1048576)) MiB ($size bytes, $COLUMNS columns), new snapshots by ${DUCKDB:+DuckDB's ducklake extension}${DUCKDB:-fdl's writer}"
+  writer="fdl's writer"
+  [ -z "$DUCKDB" ] || writer="DuckDB's ducklake extension"
+  echo "== catalog of $((size / 1048576)) MiB ($size bytes, $COLUMNS columns), new snapshots by $writer"
   BEST=() BEST_KIB=()
   for _ in $(seq "$REPEAT"); do
     rm -rf "$d/wd" "$d/ws" "$d/floor"*
