@@ -70,7 +70,12 @@ func ConvertToSQLite(ctx context.Context, src, dst string) (err error) {
 	if err := c.bigQuerySettings(ctx); err != nil {
 		return err
 	}
-	for _, q := range []string{"SET TimeZone = 'UTC'", "SET memory_limit = " + sqlquote.String(convertMemoryLimit)} {
+	var threads int64
+	if err := c.conn.QueryRowContext(ctx, "SELECT current_setting('threads')::BIGINT").Scan(&threads); err != nil {
+		return err
+	}
+	limit := fmt.Sprintf("%dMB", convertMemoryMB+convertThreadMB*(threads+1))
+	for _, q := range []string{"SET TimeZone = 'UTC'", "SET memory_limit = " + sqlquote.String(limit)} {
 		if _, err := c.conn.ExecContext(ctx, q); err != nil {
 			return err
 		}
@@ -371,11 +376,16 @@ const (
 	convertReadRows   = 32768
 	convertInsertRows = 64
 	sqliteMaxParams   = 32766 // SQLITE_MAX_VARIABLE_NUMBER since SQLite 3.32
-	// convertMemoryLimit is DuckDB's memory_limit in ConvertToSQLite:
-	// DuckDB keeps the blocks it has read cached up to its limit (by
-	// default most of the machine's memory), and writing a table to CSV
-	// needs little. (Freeze of a SQLite catalog: memoryLimit.)
-	convertMemoryLimit = "64MB"
+	// DuckDB's memory_limit in ConvertToSQLite is convertMemoryMB plus
+	// convertThreadMB for each of DuckDB's threads and one more: DuckDB
+	// keeps the blocks it has read cached up to its limit (by default
+	// most of the machine's memory), and writing a table to CSV needs
+	// little, but DuckDB 2.0's COPY allocates a 32 MiB block per thread
+	// (a fixed 64MB failed with "failed to allocate data of size 32.0
+	// MiB" on a 68 MiB catalog with 2 threads). (Freeze of a SQLite
+	// catalog: memoryLimit.)
+	convertMemoryMB = 64
+	convertThreadMB = 40
 )
 
 // writeSQLiteTable creates t in SQLite and copies its rows in rowid order,
