@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/store"
@@ -78,6 +79,16 @@ type Pending struct {
 	Dir    string // holds ducklake.duckdb, dataset.json, version.json
 }
 
+// entry reads the local version's version.json as a history entry.
+// Errors: the file's, version.ErrBadRecord.
+func (p Pending) entry() (history.Entry, error) {
+	b, err := os.ReadFile(filepath.Join(p.Dir, version.RecordFile))
+	if err != nil {
+		return history.Entry{}, fmt.Errorf("local version %s: %w", p.Record.ID, err)
+	}
+	return history.NewEntry(b, p.Record.ID)
+}
+
 // PushResult says what a push did.
 type PushResult struct {
 	Branch   refs.Name  `json:"branch"`
@@ -95,9 +106,11 @@ type PushResult struct {
 // Push uploads pending versions (oldest first; each one's first parent is
 // the previous one or already in the store) and moves branch to head, fast-
 // forward only (DESIGN.md §4.1–4.3), as one refs.Manager.Update: the
-// branch is read, the fast-forward check (refs.IsAncestor) and the uploads
-// run, then its ref log entry and the compare-and-swap from what was read.
-// Each version's catalog, then dataset.json, then version.json is written
+// branch is read, the fast-forward check (refs.IsAncestor, which walks
+// head's first parents down to the seq of the version the branch holds,
+// and no further) and the uploads run, then its ref log entry and the
+// compare-and-swap from what was read. Each version's catalog, then
+// dataset.json, then version.json, then its history pack is written
 // create-only; the ref moves last. An interrupted push can be run again:
 // objects already uploaded with the same bytes are accepted.
 //
@@ -114,9 +127,17 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 // newer format is made, and PushResult.FormatUpgrade says so.
 func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, pending []Pending, o PushOptions) (PushResult, error) {
 	res := PushResult{Branch: branch, New: head}
-	recs := withPending{r, map[version.ID]*version.Record{}}
-	for _, p := range pending {
-		recs.extra[p.Record.ID] = p.Record
+	local := make([]history.Entry, len(pending))
+	for i, p := range pending {
+		e, err := p.entry()
+		if err != nil {
+			return res, err
+		}
+		local[i] = e
+	}
+	recs := withLocal{r, r.hist.WithLocal(local), map[version.ID]*version.Record{}}
+	for _, e := range local {
+		recs.extra[e.Record.ID] = e.Record
 	}
 	_, err := r.refs.Update(ctx, branch, func(ctx context.Context, cur refs.Ref, err error) (refs.Move, error) {
 		switch {
@@ -142,7 +163,7 @@ func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, 
 				return refs.Move{}, err
 			}
 		}
-		if err := r.upload(ctx, head, pending, &res); err != nil {
+		if err := r.upload(ctx, head, pending, recs.h, &res); err != nil {
 			return refs.Move{}, err
 		}
 		return refs.Move{To: head, Action: refs.ActionPush, Why: "push: " + firstLine(r.pushMessage(ctx, head, recs.extra))}, nil
@@ -153,10 +174,16 @@ func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, 
 	return res, err
 }
 
+// packBudget is how many records a push reads, at most, in place of
+// missing history packs below a version it adds (a repository made before
+// packs, or one a crash left without some): more, and the version's pack
+// is left for gc to write, so that a push costs what it adds.
+const packBudget = 16
+
 // checkFormatUpgrade refuses (*FormatUpgradeError) a push from the version
 // cur to head when head has a newer DuckLake format or storage version and
 // o does not allow it; an allowed upgrade is recorded in res.
-func (r *Repo) checkFormatUpgrade(ctx context.Context, recs withPending, branch refs.Name, cur, head version.ID, o PushOptions, res *PushResult) error {
+func (r *Repo) checkFormatUpgrade(ctx context.Context, recs withLocal, branch refs.Name, cur, head version.ID, o PushOptions, res *PushResult) error {
 	curRec, err := recs.Record(ctx, cur)
 	if err != nil {
 		return fmt.Errorf("push to %s: %w", branch.Short(), err)
@@ -185,8 +212,9 @@ func (r *Repo) checkFormatUpgrade(ctx context.Context, recs withPending, branch 
 // visible in the store before it has passed, and upload returns only after
 // it has. Each catalog is read once: hashed as it is copied, or, where the
 // working directory and a folder store share a file system, hashed and
-// then hard-linked into the store (uploadCatalog).
-func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, res *PushResult) error {
+// then hard-linked into the store (uploadCatalog). Each version's history
+// pack is written after its record (h reads the pending versions).
+func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, h *history.Reader, res *PushResult) error {
 	if len(pending) > 0 {
 		first := pending[0].Record
 		if p := first.Parent(); p != "" {
@@ -207,6 +235,8 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, r
 	}
 	dataOK := r.startDataCheck(ctx, pending)
 	defer dataOK.stop()
+	packs := h.Writer()
+	packs.Step = func(string) { r.step("push:pack") }
 	for _, p := range pending {
 		id := p.Record.ID
 		r.step("push:" + version.CatalogFile)
@@ -219,7 +249,14 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, r
 				return err
 			}
 		}
-		r.record[id] = p.Record
+		e, err := p.entry()
+		if err != nil {
+			return err
+		}
+		r.remember(e)
+		if err := writePack(ctx, packs, e); err != nil {
+			return err
+		}
 		res.Uploaded++
 	}
 	if err := dataOK.wait(); err != nil {
@@ -259,18 +296,36 @@ func (d *dataCheck) stop() {
 	<-d.done
 }
 
-// withPending reads records from the repository and, first, from the
-// local versions a push is about to upload (for the fast-forward check).
-type withPending struct {
+// writePack writes the history pack of e's version, built within
+// packBudget; a pack that cannot be built so (records missing below, or a
+// history whose seq numbers do not link) is left out: readers fall back to
+// the records, and gc writes it.
+func writePack(ctx context.Context, w *history.Writer, e history.Entry) error {
+	_, err := w.Write(ctx, e, packBudget)
+	if errors.Is(err, history.ErrOverBudget) || errors.Is(err, history.ErrBadPack) {
+		return nil
+	}
+	return err
+}
+
+// withLocal reads records and walks histories of the repository and, first,
+// of the local versions a push is about to upload (for the fast-forward
+// check).
+type withLocal struct {
 	r     *Repo
+	h     *history.Reader
 	extra map[version.ID]*version.Record
 }
 
-func (w withPending) Record(ctx context.Context, id version.ID) (*version.Record, error) {
+func (w withLocal) Record(ctx context.Context, id version.ID) (*version.Record, error) {
 	if rec := w.extra[id]; rec != nil {
 		return rec, nil
 	}
 	return w.r.Record(ctx, id)
+}
+
+func (w withLocal) Walk(ctx context.Context, id version.ID, fn func(*version.Record) (bool, error)) error {
+	return w.h.Walk(ctx, id, func(e history.Entry) (bool, error) { return fn(e.Record) })
 }
 
 // firstLine returns s up to its first line break.
@@ -579,6 +634,6 @@ func (w *Workdir) PushWith(ctx context.Context, r *Repo, branch string, o PushOp
 	for _, p := range pending {
 		os.RemoveAll(p.Dir)
 	}
-	res.Abbrev, _ = r.Abbrev(ctx)
+	res.Abbrev, _ = r.Abbrev(ctx, res.Old, res.New)
 	return res, nil
 }

@@ -70,7 +70,9 @@ type AddedKeys struct {
 }
 
 // AddedKeys collects the store keys of the rows of ducklake_data_file and
-// ducklake_delete_file with begin_snapshot >= since that are visible at
+// ducklake_delete_file written at or after snapshot since (the rows
+// DataFilesSince gives: begin_snapshot >= since, or an id the catalog
+// handed out from since on, as merged and flushed files have) that are visible at
 // one of the snapshots readAt (the MVCC rule: a file a version neither
 // reads nor keeps is not checked). Paths resolve as DataFiles resolves
 // them. For each table, folder gives the FolderKey of the folder its
@@ -146,19 +148,25 @@ func (c *Catalog) addedRows(since int64, readAt []int64) string {
 	for _, s := range readAt {
 		read = append(read, "("+visible("", s)+")")
 	}
-	where := fmt.Sprintf("begin_snapshot >= %d", since)
+	visibleAt := ""
 	if len(read) > 0 {
-		where += " AND (" + strings.Join(read, " OR ") + ")"
+		visibleAt = " AND (" + strings.Join(read, " OR ") + ")"
 	}
 	var parts []string
-	for _, t := range []string{dataFileTable, deleteFileTable} {
-		if !c.has(t) {
+	for _, t := range []struct{ t, id string }{{dataFileTable, "data_file_id"}, {deleteFileTable, "delete_file_id"}} {
+		if !c.has(t.t) {
 			continue
 		}
-		rel := c.col(t, "", "path_is_relative", "NULL::BOOLEAN")
+		// Written at or after since (as DataFilesSince): begun then, or
+		// with an id the last snapshot before since had not handed out
+		// (a merge or a flush of inlined data writes files whose
+		// begin_snapshot is that of the oldest rows they hold).
+		where := fmt.Sprintf("(begin_snapshot >= %d OR %s >= coalesce((SELECT next_file_id FROM %s WHERE snapshot_id < %d ORDER BY snapshot_id DESC LIMIT 1), 0))%s",
+			since, sqlquote.Ident(t.id), c.t("ducklake_snapshot"), since, visibleAt)
+		rel := c.col(t.t, "", "path_is_relative", "NULL::BOOLEAN")
 		// NULL (or no column): relative unless plainly absolute (isRelative).
 		parts = append(parts, fmt.Sprintf(`SELECT table_id, path, coalesce(%s, NOT (starts_with(path, '/') OR contains(path, '://'))) AS rel FROM %s WHERE path IS NOT NULL AND %s`,
-			rel, c.t(t), where))
+			rel, c.t(t.t), where))
 	}
 	return strings.Join(parts, " UNION ALL ")
 }
