@@ -25,6 +25,7 @@ func TestAddedKeys(t *testing.T) {
 	}
 	withWritable(t, src,
 		"UPDATE ducklake_metadata SET value = '/repo/data/' WHERE key = 'data_path'",
+		"UPDATE ducklake_snapshot SET next_file_id = 2 WHERE snapshot_id < 2", // ids from 2 on were handed out at or after snapshot 2
 		ins(1, 1, "NULL", "ducklake-old.parquet", "true"),             // before since
 		ins(2, 2, "NULL", "ducklake-0193-a.parquet", "true"),          // simple
 		ins(3, 2, "NULL", "k=1/ducklake-0193-b.parquet", "true"),      // partition folder
@@ -34,6 +35,7 @@ func TestAddedKeys(t *testing.T) {
 		ins(7, 2, "3", "ducklake-0193-gone.parquet", "true"),             // ended before snapshot 3
 		ins(8, 3, "NULL", "ducklake-0193-a.parquet", "true"),             // the same file again
 		ins(9, 2, "NULL", ".hidden/ducklake-0193-f.parquet", "NULL"),     // NULL: relative
+		ins(11, 1, "NULL", "ducklake-0193-merged.parquet", "true"),       // a merge's file: old begin_snapshot, new id
 		`INSERT INTO ducklake_delete_file (delete_file_id, table_id, begin_snapshot, data_file_id, path, path_is_relative, format, delete_count, file_size_bytes)
 			VALUES (10, 1, 3, 2, 'ducklake-0193-g-delete.parquet', true, 'parquet', 1, 1)`,
 	)
@@ -68,6 +70,7 @@ func TestAddedKeys(t *testing.T) {
 		"data/main/test/.hidden/ducklake-0193-f.parquet",
 		"data/main/test/ducklake-0193-a.parquet",
 		"data/main/test/ducklake-0193-g-delete.parquet",
+		"data/main/test/ducklake-0193-merged.parquet",
 		"data/main/test/k=1/ducklake-0193-b.parquet",
 	}
 	got, err := keys.Keys(ctx, 100)
@@ -101,8 +104,8 @@ func TestAddedKeys(t *testing.T) {
 			t.Errorf("no group covers %s (groups %q)", k, prefixes)
 		}
 	}
-	if total != keys.Count() || keys.Count() != 7 { // a is added twice
-		t.Errorf("groups count %d, Count %d, want 7", total, keys.Count())
+	if total != keys.Count() || keys.Count() != 8 { // a is added twice
+		t.Errorf("groups count %d, Count %d, want 8", total, keys.Count())
 	}
 	// The store holds all but one (and more besides); it lists them twice.
 	shown, n, err := keys.Missing(ctx, func(emit func(string) error) error {
