@@ -26,10 +26,10 @@ func TestAddedKeys(t *testing.T) {
 	withWritable(t, src,
 		"UPDATE ducklake_metadata SET value = '/repo/data/' WHERE key = 'data_path'",
 		"UPDATE ducklake_snapshot SET next_file_id = 2 WHERE snapshot_id < 2", // ids from 2 on were handed out at or after snapshot 2
-		ins(1, 1, "NULL", "ducklake-old.parquet", "true"),             // before since
-		ins(2, 2, "NULL", "ducklake-0193-a.parquet", "true"),          // simple
-		ins(3, 2, "NULL", "k=1/ducklake-0193-b.parquet", "true"),      // partition folder
-		ins(4, 2, "NULL", "../other/ducklake-0193-c.parquet", "true"), // leaves the folder
+		ins(1, 1, "NULL", "ducklake-old.parquet", "true"),                     // before since
+		ins(2, 2, "NULL", "ducklake-0193-a.parquet", "true"),                  // simple
+		ins(3, 2, "NULL", "k=1/ducklake-0193-b.parquet", "true"),              // partition folder
+		ins(4, 2, "NULL", "../other/ducklake-0193-c.parquet", "true"),         // leaves the folder
 		ins(5, 2, "NULL", "/repo/data/abs/ducklake-0193-d.parquet", "false"),
 		ins(6, 2, "NULL", "/elsewhere/ducklake-0193-e.parquet", "false"), // outside
 		ins(7, 2, "3", "ducklake-0193-gone.parquet", "true"),             // ended before snapshot 3
