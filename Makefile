@@ -21,9 +21,10 @@ test: pyenv ## run every test (needs ../shared/testdata for the real-catalog tes
 demo: build pyenv ## the main job end to end: the real DuckDB CLI writes through the lines fdl prints
 	./scripts/demo.sh
 
-bench: build ## benchmarks: go test -bench, the end-to-end 256 MiB benchmark, history at 10,000 versions
+bench: build pyenv ## benchmarks: go test -bench, transfers (bench-e2e.sh) and the SQLite working catalog (bench-sqlite.sh) at 64 and 256 MiB, history at 10,000 versions
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	./scripts/bench-e2e.sh
+	./scripts/bench-sqlite.sh
 	./scripts/bench-history.sh
 
 lint: ## golangci-lint (pinned version) and gofmt

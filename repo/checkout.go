@@ -127,7 +127,11 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 			return nil, err
 		}
 	}
-	if res.DataPath, res.Format, res.Readers, err = finishWorkingCatalog(ctx, duckPath, res.Catalog); err != nil {
+	var known *version.Record // a version's record holds its catalog's data path, format and storage (checked by its sha256)
+	if res.Origin == OriginVersion {
+		known = base
+	}
+	if res.DataPath, res.Format, res.Readers, err = finishWorkingCatalog(ctx, duckPath, res.Catalog, known); err != nil {
 		return nil, err
 	}
 	res.NeedsMigration = ducklake.NeedsMigration(res.Format)
@@ -270,22 +274,29 @@ func (r *Repo) writeWorkingCatalog(ctx context.Context, o CheckoutOptions, base 
 	return OriginNew, nil, lakewriter.Create(ctx, path, lakewriter.CreateOptions{Format: format, DataPath: r.DataLocation()})
 }
 
-// finishWorkingCatalog reads the data path, DuckLake format and readers
-// of the DuckDB file at duckPath (opening a SQLite copy would read all of
-// it into memory) and, when the working catalog is to be a SQLite file at
-// catalog, converts it there and removes the DuckDB file.
-func finishWorkingCatalog(ctx context.Context, duckPath, catalog string) (dataPath, format string, rd meta.Readers, err error) {
-	cat, err := ducklake.Open(ctx, duckPath)
-	if err != nil {
-		return "", "", rd, err
+// finishWorkingCatalog returns the data path, DuckLake format and readers
+// of the DuckDB file at duckPath — from known, when not nil (the record of
+// the version the file is, checked by its sha256), else read from the file
+// (opening a SQLite copy would read all of it into memory) — and, when the
+// working catalog is to be a SQLite file at catalog, converts it there and
+// removes the DuckDB file.
+func finishWorkingCatalog(ctx context.Context, duckPath, catalog string, known *version.Record) (dataPath, format string, rd meta.Readers, err error) {
+	if known != nil {
+		dataPath, format = known.DuckLake.DataPath, known.DuckLake.Format
+		rd = meta.ReadersOf(format, known.Catalog.Storage)
+	} else {
+		cat, err := ducklake.Open(ctx, duckPath)
+		if err != nil {
+			return "", "", rd, err
+		}
+		dataPath, format = cat.DataPath(), cat.Format()
+		cat.Close()
+		st, err := ducklake.ReadStorage(duckPath)
+		if err != nil {
+			return "", "", rd, err
+		}
+		rd = meta.ReadersOf(format, st)
 	}
-	dataPath, format = cat.DataPath(), cat.Format()
-	cat.Close()
-	st, err := ducklake.ReadStorage(duckPath)
-	if err != nil {
-		return "", "", rd, err
-	}
-	rd = meta.ReadersOf(format, st)
 	if duckPath != catalog {
 		err := ducklake.ConvertToSQLite(ctx, duckPath, catalog)
 		os.Remove(duckPath)

@@ -95,9 +95,10 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 
 // freeze freezes the working catalog into the file frozen and describes
 // it as version id: its record and its dataset.json. What the freeze
-// itself reports (format, last snapshot, storage version) is used as it
-// is; the frozen copy is opened once, for its snapshots (the lineage
-// check), its state at the last one (the dataset) and its data path.
+// itself reports (format, last snapshot, storage version, size and
+// sha256, hashed as it was written) is used as it is; the frozen copy is
+// opened once, for its snapshots (the lineage check), its state at the
+// last one (the dataset) and its data path.
 func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o CommitOptions) (*version.Record, []byte, error) {
 	info, err := ducklake.Freeze(ctx, w.CatalogPath(), frozen)
 	if err != nil {
@@ -137,10 +138,7 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 	}
 	dataPath := cat.DataPath()
 	cat.Close()
-	size, sum, err := FileDigest(frozen)
-	if err != nil {
-		return nil, nil, err
-	}
+	size, sum := info.Size, info.SHA256 // hashed while Freeze wrote it
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now

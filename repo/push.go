@@ -15,6 +15,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
+	"golang.org/x/sync/errgroup"
 )
 
 // Push: local versions uploaded and a branch moved, fast-forward only.
@@ -228,9 +229,12 @@ func (r *Repo) checkFormatUpgrade(ctx context.Context, recs withLocal, branch re
 // first one's parent (or head) must be in the store, none may build on a
 // version out of retention, each must follow its parent and every local
 // file must match its record (nothing damaged leaves this machine:
-// docs/spec.md §10.5). Each version's history pack is written after its
-// record (h reads the pending versions). That the data files they read are
-// in the store is checked after the uploads, in confirmPush.
+// docs/spec.md §10.5). Each catalog is read once: hashed as it is copied,
+// or, where the working directory and a folder store share a file system,
+// hashed and then hard-linked into the store (uploadCatalog). Each
+// version's history pack is written after its record (h reads the pending
+// versions). That the data files they read are in the store is checked
+// after the uploads, once the move is announced, in confirmPush.
 func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, h *history.Reader, res *PushResult) error {
 	if len(pending) > 0 {
 		first := pending[0].Record
@@ -249,7 +253,7 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, h
 		return err
 	}
 	for _, p := range pending {
-		if err := checkLocal(p); err != nil {
+		if err := checkLocalFile(p, version.DatasetFile, p.Record.Dataset); err != nil {
 			return err
 		}
 	}
@@ -257,7 +261,11 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, h
 	packs.Step = func(string) { r.step("push:pack") }
 	for _, p := range pending {
 		id := p.Record.ID
-		for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
+		r.step("push:" + version.CatalogFile)
+		if err := r.uploadCatalog(ctx, p); err != nil {
+			return err
+		}
+		for _, f := range []string{version.DatasetFile, version.RecordFile} {
 			r.step("push:" + f)
 			if err := r.uploadFile(ctx, VersionKey(id, f), filepath.Join(p.Dir, f)); err != nil {
 				return err
@@ -374,42 +382,52 @@ func (r *Repo) checkLineage(ctx context.Context, pending []Pending) error {
 	return nil
 }
 
-// checkLocal compares a local version's catalog and dataset.json with the
-// sizes and digests its record gives. Errors: *ChecksumError naming the
-// local file and both digests.
-func checkLocal(p Pending) error {
-	rec := p.Record
-	for _, f := range []struct {
-		name   string
-		size   int64
-		sha256 string
-	}{{version.CatalogFile, rec.Catalog.Size, rec.Catalog.SHA256}, {version.DatasetFile, rec.Dataset.Size, rec.Dataset.SHA256}} {
-		path := filepath.Join(p.Dir, f.name)
-		size, sum, err := FileDigest(path)
-		if err != nil {
-			return fmt.Errorf("local version %s: %w", rec.ID, err)
-		}
-		if size != f.size || sum != f.sha256 {
-			return &ChecksumError{Version: rec.ID, WantSize: f.size, GotSize: size, WantSHA: f.sha256, GotSHA: sum, Location: path,
-				Hint: "the local copy was changed after commit; nothing was uploaded: commit again from the working catalog"}
-		}
+// checkLocalFile compares a local version's file (dataset.json; catalogs
+// are checked as they are uploaded) with the size and digest its record
+// gives. Errors: *ChecksumError naming the local file and both digests.
+func checkLocalFile(p Pending, name string, want version.File) error {
+	path := filepath.Join(p.Dir, name)
+	size, sum, err := FileDigest(path)
+	if err != nil {
+		return fmt.Errorf("local version %s: %w", p.Record.ID, err)
 	}
-	return nil
+	return localMismatch(p, path, want, size, sum)
+}
+
+// localMismatch returns the *ChecksumError of a local file whose size or
+// digest differ from the record's, else nil.
+func localMismatch(p Pending, path string, want version.File, size int64, sum string) error {
+	if size == want.Size && sum == want.SHA256 {
+		return nil
+	}
+	return &ChecksumError{Version: p.Record.ID, WantSize: want.Size, GotSize: size, WantSHA: want.SHA256, GotSHA: sum, Location: path,
+		Hint: "the local copy was changed after commit; nothing was uploaded: commit again from the working catalog"}
 }
 
 // checkNewData checks, once the versions are uploaded and the move
 // announced (confirmPush), that the data and delete files the pending
-// versions add (begin_snapshot at or after the
-// first snapshot they add) and that one of them can read at its snapshot
-// are in the store, where they lie in the repository's data/ (files
-// elsewhere are out of fdl's reach: DESIGN.md §5a). A file a working
-// catalog wrote long before the commit may have been deleted by gc as a
-// file no catalog lists (older than the grace period); publishing a version
-// that names it would hand readers a broken version. One Stat per file.
-// On a store that is not a folder of this machine, a file read by a local
-// path is refused too: no reader of the store reaches it.
+// versions add (begin_snapshot at or after the first snapshot they add, or
+// written by a merge or flush since) and that one of them can read at its
+// snapshot are in the store, where they lie in the repository's data/
+// (files elsewhere are out of fdl's reach: docs/spec.md §8). A file a
+// working catalog wrote long before the commit may have been deleted by gc
+// as a file no catalog lists (older than the grace period); publishing a
+// version that names it would hand readers a broken version. On a store
+// that is not a folder of this machine, a file read by a local path is
+// refused too: no reader of the store reaches it.
+//
+// Its cost follows the files added, not the repository: the catalog's own
+// DuckDB computes their keys (ducklake.AddedKeys; a simple relative path
+// takes its table folder's key, retention.Normaliser.PlaceDir, other paths
+// are placed one by one). Up to statMaxKeys keys are checked with one Stat
+// each, statWorkers at a time; more are checked against one listing per
+// folder, limited to the prefix that folder's new keys share (DuckDB file
+// names begin with a time-ordered UUID, so new files share a long prefix;
+// a folder store lists names without a stat per file), the listings
+// running listWorkers at a time on object stores, and DuckDB compares the
+// two sets. Neither the keys nor a listing is held in Go memory.
 // Errors: *DataMissingError and *LocalDataError naming the version, the
-// files and what to do.
+// files (or the local folders) and what to do.
 func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 	if len(pending) == 0 {
 		return nil
@@ -419,54 +437,199 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 	if err != nil {
 		return fmt.Errorf("local version %s: %w", head.Record.ID, err)
 	}
-	files, err := c.DataFilesSince(ctx, pending[0].Record.DuckLake.Adds.First)
-	c.Close()
-	if err != nil {
-		return fmt.Errorf("local version %s: %w", head.Record.ID, err)
-	}
+	defer c.Close()
 	norm, err := r.normaliser()
 	if err != nil {
 		return err
 	}
-	var missing, local []string
-	onDisk := r.dataOnDisk()
-	seen := map[string]bool{}
-	for _, f := range files {
-		read := slices.ContainsFunc(pending, func(p Pending) bool {
-			s := p.Record.DuckLake.Snapshot
-			return f.BeginSnapshot <= s && (f.EndSnapshot == nil || s < *f.EndSnapshot)
-		})
-		if !read {
-			continue
-		}
-		pl, err := norm.Place(f.ResolvedPath)
-		if err == nil && !onDisk && strings.HasPrefix(pl.Canonical, "/") {
-			local = append(local, pl.Canonical) // no reader of the store reaches it
-			continue
-		}
-		if err != nil || pl.Key == "" || seen[pl.Key] {
-			continue // not placeable or outside the repository: gc reports, never deletes
-		}
-		seen[pl.Key] = true
-		if _, err := r.st.Stat(ctx, pl.Key); errors.Is(err, store.ErrNotExist) {
-			missing = append(missing, pl.Key)
-		} else if err != nil {
-			return err
-		}
+	readAt := make([]int64, len(pending))
+	for i, p := range pending {
+		readAt[i] = p.Record.DuckLake.Snapshot
 	}
+	// On an object store, a local path is no place for a reader: such
+	// folders and files are collected (outside the repository, they get
+	// no key) and refused.
+	onDisk := r.dataOnDisk()
+	var local []string
+	isLocal := func(p string) bool {
+		if onDisk {
+			return false
+		}
+		pl, err := norm.Place(p)
+		return err == nil && pl.Key == "" && strings.HasPrefix(pl.Canonical, "/")
+	}
+	folder := func(dir string) (ducklake.FolderKey, error) {
+		dp, err := norm.PlaceDir(dir)
+		if err == nil && dp.KeyPrefix == "" && isLocal(dir+"x") {
+			local = append(local, dir)
+		}
+		return ducklake.FolderKey{Prefix: dp.KeyPrefix, Nested: dp.Nested}, err
+	}
+	place := func(p string) (string, error) {
+		pl, err := norm.Place(p)
+		if err == nil && pl.Key == "" && isLocal(p) {
+			local = append(local, p)
+		}
+		return pl.Key, err
+	}
+	keys, err := c.AddedKeys(ctx, pending[0].Record.DuckLake.Adds.First, readAt, folder, place)
+	if err != nil {
+		return fmt.Errorf("local version %s: %w", head.Record.ID, err)
+	}
+	defer keys.Close()
 	if len(local) > 0 {
 		slices.Sort(local)
 		local = slices.Compact(local)
 		return &LocalDataError{Version: head.Record.ID, Seq: head.Record.Seq, Where: r.where, Paths: local[:min(len(local), 5)], Count: len(local)}
 	}
-	if len(missing) == 0 {
+	missing, count, err := r.missingData(ctx, keys)
+	if err != nil || count == 0 {
+		return err
+	}
+	return &DataMissingError{Version: head.Record.ID, Seq: head.Record.Seq, Missing: missing, Count: int(count)}
+}
+// statMaxKeys is how many added files the data check Stats one by one;
+// beyond it, listing is cheaper (an object store lists 1,000 keys a
+// request).
+var statMaxKeys = 256
+
+// The data check's strategy (checkNewData).
+const (
+	statWorkers     = 16 // Stats at once
+	listWorkers     = 8  // listings at once on an object store
+	missingShown    = 5  // missing keys an error names
+	listedBatchKeys = 1024
+)
+
+// missingData returns the first missingShown keys the store lacks, in byte
+// order, and how many it lacks.
+func (r *Repo) missingData(ctx context.Context, keys *ducklake.AddedKeys) ([]string, int64, error) {
+	switch n := keys.Count(); {
+	case n == 0:
+		return nil, 0, nil
+	case n <= int64(statMaxKeys):
+		ks, err := keys.Keys(ctx, statMaxKeys)
+		if err != nil {
+			return nil, 0, err
+		}
+		missing, err := r.statMissing(ctx, ks)
+		if err != nil {
+			return nil, 0, err
+		}
+		return missing[:min(len(missing), missingShown)], int64(len(missing)), nil
+	}
+	groups, err := keys.Groups(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	prefixes := make([]string, len(groups))
+	for i, g := range groups {
+		prefixes[i] = g.Prefix
+	}
+	return keys.Missing(ctx, func(emit func(string) error) error {
+		return r.listKeys(ctx, prefixes, emit)
+	}, missingShown)
+}
+
+// statMissing returns the keys (sorted) the store does not hold, one Stat
+// each, statWorkers at a time.
+func (r *Repo) statMissing(ctx context.Context, keys []string) ([]string, error) {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(statWorkers)
+	gone := make([]bool, len(keys))
+	for i, k := range keys {
+		g.Go(func() error {
+			_, err := r.st.Stat(gctx, k)
+			switch {
+			case errors.Is(err, store.ErrNotExist):
+				gone[i] = true
+			case err != nil:
+				return err
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var missing []string
+	for i, k := range keys {
+		if gone[i] {
+			missing = append(missing, k)
+		}
+	}
+	slices.Sort(missing)
+	return missing, nil
+}
+
+// listKeys lists the store's keys under each prefix and hands them to
+// emit, from the calling goroutine: a folder store one prefix after the
+// other (its disk is the limit), another store listWorkers prefixes at
+// once, each listing's keys passed on in batches.
+func (r *Repo) listKeys(ctx context.Context, prefixes []string, emit func(string) error) error {
+	list := func(ctx context.Context, prefix string, fn func(string) error) error {
+		if kl, ok := r.st.(store.KeyLister); ok {
+			return kl.ListKeys(ctx, prefix, fn)
+		}
+		return r.st.List(ctx, prefix, func(oi store.ObjectInfo) error { return fn(oi.Key) })
+	}
+	if _, local := r.folder(); local || len(prefixes) == 1 {
+		for _, p := range prefixes {
+			if err := list(ctx, p, emit); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
-	shown := missing
-	if len(shown) > 5 {
-		shown = shown[:5]
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, gctx := errgroup.WithContext(lctx)
+	g.SetLimit(listWorkers)
+	batches := make(chan []string, listWorkers)
+	send := func(b []string) error {
+		select {
+		case batches <- b:
+			return nil
+		case <-gctx.Done():
+			return gctx.Err()
+		}
 	}
-	return &DataMissingError{Version: head.Record.ID, Seq: head.Record.Seq, Missing: shown, Count: len(missing)}
+	go func() {
+		for _, p := range prefixes {
+			g.Go(func() error {
+				batch := make([]string, 0, listedBatchKeys)
+				err := list(gctx, p, func(k string) error {
+					if batch = append(batch, k); len(batch) < listedBatchKeys {
+						return nil
+					}
+					b := batch
+					batch = make([]string, 0, listedBatchKeys)
+					return send(b)
+				})
+				if err == nil && len(batch) > 0 {
+					err = send(batch)
+				}
+				return err
+			})
+		}
+		g.Wait()
+		close(batches)
+	}()
+	var emitErr error
+	for batch := range batches {
+		for _, k := range batch {
+			if emitErr != nil {
+				break // drain: the listings stop
+			}
+			if emitErr = emit(k); emitErr != nil {
+				cancel()
+			}
+		}
+	}
+	if emitErr != nil {
+		return emitErr
+	}
+	return g.Wait()
 }
 
 // Push pushes the working directory's local versions to branch (default:

@@ -43,8 +43,12 @@ type Status struct {
 	PendingWALBytes int64  `json:"pending_wal_bytes,omitempty"`
 }
 
-// Status reads the working catalog (read-only) and compares it with the base.
-// Errors: ducklake.ErrLocked while another process holds the catalog.
+// Status reads the working catalog (read-only) and compares it with the
+// base. Its cost follows the snapshots after the base, not the catalog's
+// size: it reads the base's snapshot and those after it, and the names of
+// the tables there (ducklake.ReadRecent; a SQLite working catalog is read
+// in place, without a conversion). Errors: ducklake.ErrLocked while
+// another process holds the catalog.
 func (w *Workdir) Status(ctx context.Context) (*Status, error) {
 	st := &Status{Dir: w.Dir, Repository: store.RedactURL(w.State.Repository), Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, Descends: true}
 	if w.BaseRecord != nil {
@@ -62,34 +66,19 @@ func (w *Workdir) Status(ctx context.Context) (*Status, error) {
 		}
 	}
 	// The same reading commit freezes: a .wal's rows included.
-	cat, err := ducklake.Open(ctx, w.CatalogPath())
+	recent, err := ducklake.ReadRecent(ctx, w.CatalogPath(), st.BaseSnapshot)
 	if err != nil {
 		return nil, err
 	}
-	defer cat.Close()
-	snaps, err := cat.Snapshots(ctx)
-	if err != nil {
-		return nil, err
-	}
+	snaps := recent.Snapshots
 	if _, err := w.checkLineage(snaps); err != nil && !errors.Is(err, ErrNothingToCommit) {
 		st.Descends = false
 		st.Problem = err.Error()
 		return st, nil
 	}
 	names := map[string]string{} // table id -> "schema"."table"
-	for _, at := range []int64{st.BaseSnapshot, snaps[len(snaps)-1].ID} {
-		if at < 0 {
-			continue
-		}
-		state, err := cat.State(ctx, at)
-		if err != nil {
-			return nil, err
-		}
-		for _, sc := range state.Schemas {
-			for _, t := range sc.Tables {
-				names[fmt.Sprint(t.ID)] = sqlquote.IdentIfNeeded(sc.Name) + "." + sqlquote.IdentIfNeeded(t.Name)
-			}
-		}
+	for id, t := range recent.Tables {
+		names[fmt.Sprint(id)] = sqlquote.IdentIfNeeded(t.Schema) + "." + sqlquote.IdentIfNeeded(t.Name)
 	}
 	touched := map[string]bool{}
 	for _, s := range snaps {

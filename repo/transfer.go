@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fdl-dev/fdl/internal/filecopy"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
@@ -79,8 +80,22 @@ func (r *Repo) FetchCatalog(ctx context.Context, rec *version.Record, dst string
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	pr := &progressReader{r: rc, h: sha256.New(), fn: r.opts.Progress, ctx: ctx, ev: Event{Op: OpDownload, Name: key, Total: rec.Catalog.Size}}
-	n, err := io.Copy(tmp, pr)
+	ev := Event{Op: OpDownload, Name: key, Total: rec.Catalog.Size}
+	progress := func(done int64) {
+		if r.opts.Progress != nil {
+			ev.Done = done
+			r.opts.Progress(ev)
+		}
+	}
+	var n int64
+	var got string
+	if f, ok := rc.(*os.File); ok {
+		// A folder store's file: one read that hashes while it copies, or
+		// a reflink and a read for the digest (filecopy.Copy).
+		n, got, err = filecopy.Copy(ctx, tmp, f, progress)
+	} else {
+		n, got, err = filecopy.Digest(ctx, io.TeeReader(rc, tmp), progress)
+	}
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -90,7 +105,6 @@ func (r *Repo) FetchCatalog(ctx context.Context, rec *version.Record, dst string
 	if err != nil {
 		return fmt.Errorf("fetch catalog of version %s: %w", rec.ID, err)
 	}
-	got := hex.EncodeToString(pr.h.Sum(nil))
 	if n != rec.Catalog.Size || got != rec.Catalog.SHA256 {
 		return &ChecksumError{Version: rec.ID, WantSize: rec.Catalog.Size, GotSize: n, WantSHA: rec.Catalog.SHA256, GotSHA: got, Location: r.st.Location(key)}
 	}
@@ -161,6 +175,167 @@ func (r *Repo) uploadFile(ctx context.Context, key, path string) error {
 		return fmt.Errorf("upload %s: the store already holds different bytes (%d bytes, sha256 %s; local %d bytes, sha256 %s): %w", key, n, got, wantSize, wantSHA, store.ErrExist)
 	}
 	return nil
+}
+
+// uploadCatalog uploads a pending version's catalog, create-only, reading
+// it once to check it against the record:
+//
+//   - where the store can take the local file itself (store.Linker: a
+//     folder store on the working directory's file system), the local file
+//     is made read-only (mode 0444, before it is read, so no later writer
+//     can open it), hashed, and hard-linked into the store: no byte is
+//     copied. The stored catalog and the local pending
+//     copy are then one file until the push removes the local name after
+//     its ref move; nothing fdl does writes to a committed catalog, and the
+//     mode refuses writers other than root;
+//   - else it is streamed to the store and hashed on the way; before the
+//     last read returns, the digest is compared with the record, and a
+//     mismatch fails the read, so the store creates nothing
+//     (store.Store.Create).
+//
+// The push's data check runs after the uploads (confirmPush); a push it
+// refuses removes what it uploaded. A catalog the store already holds (a
+// resumed push) must match the record. Errors: *ChecksumError (the local
+// copy differs from its record), the store's errors.
+func (r *Repo) uploadCatalog(ctx context.Context, p Pending) error {
+	key := VersionKey(p.Record.ID, version.CatalogFile)
+	path := filepath.Join(p.Dir, version.CatalogFile)
+	want := version.File{Size: p.Record.Catalog.Size, SHA256: p.Record.Catalog.SHA256}
+	progress := r.progress(OpUpload, key, want.Size)
+	if lk, ok := r.st.(store.Linker); ok && lk.CanLink(path) {
+		err := r.linkCatalog(ctx, lk, p, key, path, want, progress)
+		if !errors.Is(err, store.ErrCannotLink) {
+			return r.catalogStored(ctx, p, key, path, want, err)
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("local version %s: %w", p.Record.ID, err)
+	}
+	defer f.Close()
+	vr := &verifyingReader{ctx: ctx, r: f, h: sha256.New(), progress: progress, atEnd: func(n int64, sum string) error {
+		return localMismatch(p, path, want, n, sum)
+	}}
+	return r.catalogStored(ctx, p, key, path, want, r.st.Create(ctx, key, vr))
+}
+
+// linkCatalog is uploadCatalog's hard-link path.
+func (r *Repo) linkCatalog(ctx context.Context, lk store.Linker, p Pending, key, path string, want version.File, progress func(int64)) error {
+	if err := os.Chmod(path, 0o444); err != nil {
+		return fmt.Errorf("local version %s: %w", p.Record.ID, err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("local version %s: %w", p.Record.ID, err)
+	}
+	n, sum, err := filecopy.Digest(ctx, f, progress)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("local version %s: %w", p.Record.ID, err)
+	}
+	if err := localMismatch(p, path, want, n, sum); err != nil {
+		return err
+	}
+	// The file hashed above is the one linked: only its size is looked at
+	// again, through the new name.
+	return lk.CreateLink(ctx, key, path, func(f *os.File) error {
+		fi, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		return localMismatch(p, path, want, fi.Size(), sum)
+	})
+}
+
+// catalogStored finishes uploadCatalog after the store's answer err: a
+// typed error of the check is returned as it is; a catalog already in the
+// store (ErrExist) must match the record, as the local copy must.
+func (r *Repo) catalogStored(ctx context.Context, p Pending, key, path string, want version.File, err error) error {
+	var ce *ChecksumError
+	var dm *DataMissingError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return ce
+	case errors.As(err, &dm):
+		return dm
+	case !errors.Is(err, store.ErrExist):
+		return fmt.Errorf("upload %s: %w", key, err)
+	}
+	if err := checkLocalFile(p, version.CatalogFile, want); err != nil {
+		return err
+	}
+	return r.sameStored(ctx, key, want)
+}
+
+// sameStored checks that the object at key has the size and digest want (a
+// resumed push found it there). Errors name both digests and wrap
+// store.ErrExist.
+func (r *Repo) sameStored(ctx context.Context, key string, want version.File) error {
+	rc, _, err := r.st.Get(ctx, key)
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", key, err)
+	}
+	defer rc.Close()
+	n, got, err := filecopy.Digest(ctx, rc, nil)
+	if err != nil {
+		return fmt.Errorf("upload %s: read existing copy: %w", key, err)
+	}
+	if n != want.Size || got != want.SHA256 {
+		return fmt.Errorf("upload %s: the store already holds different bytes (%d bytes, sha256 %s; local %d bytes, sha256 %s): %w", key, n, got, want.Size, want.SHA256, store.ErrExist)
+	}
+	return nil
+}
+
+// progress returns a function reporting op's progress on name (total
+// bytes) to Options.Progress, or nil when none is set.
+func (r *Repo) progress(op EventOp, name string, total int64) func(int64) {
+	if r.opts.Progress == nil {
+		return nil
+	}
+	return func(done int64) { r.opts.Progress(Event{Op: op, Name: name, Done: done, Total: total}) }
+}
+
+// verifyingReader hashes what it reads; when its source ends, it calls
+// atEnd with the size and digest before returning the end, and fails the
+// read with atEnd's error instead (the store then creates nothing).
+type verifyingReader struct {
+	ctx      context.Context
+	r        io.Reader
+	h        hash.Hash
+	n, last  int64
+	progress func(int64)
+	atEnd    func(n int64, sha256 string) error
+	err      error // sticky
+}
+
+func (v *verifyingReader) Read(b []byte) (int, error) {
+	if v.err != nil {
+		return 0, v.err
+	}
+	if err := v.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := v.r.Read(b)
+	if n > 0 {
+		v.h.Write(b[:n])
+		v.n += int64(n)
+		if v.progress != nil && (v.n-v.last >= 4<<20) {
+			v.last = v.n
+			v.progress(v.n)
+		}
+	}
+	if err == io.EOF {
+		if v.progress != nil {
+			v.progress(v.n)
+		}
+		if v.err = v.atEnd(v.n, hex.EncodeToString(v.h.Sum(nil))); v.err != nil {
+			return n, v.err
+		}
+		v.err = io.EOF // atEnd runs once
+	}
+	return n, err
 }
 
 // versionFiles are the only objects a version folder holds: its catalog,

@@ -363,3 +363,89 @@ func (n *Normaliser) resolveDir(dir string) string {
 	n.dirs[dir] = v
 	return v
 }
+
+// DirPlace is where the files of one folder lie in the repository: for a
+// simple name p (see SimpleName), Place(dir + p).Key is KeyPrefix + p,
+// without normalising each path (what a push's data check does for
+// hundreds of thousands of files of one table).
+type DirPlace struct {
+	// KeyPrefix is the store key that names of the folder follow ("" when
+	// the folder lies outside the repository: its files get no key).
+	KeyPrefix string
+	// Nested says the rule also holds for simple names with folders
+	// ("year=2024/f.parquet"); false where symbolic links in those folders
+	// could lead elsewhere, which only Place can tell.
+	Nested bool
+}
+
+// PlaceDir returns the DirPlace of dir, a path that file paths are
+// appended to as DuckLake appends a relative file path to its table's path
+// (plain concatenation: dir usually ends in "/"). Answers are cached.
+// Errors: ErrPath as Place gives them for dir + a name.
+func (n *Normaliser) PlaceDir(dir string) (DirPlace, error) {
+	const probe = "x"
+	pl, err := n.Place(dir + probe)
+	if err != nil {
+		return DirPlace{}, err
+	}
+	if pl.Key == "" {
+		return DirPlace{}, nil
+	}
+	prefix, ok := strings.CutSuffix(pl.Key, probe)
+	if !ok {
+		return DirPlace{}, fmt.Errorf("%q: the key %q does not end in the name: %w", dir+probe, pl.Key, ErrPath)
+	}
+	dp := DirPlace{KeyPrefix: prefix, Nested: true}
+	if n.symlinks {
+		// The key came from the path as written when that lies under a
+		// data folder (place): then every simple name appends to it. Else
+		// links were resolved, in the folder of dir+name only.
+		lex := *n
+		lex.symlinks = false
+		if lc, _, err := lex.canonical(dir + probe); err != nil || n.key(lc) == "" {
+			dp.Nested = false
+		}
+	}
+	// A data-folder location inside the folder (a moved repository's
+	// second location nested in the first) would give nested names
+	// another key.
+	folder := strings.TrimSuffix(pl.Canonical, probe)
+	for _, r := range n.roots {
+		if len(r) > len(folder) && strings.HasPrefix(r, folder) {
+			dp.Nested = false
+		}
+	}
+	return dp, nil
+}
+
+// SimpleName reports whether a relative file path appends to its folder's
+// key unchanged (PlaceDir): not empty, not starting with "." or "/", no
+// empty, "." or ".." element, no "//", no backslash or control character. DuckDB's own file names ("ducklake-<uuid>.parquet", partition
+// folders "k=v/") are simple.
+func SimpleName(p string) bool {
+	if p == "" || p[0] == '.' || p[0] == '/' || strings.HasSuffix(p, "/") {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c < 0x20 || c == 0x7f || c == '\\':
+			return false
+		case c == '/' && (p[i+1] == '/' || p[i+1] == '.'):
+			return false // "//", "/." (".", "..", and names starting with ".")
+		case c >= 0x80:
+			return simpleUnicode(p)
+		}
+	}
+	return true
+}
+
+// simpleUnicode: a name with non-ASCII bytes is simple only when it is
+// valid UTF-8 without control characters (canonical refuses those).
+func simpleUnicode(p string) bool {
+	for _, r := range p {
+		if r == unicode.ReplacementChar || unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}

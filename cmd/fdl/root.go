@@ -40,6 +40,7 @@ func Main() int { return run(os.Args[1:], term.System()) }
 
 func run(args []string, ios *term.IO) int {
 	registerStores()
+	defer startProfile()()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	g := &globals{ios: ios}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/filecopy"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
@@ -37,11 +38,14 @@ const (
 // types (BOOLEAN, UUID, TIMESTAMP WITH TIME ZONE, …) and PRIMARY KEY / NOT
 // NULL constraints are those of a DuckDB-format catalog of the same DuckLake
 // format, inlined-data tables included, in the storage version the
-// extension of that format wrote (storageForFormat); rows go to DuckDB in
-// batches in one transaction with memory_limit 64MB, so memory does not
-// grow with the catalog (TestSQLiteMemoryFlat). Errors as Open gives
-// them for SQLite files (ErrCorrupt, ErrNotCatalog, ErrUnsupportedFormat,
-// ErrLocked).
+// extension of that format wrote (storageForFormat). Rows go to DuckDB a
+// table at a time, each in a transaction of its own followed by a
+// checkpoint when large, in bulk through a CSV file (copyInto); DuckDB
+// runs with a memory limit of 64 MB plus what the largest primary key's
+// index needs (memoryLimit) and spills the rest, so memory grows only with
+// that index, never fails for the catalog's size (TestSQLiteMemoryFlat).
+// Errors as Open gives them for SQLite files (ErrCorrupt, ErrNotCatalog,
+// ErrUnsupportedFormat, ErrLocked).
 //
 // When src is a DuckDB-format catalog, dst gets every committed row of every table (including rows still in
 // src's .wal, which DuckDB replays when attaching), with the same tables,
@@ -155,11 +159,13 @@ func freezeDuckDB(ctx context.Context, srcAbs, tmp, work string, storage meta.St
 		return info, fmt.Errorf("freeze: %w: %s has no snapshots", ErrSnapshotNotFound, srcAbs)
 	}
 
+	info = FreezeInfo{Format: c.format, Snapshot: last[0]}
 	if !hasWAL(srcAbs) {
 		// Fast path: with no WAL the file itself is a complete checkpointed
 		// database. Copy its bytes while DuckDB's read-only attachment holds
-		// the shared lock, so no writer can start meanwhile.
-		if err := copyLocked(ctx, c, srcAbs, tmp); err != nil {
+		// the shared lock, so no writer can start meanwhile, hashing them
+		// as they pass (one read).
+		if info.Size, info.SHA256, err = copyLocked(ctx, c, srcAbs, tmp); err != nil {
 			return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
 		}
 	} else if err := c.copyDatabase(ctx, conn, srcAbs, tmp, storage); err != nil {
@@ -168,11 +174,25 @@ func freezeDuckDB(ctx context.Context, srcAbs, tmp, work string, storage meta.St
 	if err := c.Close(); err != nil {
 		return info, fmt.Errorf("freeze %s: close duckdb: %w", srcAbs, err)
 	}
-	got, err := checkCopy(srcAbs, tmp, storage)
-	if err != nil {
+	if info.Storage, err = checkCopy(srcAbs, tmp, storage); err != nil {
 		return info, err
 	}
-	return FreezeInfo{Format: c.format, Snapshot: last[0], Storage: got}, nil
+	if info.SHA256 == "" {
+		if info.Size, info.SHA256, err = fileDigest(ctx, tmp); err != nil {
+			return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
+		}
+	}
+	return info, nil
+}
+
+// fileDigest returns the size and SHA-256 of the file at path (one read).
+func fileDigest(ctx context.Context, path string) (int64, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	return filecopy.Digest(ctx, f, nil)
 }
 
 // hasWAL reports whether a DuckDB write-ahead log sits beside path.
@@ -196,44 +216,33 @@ func PendingWAL(path string) (string, int64, bool) {
 }
 
 // copyLocked copies src's bytes to dst while c (attached to src read-only)
-// holds DuckDB's lock, then detaches before closing its own descriptor:
-// POSIX fcntl locks belong to the process, and closing any descriptor of
-// the file would drop DuckDB's lock, so the order matters.
-func copyLocked(ctx context.Context, c *Catalog, src, dst string) error {
+// holds DuckDB's lock, and returns their size and SHA-256 (filecopy.Copy:
+// one read, a reflink where the file system has them), then detaches
+// before closing its own descriptor: POSIX fcntl locks belong to the
+// process, and closing any descriptor of the file would drop DuckDB's
+// lock, so the order matters.
+func copyLocked(ctx context.Context, c *Catalog, src, dst string) (int64, string, error) {
 	in, err := os.Open(src)
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	defer in.Close() // after the DETACH below
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return err
+		return 0, "", err
 	}
-	_, err = io.Copy(out, &ctxReader{ctx: ctx, r: in})
+	n, sum, err := filecopy.Copy(ctx, out, in, nil)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	if hasWAL(src) {
-		return fmt.Errorf("a WAL appeared beside %s during the copy", src)
+		return 0, "", fmt.Errorf("a WAL appeared beside %s during the copy", src)
 	}
 	_, err = c.conn.ExecContext(ctx, "DETACH "+sqlquote.Ident(catalogAlias))
-	return err
-}
-
-// ctxReader stops a copy when its context is cancelled.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
+	return n, sum, err
 }
 
 // copyDatabase writes every table of the attached catalog into a new

@@ -19,6 +19,7 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver (cgo, bundles SQLite)
 
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/ducklake/sqlitebulk"
 )
 
 // SQLite access settings.
@@ -45,7 +46,10 @@ func sqliteDSN(path string, params string) string {
 // isSQLiteBusy reports whether err is SQLITE_BUSY or SQLITE_LOCKED.
 func isSQLiteBusy(err error) bool {
 	var se sqlite3.Error
-	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked
+	}
+	return errors.Is(err, sqlite3.ErrBusy) || errors.Is(err, sqlite3.ErrLocked) // sqlitebulk.Error
 }
 
 // classifySQLiteError maps SQLite's corruption codes to ErrCorrupt and
@@ -55,9 +59,17 @@ func isSQLiteBusy(err error) bool {
 // whole read, and only it turns them into ErrLocked, saying how long it
 // waited.
 func classifySQLiteError(path, doing string, err error) error {
+	code := sqlite3.ErrNo(0)
 	var se sqlite3.Error
-	if errors.As(err, &se) {
-		switch se.Code {
+	var be *sqlitebulk.Error
+	switch {
+	case errors.As(err, &se):
+		code = se.Code
+	case errors.As(err, &be):
+		code = be.Code
+	}
+	if code != 0 {
+		switch code {
 		case sqlite3.ErrCorrupt:
 			return fmt.Errorf("%w: %s: %s: %v; restore it from a copy", ErrCorrupt, path, doing, err)
 		case sqlite3.ErrNotADB:
@@ -90,19 +102,26 @@ type sqliteSnapshot struct {
 	// rowIDCol, when set, is an extra BIGINT column copyInto adds to every
 	// table, holding the row's SQLite rowid (CopySQLiteInto).
 	rowIDCol string
+	// ownTx: copyInto copies each table in a transaction of its own on a
+	// connection outside any, and checkpoints after a large one, so what
+	// DuckDB holds (a table's key index above all) goes to the file
+	// before the next table: memory stays within DuckDB's limit whatever
+	// the catalog's size.
+	ownTx bool
 }
 
 // openSQLiteSnapshot checks the file and its WAL (checkSQLiteFile), opens it
 // read-only (SQLite URI mode=ro: it is never written, and closing never
-// checkpoints), starts a read transaction and reads the table layout inside
-// it. In WAL mode the transaction sees the last commit before it started
+// checkpoints; one connection used by one goroutine at a time, so without
+// SQLite's per-call mutex), starts a read transaction and reads the table
+// layout inside it. In WAL mode the transaction sees the last commit before it started
 // while other processes go on writing. Busy errors are returned as they are
 // (withSQLiteSnapshot retries them).
 func openSQLiteSnapshot(ctx context.Context, path string) (s *sqliteSnapshot, err error) {
 	if _, err := checkSQLiteFile(path); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite3", sqliteDSN(path, "mode=ro&_busy_timeout="+strconv.Itoa(SQLiteBusyTimeout)))
+	db, err := sql.Open("sqlite3", sqliteDSN(path, "mode=ro&_mutex=no&_busy_timeout="+strconv.Itoa(SQLiteBusyTimeout)))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -484,15 +503,25 @@ func visibleAt(r lakeColumnRow, at int64) bool {
 // most sqliteRetryFor; fn must undo its own partial work before returning an
 // error. Then the error is ErrLocked, naming the file.
 func withSQLiteSnapshot(ctx context.Context, path string, fn func(s *sqliteSnapshot) error) error {
+	return retrySQLiteBusy(ctx, path, func() error {
+		s, err := openSQLiteSnapshot(ctx, path)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		return fn(s)
+	})
+}
+
+// retrySQLiteBusy runs try again while it fails with SQLITE_BUSY or
+// SQLITE_LOCKED, for at most sqliteRetryFor; then the error is ErrLocked,
+// naming the file.
+func retrySQLiteBusy(ctx context.Context, path string, try func() error) error {
 	start := time.Now()
 	deadline := start.Add(sqliteRetryFor)
 	wait := 20 * time.Millisecond
 	for {
-		s, err := openSQLiteSnapshot(ctx, path)
-		if err == nil {
-			err = fn(s)
-			s.close()
-		}
+		err := try()
 		if err == nil || !isSQLiteBusy(err) {
 			return err
 		}
@@ -510,31 +539,6 @@ func withSQLiteSnapshot(ctx context.Context, path string, fn func(s *sqliteSnaps
 	}
 }
 
-// copyInto creates every table of the snapshot in the DuckDB database
-// attached as alias (schema main) with the DuckDB types and constraints a
-// DuckDB-format catalog of the same format has, and copies every row: rows
-// are read from SQLite one at a time and handed to DuckDB's Appender with
-// the SQLite storage types (BIGINT, BLOB or VARCHAR, see stageType); where
-// a table's DuckDB types differ, DuckDB casts each batch of appended rows
-// into the table (VARCHAR to UUID, to TIMESTAMP WITH TIME ZONE, BIGINT 0/1
-// to BOOLEAN, …), as DuckDB's own sqlite scanner reads them. Memory holds
-// one batch (appendFlushRows rows), whatever the table's size. It returns
-// each table's row count.
-func (s *sqliteSnapshot) copyInto(ctx context.Context, duck *sql.Conn, alias string) (map[string]int64, error) {
-	counts := map[string]int64{}
-	for _, t := range s.tables {
-		n, err := s.copyTable(ctx, duck, alias, t)
-		if err != nil {
-			return nil, err
-		}
-		counts[t.name] = n
-		if testHookAfterTable != nil {
-			testHookAfterTable(t.name)
-		}
-	}
-	return counts, nil
-}
-
 // testHookAfterTable, when set by a test, runs after each table is copied
 // (to write to the catalog in the middle of a read).
 var testHookAfterTable func(table string)
@@ -548,8 +552,10 @@ const appendFlushRows = 16384
 // table (DuckDB's query appender).
 const stageTable = "__fdl_stage"
 
-func (s *sqliteSnapshot) copyTable(ctx context.Context, duck *sql.Conn, alias string, t *sqliteTable) (int64, error) {
-	target := sqlquote.Ident(alias) + ".main." + sqlquote.Ident(t.name)
+// createTable creates t in the DuckDB database attached as alias (schema
+// main) with the DuckDB types and constraints a DuckDB-format catalog of
+// the same format gives it (and the rowid column, when asked for).
+func (s *sqliteSnapshot) createTable(ctx context.Context, duck *sql.Conn, alias string, t *sqliteTable) error {
 	var defs []string
 	for i, c := range t.cols {
 		d := sqlquote.Ident(c) + " " + t.duck[i]
@@ -570,30 +576,49 @@ func (s *sqliteSnapshot) copyTable(ctx context.Context, duck *sql.Conn, alias st
 	if s.rowIDCol != "" {
 		defs = append(defs, sqlquote.Ident(s.rowIDCol)+" BIGINT")
 	}
-	if _, err := duck.ExecContext(ctx, "CREATE TABLE "+target+" ("+strings.Join(defs, ", ")+")"); err != nil {
-		return 0, fmt.Errorf("convert %s: create %s: %w", s.path, t.name, err)
+	if _, err := duck.ExecContext(ctx, "CREATE TABLE "+target(alias, t)+" ("+strings.Join(defs, ", ")+")"); err != nil {
+		return fmt.Errorf("convert %s: create %s: %w", s.path, t.name, err)
 	}
-	cols := slices.Clone(t.cols)
-	stage := make([]string, len(t.cols))
-	direct := true
+	return nil
+}
+
+// target is the qualified name of t in the DuckDB database alias.
+func target(alias string, t *sqliteTable) string {
+	return sqlquote.Ident(alias) + ".main." + sqlquote.Ident(t.name)
+}
+
+// stages returns the staging type of each column SQLite gives for t
+// (stageType; the rowid column last, when asked for), whether they are all
+// t's DuckDB types already, and the casts from staged columns named names
+// to t's DuckDB types.
+func (s *sqliteSnapshot) stages(t *sqliteTable, names []string) (stage []string, direct bool, casts []string) {
+	direct = true
 	for i := range t.cols {
-		stage[i] = stageType(t.decl[i])
+		stage = append(stage, stageType(t.decl[i]))
 		if stage[i] != t.duck[i] {
 			direct = false
 		}
-	}
-	var sel []string
-	for i, c := range t.cols {
-		sel = append(sel, fmt.Sprintf("CAST(%s AS %s)", sqlquote.Ident(c), t.duck[i]))
+		casts = append(casts, fmt.Sprintf("CAST(%s AS %s)", sqlquote.Ident(names[i]), t.duck[i]))
 	}
 	if s.rowIDCol != "" {
-		cols = append(cols, s.rowIDCol)
 		stage = append(stage, tBigint)
-		sel = append(sel, sqlquote.Ident(s.rowIDCol))
+		casts = append(casts, sqlquote.Ident(names[len(t.cols)]))
 	}
+	return stage, direct, casts
+}
+
+// copyRows copies every row of t (created by createTable) row by row:
+// read from SQLite one at a time and handed to DuckDB's Appender with the
+// staging types (appendRows).
+func (s *sqliteSnapshot) copyRows(ctx context.Context, duck *sql.Conn, alias string, t *sqliteTable) (int64, error) {
+	cols := slices.Clone(t.cols)
+	if s.rowIDCol != "" {
+		cols = append(cols, s.rowIDCol)
+	}
+	stage, direct, casts := s.stages(t, cols)
 	var cast string
 	if !direct {
-		cast = "INSERT INTO " + target + " SELECT " + strings.Join(sel, ", ") + " FROM " + sqlquote.Ident(stageTable)
+		cast = "INSERT INTO " + target(alias, t) + " SELECT " + strings.Join(casts, ", ") + " FROM " + sqlquote.Ident(stageTable)
 	}
 	return s.appendRows(ctx, duck, alias, t, cols, stage, cast)
 }
@@ -626,7 +651,7 @@ func (s *sqliteSnapshot) appendRows(ctx context.Context, duck *sql.Conn, alias s
 	// what DuckLake stores in that column.
 	appendErr := func(err error) error {
 		if cast != "" {
-			return fmt.Errorf("convert %s: table %s holds a value that is not a %s as DuckLake stores it: %w", s.path, t.name, strings.Join(slices.Compact(slices.Sorted(slices.Values(t.duck))), "/"), err)
+			return fmt.Errorf("convert %s: table %s holds a value that is not a %s as DuckLake stores it: %w", s.path, t.name, strings.Join(uniqueSorted(t.duck), "/"), err)
 		}
 		return fmt.Errorf("convert %s: table %s: %w", s.path, t.name, err)
 	}
@@ -653,6 +678,11 @@ func (s *sqliteSnapshot) appendRows(ctx context.Context, duck *sql.Conn, alias s
 		return nil
 	})
 	return n, err
+}
+
+// uniqueSorted returns the distinct strings of xs, sorted.
+func uniqueSorted(xs []string) []string {
+	return slices.Compact(slices.Sorted(slices.Values(xs)))
 }
 
 // stageTypes returns the DuckDB types of the staging types stage.
@@ -762,7 +792,7 @@ func stageValue(v any, stage string) (driver.Value, error) {
 // DuckDB-format catalog. The file is opened read-only. So that memory does
 // not grow with the catalog, the copy is a temporary DuckDB file (in a
 // folder "fdl-sqlite-*" under os.TempDir() that Close removes, also DuckDB's
-// spill folder) written in one transaction with memory_limit 64MB, as Freeze
+// spill folder) written a table at a time with memory_limit 64MB, as Freeze
 // writes one (in memory, spilled there, when that folder's path holds '?').
 func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 	var c *Catalog
@@ -771,8 +801,13 @@ func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 		if err != nil {
 			return fmt.Errorf("open %s: %w", path, err)
 		}
+		limit, err := s.memoryLimit(ctx)
+		if err != nil {
+			os.RemoveAll(spill)
+			return err
+		}
 		db, conn, err := newDuckDB(ctx, []string{
-			"SET memory_limit = " + sqlquote.String(convertMemoryLimit),
+			"SET memory_limit = " + sqlquote.String(limit),
 			"SET temp_directory = " + sqlquote.String(spill),
 			"SET TimeZone = 'UTC'",
 		})
@@ -789,15 +824,8 @@ func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 			cc.Close()
 			return err
 		}
-		if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
-			cc.Close()
-			return err
-		}
-		if _, err := s.copyInto(ctx, conn, catalogAlias); err != nil {
-			cc.Close()
-			return err
-		}
-		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		s.ownTx = true
+		if _, err := s.copyInto(ctx, conn, catalogAlias, spill); err != nil {
 			cc.Close()
 			return err
 		}
@@ -855,11 +883,15 @@ func freezeSQLite(ctx context.Context, srcAbs, dstAbs string) (info FreezeInfo, 
 	if err := syncFile(tmp); err != nil {
 		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
 	}
+	info = FreezeInfo{Format: format, Snapshot: last, Storage: got}
+	if info.Size, info.SHA256, err = fileDigest(ctx, tmp); err != nil {
+		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
+	}
 	if err := placeNew(tmp, dstAbs); err != nil {
 		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
 	}
 	syncDir(filepath.Dir(dstAbs))
-	return FreezeInfo{Format: format, Snapshot: last, Storage: got}, nil
+	return info, nil
 }
 
 // freezeInto writes the snapshot's rows as a new DuckDB database at tmp
@@ -871,10 +903,17 @@ func (s *sqliteSnapshot) freezeInto(ctx context.Context, tmp, work string) (meta
 	os.Remove(tmp)
 	os.Remove(tmp + ".wal")
 	storage := storageForFormat(s.format)
+	limit, err := s.memoryLimit(ctx)
+	if err != nil {
+		return storage, err
+	}
 	db, conn, err := newDuckDB(ctx, []string{
-		"SET memory_limit = " + sqlquote.String(convertMemoryLimit),
+		"SET memory_limit = " + sqlquote.String(limit),
 		"SET temp_directory = " + sqlquote.String(filepath.Join(work, "spill")),
 		"SET TimeZone = 'UTC'",
+		// Rows of a DuckLake table have no order: DuckDB may insert them
+		// in parallel, as Freeze's COPY FROM DATABASE does.
+		"SET preserve_insertion_order = false",
 	})
 	if err != nil {
 		return storage, err
@@ -884,18 +923,11 @@ func (s *sqliteSnapshot) freezeInto(ctx context.Context, tmp, work string) (meta
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (STORAGE_VERSION %s)", sqlquote.String(tmp), sqlquote.Ident(frozenAlias), sqlquote.String(storage.MinDuckDB))); err != nil {
 		return storage, fmt.Errorf("freeze %s: %w", s.path, err)
 	}
-	// One transaction: DuckDB writes the rows of a transaction to the file
-	// a row group at a time as they come, not to its WAL and then again at
-	// the checkpoint.
-	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
-		return storage, fmt.Errorf("freeze %s: %w", s.path, err)
-	}
-	counts, err := s.copyInto(ctx, conn, frozenAlias)
-	if err == nil {
-		_, err = conn.ExecContext(ctx, "COMMIT")
-	} else {
-		conn.ExecContext(ctx, "ROLLBACK")
-	}
+	// A transaction per table (DuckDB writes a large insert's rows to the
+	// file a row group at a time as they come, not to its WAL and then
+	// again at the checkpoint), and a checkpoint after each large table.
+	s.ownTx = true
+	counts, err := s.copyInto(ctx, conn, frozenAlias, work)
 	if err == nil {
 		err = checkCounts(ctx, conn, frozenAlias, counts)
 	}

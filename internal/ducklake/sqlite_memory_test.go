@@ -104,3 +104,53 @@ func BenchmarkFreezeSQLite(b *testing.B) {
 	}
 	benchFreeze(b, ctx, lite, dir, float64(st.Size())/(1<<20), "sqlite-MiB")
 }
+
+// manyFilesCatalog is a catalog registering files data files with two
+// statistics rows each (the shape of a lake of many small files), about
+// 110 bytes a file.
+func manyFilesCatalog(t testing.TB, dir string, files int64) string {
+	t.Helper()
+	src := gunzipCatalog(t, "dltest-v04.ducklake", dir, "many.ducklake")
+	withWritable(t, src,
+		fmt.Sprintf(`INSERT INTO ducklake_data_file (data_file_id, table_id, begin_snapshot, path, path_is_relative, file_format, record_count, file_size_bytes)
+			SELECT i, 1, 1, 'ducklake-' || uuidv7() || '.parquet', true, 'parquet', 1000, 123456 FROM range(%d) r(i)`, files),
+		fmt.Sprintf(`INSERT INTO ducklake_file_column_stats
+			SELECT i // 2, 1, 1, 1000, 1000, 0, md5(random()::VARCHAR), md5(random()::VARCHAR), false, NULL FROM range(%d) r(i)`, 2*files),
+		"CHECKPOINT",
+	)
+	return src
+}
+
+// TestSQLiteManyFilesMemory: a SQLite catalog of 2 M data files and 4 M
+// statistics rows (where freezing under a fixed 64 MB limit failed with
+// "failed to pin block": a primary key's index must fit in memory) is
+// frozen, its recent snapshots read with little memory, and converted
+// back, each in a child process whose peak RSS is logged. It builds a
+// catalog of about 220 MiB, so it only runs when FDL_DUCKLAKE_BIG is set:
+//
+//	FDL_DUCKLAKE_BIG=1 go test -count=1 -run TestSQLiteManyFilesMemory -v ./internal/ducklake/
+func TestSQLiteManyFilesMemory(t *testing.T) {
+	if os.Getenv("FDL_DUCKLAKE_BIG") == "" {
+		t.Skip("set FDL_DUCKLAKE_BIG=1 to build a catalog of 2 M data files and freeze its SQLite form")
+	}
+	dir := t.TempDir()
+	src := manyFilesCatalog(t, dir, 2_000_000)
+	lite := filepath.Join(dir, "many.sqlite")
+	toLite := convertRSS(t, src, lite)
+	back := freezeRSS(t, lite, filepath.Join(dir, "frozen.duckdb"))
+	st, _ := os.Stat(src)
+	lst, _ := os.Stat(lite)
+	t.Logf("%d MiB DuckDB, %d MiB SQLite: peak RSS to SQLite %d MiB, from SQLite %d MiB", st.Size()>>20, lst.Size()>>20, toLite>>10, back>>10)
+	c, err := Open(context.Background(), filepath.Join(dir, "frozen.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	files, err := c.DataFiles(context.Background())
+	if err != nil || len(files) != 2_000_000 {
+		t.Fatalf("frozen copy has %d data files (%v), want 2000000", len(files), err)
+	}
+	if back > 640<<10 {
+		t.Errorf("freeze of the SQLite form: peak RSS %d MiB", back>>10)
+	}
+}

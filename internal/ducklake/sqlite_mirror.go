@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
@@ -33,7 +34,12 @@ func CopySQLiteInto(ctx context.Context, conn *sql.Conn, alias, path, rowIDColum
 			names = append(names, n)
 		}
 		rows.Close()
-		_, err = s.copyInto(ctx, conn, alias)
+		work, err := os.MkdirTemp("", "fdl-sqlite-*")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(work)
+		_, err = s.copyInto(ctx, conn, alias, work)
 		if err != nil {
 			// undo the partial copy so a retry starts from an empty database
 			for _, t := range s.tables {

@@ -66,7 +66,16 @@ func ConvertToSQLite(ctx context.Context, src, dst string) (err error) {
 	if c.backend == BackendSQLite {
 		return fmt.Errorf("convert %s to SQLite: %w: it is already a SQLite catalog", srcAbs, ErrUnsupportedFormat)
 	}
-	for _, q := range []string{"SET TimeZone = 'UTC'", "SET memory_limit = " + sqlquote.String(convertMemoryLimit)} {
+	// DuckDB spills beyond its limit into a folder Close removes.
+	if err := c.bigQuerySettings(ctx); err != nil {
+		return err
+	}
+	var threads int64
+	if err := c.conn.QueryRowContext(ctx, "SELECT current_setting('threads')::BIGINT").Scan(&threads); err != nil {
+		return err
+	}
+	limit := fmt.Sprintf("%dMB", convertMemoryMB+convertThreadMB*(threads+1))
+	for _, q := range []string{"SET TimeZone = 'UTC'", "SET memory_limit = " + sqlquote.String(limit)} {
 		if _, err := c.conn.ExecContext(ctx, q); err != nil {
 			return err
 		}
@@ -85,7 +94,7 @@ func ConvertToSQLite(ctx context.Context, src, dst string) (err error) {
 	}
 	defer os.RemoveAll(work)
 	tmp := filepath.Join(work, "catalog.sqlite")
-	if err := c.writeSQLite(ctx, tmp, tables, keywords); err != nil {
+	if err := c.writeSQLite(ctx, tmp, tables, keywords, work); err != nil {
 		return fmt.Errorf("convert %s to SQLite: %w", srcAbs, err)
 	}
 	for _, p := range []string{tmp + "-wal", tmp + "-shm", tmp + "-journal"} {
@@ -299,10 +308,11 @@ func sqliteCreateTable(t *duckTable, keywords map[string]bool) (string, []string
 }
 
 // writeSQLite creates the SQLite file path with every table of c and its
-// rows, then switches it to WAL journal mode and closes it (SQLite
-// checkpoints and removes the WAL when its last connection closes).
-func (c *Catalog) writeSQLite(ctx context.Context, path string, tables []*duckTable, keywords map[string]bool) error {
-	db, err := sql.Open("sqlite3", sqliteDSN(path, "mode=rwc&_busy_timeout=5000"))
+// rows (writeTables; work holds the CSV files of the bulk copy), then
+// switches it to WAL journal mode and closes it (SQLite checkpoints and
+// removes the WAL when its last connection closes).
+func (c *Catalog) writeSQLite(ctx context.Context, path string, tables []*duckTable, keywords map[string]bool, work string) error {
+	db, err := sql.Open("sqlite3", sqliteDSN(path, "mode=rwc&_mutex=no&_busy_timeout=5000"))
 	if err != nil {
 		return err
 	}
@@ -322,14 +332,10 @@ func (c *Catalog) writeSQLite(ctx context.Context, path string, tables []*duckTa
 	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return err
 	}
-	counts := map[string]int64{}
-	for _, t := range tables {
-		n, err := c.writeSQLiteTable(ctx, conn, t, keywords)
-		if err != nil {
-			conn.ExecContext(ctx, "ROLLBACK")
-			return err
-		}
-		counts[t.name] = n
+	counts, err := c.writeTables(ctx, conn, tables, keywords, work)
+	if err != nil {
+		conn.ExecContext(ctx, "ROLLBACK")
+		return err
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
@@ -370,25 +376,25 @@ const (
 	convertReadRows   = 32768
 	convertInsertRows = 64
 	sqliteMaxParams   = 32766 // SQLITE_MAX_VARIABLE_NUMBER since SQLite 3.32
-	// convertMemoryLimit is DuckDB's memory_limit in both conversions.
-	// ConvertToSQLite: DuckDB keeps the blocks it has read cached up to its
-	// limit (by default most of the machine's memory), and reading one
-	// range needs little. Freeze of a SQLite catalog: DuckDB spills what the
-	// one transaction holds beyond it. 64MB was as fast as 128MB and gave
-	// ~155 MiB peak RSS both ways for catalogs of 40 and 184 MiB
-	// (TestSQLiteMemoryFlat).
-	convertMemoryLimit = "64MB"
+	// DuckDB's memory_limit in ConvertToSQLite is convertMemoryMB plus
+	// convertThreadMB for each of DuckDB's threads and one more: DuckDB
+	// keeps the blocks it has read cached up to its limit (by default
+	// most of the machine's memory), and writing a table to CSV needs
+	// little, but DuckDB 2.0's COPY allocates a 32 MiB block per thread
+	// (a fixed 64MB failed with "failed to allocate data of size 32.0
+	// MiB" on a 68 MiB catalog with 2 threads). (Freeze of a SQLite
+	// catalog: memoryLimit.)
+	convertMemoryMB = 64
+	convertThreadMB = 40
 )
 
 // writeSQLiteTable creates t in SQLite and copies its rows in rowid order,
 // each value cast by DuckDB to the SQLite column's type (BOOLEAN to BIGINT
 // 0/1, UUID and TIMESTAMP WITH TIME ZONE to VARCHAR text in UTC, …), as
-// DuckDB does when the extension inserts into a SQLite table.
-func (c *Catalog) writeSQLiteTable(ctx context.Context, conn *sql.Conn, t *duckTable, keywords map[string]bool) (int64, error) {
-	ddl, decls := sqliteCreateTable(t, keywords)
-	if _, err := conn.ExecContext(ctx, ddl); err != nil {
-		return 0, fmt.Errorf("%s: %w", ddl, err)
-	}
+// DuckDB does when the extension inserts into a SQLite table, row by row
+// (tables with a DOUBLE or BLOB column; others are copied in bulk, see
+// writeSQLite). The table exists already.
+func (c *Catalog) writeSQLiteTable(ctx context.Context, conn *sql.Conn, t *duckTable, decls []string) (int64, error) {
 	ins, err := newBatchInsert(ctx, conn, t.name, t.cols)
 	if err != nil {
 		return 0, err

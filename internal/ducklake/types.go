@@ -78,4 +78,8 @@ type FreezeInfo struct {
 	Format   string       `json:"format"`   // ducklake_metadata version, e.g. "0.4"
 	Snapshot Snapshot     `json:"snapshot"` // the last snapshot
 	Storage  meta.Storage `json:"storage"`  // storage format of the frozen file
+	// Size (bytes) and SHA256 (lower-case hex) of the frozen file,
+	// computed while it was copied, or read once after DuckDB wrote it.
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"os"
 )
 
 // ErrNoRoot: the bucket or container a store URL names does not exist (or
@@ -60,4 +61,45 @@ type RootChecker interface {
 	// error wrapping ErrNoRoot naming it when it does not (or cannot be
 	// seen with these credentials), or the store's error.
 	CheckRoot(ctx context.Context) error
+}
+
+// KeyLister is implemented by stores that list keys more cheaply when the
+// caller needs no sizes or times (the folder store reads folder entries
+// without examining each file). A caller that checks which of many keys a
+// store holds lists them this way.
+type KeyLister interface {
+	// ListKeys calls fn once for every key List gives for prefix, in no
+	// particular order (so a store need not hold a folder's names to sort
+	// them), and stops at fn's error. Errors as List gives them.
+	ListKeys(ctx context.Context, prefix string, fn func(key string) error) error
+}
+
+// ErrCannotLink: Linker.CreateLink cannot make the file an object (it lies
+// on another file system than the store, or the file system has no hard
+// links). Nothing was written; the caller copies with Create instead.
+var ErrCannotLink = errors.New("cannot link the file into the store")
+
+// Linker is implemented by stores whose objects are files of this machine
+// and that can make an existing local file an object without copying its
+// bytes (the folder store, by a hard link). A store wrapped in another
+// (storetest.Faulty) does not offer it.
+type Linker interface {
+	// CreateLink makes key an object that is the local file at path itself,
+	// create-only: the file gets a second name in the store (one file, two
+	// names; no byte is copied). It is made read-only first (mode 0444,
+	// which every name of it shares), so that no one writes to the stored
+	// object through the other name by mistake; the caller should remove
+	// its own name once it no longer needs it. Before the object becomes
+	// visible at key, check is called with the file opened through its new
+	// name: if check returns an error, nothing is created and that error is
+	// returned. The file is fsynced before it becomes visible.
+	//
+	// Errors: ErrCannotLink (nothing written; copy with Create instead),
+	// ErrExist (nothing created; check has run), check's error,
+	// ErrInvalidKey, I/O errors.
+	CreateLink(ctx context.Context, key, path string, check func(f *os.File) error) error
+	// CanLink reports whether CreateLink can link the file at path: it
+	// lies on the store's file system, which has hard links. It writes
+	// nothing the store shows.
+	CanLink(path string) bool
 }

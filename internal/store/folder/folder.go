@@ -67,6 +67,8 @@ var (
 	_ store.Store       = (*Store)(nil)
 	_ store.TempCleaner = (*Store)(nil)
 	_ store.LocalFiles  = (*Store)(nil)
+	_ store.KeyLister   = (*Store)(nil)
+	_ store.Linker      = (*Store)(nil)
 )
 
 // Open returns the Store on the folder root (a relative path is made
@@ -178,7 +180,7 @@ func (l *Store) Stat(ctx context.Context, key string) (store.ObjectInfo, error) 
 // behind: neither the temporary file nor a folder Create made. Errors: store.ErrExist (nothing written),
 // store.ErrInvalidKey, r's error, I/O errors. A folder named key is not an object:
 // Create then fails with an error that is not store.ErrExist.
-func (l *Store) Create(ctx context.Context, key string, r io.Reader) error {
+func (l *Store) Create(ctx context.Context, key string, r io.Reader) (err error) {
 	if err := store.Begin(ctx, key); err != nil {
 		return err
 	}
@@ -191,7 +193,7 @@ func (l *Store) Create(ctx context.Context, key string, r io.Reader) error {
 	defer func() {
 		os.Remove(tmp.Name()) // after the link, or on failure
 		if !linked {
-			removeEmpty(made) // a failed write leaves no folder behind
+			removeMade(made) // a failed write leaves no folder behind
 		}
 	}()
 	_, err = io.Copy(tmp, store.ContextReader(ctx, r))
@@ -224,6 +226,135 @@ func (l *Store) Create(ctx context.Context, key string, r io.Reader) error {
 		return fmt.Errorf("%s: written, but %w", key, err)
 	}
 	return nil
+}
+
+// CreateLink makes key's file a hard link of the local file at path
+// (store.Linker): it links path to a temporary name in key's folder,
+// makes the file read-only (mode 0444), calls check with it opened through
+// that name, fsyncs it, and links the temporary name to key's name with
+// link(2), which fails atomically if the name exists. The object is the
+// caller's file itself: no byte is copied, and the store's guarantees hold
+// for it as long as no one writes to the file through another name (mode
+// 0444 refuses that to everyone but root). Errors: store.ErrCannotLink
+// (nothing written) when path is on another file system or the file system
+// has no hard links; store.ErrExist; check's error; store.ErrInvalidKey.
+func (l *Store) CreateLink(ctx context.Context, key, path string, check func(f *os.File) error) (err error) {
+	if err := store.Begin(ctx, key); err != nil {
+		return err
+	}
+	dst := l.Location(key)
+	dir := filepath.Dir(dst)
+	defer func() {
+		if err != nil {
+			l.removeEmpty(dir) // a failed CreateLink leaves no folder it made
+		}
+	}()
+	tmpName, err := l.linkTemp(key, dir, path)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmpName) // after the link to key, or on failure (before removeEmpty)
+	if err := os.Chmod(tmpName, 0o444); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	if err := checkAndSync(tmpName, check); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	if err := os.Link(tmpName, dst); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s: %w", key, store.ErrExist)
+		}
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	if err := os.Remove(tmpName); err != nil {
+		return fmt.Errorf("%s: written, but %w", key, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("%s: written, but %w", key, err)
+	}
+	return nil
+}
+
+// linkTemp makes the folder dir (as createTemp does) and links path to a
+// new temporary name in it, which it returns.
+func (l *Store) linkTemp(key, dir, path string) (string, error) {
+	var err error
+	for range 10 {
+		if _, err = l.mkdirs(dir); err == nil {
+			name := filepath.Join(dir, store.TempName(""))
+			if err = os.Link(path, name); err == nil {
+				return name, nil
+			}
+		}
+		if cannotLink(err) {
+			return "", fmt.Errorf("%s: link %s: %w (%v)", key, path, store.ErrCannotLink, err)
+		}
+		// ENOENT: a Delete removed the folder we just made (or path is
+		// gone: the next try says so); EEXIST: two random names collided.
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrExist) {
+			break
+		}
+		if _, serr := os.Lstat(path); serr != nil {
+			return "", fmt.Errorf("%s: %w", key, serr)
+		}
+	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return "", fmt.Errorf("%s: a parent is a file, not a folder", key)
+	}
+	return "", fmt.Errorf("%s: link %s: %w", key, path, err)
+}
+
+// CanLink reports whether path can be hard-linked into the store: it
+// links it to a temporary name in the root folder (or the nearest folder
+// above it that exists) and removes that name again (store.Linker).
+func (l *Store) CanLink(path string) bool {
+	dir := l.root
+	for {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
+	probe := filepath.Join(dir, store.TempName(""))
+	if err := os.Link(path, probe); err != nil {
+		return false
+	}
+	os.Remove(probe)
+	return true
+}
+
+// checkAndSync opens path, calls check with it, and fsyncs it.
+func checkAndSync(path string, check func(*os.File) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if check != nil {
+		if err := check(f); err != nil {
+			return err
+		}
+	}
+	return f.Sync()
+}
+
+// cannotLink reports whether a link(2) failed because the two names are on
+// different file systems or the file system has no hard links (or refuses
+// this one), rather than for a reason a copy would share.
+func cannotLink(err error) bool {
+	for _, e := range []error{syscall.EXDEV, syscall.EPERM, syscall.EMLINK, syscall.ENOTSUP, syscall.EOPNOTSUPP, syscall.ENOSYS} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // Swap is the compare-and-swap described on Store and store.Store. It waits for
@@ -310,8 +441,82 @@ func (l *Store) List(ctx context.Context, prefix string, fn func(store.ObjectInf
 	return l.walk(ctx, dirKey, prefix, fn)
 }
 
+// ListKeys lists the keys List gives, in the order the file system gives
+// them, streaming: it reads each folder a batch of entries at a time, and
+// examines a file (stat) only when its entry is a symbolic link or of
+// unknown type, so listing a folder of a million files costs a read of
+// the folder, not a million stats, and memory holds one batch per level
+// of depth (store.KeyLister).
+func (l *Store) ListKeys(ctx context.Context, prefix string, fn func(key string) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := store.CheckPrefix(prefix); err != nil {
+		return err
+	}
+	dirKey := prefix[:strings.LastIndexByte(prefix, '/')+1]
+	return l.streamKeys(ctx, dirKey, prefix, fn)
+}
+
+// listBatch is how many folder entries ListKeys reads at a time.
+const listBatch = 1024
+
+// streamKeys lists the folder of dirKey for ListKeys.
+func (l *Store) streamKeys(ctx context.Context, dirKey, prefix string, fn func(string) error) error {
+	dir := l.root
+	if dirKey != "" {
+		dir = l.Location(strings.TrimSuffix(dirKey, "/"))
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil
+		}
+		return fmt.Errorf("list %s: %w", prefix, err)
+	}
+	defer f.Close()
+	for {
+		entries, err := f.ReadDir(listBatch)
+		for _, e := range entries {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			it, ok, ierr := l.walkEntry(dir, dirKey, prefix, e, false)
+			if ierr != nil {
+				return ierr
+			}
+			switch {
+			case !ok:
+			case strings.HasSuffix(it.sortKey, "/"):
+				if err := l.streamKeys(ctx, dirKey+it.sortKey, prefix, fn); err != nil {
+					return err
+				}
+			default:
+				if err := fn(dirKey + it.sortKey); err != nil {
+					return err
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			if errors.Is(err, syscall.ENOTDIR) {
+				return nil
+			}
+			return fmt.Errorf("list %s: %w", prefix, err)
+		}
+	}
+}
+
+// walkItem is one entry of a folder walk.
+type walkItem struct {
+	sortKey string // the name, plus "/" for a folder
+	info    fs.FileInfo
+}
+
 // walk lists the folder of dirKey ("" or "a/b/"), keeping keys that start
-// with prefix.
+// with prefix, with each object's size and time.
 func (l *Store) walk(ctx context.Context, dirKey, prefix string, fn func(store.ObjectInfo) error) error {
 	dir := l.root
 	if dirKey != "" {
@@ -324,47 +529,23 @@ func (l *Store) walk(ctx context.Context, dirKey, prefix string, fn func(store.O
 		}
 		return fmt.Errorf("list %s: %w", prefix, err)
 	}
-	type item struct {
-		sortKey string // the name, plus "/" for a folder
-		info    fs.FileInfo
-	}
-	items := make([]item, 0, len(entries))
+	items := make([]walkItem, 0, len(entries))
 	for _, e := range entries {
-		name := e.Name()
-		if store.CheckElement(name) != nil {
-			continue // temp, lock, or not a valid key element
-		}
-		full := dirKey + name
-		// Prune: keep names that can still lead to a key with the prefix.
-		if !strings.HasPrefix(full, prefix) && !strings.HasPrefix(prefix, full) {
-			continue
-		}
-		fi, err := os.Stat(filepath.Join(dir, name)) // follows symlinks
+		it, ok, err := l.walkEntry(dir, dirKey, prefix, e, true)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // deleted meanwhile, or a dangling link
-			}
-			return fmt.Errorf("list %s: %w", prefix, err)
+			return err
 		}
-		sk := name
-		switch {
-		case fi.IsDir():
-			sk += "/"
-			if !strings.HasPrefix(full+"/", prefix) && !strings.HasPrefix(prefix, full+"/") {
-				continue // "x/" cannot hold keys starting with "x-"
-			}
-		case !fi.Mode().IsRegular() || !strings.HasPrefix(full, prefix):
-			continue
+		if ok {
+			items = append(items, it)
 		}
-		items = append(items, item{sk, fi})
 	}
-	slices.SortFunc(items, func(a, b item) int { return strings.Compare(a.sortKey, b.sortKey) })
+	slices.SortFunc(items, func(a, b walkItem) int { return strings.Compare(a.sortKey, b.sortKey) })
 	for _, it := range items {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		full := dirKey + it.sortKey
-		if it.info.IsDir() {
+		if strings.HasSuffix(it.sortKey, "/") {
 			if err := l.walk(ctx, full, prefix, fn); err != nil {
 				return err
 			}
@@ -375,6 +556,45 @@ func (l *Store) walk(ctx context.Context, dirKey, prefix string, fn func(store.O
 		}
 	}
 	return nil
+}
+
+// walkEntry decides whether the entry e of the folder dir (key dirKey) is
+// listed: an object (a regular file, or a link to one) whose key starts
+// with prefix, or a folder that can hold such keys. It stats the entry
+// when info is wanted or its type is not known from the folder alone.
+func (l *Store) walkEntry(dir, dirKey, prefix string, e fs.DirEntry, info bool) (walkItem, bool, error) {
+	name := e.Name()
+	if store.CheckElement(name) != nil {
+		return walkItem{}, false, nil // temp, lock, or not a valid key element
+	}
+	full := dirKey + name
+	// Prune: keep names that can still lead to a key with the prefix.
+	if !strings.HasPrefix(full, prefix) && !strings.HasPrefix(prefix, full) {
+		return walkItem{}, false, nil
+	}
+	typ := e.Type()
+	var fi fs.FileInfo
+	if info || (typ != 0 && !typ.IsDir()) { // regular files and folders are known from the entry
+		var err error
+		fi, err = os.Stat(filepath.Join(dir, name)) // follows symlinks
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return walkItem{}, false, nil // deleted meanwhile, or a dangling link
+			}
+			return walkItem{}, false, fmt.Errorf("list %s: %w", prefix, err)
+		}
+		typ = fi.Mode().Type()
+	}
+	switch {
+	case typ.IsDir():
+		if !strings.HasPrefix(full+"/", prefix) && !strings.HasPrefix(prefix, full+"/") {
+			return walkItem{}, false, nil // "x/" cannot hold keys starting with "x-"
+		}
+		return walkItem{name + "/", fi}, true, nil
+	case !typ.IsRegular() || !strings.HasPrefix(full, prefix):
+		return walkItem{}, false, nil
+	}
+	return walkItem{name, fi}, true, nil
 }
 
 // Delete removes key's file, then the parent folders it leaves empty, up to
@@ -402,22 +622,27 @@ func (l *Store) Delete(ctx context.Context, key string) error {
 	if err := syncDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: deleted, but %w", key, err)
 	}
-	// Remove folders left empty. os.Remove refuses a non-empty folder, so a
-	// concurrent writer's new file (or temp file) keeps its folder; writers
-	// recreate a folder removed under them (see createTemp).
+	l.removeEmpty(dir)
+	return nil
+}
+
+// removeEmpty removes dir and its parents while they are empty, up to (not
+// including) the root. os.Remove refuses a non-empty folder, so a
+// concurrent writer's new file (or temp file) keeps its folder; writers
+// recreate a folder removed under them (see createTemp).
+func (l *Store) removeEmpty(dir string) {
 	for dir != l.root && strings.HasPrefix(dir, l.root+string(filepath.Separator)) {
 		if os.Remove(dir) != nil {
 			break
 		}
 		dir = filepath.Dir(dir)
 	}
-	return nil
 }
 
 // createTemp makes the folder dir (and its parents, fsyncing each folder a
 // new one was made in) and a new temporary file in it. It retries when a
 // concurrent Delete removes the folder it just made. It returns the folders
-// it made, deepest first (see removeEmpty); on error it has removed them.
+// it made, deepest first (see removeMade); on error it has removed them.
 func (l *Store) createTemp(key, dir string) (*os.File, []string, error) {
 	var err error
 	var made []string
@@ -438,7 +663,7 @@ func (l *Store) createTemp(key, dir string) (*os.File, []string, error) {
 			break
 		}
 	}
-	removeEmpty(made)
+	removeMade(made)
 	if errors.Is(err, syscall.ENOTDIR) {
 		return nil, nil, fmt.Errorf("%s: a parent is a file, not a folder", key)
 	}
@@ -474,12 +699,12 @@ func (l *Store) mkdirs(dir string) ([]string, error) {
 	return made, syncDir(parent)
 }
 
-// removeEmpty removes the folders a failed write made (deepest first), as
+// removeMade removes the folders a failed write made (deepest first), as
 // long as each is empty: a write that fails — a full disk, a reader's
 // error, a cancelled context — leaves no folder behind. A folder a
 // concurrent writer has put a file into is not empty and stays; a writer
 // whose new folder is removed under it makes it again (createTemp).
-func removeEmpty(made []string) {
+func removeMade(made []string) {
 	for _, d := range made {
 		if os.Remove(d) != nil {
 			return

@@ -565,6 +565,17 @@ func testList(t *testing.T, s store.Store) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("List(%q) = %q, want %q", c.prefix, got, c.want)
 		}
+		// A store that lists keys alone gives the same keys, once each.
+		if kl, ok := s.(store.KeyLister); ok {
+			var keys []string
+			if err := kl.ListKeys(t.Context(), c.prefix, func(k string) error { keys = append(keys, k); return nil }); err != nil {
+				t.Errorf("ListKeys(%q): %v", c.prefix, err)
+			}
+			slices.Sort(keys)
+			if !slices.Equal(keys, c.want) {
+				t.Errorf("ListKeys(%q) = %q, want %q", c.prefix, keys, c.want)
+			}
+		}
 	}
 }
 

@@ -1,0 +1,409 @@
+package ducklake
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
+)
+
+// The store keys of the data and delete files that new snapshots add, and
+// which of them a store lacks: a push's data check over hundreds of
+// thousands of files, done inside the catalog's private DuckDB (which
+// spills to disk) so that neither the files' paths nor the store's listing
+// are held in Go memory.
+
+// FolderKey says where the files of one table's folder lie in a
+// repository (retention.DirPlace): a relative path p of a file of that
+// table that passes simplePath has the store key Prefix + p.
+type FolderKey struct {
+	// Prefix is "" when the folder lies outside the repository (or cannot
+	// be placed): its simple files get no key and are not checked.
+	Prefix string
+	// Nested: the rule holds for paths with folders too; when false, such
+	// paths are placed one by one.
+	Nested bool
+}
+
+// simplePath is the SQL condition on a relative path p (column f.path)
+// under which its key is its folder's prefix plus p (a rule as strict as
+// retention.SimpleName): not starting with "." or "/", not ending in "/",
+// no "/." (so no "." or ".." element and no element starting with "."),
+// no "//", no backslash or control character. DuckDB's own file names
+// ("ducklake-<uuid>.parquet", partition folders "k=v/") pass; other paths
+// are placed one by one.
+const simplePath = `NOT (starts_with(f.path, '.') OR starts_with(f.path, '/') OR ends_with(f.path, '/') OR f.path = ''
+	OR contains(f.path, '/.') OR contains(f.path, '//') OR regexp_matches(f.path, '[\\\x00-\x1f\x7f\x{80}-\x{9f}\x{fffd}]'))`
+
+// Temporary tables in the catalog's private DuckDB.
+const (
+	addedTable   = "fdl_added"   // key, table_id (NULL for a file placed on its own)
+	basesTable   = "fdl_bases"   // table_id, prefix, nested
+	listedTable  = "fdl_listed"  // key: what the store listed
+	missingTable = "fdl_missing" // key: added and not listed
+)
+
+// addedMemoryLimit bounds DuckDB's memory while it holds the added keys (a
+// hundred bytes or so per file) and a batch of the store's listing; beyond
+// it DuckDB spills to a temporary folder.
+const addedMemoryLimit = "128MB"
+
+// listedBatch is how many listed keys go to DuckDB in one statement (as
+// one newline-separated string that DuckDB splits: one call instead of a
+// call per key).
+const listedBatch = 65536
+
+// AddedKeys is the set of store keys of the data and delete files begun at
+// or after a snapshot that a reader of one of some snapshots reads, kept in
+// a temporary table of the catalog's DuckDB. Close drops it; the Catalog
+// must stay open meanwhile. Methods are not safe for concurrent use.
+type AddedKeys struct {
+	c *Catalog
+	n int64
+}
+
+// AddedKeys collects the store keys of the rows of ducklake_data_file and
+// ducklake_delete_file written at or after snapshot since (the rows
+// DataFilesSince gives: begin_snapshot >= since, or an id the catalog
+// handed out from since on, as merged and flushed files have) that are visible at
+// one of the snapshots readAt (the MVCC rule: a file a version neither
+// reads nor keeps is not checked). Paths resolve as DataFiles resolves
+// them. For each table, folder gives the FolderKey of the folder its
+// relative paths are appended to; files with a simple relative path take
+// their key from it without leaving DuckDB, every other file's resolved
+// path is given to place, which returns its key ("" or an error: not
+// checked, as for a file outside the repository).
+func (c *Catalog) AddedKeys(ctx context.Context, since int64, readAt []int64, folder func(dir string) (FolderKey, error), place func(path string) (string, error)) (*AddedKeys, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	if err := c.bigQuerySettings(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.exec(ctx, "CREATE OR REPLACE TEMP TABLE "+addedTable+" (key VARCHAR, table_id BIGINT)"); err != nil {
+		return nil, err
+	}
+	a := &AddedKeys{c: c}
+	added := c.addedRows(since, readAt)
+	if added == "" {
+		return a, nil
+	}
+	paths, err := c.pathTree(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.loadBases(ctx, added, paths, folder); err != nil {
+		return nil, err
+	}
+	fast := "f.rel AND " + simplePath + " AND (b.nested OR strpos(f.path, '/') = 0)"
+	if err := c.exec(ctx, fmt.Sprintf(`INSERT INTO %s SELECT b.prefix || f.path, f.table_id FROM (%s) f JOIN %s b USING (table_id) WHERE b.prefix <> '' AND %s`,
+		addedTable, added, basesTable, fast)); err != nil {
+		return nil, err
+	}
+	if err := c.placeOdd(ctx, added, fast, paths, place); err != nil {
+		return nil, err
+	}
+	if err := c.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+addedTable).Scan(&a.n); err != nil {
+		return nil, fmt.Errorf("query %s: %w", c.path, err)
+	}
+	return a, nil
+}
+
+// bigQuerySettings gives the catalog's DuckDB a memory limit and a spill
+// folder (removed by Close), for queries whose size grows with the files.
+func (c *Catalog) bigQuerySettings(ctx context.Context) error {
+	if c.spill == "" {
+		dir, err := os.MkdirTemp("", "fdl-duckdb-*")
+		if err != nil {
+			return err
+		}
+		c.spill = dir
+	}
+	if err := c.exec(ctx, "SET memory_limit = "+sqlquote.String(addedMemoryLimit)); err != nil {
+		return err
+	}
+	return c.exec(ctx, "SET temp_directory = "+sqlquote.String(c.spill))
+}
+
+func (c *Catalog) exec(ctx context.Context, q string, args ...any) error {
+	if _, err := c.conn.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("query %s: %w", c.path, err)
+	}
+	return nil
+}
+
+// addedRows is the query of the added files (table_id, path, rel), data
+// and delete files alike; "" when the catalog has neither table.
+func (c *Catalog) addedRows(since int64, readAt []int64) string {
+	var read []string
+	for _, s := range readAt {
+		read = append(read, "("+visible("", s)+")")
+	}
+	visibleAt := ""
+	if len(read) > 0 {
+		visibleAt = " AND (" + strings.Join(read, " OR ") + ")"
+	}
+	var parts []string
+	for _, t := range []struct{ t, id string }{{dataFileTable, "data_file_id"}, {deleteFileTable, "delete_file_id"}} {
+		if !c.has(t.t) {
+			continue
+		}
+		// Written at or after since (as DataFilesSince): begun then, or
+		// with an id the last snapshot before since had not handed out
+		// (a merge or a flush of inlined data writes files whose
+		// begin_snapshot is that of the oldest rows they hold).
+		where := fmt.Sprintf("(begin_snapshot >= %d OR %s >= coalesce((SELECT next_file_id FROM %s WHERE snapshot_id < %d ORDER BY snapshot_id DESC LIMIT 1), 0))%s",
+			since, sqlquote.Ident(t.id), c.t("ducklake_snapshot"), since, visibleAt)
+		rel := c.col(t.t, "", "path_is_relative", "NULL::BOOLEAN")
+		// NULL (or no column): relative unless plainly absolute (isRelative).
+		parts = append(parts, fmt.Sprintf(`SELECT table_id, path, coalesce(%s, NOT (starts_with(path, '/') OR contains(path, '://'))) AS rel FROM %s WHERE path IS NOT NULL AND %s`,
+			rel, c.t(t.t), where))
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
+
+// loadBases fills basesTable with the FolderKey of each table that has
+// added files (a table whose folder cannot be placed gets prefix "").
+func (c *Catalog) loadBases(ctx context.Context, added string, paths *pathTree, folder func(string) (FolderKey, error)) error {
+	var ids []int64
+	err := c.query(ctx, "SELECT DISTINCT table_id FROM ("+added+") ORDER BY table_id", func(r *sql.Rows) error {
+		var id int64
+		if err := r.Scan(&id); err != nil {
+			return err
+		}
+		ids = append(ids, id)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := c.exec(ctx, "CREATE OR REPLACE TEMP TABLE "+basesTable+" (table_id BIGINT, prefix VARCHAR, nested BOOLEAN)"); err != nil {
+		return err
+	}
+	return c.appendRows(ctx, basesTable, func(add func(...driver.Value) error) error {
+		for _, id := range ids {
+			fk, err := folder(paths.tableBase(id))
+			if err != nil {
+				fk = FolderKey{} // not placeable: like a folder outside the repository
+			}
+			if err := add(id, fk.Prefix, fk.Nested); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// placeOdd places, one by one, the added files the fast rule does not
+// cover (absolute paths, paths that are not simple) and adds their keys.
+func (c *Catalog) placeOdd(ctx context.Context, added, fast string, paths *pathTree, place func(string) (string, error)) error {
+	var keys []string
+	q := fmt.Sprintf("SELECT f.table_id, f.path, f.rel FROM (%s) f JOIN %s b USING (table_id) WHERE NOT (%s)", added, basesTable, fast)
+	err := c.query(ctx, q, func(r *sql.Rows) error {
+		var tid int64
+		var path string
+		var rel bool
+		if err := r.Scan(&tid, &path, &rel); err != nil {
+			return err
+		}
+		if rel {
+			path = paths.tableBase(tid) + path
+		}
+		if key, err := place(path); err == nil && key != "" {
+			keys = append(keys, key)
+		}
+		return nil
+	})
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	return c.appendRows(ctx, addedTable, func(add func(...driver.Value) error) error {
+		for _, k := range keys {
+			if err := add(k, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// appendRows appends rows to a temporary table with DuckDB's Appender.
+func (c *Catalog) appendRows(ctx context.Context, table string, fill func(add func(...driver.Value) error) error) error {
+	err := c.conn.Raw(func(dc any) error {
+		app, err := duckdb.NewAppender(dc.(driver.Conn), "temp", "main", table)
+		if err != nil {
+			return err
+		}
+		if err := fill(func(v ...driver.Value) error { return app.AppendRow(v...) }); err != nil {
+			app.Close()
+			return err
+		}
+		return app.Close()
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", c.path, table, err)
+	}
+	return nil
+}
+
+// Count returns the number of added keys (a file listed twice counts
+// twice).
+func (a *AddedKeys) Count() int64 { return a.n }
+
+// Keys returns the first limit distinct keys in byte order (DuckDB's
+// default collation compares bytes, as Go does).
+func (a *AddedKeys) Keys(ctx context.Context, limit int) ([]string, error) {
+	a.c.mu.Lock()
+	defer a.c.mu.Unlock()
+	return a.c.keys(ctx, fmt.Sprintf("SELECT DISTINCT key FROM %s ORDER BY key LIMIT %d", addedTable, limit))
+}
+
+func (c *Catalog) keys(ctx context.Context, q string) ([]string, error) {
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	var out []string
+	err := c.query(ctx, q, func(r *sql.Rows) error {
+		var k string
+		if err := r.Scan(&k); err != nil {
+			return err
+		}
+		out = append(out, k)
+		return nil
+	})
+	return out, err
+}
+
+// KeyGroup is the added keys of one table's folder (or, for files placed
+// one by one, of their folder): how many, and the prefix every one of them
+// starts with (the folder and the longest prefix of the paths they share),
+// which a listing of the store can be limited to.
+type KeyGroup struct {
+	Prefix string
+	Count  int64
+}
+
+// Groups returns the added keys grouped by folder, in byte order of their
+// prefixes.
+func (a *AddedKeys) Groups(ctx context.Context) ([]KeyGroup, error) {
+	a.c.mu.Lock()
+	defer a.c.mu.Unlock()
+	c := a.c
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	var out []KeyGroup
+	q := fmt.Sprintf(`SELECT min(key), max(key), count(*) FROM %[1]s WHERE table_id IS NOT NULL GROUP BY table_id
+		UNION ALL SELECT min(key), max(key), count(*) FROM %[1]s WHERE table_id IS NULL GROUP BY regexp_extract(key, '^(.*/)', 1)
+		ORDER BY 1`, addedTable)
+	err := c.query(ctx, q, func(r *sql.Rows) error {
+		var lo, hi string
+		var n int64
+		if err := r.Scan(&lo, &hi, &n); err != nil {
+			return err
+		}
+		out = append(out, KeyGroup{Prefix: commonPrefix(lo, hi), Count: n})
+		return nil
+	})
+	return out, err
+}
+
+// commonPrefix returns the longest common prefix of a and b (in bytes:
+// for the smallest and largest of a set of strings, the prefix all share).
+func commonPrefix(a, b string) string {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return a[:i]
+}
+
+// Missing returns the keys (the first limit distinct ones, in byte order)
+// not among the keys that list emits, and how many distinct keys are
+// missing. list is called once; it emits the keys a store lists, in any
+// order, duplicates and keys that were not added allowed. The listed keys
+// go to a temporary table a batch at a time (one statement per batch, the
+// keys as one newline-separated string DuckDB splits), and DuckDB's anti
+// join, which spills beyond the memory limit, compares the two sets.
+func (a *AddedKeys) Missing(ctx context.Context, list func(emit func(key string) error) error, limit int) ([]string, int64, error) {
+	a.c.mu.Lock()
+	defer a.c.mu.Unlock()
+	c := a.c
+	if err := c.ready(); err != nil {
+		return nil, 0, err
+	}
+	if err := c.exec(ctx, "CREATE OR REPLACE TEMP TABLE "+listedTable+" (key VARCHAR)"); err != nil {
+		return nil, 0, err
+	}
+	defer c.exec(context.Background(), "DROP TABLE IF EXISTS "+listedTable)
+	var batch strings.Builder
+	k := 0
+	flush := func() error {
+		if k == 0 {
+			return nil
+		}
+		err := c.exec(ctx, fmt.Sprintf("INSERT INTO %s SELECT unnest(string_split(?, chr(10)))", listedTable), batch.String())
+		batch.Reset()
+		k = 0
+		return err
+	}
+	err := list(func(key string) error {
+		if strings.ContainsRune(key, '\n') {
+			return nil // not a valid key (store.CheckKey), never an added file's
+		}
+		if k > 0 {
+			batch.WriteByte('\n')
+		}
+		batch.WriteString(key)
+		if k++; k == listedBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	missing := fmt.Sprintf("SELECT DISTINCT key FROM %s a WHERE NOT EXISTS (SELECT 1 FROM %s l WHERE l.key = a.key)", addedTable, listedTable)
+	if err := c.exec(ctx, "CREATE OR REPLACE TEMP TABLE "+missingTable+" AS "+missing); err != nil {
+		return nil, 0, err
+	}
+	defer c.exec(context.Background(), "DROP TABLE IF EXISTS "+missingTable)
+	var count int64
+	if err := c.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+missingTable).Scan(&count); err != nil {
+		return nil, 0, fmt.Errorf("query %s: %w", c.path, err)
+	}
+	if count == 0 {
+		return nil, 0, nil
+	}
+	shown, err := c.keys(ctx, fmt.Sprintf("SELECT key FROM %s ORDER BY key LIMIT %d", missingTable, limit))
+	return shown, count, err
+}
+
+// Close drops the temporary tables.
+func (a *AddedKeys) Close() error {
+	a.c.mu.Lock()
+	defer a.c.mu.Unlock()
+	if a.c.conn == nil {
+		return nil
+	}
+	var errs []error
+	for _, t := range []string{addedTable, basesTable, listedTable, missingTable} {
+		if _, err := a.c.conn.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+t); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

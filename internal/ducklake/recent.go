@@ -1,0 +1,359 @@
+package ducklake
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
+)
+
+// What a working catalog's newest snapshots did, read for `fdl status`
+// without reading the rest of the catalog: a SQLite catalog is read where
+// it lies (no conversion), a DuckDB catalog by a few small queries.
+
+// TableName is a table's schema and name, as of a snapshot.
+type TableName struct {
+	ID     int64  `json:"id"`
+	Schema string `json:"schema"`
+	Name   string `json:"name"`
+}
+
+// Recent is what ReadRecent returns.
+type Recent struct {
+	// Snapshots are the catalog's snapshots with id >= the id asked for,
+	// ordered by id, times in UTC (as Catalog.Snapshots gives them); when
+	// there is none, the last snapshot alone (where the catalog ends).
+	Snapshots []Snapshot
+	// Tables are the tables visible at the snapshot asked for (when it
+	// exists) and at the last snapshot, by id; where a table was renamed,
+	// its name at the last snapshot.
+	Tables map[int64]TableName
+}
+
+// ReadRecent opens the catalog at path read-only and returns its
+// snapshots with id >= from (from < 0: all of them) and the names of the
+// tables visible at from and at the last snapshot. Its cost follows those
+// snapshots and the tables, not the data files or statistics: a
+// SQLite-format catalog is read in place in one read transaction (one
+// committed state, including its -wal file; the file and its WAL are
+// checked as Open checks them, except that SQLite's quick_check, which
+// reads every page, is left to commit), through the primary key of
+// ducklake_snapshot. Errors as Open gives them.
+func ReadRecent(ctx context.Context, path string, from int64) (*Recent, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	backend, err := DetectBackend(abs)
+	if err != nil {
+		return nil, err
+	}
+	if backend == BackendSQLite {
+		var rec *Recent
+		err := withSQLiteRead(ctx, abs, func(s *sqliteRead) error {
+			var err error
+			rec, err = s.recent(ctx, from)
+			return err
+		})
+		if !errors.Is(err, errSlowPath) {
+			return rec, err
+		}
+		// A value fdl cannot read without DuckDB's casts: convert.
+	}
+	c, err := Open(ctx, abs)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Recent(ctx, from)
+}
+
+// Recent is ReadRecent on an open catalog.
+func (c *Catalog) Recent(ctx context.Context, from int64) (*Recent, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	snaps, err := c.snapshots(ctx, fmt.Sprintf("WHERE s.snapshot_id >= %d ORDER BY s.snapshot_id", from))
+	if err == nil && len(snaps) == 0 {
+		snaps, err = c.snapshots(ctx, "ORDER BY s.snapshot_id DESC LIMIT 1")
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec := &Recent{Snapshots: snaps, Tables: map[int64]TableName{}}
+	if len(snaps) == 0 || !c.has("ducklake_table") || !c.has("ducklake_schema") {
+		return rec, nil
+	}
+	for _, at := range recentAt(snaps, from) {
+		q := fmt.Sprintf(`SELECT t.table_id, s.schema_name, t.table_name FROM %s t JOIN %s s ON s.schema_id = t.schema_id AND %s WHERE %s`,
+			c.t("ducklake_table"), c.t("ducklake_schema"), visible("s.", at), visible("t.", at))
+		err := c.query(ctx, q, func(r *sql.Rows) error {
+			var tn TableName
+			if err := r.Scan(&tn.ID, &tn.Schema, &tn.Name); err != nil {
+				return err
+			}
+			rec.Tables[tn.ID] = tn
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return rec, nil
+}
+
+// recentAt returns the snapshots whose tables Recent names: from (when it
+// is one of snaps) and then the last, so the last one's names win.
+func recentAt(snaps []Snapshot, from int64) []int64 {
+	last := snaps[len(snaps)-1].ID
+	if from >= 0 && from != last && slices.ContainsFunc(snaps, func(s Snapshot) bool { return s.ID == from }) {
+		return []int64{from, last}
+	}
+	return []int64{last}
+}
+
+// errSlowPath: a SQLite catalog holds a value the direct reader does not
+// parse (a snapshot time in a form DuckDB's cast reads but fdl's does not);
+// ReadRecent then converts the catalog as Open does.
+var errSlowPath = errors.New("read through a conversion")
+
+// sqliteRead is a read transaction on a SQLite catalog without the layout
+// and type work a conversion needs (openSQLiteSnapshot).
+type sqliteRead struct {
+	path string
+	db   *sql.DB
+	conn *sql.Conn
+	cols map[string][]string // table -> columns, for the tables read
+}
+
+// withSQLiteRead runs fn in a read transaction on the SQLite catalog at
+// path, retried on SQLITE_BUSY as withSQLiteSnapshot does.
+func withSQLiteRead(ctx context.Context, path string, fn func(s *sqliteRead) error) error {
+	return retrySQLiteBusy(ctx, path, func() error {
+		s, err := openSQLiteRead(ctx, path)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		return fn(s)
+	})
+}
+
+func openSQLiteRead(ctx context.Context, path string) (s *sqliteRead, err error) {
+	if _, err := checkSQLiteFile(path); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite3", sqliteDSN(path, "mode=ro&_busy_timeout="+strconv.Itoa(SQLiteBusyTimeout)))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	s = &sqliteRead{path: path, db: db, cols: map[string][]string{}}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if s.conn, err = db.Conn(ctx); err != nil {
+		return nil, classifySQLiteError(path, "open", err)
+	}
+	if _, err = s.conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return nil, classifySQLiteError(path, "begin a read transaction", err)
+	}
+	for _, t := range []string{"ducklake_metadata", "ducklake_snapshot", "ducklake_snapshot_changes", "ducklake_table", "ducklake_schema"} {
+		if err := s.readColumns(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	if s.cols["ducklake_metadata"] == nil || s.cols["ducklake_snapshot"] == nil {
+		return nil, fmt.Errorf("%w: %s is a SQLite database without the ducklake_metadata and ducklake_snapshot tables", ErrNotCatalog, path)
+	}
+	return s, s.checkFormat(ctx)
+}
+
+func (s *sqliteRead) close() {
+	if s.conn != nil {
+		_, _ = s.conn.ExecContext(context.Background(), "ROLLBACK")
+		s.conn.Close()
+	}
+	if s.db != nil {
+		s.db.Close()
+	}
+}
+
+// readColumns records the columns of table (none when it does not exist).
+func (s *sqliteRead) readColumns(ctx context.Context, table string) error {
+	rows, err := s.conn.QueryContext(ctx, "SELECT name FROM pragma_table_info(?) ORDER BY cid", table)
+	if err != nil {
+		return s.fail("read the columns of "+table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return s.fail("read the columns of "+table, err)
+		}
+		s.cols[table] = append(s.cols[table], c)
+	}
+	if err := rows.Err(); err != nil {
+		return s.fail("read the columns of "+table, err)
+	}
+	return nil
+}
+
+// fail classifies err; busy errors pass unchanged (to be retried).
+func (s *sqliteRead) fail(doing string, err error) error {
+	if isSQLiteBusy(err) {
+		return err
+	}
+	return classifySQLiteError(s.path, doing, err)
+}
+
+// checkFormat refuses a format fdl does not read, as Open does.
+func (s *sqliteRead) checkFormat(ctx context.Context) error {
+	q := `SELECT "value" FROM ducklake_metadata WHERE "key" = 'version'`
+	if slices.Contains(s.cols["ducklake_metadata"], "scope") {
+		q += ` AND "scope" IS NULL`
+	}
+	var v sql.NullString
+	err := s.conn.QueryRowContext(ctx, q+" LIMIT 1").Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !v.Valid) {
+		return fmt.Errorf("%w: %s: ducklake_metadata has no 'version' row", ErrNotCatalog, s.path)
+	}
+	if err != nil {
+		return s.fail("read ducklake_metadata", err)
+	}
+	if !slices.Contains(supportedFormats, v.String) {
+		return fmt.Errorf("%w %q in %s (supported: %s)", ErrUnsupportedFormat, v.String, s.path, strings.Join(supportedFormats, ", "))
+	}
+	return nil
+}
+
+// col returns prefix+column when table has it, else NULL.
+func (s *sqliteRead) col(table, prefix, column string) string {
+	if slices.Contains(s.cols[table], column) {
+		return prefix + sqlquote.Ident(column)
+	}
+	return "NULL"
+}
+
+// recent reads what ReadRecent returns.
+func (s *sqliteRead) recent(ctx context.Context, from int64) (*Recent, error) {
+	snaps, err := s.snapshots(ctx, "WHERE s.snapshot_id >= ? ORDER BY s.snapshot_id", from)
+	if err == nil && len(snaps) == 0 {
+		snaps, err = s.snapshots(ctx, "ORDER BY s.snapshot_id DESC LIMIT 1")
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec := &Recent{Snapshots: snaps, Tables: map[int64]TableName{}}
+	if len(snaps) == 0 || s.cols["ducklake_table"] == nil || s.cols["ducklake_schema"] == nil {
+		return rec, nil
+	}
+	for _, at := range recentAt(snaps, from) {
+		q := fmt.Sprintf(`SELECT t.table_id, s.schema_name, t.table_name FROM ducklake_table t JOIN ducklake_schema s ON s.schema_id = t.schema_id AND %s WHERE %s`,
+			visible("s.", at), visible("t.", at))
+		rows, err := s.conn.QueryContext(ctx, q)
+		if err != nil {
+			return nil, s.fail("read ducklake_table", err)
+		}
+		for rows.Next() {
+			var tn TableName
+			if err := rows.Scan(&tn.ID, &tn.Schema, &tn.Name); err != nil {
+				rows.Close()
+				return nil, s.fail("read ducklake_table", err)
+			}
+			rec.Tables[tn.ID] = tn
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, s.fail("read ducklake_table", err)
+		}
+	}
+	return rec, nil
+}
+
+// snapshots reads the snapshots tail selects (a WHERE and ORDER BY on
+// alias s, with args), with their changes.
+func (s *sqliteRead) snapshots(ctx context.Context, tail string, args ...any) ([]Snapshot, error) {
+	const sn, sc = "ducklake_snapshot", "ducklake_snapshot_changes"
+	changes, author, msg, extra, join := "NULL", "NULL", "NULL", "NULL", ""
+	if slices.Contains(s.cols[sc], "snapshot_id") {
+		changes, author = s.col(sc, "ch.", "changes_made"), s.col(sc, "ch.", "author")
+		msg, extra = s.col(sc, "ch.", "commit_message"), s.col(sc, "ch.", "commit_extra_info")
+		join = "LEFT JOIN " + sc + " ch ON ch.snapshot_id = s.snapshot_id"
+	}
+	q := fmt.Sprintf(`SELECT s.snapshot_id, %s, %s, %s, %s, %s, %s, %s, %s FROM %s s %s %s`,
+		s.col(sn, "s.", "snapshot_time"), s.col(sn, "s.", "schema_version"), s.col(sn, "s.", "next_catalog_id"), s.col(sn, "s.", "next_file_id"),
+		changes, author, msg, extra, sn, join, tail)
+	rows, err := s.conn.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, s.fail("read ducklake_snapshot", err)
+	}
+	defer rows.Close()
+	var out []Snapshot
+	for rows.Next() {
+		var (
+			snap                         Snapshot
+			t                            any
+			sv, nc, nf                   sql.NullInt64
+			changes, author, msg, extraS sql.NullString
+		)
+		if err := rows.Scan(&snap.ID, &t, &sv, &nc, &nf, &changes, &author, &msg, &extraS); err != nil {
+			return nil, s.fail("read ducklake_snapshot", err)
+		}
+		if snap.Time, err = sqliteTime(t); err != nil {
+			return nil, err
+		}
+		snap.SchemaVersion, snap.NextCatalogID, snap.NextFileID = sv.Int64, nc.Int64, nf.Int64
+		snap.Changes, snap.Author, snap.Message, snap.ExtraInfo = changes.String, author.String, msg.String, extraS.String
+		out = append(out, snap)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("read ducklake_snapshot", err)
+	}
+	return out, nil
+}
+
+// sqliteTimeLayouts are the forms of a TIMESTAMP WITH TIME ZONE as text in
+// a SQLite catalog: DuckDB writes "2025-06-24 02:27:07.261+00" (UTC, the
+// fraction only as long as needed); a time without a zone is UTC (the
+// TimeZone fdl's conversions run in).
+var sqliteTimeLayouts = []string{
+	"2006-01-02 15:04:05.999999999-07",
+	"2006-01-02 15:04:05.999999999-07:00",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02T15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+}
+
+// sqliteTime reads a snapshot_time value as DuckDB's cast to TIMESTAMP
+// WITH TIME ZONE reads it (microseconds, UTC); NULL is the zero time. A
+// form it does not know is errSlowPath.
+func sqliteTime(v any) (time.Time, error) {
+	var s string
+	switch x := v.(type) {
+	case nil:
+		return time.Time{}, nil
+	case time.Time: // the driver parses columns declared as timestamps
+		return x.UTC().Truncate(time.Microsecond), nil
+	case string:
+		s = x
+	case []byte:
+		s = string(x)
+	default:
+		return time.Time{}, errSlowPath
+	}
+	for _, l := range sqliteTimeLayouts {
+		if t, err := time.Parse(l, strings.TrimSpace(s)); err == nil {
+			return t.UTC().Truncate(time.Microsecond), nil
+		}
+	}
+	return time.Time{}, errSlowPath
+}

@@ -1,0 +1,288 @@
+package repo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/testutil"
+	"github.com/fdl-dev/fdl/internal/testutil/history"
+	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// pushSetup is a folder repository with one version and a working
+// directory (at wd, which may be on another file system) holding one
+// local commit that adds files new data files to table events.
+type pushSetup struct {
+	r      *repo.Repo
+	url    string
+	wd     *repo.Workdir
+	commit *version.Record
+	added  []string // store keys of the data files the commit adds
+}
+
+func newPushSetup(t *testing.T, wdDir string, files int) *pushSetup {
+	t.Helper()
+	ctx := context.Background()
+	s := &pushSetup{url: filepath.Join(t.TempDir(), "repo")}
+	r, err := repo.Init(ctx, s.url, repo.InitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	s.r = r
+	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: wdDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(fn func(w *lakewriter.Writer) error) {
+		w, err := lakewriter.Open(ctx, res.Catalog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fn(w); err != nil {
+			w.Close()
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit := func(msg string) *version.Record {
+		wd, err := repo.OpenWorkdir(res.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := wd.Commit(ctx, repo.CommitOptions{Message: msg, Author: "t"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.wd = wd
+		return rec
+	}
+	write(func(w *lakewriter.Writer) error {
+		_, err := w.CreateTable(ctx, "main", "events", []lakewriter.ColumnDef{history.Col("k", "int32")})
+		return err
+	})
+	commit("first")
+	if _, err := s.wd.Push(ctx, r, ""); err != nil {
+		t.Fatal(err)
+	}
+	write(func(w *lakewriter.Writer) error {
+		for i := range files {
+			if err := w.Insert(ctx, "main", "events", fmt.Sprintf("SELECT %d::INTEGER AS k", i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	s.commit = commit("many files")
+	c, err := ducklake.Open(ctx, s.wd.LocalCatalog(s.commit.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	all, err := c.DataFilesSince(ctx, s.commit.DuckLake.Adds.First)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range all {
+		key, ok := strings.CutPrefix(f.ResolvedPath, filepath.ToSlash(s.url)+"/")
+		if !ok {
+			t.Fatalf("data file %s outside the repository %s", f.ResolvedPath, s.url)
+		}
+		s.added = append(s.added, key)
+	}
+	if len(s.added) != files {
+		t.Fatalf("the commit adds %d files, want %d", len(s.added), files)
+	}
+	return s
+}
+
+// TestPushDataCheckListing: with more new files than the data check Stats
+// one by one, it lists the store instead, and still finds the one file of
+// many that is missing (deleted from the store after the working catalog
+// wrote it): the push is refused naming it, the repository is unchanged
+// (no catalog, no folder), and once the file is back the push succeeds.
+func TestPushDataCheckListing(t *testing.T) {
+	ctx := context.Background()
+	defer repo.SetStatMaxKeys(3)()
+	s := newPushSetup(t, filepath.Join(t.TempDir(), "w"), 9)
+	gone := s.added[4]
+	path := filepath.Join(s.url, filepath.FromSlash(gone))
+	saved, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	digest := testutil.TreeDigest(t, s.url)
+	_, err = s.wd.Push(ctx, s.r, "")
+	var dm *repo.DataMissingError
+	if !errors.As(err, &dm) || dm.Count != 1 || len(dm.Missing) != 1 || dm.Missing[0] != gone {
+		t.Fatalf("push with %s missing: %v (%+v)", gone, err, dm)
+	}
+	if testutil.TreeDigest(t, s.url) != digest {
+		t.Fatal("a refused push changed the repository")
+	}
+	if err := os.WriteFile(path, saved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.wd.Push(ctx, s.r, ""); err != nil {
+		t.Fatalf("push with every file there: %v", err)
+	}
+	if rep, err := s.r.Verify(ctx, repo.VerifyOptions{Data: true}); err != nil || !rep.OK() {
+		t.Fatalf("verify --data after the push: %+v %v", rep, err)
+	}
+}
+
+// TestPushLinksCatalog: where the working directory and a folder store
+// share a file system, the pushed catalog is the committed file itself (a
+// hard link, no second copy), read-only, and matches its record; the
+// local name is removed after the ref move, leaving the store's the only
+// one.
+func TestPushLinksCatalog(t *testing.T) {
+	ctx := context.Background()
+	s := newPushSetup(t, filepath.Join(t.TempDir(), "w"), 2)
+	local := s.wd.LocalCatalog(s.commit.ID)
+	stored := filepath.Join(s.url, filepath.FromSlash(repo.VersionKey(s.commit.ID, version.CatalogFile)))
+	before, err := os.Stat(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameAtRefMove := false
+	s.r = reopenWithStep(t, s.url, func(step string) {
+		if step == "push:state" { // after the ref move, before the local copy goes
+			fi, err := os.Stat(stored)
+			sameAtRefMove = err == nil && os.SameFile(fi, before)
+		}
+	})
+	if _, err := s.wd.Push(ctx, s.r, ""); err != nil {
+		t.Fatal(err)
+	}
+	if !sameAtRefMove {
+		t.Error("the stored catalog is not the committed file (it was copied)")
+	}
+	fi, err := os.Stat(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o444 {
+		t.Errorf("stored catalog mode %v, want 0444", fi.Mode().Perm())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink != 1 {
+		t.Errorf("stored catalog has %d names after the push, want 1", st.Nlink)
+	}
+	if _, err := os.Stat(local); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("local copy after the push: %v", err)
+	}
+	if err := s.r.CheckCatalog(ctx, s.commit); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPushCopiesAcrossFileSystems: a working directory on another file
+// system than the folder store gets its catalog copied (hashed as it is
+// copied): a separate file, matching its record.
+func TestPushCopiesAcrossFileSystems(t *testing.T) {
+	ctx := context.Background()
+	s := newPushSetup(t, filepath.Join(otherFileSystem(t), "w"), 2)
+	local := s.wd.LocalCatalog(s.commit.ID)
+	before, err := os.Stat(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.wd.Push(ctx, s.r, ""); err != nil {
+		t.Fatal(err)
+	}
+	stored := filepath.Join(s.url, filepath.FromSlash(repo.VersionKey(s.commit.ID, version.CatalogFile)))
+	fi, err := os.Stat(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.SameFile(fi, before) {
+		t.Fatal("a catalog on another file system was linked")
+	}
+	if err := s.r.CheckCatalog(ctx, s.commit); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPushRefusesChangedLocalCatalog: a local catalog changed after commit
+// is refused with a checksum error naming it, on the link path and on the
+// copy path, and nothing reaches the store.
+func TestPushRefusesChangedLocalCatalog(t *testing.T) {
+	for _, where := range []string{"same file system", "other file system"} {
+		t.Run(where, func(t *testing.T) {
+			ctx := context.Background()
+			base := t.TempDir()
+			if where == "other file system" {
+				base = otherFileSystem(t)
+			}
+			s := newPushSetup(t, filepath.Join(base, "w"), 1)
+			local := s.wd.LocalCatalog(s.commit.ID)
+			f, err := os.OpenFile(local, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Write([]byte{0})
+			f.Close()
+			digest := testutil.TreeDigest(t, s.url)
+			_, err = s.wd.Push(ctx, s.r, "")
+			var ce *repo.ChecksumError
+			if !errors.As(err, &ce) || ce.Location != local {
+				t.Fatalf("push of a changed local catalog: %v", err)
+			}
+			if testutil.TreeDigest(t, s.url) != digest {
+				t.Fatal("a refused push changed the repository")
+			}
+		})
+	}
+}
+
+// reopenWithStep opens the repository at url again with a Step hook.
+func reopenWithStep(t *testing.T, url string, step func(string)) *repo.Repo {
+	t.Helper()
+	r, err := repo.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetOptions(repo.Options{Step: step})
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// otherFileSystem returns a temporary folder on another file system than
+// os.TempDir() (FDL_OTHER_FS, else /dev/shm when it is one), or skips.
+func otherFileSystem(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("FDL_OTHER_FS")
+	if base == "" {
+		base = "/dev/shm"
+	}
+	a, errA := os.Stat(base)
+	b, errB := os.Stat(os.TempDir())
+	if errA != nil || errB != nil || !a.IsDir() {
+		t.Skip("no second file system (set FDL_OTHER_FS to a folder on one)")
+	}
+	sa, okA := a.Sys().(*syscall.Stat_t)
+	sb, okB := b.Sys().(*syscall.Stat_t)
+	if !okA || !okB || sa.Dev == sb.Dev {
+		t.Skipf("%s is on the file system of %s (set FDL_OTHER_FS to a folder on another)", base, os.TempDir())
+	}
+	dir, err := os.MkdirTemp(base, "fdl-test-*")
+	if err != nil {
+		t.Skipf("%s: %v", base, err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
