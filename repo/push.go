@@ -488,6 +488,7 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 	}
 	return &DataMissingError{Version: head.Record.ID, Seq: head.Record.Seq, Missing: missing, Count: int(count)}
 }
+
 // statMaxKeys is how many added files the data check Stats one by one;
 // beyond it, listing is cheaper (an object store lists 1,000 keys a
 // request).
