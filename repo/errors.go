@@ -285,3 +285,17 @@ func (e *GCStopError) Error() string {
 }
 
 func (e *GCStopError) Unwrap() error { return e.Err }
+
+// OrphanExistsError: an orphan checkout (a new history) was asked for a
+// branch that exists; a version committed there could never be pushed to
+// it (not a fast-forward).
+type OrphanExistsError struct {
+	Branch refs.Name
+	Head   version.ID
+}
+
+func (e *OrphanExistsError) Error() string {
+	return fmt.Sprintf("an orphan checkout starts a new history, but branch %s exists (at %s) and would refuse it as not a fast-forward: name a new branch: %v", e.Branch.Short(), e.Head, ErrInvalidArguments)
+}
+
+func (e *OrphanExistsError) Unwrap() error { return ErrInvalidArguments }

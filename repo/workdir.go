@@ -55,6 +55,10 @@ type State struct {
 	// (DIR/ducklake.duckdb; also when absent, as state files written before
 	// SQLite support are).
 	CatalogFormat ducklake.Backend `json:"catalog_format,omitempty"`
+	// Pulling is set while a pull replaces the working catalog (from the
+	// base to the branch's head); a pull that was interrupted leaves it,
+	// and commit refuses until the next pull finishes.
+	Pulling *Pulling `json:"pulling,omitempty"`
 }
 
 // Workdir is an open working directory.

@@ -29,6 +29,14 @@ existing DuckLake catalog file, DuckDB or SQLite (this is how a repository
 gets its first version); or, for a branch with no version yet, a new empty
 catalog whose DATA_PATH is the repository's data/ folder.
 
+--branch names the branch push moves. A branch that does not exist yet
+starts at REV, else at the head of HEAD's branch (like git checkout -b); a
+new, empty history (a lake with no parent) only with --orphan.
+
+When the version checked out is not the head of the branch (an older
+version, or one that is not on its history), it says so: a version
+committed here would not be a fast-forward, and push would refuse it.
+
 --catalog-format chooses the working catalog's database: sqlite (the default,
 DIR/ducklake.sqlite in WAL mode: several DuckDB processes can attach and
 write at once, and fdl status/commit read it meanwhile) or duckdb
@@ -40,6 +48,8 @@ It prints the DuckDB ATTACH statement for the working catalog.`,
 		Example: `  fdl checkout ./lake-repo work
   fdl checkout ./lake-repo work --from old/metadata.ducklake
   fdl checkout ./lake-repo work --rev 2025-final
+  fdl checkout ./lake-repo work --branch feature
+  fdl checkout ./lake-repo work --branch other-lake --orphan --from other.ducklake
   fdl checkout ./lake-repo work --catalog-format duckdb`,
 		Args: args(2, 2),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -50,7 +60,8 @@ It prints the DuckDB ATTACH statement for the working catalog.`,
 	f := cmd.Flags()
 	f.StringVar(&o.Rev, "rev", "", "revision to check out (branch, tag, id, NAME~N, BRANCH@SEQ)")
 	f.StringVar(&o.From, "from", "", "start from this existing DuckLake catalog `FILE` instead")
-	f.StringVar(&o.Branch, "branch", "", "branch that push moves (default: the branch REV names, else HEAD's)")
+	f.StringVar(&o.Branch, "branch", "", "branch that push moves (default: the branch REV names, else HEAD's); a new branch starts at REV, else at the head of HEAD's branch")
+	f.BoolVar(&o.Orphan, "orphan", false, "start a new history with no parent (an empty catalog, or --from's) for a branch that does not exist yet")
 	f.StringVar(&o.Format, "format", "1.0", "DuckLake format of a new empty catalog: 1.0 or 0.4")
 	f.StringVar(&o.CatalogFormat, "catalog-format", "", "working catalog database: sqlite or duckdb (default: $FDL_CATALOG_FORMAT, else sqlite)")
 	return cmd
@@ -86,6 +97,7 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 		return err
 	}
 	if g.JSON {
+		warnNotFastForward(ios, res)
 		return printJSON(ios, res)
 	}
 	switch res.Origin {
@@ -97,5 +109,23 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 		ios.Printf("Made a new empty DuckLake catalog in %s (branch %s has no version yet)\n", res.Dir, ios.Ref(res.Branch))
 	}
 	ios.Printf("Attach it in DuckDB with:\n  %s\n", res.Attach)
+	warnNotFastForward(ios, res)
 	return nil
+}
+
+// warnNotFastForward warns (stderr) when a checkout's base is not the head
+// of its branch: a version committed there will not be a fast-forward.
+func warnNotFastForward(ios *term.IO, res *repo.CheckoutResult) {
+	tr := res.Tracking
+	if tr == nil {
+		return
+	}
+	b := res.Branch
+	switch tr.State {
+	case repo.TrackBehind:
+		ios.Warnf("branch %s holds %d version(s) after this one (it is at seq %d): a version committed here is not a fast-forward of %s, and fdl push will refuse it. "+
+			"To undo what came after, run fdl revert REV in a checkout of %s (a new version on top of it); to build on this version instead, check it out for a new branch (--branch NEW)", b, tr.Behind, tr.HeadSeq, b, b)
+	case repo.TrackDiverged:
+		ios.Warnf("this version is not on the history of branch %s (at seq %d): a version committed here is not a fast-forward of %s, and fdl push will refuse it; check it out for a new branch instead (--branch NEW)", b, tr.HeadSeq, b)
+	}
 }

@@ -102,6 +102,10 @@ func errorKind(err error, code int) string {
 		{retention.ErrInvalid, "invalid_retention"},
 		{refs.ErrBadLog, "invalid_reflog"},
 		{repo.ErrChecksum, "checksum"},
+		{repo.ErrUncommitted, "uncommitted"},
+		{repo.ErrUnpushed, "unpushed"},
+		{repo.ErrPullInterrupted, "pull_interrupted"},
+		{repo.ErrPullRace, "locked"},
 		{repo.ErrDataMissing, "data_missing"},
 		{ducklake.ErrLocked, "locked"},
 		{ducklake.ErrNotCatalog, "not_catalog"},
@@ -204,6 +208,18 @@ func hinted(e error) (string, bool) {
 			url = "URL"
 		}
 		return insertAfter(plain, "check out "+e.Branch.Short()+" again", " (fdl checkout "+shellQuote(url)+" NEWDIR)"), true
+	case *repo.UncommittedError:
+		b := e.Branch
+		return plain + "; to keep them, commit them and push them to a new branch (fdl commit -m MSG; fdl push NEW-BRANCH; then fdl request create NAME --from NEW-BRANCH --into " + b + " asks for them on " + b + "), then fdl pull --discard; to throw them away: fdl pull --discard", true
+	case *repo.UnpushedError:
+		b := e.Branch.Short()
+		return plain + "; keep them on a new branch (fdl push NEW-BRANCH; fdl request create NAME --from NEW-BRANCH --into " + b + " asks for them on " + b + "), then fdl pull --discard brings this directory to " + b + "'s head", true
+	case *repo.PullNotFastForwardError:
+		return plain + "; the base stays in the repository: fdl pull --discard replaces the working catalog with " + e.Branch.Short() + "'s head anyway, or check out " + e.Branch.Short() + " into another directory (fdl checkout URL NEWDIR)", true
+	case *repo.PullInterruptedError:
+		return plain + ": run fdl pull again to finish it", true
+	case *repo.NoBranchToPullError:
+		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (fdl push creates it)"), true
 	case *repo.DataMissingError:
 		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true
 	case *repo.RetiredError:

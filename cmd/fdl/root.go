@@ -105,7 +105,7 @@ DuckDB ATTACH.
 	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "no progress output")
 	root.AddCommand(
 		newInitCmd(ios, g), newCheckoutCmd(ios, g), newStatusCmd(ios, g), newCommitCmd(ios, g),
-		newPushCmd(ios, g), newLogCmd(ios, g), newShowCmd(ios, g), newTagCmd(ios, g),
+		newPushCmd(ios, g), newPullCmd(ios, g), newLogCmd(ios, g), newShowCmd(ios, g), newTagCmd(ios, g),
 		newBranchCmd(ios, g), newVerifyCmd(ios, g),
 		newRetentionCmd(ios, g), newGCCmd(ios, g), newReflogCmd(ios, g),
 	)
