@@ -18,9 +18,9 @@ import (
 
 // CheckoutOptions are the inputs of Checkout.
 type CheckoutOptions struct {
-	Dir    string // the working directory to make; must not exist or be empty
-	Rev    string // revision to check out; default: HEAD's branch
-	From   string // start from this existing DuckLake catalog file instead
+	Dir  string // the working directory to make; must not exist or be empty
+	Rev  string // revision to check out; default: HEAD's branch
+	From string // start from this existing DuckLake catalog file instead
 	// Branch is the branch push moves; default: the branch Rev names (or
 	// walks back along: dev~2, dev@5), else HEAD's. A branch that does not
 	// exist yet starts from Rev, else from the head of HEAD's branch.
