@@ -24,10 +24,14 @@ type Pending struct {
 	Dir    string // holds ducklake.duckdb, dataset.json, version.json
 }
 
-// PushResult says what a push did.
+// PushResult says what a push did (or a request's creation or update,
+// which publish the same way). Its JSON is 'fdl push --json'.
 type PushResult struct {
-	Branch   refs.Name  `json:"branch"`
-	Old      version.ID `json:"old,omitempty"` // what the branch held ("" if it did not exist)
+	// Ref is the ref moved (refs/heads/… for a push); Branch its short
+	// name.
+	Ref      refs.Name  `json:"ref"`
+	Branch   string     `json:"branch"`
+	Old      version.ID `json:"old,omitempty"` // what the ref held ("" if it did not exist)
 	New      version.ID `json:"new"`
 	Uploaded int        `json:"uploaded"` // versions uploaded
 	UpToDate bool       `json:"up_to_date"`
@@ -48,12 +52,7 @@ type PushResult struct {
 // version that is not an ancestor of head, or another push moved it first;
 // nothing is moved then.
 func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pending []Pending) (PushResult, error) {
-	res := PushResult{Branch: branch, New: head}
-	recs := withPending{r, map[version.ID]*version.Record{}}
-	for _, p := range pending {
-		recs.extra[p.Record.ID] = p.Record
-	}
-	_, err := r.refs.Update(ctx, branch, func(ctx context.Context, cur refs.Ref, err error) (refs.Move, error) {
+	rule := func(ctx context.Context, cur refs.Ref, err error, recs refs.RecordReader) (refs.Move, error) {
 		switch {
 		case errors.Is(err, refs.ErrNotFound):
 			if err := r.refs.CheckNewName(ctx, branch); err != nil {
@@ -62,10 +61,8 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 		case err != nil:
 			return refs.Move{}, err
 		case cur.ID == head:
-			res.Old, res.UpToDate = cur.ID, true
 			return refs.Move{}, nil
 		default:
-			res.Old = cur.ID
 			ok, err := refs.IsAncestor(ctx, recs, cur.ID, head)
 			if err != nil {
 				return refs.Move{}, fmt.Errorf("push to %s: %w", branch.Short(), err)
@@ -74,14 +71,48 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 				return refs.Move{}, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.url}
 			}
 		}
-		if err := r.upload(ctx, head, pending, &res); err != nil {
-			return refs.Move{}, err
-		}
-		return refs.Move{To: head, Action: refs.ActionPush, Why: "push: " + firstLine(r.pushMessage(ctx, head, recs.extra))}, nil
-	})
+		return refs.Move{To: head, Action: refs.ActionPush, Why: "push: "}, nil
+	}
+	res, err := r.publish(ctx, branch, head, pending, rule)
 	if ce := (*refs.ConflictError)(nil); errors.As(err, &ce) {
 		return res, &RefusedError{Branch: branch, Current: ce.Now, Proposed: head, Race: true, URL: r.url}
 	}
+	return res, err
+}
+
+// publishRule decides a publish of head onto a ref from what the ref holds
+// (cur and the read's error, as refs.Check gets them), reading records
+// through recs (which include the pending versions): the move to make (a
+// Why that is empty or ends with ": " is completed with head's message,
+// first line), the zero Move when
+// the ref holds head already, or an error refusing it.
+type publishRule func(ctx context.Context, cur refs.Ref, err error, recs refs.RecordReader) (refs.Move, error)
+
+// publish uploads pending versions and moves ref n to head as rule
+// decides, in one refs.Manager.Update (the uploads run inside the check,
+// before the ref log entry and the compare-and-swap): the one way versions
+// reach a ref, for a push and for a request.
+func (r *Repo) publish(ctx context.Context, n refs.Name, head version.ID, pending []Pending, rule publishRule) (PushResult, error) {
+	res := PushResult{Ref: n, Branch: n.Short(), New: head}
+	recs := withPending{r, map[version.ID]*version.Record{}}
+	for _, p := range pending {
+		recs.extra[p.Record.ID] = p.Record
+	}
+	_, err := r.refs.Update(ctx, n, func(ctx context.Context, cur refs.Ref, err error) (refs.Move, error) {
+		res.Old = cur.ID
+		mv, err := rule(ctx, cur, err, recs)
+		if err != nil || mv.Action == "" {
+			res.UpToDate = err == nil
+			return refs.Move{}, err
+		}
+		if err := r.upload(ctx, head, pending, &res); err != nil {
+			return refs.Move{}, err
+		}
+		if mv.Why == "" || strings.HasSuffix(mv.Why, ": ") {
+			mv.Why += firstLine(r.pushMessage(ctx, head, recs.extra))
+		}
+		return mv, nil
+	})
 	return res, err
 }
 
@@ -270,10 +301,20 @@ func (w *Workdir) Push(ctx context.Context, r *Repo, branch string) (PushResult,
 	if err != nil {
 		return PushResult{}, err
 	}
+	return w.publish(ctx, r, "push", func(pending []Pending) (PushResult, error) {
+		return r.Push(ctx, name, w.State.Base, pending)
+	}, PushResult{Ref: name, Branch: name.Short()})
+}
+
+// publish runs a publish of the working directory's base (a push, a
+// request) under the working directory's lock, with its pending versions,
+// then records the base as upstream and removes the local copies the
+// publish uploaded. Errors: NothingToPushError before the first version.
+func (w *Workdir) publish(ctx context.Context, r *Repo, what string, do func([]Pending) (PushResult, error), empty PushResult) (PushResult, error) {
 	if w.State.Base == "" {
-		return PushResult{Branch: name}, NothingToPushError{}
+		return empty, NothingToPushError{}
 	}
-	unlock, err := w.lock("push")
+	unlock, err := w.lock(what)
 	if err != nil {
 		return PushResult{}, err
 	}
@@ -286,7 +327,7 @@ func (w *Workdir) Push(ctx context.Context, r *Repo, branch string) (PushResult,
 	if err != nil {
 		return PushResult{}, err
 	}
-	res, err := r.Push(ctx, name, w.State.Base, pending)
+	res, err := do(pending)
 	if err != nil {
 		return res, err
 	}

@@ -122,16 +122,20 @@ func matchAny(patterns []string, name string) bool {
 
 // NewRef is a ref just created. Its JSON is 'fdl tag NAME --json'.
 type NewRef struct {
-	ID     version.ID  `json:"id"`
-	Name   string      `json:"name"`
-	Ref    refs.Name   `json:"ref"`
-	Kind   refs.Kind   `json:"-"`
-	Abbrev refs.Abbrev `json:"-"`
+	ID   version.ID `json:"id"`
+	Name string     `json:"name"`
+	Ref  refs.Name  `json:"ref"`
+	// UpToDate is true when the ref already held the version (nothing
+	// was written).
+	UpToDate bool        `json:"up_to_date"`
+	Kind     refs.Kind   `json:"-"`
+	Abbrev   refs.Abbrev `json:"-"`
 }
 
 // CreateTag makes tag name point at rev's version (default: defaultRev).
-// Tags never move: an existing tag is refused (refs.ErrExists); a version
-// out of retention is refused (*RetiredError).
+// Tags never move: a tag that holds another version is refused
+// (*refs.ExistsError); one that holds this version is no error (UpToDate);
+// a version out of retention is refused (*RetiredError).
 func (r *Repo) CreateTag(ctx context.Context, name, rev string) (*NewRef, error) {
 	n, err := refs.Tag(name)
 	if err != nil {
@@ -159,12 +163,12 @@ func (r *Repo) createRef(ctx context.Context, n refs.Name, rev string) (*NewRef,
 	if err != nil {
 		return nil, err
 	}
-	err = r.refs.Create(ctx, n, rec.ID, "created at "+rev, func(ctx context.Context) error { return r.refuseRetired(ctx, rec) })
+	existed, err := r.refs.Create(ctx, n, rec.ID, "created at "+rev, func(ctx context.Context) error { return r.refuseRetired(ctx, rec) })
 	if err != nil {
 		return nil, err
 	}
 	abbrev, _ := r.Abbrev(ctx)
-	return &NewRef{ID: rec.ID, Name: n.Short(), Ref: n, Kind: n.Kind(), Abbrev: abbrev}, nil
+	return &NewRef{ID: rec.ID, Name: n.Short(), Ref: n, Kind: n.Kind(), Abbrev: abbrev, UpToDate: existed}, nil
 }
 
 // Unprotected are versions no branch holds any more (undone by a move back

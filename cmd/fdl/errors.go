@@ -27,6 +27,7 @@ const (
 	exitError     = 1
 	exitUsage     = 2
 	exitRefused   = 3 // push refused: not a fast-forward, or lost a race
+	exitExists    = 4 // a ref created once (tag, branch, request) holds another version
 	exitInterrupt = 130
 )
 
@@ -34,8 +35,12 @@ const exitCodesHelp = `Exit codes:
   0    success
   1    error (the message says what and what to do)
   2    usage error (bad flags or arguments)
-  3    push refused: the branch is not an ancestor of what you push (not a
-       fast-forward), or another push moved it first; nothing was moved
+  3    refused: the branch is not an ancestor of what you push, pull or
+       approve (not a fast-forward), or another writer moved it first;
+       nothing was moved
+  4    the tag (or branch, or request) already exists and holds another
+       version; tags never move (creating it again at the same version
+       succeeds)
   130  interrupted (Ctrl-C); the repository is left as it was`
 
 // usageError marks a usage problem (exit 2).
@@ -63,6 +68,8 @@ func exitCode(ctx context.Context, err error) int {
 		return exitUsage
 	case errors.Is(err, refs.ErrRefused):
 		return exitRefused
+	case errors.As(err, new(*refs.ExistsError)):
+		return exitExists
 	}
 	return exitError
 }
@@ -88,6 +95,8 @@ func errorKind(err error, code int) string {
 		return "usage"
 	case exitRefused:
 		return "refused"
+	case exitExists:
+		return "ref_exists"
 	case exitInterrupt:
 		return "interrupted"
 	}
@@ -220,6 +229,14 @@ func hinted(e error) (string, bool) {
 		return plain + ": run fdl pull again to finish it", true
 	case *repo.NoBranchToPullError:
 		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (fdl push creates it)"), true
+	case *refs.ApproveRefusedError:
+		return insertBefore(plain, ": "+refs.ErrRefused.Error(), "; rebuild the request on "+e.Branch.Short()+"'s head (fdl pull, or check "+e.Branch.Short()+" out again, redo the change, commit) and move it there: fdl request update "+e.Request.Short()), true
+	case *repo.RequestRefusedError:
+		return insertBefore(plain, ": "+refs.ErrRefused.Error(), "; approving it could only be refused: bring the working directory up to "+e.Target.Short()+"'s head (fdl pull, or check it out again), redo the change there and commit"), true
+	case *repo.NothingToRequestError:
+		return insertBefore(plain, ": "+repo.ErrNothingToPush.Error(), " (commit a change first: fdl commit -m MSG)"), true
+	case *refs.NoSuchRequestError:
+		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (list them with fdl request list)"), true
 	case *repo.DataMissingError:
 		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true
 	case *repo.RetiredError:

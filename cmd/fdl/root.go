@@ -107,7 +107,7 @@ DuckDB ATTACH.
 		newInitCmd(ios, g), newCheckoutCmd(ios, g), newStatusCmd(ios, g), newCommitCmd(ios, g),
 		newPushCmd(ios, g), newPullCmd(ios, g), newLogCmd(ios, g), newShowCmd(ios, g), newTagCmd(ios, g),
 		newBranchCmd(ios, g), newVerifyCmd(ios, g),
-		newRetentionCmd(ios, g), newGCCmd(ios, g), newReflogCmd(ios, g),
+		newRetentionCmd(ios, g), newGCCmd(ios, g), newReflogCmd(ios, g), newRequestCmd(ios, g),
 	)
 	return root
 }
