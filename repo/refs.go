@@ -347,3 +347,19 @@ func (r *Repo) OnlyReachedFrom(ctx context.Context, id version.ID) ([]version.ID
 	}
 	return out, nil
 }
+
+// RefNames returns the short names of the refs under prefix
+// (refs.HeadsPrefix, refs.TagsPrefix, refs.RequestsPrefix) that exist,
+// sorted; refs that cannot be read are left out. It reads no record (shell
+// completion uses it).
+func (r *Repo) RefNames(ctx context.Context, prefix string) ([]string, error) {
+	good, _, err := r.refs.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(good))
+	for i, ref := range good {
+		out[i] = ref.Name.Short()
+	}
+	return out, nil
+}

@@ -18,40 +18,54 @@ type Shown struct {
 	Record  *version.Record  `json:"record"`
 	Dataset *version.Dataset `json:"dataset,omitempty"`
 	Short   string           `json:"short_id"`
-	Retired *ShownRetired    `json:"retired,omitempty"`
-	// Attach is "" for a retired version: it cannot be attached.
+	// Retirement says when and why the version left retention (nil while
+	// it is in retention).
+	Retirement *Retirement `json:"retirement,omitempty"`
+	// Attach is "" when the version cannot be attached: retired, or its
+	// catalog does not match its record.
 	Attach string `json:"attach"`
+	// Verified is true when the catalog's size and sha256 were checked
+	// against the record (false with ShowOptions.NoVerify, and for a
+	// retired version).
+	Verified bool `json:"verified"`
 	// Abbrev shortens the other ids shown (parents).
 	Abbrev refs.Abbrev `json:"-"`
 }
 
-// ShownRetired says when and why a shown version left retention.
-type ShownRetired struct {
+// Retirement says when and why a version left retention.
+type Retirement struct {
 	At     time.Time `json:"at"`
-	Floor  int64     `json:"floor"`
+	Floor  int64     `json:"floor_generation"`
 	Reason string    `json:"reason"`
 	Marked bool      `json:"marked"`
 }
 
+// ShowOptions are the inputs of Show and Attach.
+type ShowOptions struct {
+	// NoVerify skips the catalog's sha256 (its size is still checked, one
+	// Stat): the ATTACH statement is then handed out unverified.
+	NoVerify bool
+	// Alias is the database name of the ATTACH statement (default
+	// "v<seq>").
+	Alias string
+}
+
 // Show returns rev's version (default: defaultRev). Opened from a working
 // directory with unpushed versions and without rev, it shows the newest
-// of those, from the local copy. The stored catalog's size is checked
-// against the record before its ATTACH statement is given (one Stat).
-// Errors: the Resolve errors, *ChecksumError, the store's.
-func (r *Repo) Show(ctx context.Context, rev string) (*Shown, error) {
+// of those, from the local copy. Before its ATTACH statement is given, the
+// catalog is checked against its record: size and sha256, streamed from
+// the store (one Stat only, with o.NoVerify). When it does not match, Show
+// returns the Shown without a statement (Attach "") and the
+// *ChecksumError, so a caller can still print the record. Errors: the
+// Resolve errors, *ChecksumError, the store's.
+func (r *Repo) Show(ctx context.Context, rev string, o ShowOptions) (*Shown, error) {
 	local := r.localVersions(rev)
 	abbrev, err := r.Abbrev(ctx, ids(local)...)
 	if err != nil {
 		return nil, err
 	}
 	if len(local) > 0 {
-		rec := local[0]
-		ds, err := r.wd.LocalDataset(rec.ID)
-		if err != nil {
-			return nil, err
-		}
-		return &Shown{Record: rec, Dataset: ds, Short: abbrev.Short(rec.ID), Abbrev: abbrev,
-			Attach: r.AttachStatement(r.wd.LocalCatalog(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true)}, nil
+		return r.showLocal(local[0], abbrev, o)
 	}
 	if rev == "" {
 		rev = r.defaultRev()
@@ -64,15 +78,75 @@ func (r *Repo) Show(ctx context.Context, rev string) (*Shown, error) {
 	if ret, err := r.Retirement(ctx, rec.ID); err != nil {
 		return nil, err
 	} else if ret != nil {
-		out.Retired = &ShownRetired{At: ret.At, Floor: ret.Floor, Reason: ret.Reason, Marked: ret.Marked}
+		out.Retirement = &Retirement{At: ret.At, Floor: ret.Floor, Reason: ret.Reason, Marked: ret.Marked}
 		return out, nil
 	}
 	if out.Dataset, err = r.Dataset(ctx, rec.ID); err != nil {
 		return nil, err
 	}
-	if err := r.CheckCatalogSize(ctx, rec); err != nil {
+	if o.NoVerify {
+		err = r.CheckCatalogSize(ctx, rec)
+	} else {
+		err = r.CheckCatalog(ctx, rec)
+	}
+	if err != nil {
+		return out, err
+	}
+	out.Verified = !o.NoVerify
+	out.Attach = r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, alias(o, rec), true)
+	return out, nil
+}
+
+// showLocal is Show of a version committed in the working directory and
+// not pushed: its local files are checked against the record.
+func (r *Repo) showLocal(rec *version.Record, abbrev refs.Abbrev, o ShowOptions) (*Shown, error) {
+	ds, err := r.wd.LocalDataset(rec.ID)
+	if err != nil {
 		return nil, err
 	}
-	out.Attach = r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true)
+	out := &Shown{Record: rec, Dataset: ds, Short: abbrev.Short(rec.ID), Abbrev: abbrev}
+	if !o.NoVerify {
+		if err := checkLocal(Pending{Record: rec, Dir: r.wd.stateDir(LocalVersions, string(rec.ID))}); err != nil {
+			return out, err
+		}
+		out.Verified = true
+	}
+	out.Attach = r.AttachStatement(r.wd.LocalCatalog(rec.ID), rec.DuckLake.DataPath, alias(o, rec), true)
 	return out, nil
+}
+
+func alias(o ShowOptions, rec *version.Record) string {
+	if o.Alias != "" {
+		return o.Alias
+	}
+	return fmt.Sprint("v", rec.Seq)
+}
+
+// Attached is what 'fdl attach' gives: a version's ATTACH statement, its
+// catalog checked first. Its JSON is 'fdl attach --json'.
+type Attached struct {
+	ID     version.ID `json:"id"`
+	Seq    int64      `json:"seq"`
+	Attach string     `json:"attach"`
+}
+
+// Attach returns the DuckDB statement that attaches rev's version (default
+// as Show), after checking its catalog's size and sha256 against the
+// record (streamed from the store). Errors: *RetiredError (the version left
+// retention: nothing to attach), *ChecksumError, the Resolve errors, the
+// store's.
+func (r *Repo) Attach(ctx context.Context, rev string, o ShowOptions) (*Attached, error) {
+	o.NoVerify = false
+	v, err := r.Show(ctx, rev, o)
+	if err != nil {
+		return nil, err
+	}
+	if v.Retirement != nil {
+		ret, err := r.Retirement(ctx, v.Record.ID)
+		if err != nil {
+			return nil, err
+		}
+		return nil, ret
+	}
+	return &Attached{ID: v.Record.ID, Seq: v.Record.Seq, Attach: v.Attach}, nil
 }

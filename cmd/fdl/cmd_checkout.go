@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -20,7 +21,7 @@ type checkoutOptions struct {
 func newCheckoutCmd(ios *term.IO, g *globals) *cobra.Command {
 	o := &checkoutOptions{}
 	cmd := &cobra.Command{
-		Use:   "checkout URL DIR",
+		Use:   "checkout [URL] DIR",
 		Short: "Make a working directory with a writable catalog",
 		Long: `Make DIR with a working catalog and remember where it came from. The
 catalog is a copy of REV (default: the head of HEAD's branch), checked against
@@ -44,16 +45,24 @@ write at once, and fdl status/commit read it meanwhile) or duckdb
 Without the flag, $FDL_CATALOG_FORMAT is used when set. Versions always hold
 a DuckDB file.
 
-It prints the DuckDB ATTACH statement for the working catalog.`,
+It prints the DuckDB ATTACH statement for the working catalog. With one
+argument, DIR, the repository is $FDL_REPO.`,
 		Example: `  fdl checkout ./lake-repo work
   fdl checkout ./lake-repo work --from old/metadata.ducklake
   fdl checkout ./lake-repo work --rev 2025-final
   fdl checkout ./lake-repo work --branch feature
   fdl checkout ./lake-repo work --branch other-lake --orphan --from other.ducklake
   fdl checkout ./lake-repo work --catalog-format duckdb`,
-		Args: args(2, 2),
+		Args: args(1, 2),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			o.URL, o.Dir = a[0], a[1]
+			if len(a) == 1 {
+				if o.URL = os.Getenv("FDL_REPO"); o.URL == "" {
+					return usageError{fmt.Errorf("checkout takes the repository URL and a directory (fdl checkout URL DIR), or a directory alone with FDL_REPO set")}
+				}
+				o.Dir = a[0]
+			} else {
+				o.URL, o.Dir = a[0], a[1]
+			}
 			return runCheckout(cmd.Context(), ios, g, o)
 		},
 	}
