@@ -37,11 +37,12 @@ func (m *Manager) RequestOpening(ctx context.Context, n Name) (LogEntry, error) 
 // ApproveResult says what an approval did. Its JSON is 'fdl request
 // approve --json'.
 type ApproveResult struct {
-	Request Name       `json:"request"`
-	Branch  string     `json:"branch"` // the target's short name
-	Ref     Name       `json:"ref"`    // the target's full name
-	Old     version.ID `json:"old"`    // what the target held
-	New     version.ID `json:"new"`    // the request's version
+	Request    string     `json:"request"`     // the request's short name
+	RequestRef Name       `json:"request_ref"` // its full name
+	Branch     string     `json:"branch"`      // the target's short name
+	Ref        Name       `json:"ref"`         // the target's full name
+	Old        version.ID `json:"old"`         // what the target held
+	New        version.ID `json:"new"`         // the request's version
 	// UpToDate is true when the target already held it (nothing moved).
 	UpToDate bool `json:"up_to_date"`
 	// Removed is true when the request ref was deleted; false when it
@@ -58,7 +59,7 @@ type ApproveResult struct {
 // version (the target moved on) and *MoveRaceError when another writer
 // moved the target first, both wrapping ErrRefused; what check returns.
 func (m *Manager) Approve(ctx context.Context, n, target Name, why string, check func(context.Context, version.ID) error) (ApproveResult, error) {
-	res := ApproveResult{Request: n, Branch: target.Short(), Ref: target}
+	res := ApproveResult{Request: n.Short(), RequestRef: n, Branch: target.Short(), Ref: target}
 	req, err := m.Read(ctx, n)
 	if errors.Is(err, ErrNotFound) {
 		return res, &NoSuchRequestError{Request: n, Where: m.o.Where}

@@ -54,7 +54,7 @@ const (
 // CheckoutResult says what Checkout made.
 type CheckoutResult struct {
 	Dir      string     `json:"dir"`
-	Catalog  string     `json:"catalog"`
+	Catalog  string     `json:"catalog_path"`
 	Branch   string     `json:"branch"`
 	Base     version.ID `json:"base,omitempty"`
 	Seq      int64      `json:"seq,omitempty"`

@@ -38,7 +38,7 @@ type PullResult struct {
 	// Discarded counts the snapshots not committed that the replaced
 	// working catalog held (only with PullOptions.Discard).
 	Discarded int    `json:"discarded"`
-	Catalog   string `json:"catalog"`
+	Catalog   string `json:"catalog_path"`
 	// Attach is the DuckDB statement that attaches the working catalog;
 	// AttachChanged is true when it differs from the one before (the new
 	// version's catalog reads its data at another data_path).

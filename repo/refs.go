@@ -62,7 +62,7 @@ type RefItem struct {
 	Short   string `json:"short_id"`
 	Seq     int64  `json:"seq"`
 	Message string `json:"message"`
-	Head    bool   `json:"head,omitempty"`
+	Head    bool   `json:"is_head"` // the branch HEAD names
 }
 
 // RefList is a listing of refs.
@@ -182,8 +182,9 @@ type Unprotected struct {
 // DeletedBranch is a branch just deleted. Its JSON is 'fdl branch -d
 // --json'.
 type DeletedBranch struct {
-	Ref refs.Name  `json:"deleted"`
-	ID  version.ID `json:"id"`
+	Branch string     `json:"branch"` // short name
+	Ref    refs.Name  `json:"ref"`    // full name
+	ID     version.ID `json:"id"`     // the version it held
 	// Unprotected, if not nil, are the deleted branch's versions that may
 	// leave retention at the next gc.
 	Unprotected *Unprotected `json:"-"`
@@ -202,7 +203,7 @@ func (r *Repo) DeleteBranch(ctx context.Context, name string) (*DeletedBranch, e
 	if err != nil {
 		return nil, err
 	}
-	out := &DeletedBranch{Ref: ref.Name, ID: ref.ID}
+	out := &DeletedBranch{Branch: ref.Name.Short(), Ref: ref.Name, ID: ref.ID}
 	if ids, err := r.OnlyReachedFrom(ctx, ref.ID); err == nil {
 		out.Unprotected = r.unprotected(ctx, ids)
 	}

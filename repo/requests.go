@@ -63,10 +63,10 @@ type Request struct {
 	Author string       `json:"author"`
 	Opened time.Time    `json:"opened"`
 	State  RequestState `json:"state"`
-	// Adds counts the versions approving it would add to the target;
+	// Ahead counts the versions approving it would add to the target;
 	// Behind those the target has that the request lacks (stale when
 	// both are above 0).
-	Adds   int `json:"adds"`
+	Ahead  int `json:"ahead"`
 	Behind int `json:"behind"`
 	// TargetHead is the version the target holds ("" when it does not
 	// exist).
@@ -76,15 +76,12 @@ type Request struct {
 // RequestView is one request with the versions it would add to its
 // target, newest first. Its JSON is 'fdl request show --json'.
 type RequestView struct {
-	Request  Request      `json:"request"`
-	Versions []LogEntry   `json:"versions"`
-	Abbrev   refs.Abbrev  `json:"-"`
-	Warnings []error      `json:"-"`
-	Log      []RefLogItem `json:"log"`
+	Request
+	Versions []LogEntry      `json:"versions"`
+	Log      []refs.LogEntry `json:"log"`
+	Abbrev   refs.Abbrev     `json:"-"`
+	Warnings []error         `json:"-"`
 }
-
-// RefLogItem is a ref log entry as a request view lists it.
-type RefLogItem = refs.LogEntry
 
 // CreateRequest publishes rev's version as request name for branch
 // o.Into (default HEAD's), create-only. It is refused when the version
@@ -299,7 +296,7 @@ func (r *Repo) describeRequest(ctx context.Context, ref refs.Ref) (Request, erro
 	if err != nil {
 		return q, err
 	}
-	q.Adds, q.Behind = d.Ahead, d.Behind
+	q.Ahead, q.Behind = d.Ahead, d.Behind
 	switch {
 	case d.Ahead == 0:
 		q.State = RequestMerged
@@ -331,7 +328,7 @@ func (r *Repo) ShowRequest(ctx context.Context, name string) (*RequestView, erro
 		return nil, err
 	}
 	v := &RequestView{Request: q, Versions: []LogEntry{}}
-	show := q.Adds // the versions approving it adds; only its own when none
+	show := q.Ahead // the versions approving it adds; only its own when none
 	if show == 0 || q.State == RequestNoTarget {
 		show = 1
 	}
@@ -398,8 +395,9 @@ type ApproveResult struct {
 // DroppedRequest is a request just dropped. Its JSON is 'fdl request drop
 // --json'.
 type DroppedRequest struct {
-	Request refs.Name  `json:"request"`
-	ID      version.ID `json:"id"`
+	Request    string     `json:"request"`     // short name
+	RequestRef refs.Name  `json:"request_ref"` // full name
+	ID         version.ID `json:"id"`
 	// Unprotected, if not nil, are its versions that may leave retention
 	// at the next gc.
 	Unprotected *Unprotected `json:"-"`
@@ -417,7 +415,7 @@ func (r *Repo) DropRequest(ctx context.Context, name string) (*DroppedRequest, e
 	if err != nil {
 		return nil, err
 	}
-	out := &DroppedRequest{Request: n, ID: ref.ID}
+	out := &DroppedRequest{Request: n.Short(), RequestRef: n, ID: ref.ID}
 	if ids, err := r.OnlyReachedFrom(ctx, ref.ID); err == nil {
 		out.Unprotected = r.unprotected(ctx, ids)
 	}

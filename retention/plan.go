@@ -92,7 +92,7 @@ type Input struct {
 type Kept struct {
 	ID  version.ID `json:"id"`
 	Seq int64      `json:"seq"`
-	Why []string   `json:"why"`
+	Why []string   `json:"reasons"`
 }
 
 // Retire is a version out of retention whose bytes gc deletes: its catalog

@@ -523,7 +523,7 @@ func TestFloorAndMarkerFormats(t *testing.T) {
 func TestDecideRequestKeepsWhatItAdds(t *testing.T) {
 	f := newFixture(t, 9)
 	v := f.ids
-	f.chain("", 0, 5)    // main: v0..v5
+	f.chain("", 0, 5)   // main: v0..v5
 	f.chain(v[4], 6, 8) // the request's versions v6..v8 on top of v4
 	f.in.Refs = []Ref{{"refs/heads/main", v[5]}, {"refs/requests/fix", v[8]}}
 	f.in.Policy.KeepLast = 1

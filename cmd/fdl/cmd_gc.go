@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fdl-dev/fdl/internal/term"
-	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 )
 
@@ -122,7 +121,7 @@ func printPlanFloor(ios *term.IO, p *repo.GCPlan) {
 	}
 	n := p.Abbrev
 	for _, b := range p.Branches {
-		ios.Printf("  branch %s: head %s; in retention from seq %d (%s, snapshot %d)\n", ios.Ref(refs.Name(b.Branch).Short()), ios.ID(n.Short(b.Head)), b.Seq, ios.ID(n.Short(b.Floor)), b.Snapshot)
+		ios.Printf("  branch %s: head %s; in retention from seq %d (%s, snapshot %d)\n", ios.Ref(b.Branch), ios.ID(n.Short(b.Head)), b.Seq, ios.ID(n.Short(b.Floor)), b.Snapshot)
 	}
 }
 

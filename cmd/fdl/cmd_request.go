@@ -223,10 +223,10 @@ func runRequestList(ctx context.Context, ios *term.IO, g *globals) error {
 		} else {
 			for _, q := range list {
 				if !ios.OutTTY {
-					ios.Printf("%s\t%s\t%d\t%s\t%s\t%d\t%s\n", q.Name, abbrev.Short(q.ID), q.Seq, q.Into, q.State, q.Adds, oneLine(q.Title))
+					ios.Printf("%s\t%s\t%d\t%s\t%s\t%d\t%s\n", q.Name, abbrev.Short(q.ID), q.Seq, q.Into, q.State, q.Ahead, oneLine(q.Title))
 					continue
 				}
-				ios.Printf("%s  %s  seq %d  into %s  %s, adds %d  %s\n", ios.Ref(q.Name), ios.ID(abbrev.Short(q.ID)), q.Seq, ios.Ref(q.Into), q.State, q.Adds, oneLine(q.Title))
+				ios.Printf("%s  %s  seq %d  into %s  %s, adds %d  %s\n", ios.Ref(q.Name), ios.ID(abbrev.Short(q.ID)), q.Seq, ios.Ref(q.Into), q.State, q.Ahead, oneLine(q.Title))
 			}
 		}
 		for _, e := range bad {
@@ -272,7 +272,7 @@ func runRequestShow(ctx context.Context, ios *term.IO, g *globals, name string) 
 func requestStateText(q repo.Request) string {
 	switch q.State {
 	case repo.RequestOpen:
-		return fmt.Sprintf("open: approve moves %s forward by %d version(s) (fdl request approve %s)", q.Into, q.Adds, q.Name)
+		return fmt.Sprintf("open: approve moves %s forward by %d version(s) (fdl request approve %s)", q.Into, q.Ahead, q.Name)
 	case repo.RequestStale:
 		return fmt.Sprintf("stale: %s moved on (%d version(s) the request lacks); approve is refused until it is rebuilt on %s's head (fdl request update %s)", q.Into, q.Behind, q.Into, q.Name)
 	case repo.RequestMerged:
@@ -322,7 +322,7 @@ func runRequestDrop(ctx context.Context, ios *term.IO, g *globals, name string) 
 		if g.JSON {
 			return printJSON(ios, d)
 		}
-		ios.Printf("Dropped request %s (was %s); its versions stay in the repository and its ref log (fdl reflog %s)\n", ios.Ref(d.Request.Short()), ios.ID(string(d.ID)), d.Request)
+		ios.Printf("Dropped request %s (was %s); its versions stay in the repository and its ref log (fdl reflog %s)\n", ios.Ref(d.Request), ios.ID(string(d.ID)), d.Request)
 		return nil
 	})
 }

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/term"
+)
+
+// jsonRun runs fdl in-process with args (and --json) and returns its stdout
+// and stderr.
+func jsonRun(t *testing.T, wantCode int, args ...string) (string, string) {
+	t.Helper()
+	ios, out, errOut := term.Test()
+	code := run(append(args, "--json"), ios)
+	if code != wantCode {
+		t.Fatalf("fdl %s --json: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, wantCode, out, errOut)
+	}
+	return out.String(), errOut.String()
+}
+
+// jsonKinds records, for every field name met in a JSON document, the JSON
+// kinds of its values (null aside: nullability is documented, not a second
+// type) and where each was seen.
+type jsonKinds map[string]map[string]string
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	}
+	return "null"
+}
+
+// docKeys name the fields whose values are documents of the repository
+// format, included in outputs as they are stored (docs/spec.md gives their
+// fields' types): a record, a dataset, fdl.json, the retention policy and
+// floor. Their fields are not commands' fields and are not walked.
+var docKeys = map[string]bool{"record": true, "dataset": true, "config": true, "policy": true, "retention_floor": true, "new_floor": true}
+
+// recordKeys are the fields of version.json (docs/spec.md §6): log entries
+// carry a record's fields at their top level.
+var recordKeys = map[string]bool{"format": true, "id": true, "seq": true, "parents": true, "author": true, "message": true, "created_at": true, "catalog": true, "dataset": true, "ducklake": true}
+
+// walk records every command field under v, named by where (the command).
+func (k jsonKinds) walk(where string, v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		_, parents := v["parents"]
+		_, ducklake := v["ducklake"]
+		isRecord := parents && ducklake // a record, or a log entry with a record's fields
+		for name, fv := range v {
+			if isRecord && recordKeys[name] {
+				continue
+			}
+			kind := kindOf(fv)
+			if kind != "null" {
+				if k[name] == nil {
+					k[name] = map[string]string{}
+				}
+				if _, ok := k[name][kind]; !ok {
+					k[name][kind] = where
+				}
+			}
+			if !docKeys[name] {
+				k.walk(where, fv)
+			}
+		}
+	case []any:
+		for _, e := range v {
+			k.walk(where, e)
+		}
+	}
+}
+
+// TestJSONFieldTypes runs every command that prints JSON, on a repository
+// that exercises their fields (versions, tags, branches, requests, a
+// retention policy, gc that retires and deletes, a pull, refusals), and
+// fails when one field name has two JSON types across commands (docs/cli.md
+// documents one type per name); the repository's own documents that some
+// outputs carry as stored (docKeys, records) keep the types docs/spec.md
+// gives them. It also checks the one meaning of the names that used to
+// differ: "branch" is always a short name, "ref" always a full one.
+func TestJSONFieldTypes(t *testing.T) {
+	t.Setenv("FDL_AUTHOR", "tester")
+	t.Setenv("FDL_CATALOG_FORMAT", "duckdb")
+	ctx := context.Background()
+	dir := t.TempDir()
+	url := filepath.Join(dir, "repo")
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	kinds := jsonKinds{}
+	doc := func(where, out string) {
+		var v any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatalf("%s: not one JSON document: %v\n%s", where, err, out)
+		}
+		kinds.walk(where, v)
+		checkMeanings(t, where, v)
+	}
+	cmd := func(args ...string) { out, _ := jsonRun(t, 0, args...); doc(strings.Join(args, " "), out) }
+	fails := func(code int, args ...string) {
+		_, errOut := jsonRun(t, code, args...)
+		doc(strings.Join(args, " ")+" (error)", errOut)
+	}
+	insert := func(w string, n int) {
+		write(t, w, func(lw *lakewriter.Writer) error {
+			return lw.Insert(ctx, "main", "t", fmt.Sprintf("SELECT %d AS x", n))
+		})
+	}
+
+	cmd("init", url)
+	cmd("checkout", url, a)
+	write(t, a, func(lw *lakewriter.Writer) error {
+		_, err := lw.CreateTable(ctx, "main", "t", []lakewriter.ColumnDef{{Name: "x", Type: "int32", Nullable: true}})
+		return err
+	})
+	cmd("-C", a, "status")
+	cmd("-C", a, "commit", "-m", "one")
+	cmd("-C", a, "push")
+	cmd("checkout", url, b)
+	for i := 2; i <= 4; i++ {
+		insert(a, i)
+		cmd("-C", a, "commit", "-m", fmt.Sprint("v", i))
+	}
+	cmd("-C", a, "status")
+	cmd("-C", a, "log")
+	cmd("-C", a, "show")
+	cmd("-C", a, "push")
+	cmd("-C", b, "status")
+	cmd("-C", b, "status", "--offline")
+	cmd("-C", b, "pull")
+	cmd("--repo", url, "tag", "rel", "main~1")
+	cmd("--repo", url, "tag", "rel", "main~1")
+	fails(4, "--repo", url, "tag", "rel", "main")
+	cmd("--repo", url, "tag", "-l")
+	cmd("--repo", url, "branch", "dev", "main~2")
+	cmd("--repo", url, "branch", "-l")
+	cmd("--repo", url, "branch", "-f", "dev", "main")
+	cmd("--repo", url, "branch", "-f", "dev", "main~3", "--backwards")
+	cmd("--repo", url, "branch", "-d", "dev")
+	insert(b, 5)
+	cmd("-C", b, "commit", "-m", "five")
+	cmd("-C", b, "request", "create", "fix", "-m", "five")
+	cmd("--repo", url, "request", "list")
+	cmd("--repo", url, "request", "show", "fix")
+	cmd("--repo", url, "request", "approve", "fix")
+	insert(b, 6)
+	cmd("-C", b, "commit", "-m", "six")
+	cmd("-C", b, "request", "create", "six")
+	insert(b, 7)
+	cmd("-C", b, "commit", "-m", "seven")
+	cmd("-C", b, "request", "update", "six")
+	cmd("--repo", url, "request", "drop", "six")
+	cmd("--repo", url, "reflog")
+	cmd("--repo", url, "log")
+	cmd("--repo", url, "show", "main")
+	cmd("--repo", url, "attach", "main")
+	cmd("--repo", url, "retention", "--keep-last", "2")
+	cmd("--repo", url, "gc")
+	cmd("--repo", url, "gc", "--yes")
+	cmd("--repo", url, "retention")
+	cmd("--repo", url, "log")
+	cmd("--repo", url, "show", "main~4")
+	cmd("--repo", url, "verify")
+	cmd("--repo", url, "verify", "--data")
+	cmd("version")
+	fails(2, "--repo", url, "log", "-n", "0")
+	insert(a, 8)
+	cmd("-C", a, "commit", "-m", "eight")
+	fails(3, "-C", a, "push")
+	fails(1, "-C", a, "pull")
+	os.RemoveAll(filepath.Join(url, "versions", "nosuch"))
+
+	var bad []string
+	for name, ks := range kinds {
+		if len(ks) < 2 {
+			continue
+		}
+		var seen []string
+		for k, where := range ks {
+			seen = append(seen, fmt.Sprintf("%s in %q", k, where))
+		}
+		sort.Strings(seen)
+		bad = append(bad, fmt.Sprintf("%q: %s", name, strings.Join(seen, ", ")))
+	}
+	sort.Strings(bad)
+	for _, b := range bad {
+		t.Errorf("field %s", b)
+	}
+}
+
+// checkMeanings fails when "branch" holds a full ref name or "ref" a short
+// one anywhere in v outside the repository's documents.
+func checkMeanings(t *testing.T, where string, v any) {
+	t.Helper()
+	switch v := v.(type) {
+	case map[string]any:
+		for name, fv := range v {
+			if docKeys[name] {
+				continue
+			}
+			s, ok := fv.(string)
+			switch {
+			case !ok:
+			case (name == "branch" || name == "into") && strings.HasPrefix(s, "refs/"):
+				t.Errorf("%s: %q is %q: a short name is wanted", where, name, s)
+			case (name == "ref" || name == "into_ref" || name == "target") && s != "" && !strings.HasPrefix(s, "refs/"):
+				t.Errorf("%s: %q is %q: a full ref name is wanted", where, name, s)
+			}
+			checkMeanings(t, where, fv)
+		}
+	case []any:
+		for _, e := range v {
+			checkMeanings(t, where, e)
+		}
+	}
+}
