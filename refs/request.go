@@ -52,13 +52,14 @@ type ApproveResult struct {
 
 // Approve moves target to the version request n holds, fast-forward only,
 // as one Update of target (logged ActionApprove with why; check, if not
-// nil, is the caller's rule for that version, run first), then deletes n
+// nil, is the caller's rule for the move from the target's version to the
+// request's, run after the fast-forward check), then deletes n
 // (logged ActionDelete) unless another writer moved it meanwhile. Errors:
 // *NoSuchRequestError (wrapping ErrNotFound), *MissingBranchError,
 // *ApproveRefusedError when the target does not lead to the request's
 // version (the target moved on) and *MoveRaceError when another writer
 // moved the target first, both wrapping ErrRefused; what check returns.
-func (m *Manager) Approve(ctx context.Context, n, target Name, why string, check func(context.Context, version.ID) error) (ApproveResult, error) {
+func (m *Manager) Approve(ctx context.Context, n, target Name, why string, check func(ctx context.Context, from, to version.ID) error) (ApproveResult, error) {
 	res := ApproveResult{Request: n.Short(), RequestRef: n, Branch: target.Short(), Ref: target}
 	req, err := m.Read(ctx, n)
 	if errors.Is(err, ErrNotFound) {
@@ -80,17 +81,17 @@ func (m *Manager) Approve(ctx context.Context, n, target Name, why string, check
 			res.UpToDate = true
 			return Move{}, nil
 		}
-		if check != nil {
-			if err := check(ctx, req.ID); err != nil {
-				return Move{}, err
-			}
-		}
 		ok, err := IsAncestor(ctx, m.recs, cur.ID, req.ID)
 		if err != nil {
 			return Move{}, err
 		}
 		if !ok {
 			return Move{}, &ApproveRefusedError{Request: n, Branch: target, Head: cur.ID, ID: req.ID}
+		}
+		if check != nil {
+			if err := check(ctx, cur.ID, req.ID); err != nil {
+				return Move{}, err
+			}
 		}
 		return Move{To: req.ID, Action: ActionApprove, Why: why}, nil
 	})

@@ -178,7 +178,7 @@ func (r *Repo) publishRequest(ctx context.Context, n refs.Name, into string, hea
 		}
 		target = t
 	}
-	rule := func(ctx context.Context, cur refs.Ref, err error, recs refs.RecordReader) (refs.Move, error) {
+	rule := func(ctx context.Context, cur refs.Ref, err error, recs withPending, _ *PushResult) (refs.Move, error) {
 		switch {
 		case create && err == nil && cur.ID == head:
 			return refs.Move{}, nil
@@ -351,10 +351,13 @@ func (r *Repo) ShowRequest(ctx context.Context, name string) (*RequestView, erro
 }
 
 // ApproveRequest moves the request's target branch forward to its version
-// (refs.Manager.Approve: a fast-forward, refused with exit code 3 as any
-// push is when it is not one, or when another writer moved the target
-// first) and removes the request. A version out of retention is refused.
-func (r *Repo) ApproveRequest(ctx context.Context, name string) (*ApproveResult, error) {
+// (refs.Manager.Approve: a fast-forward, refused as any push is when it is
+// not one — refs.ErrRefused — or when another writer moved the target
+// first) and removes the request. A version out of retention is refused,
+// and, as for a push, a version with a newer DuckLake format or storage
+// version than the target's head unless o.AllowFormatUpgrade
+// (*FormatUpgradeError).
+func (r *Repo) ApproveRequest(ctx context.Context, name string, o PushOptions) (*ApproveResult, error) {
 	n, err := refs.Request(name)
 	if err != nil {
 		return nil, err
@@ -370,15 +373,25 @@ func (r *Repo) ApproveRequest(ctx context.Context, name string) (*ApproveResult,
 	if t := firstLine(open.Why); t != "" {
 		why += ": " + t
 	}
-	check := func(ctx context.Context, id version.ID) error {
-		rec, err := r.Record(ctx, id)
+	out := &ApproveResult{}
+	check := func(ctx context.Context, from, to version.ID) error {
+		rec, err := r.Record(ctx, to)
 		if err != nil {
 			return err
 		}
-		return r.refuseRetired(ctx, rec)
+		if err := r.refuseRetired(ctx, rec); err != nil {
+			return err
+		}
+		var pr PushResult
+		err = r.checkFormatUpgrade(ctx, withPending{r, nil}, open.Target, from, to, o, &pr)
+		if fe := (*FormatUpgradeError)(nil); errors.As(err, &fe) {
+			fe.Request = n
+		}
+		out.FormatUpgrade = pr.FormatUpgrade
+		return err
 	}
 	res, err := r.refs.Approve(ctx, n, open.Target, why, check)
-	out := &ApproveResult{ApproveResult: res}
+	out.ApproveResult = res
 	if err != nil {
 		return out, err
 	}
@@ -389,7 +402,10 @@ func (r *Repo) ApproveRequest(ctx context.Context, name string) (*ApproveResult,
 // ApproveResult is what ApproveRequest did.
 type ApproveResult struct {
 	refs.ApproveResult
-	Abbrev refs.Abbrev `json:"-"`
+	// FormatUpgrade is set when the approval moved the branch to a newer
+	// DuckLake format or storage version (PushOptions.AllowFormatUpgrade).
+	FormatUpgrade *FormatChange `json:"format_upgrade,omitempty"`
+	Abbrev        refs.Abbrev   `json:"-"`
 }
 
 // DroppedRequest is a request just dropped. Its JSON is 'fdl request drop

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -28,6 +29,11 @@ type Shown struct {
 	// against the record (false with ShowOptions.NoVerify, and for a
 	// retired version).
 	Verified bool `json:"verified"`
+	// Readers say which DuckDB releases read the version: the record's, or
+	// for a record written before fdl recorded them, derived from its
+	// storage version and format (ReadersDerived true).
+	Readers        meta.Readers `json:"readers"`
+	ReadersDerived bool         `json:"readers_derived,omitempty"`
 	// Abbrev shortens the other ids shown (parents).
 	Abbrev refs.Abbrev `json:"-"`
 }

@@ -110,6 +110,7 @@ tab-separated line per request:
 			return runRequestShow(cmd.Context(), ios, g, a[0])
 		},
 	}
+	approve := repo.PushOptions{}
 	approveCmd := &cobra.Command{
 		Use:   "approve NAME",
 		Short: "Move the target branch forward to the request's version (fast-forward only)",
@@ -118,12 +119,15 @@ compare-and-swap (logged "approve" in the branch's ref log), then remove the
 request (logged "delete"). Refused with exit code 3, moving nothing, when the
 target does not lead to the request's version (it moved on since: the
 request must be rebuilt on its head and updated) or when another writer
-moved the target first.`,
+moved the target first. As for a push, a version with a newer DuckLake
+format or DuckDB storage version than the target's head needs
+--allow-format-upgrade.`,
 		Args: args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return runRequestApprove(cmd.Context(), ios, g, a[0])
+			return runRequestApprove(cmd.Context(), ios, g, a[0], approve)
 		},
 	}
+	approveCmd.Flags().BoolVar(&approve.AllowFormatUpgrade, "allow-format-upgrade", false, "allow moving the target to a newer DuckLake format or storage version (older DuckDB readers lose it)")
 	dropCmd := &cobra.Command{
 		Use:   "drop NAME",
 		Short: "Remove a request without approving it (its versions stay)",
@@ -288,9 +292,9 @@ func dashIfEmpty(s string) string {
 	return s
 }
 
-func runRequestApprove(ctx context.Context, ios *term.IO, g *globals, name string) error {
+func runRequestApprove(ctx context.Context, ios *term.IO, g *globals, name string, o repo.PushOptions) error {
 	return g.withRepo(ctx, func(r *repo.Repo) error {
-		res, err := r.ApproveRequest(ctx, name)
+		res, err := r.ApproveRequest(ctx, name, o)
 		if err != nil {
 			return err
 		}
@@ -302,6 +306,9 @@ func runRequestApprove(ctx context.Context, ios *term.IO, g *globals, name strin
 			ios.Printf("%s already holds %s", ios.Ref(res.Branch), ios.ID(short(res.New)))
 		} else {
 			ios.Printf("Approved %s: %s %s..%s (fast-forward)", ios.Ref(name), ios.Ref(res.Branch), ios.ID(short(res.Old)), ios.ID(short(res.New)))
+		}
+		if c := res.FormatUpgrade; c != nil {
+			ios.Printf("; format upgraded from %s to %s", c.From, c.To)
 		}
 		if res.Removed {
 			ios.Printf("; request removed\n")

@@ -61,6 +61,7 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string, o repo.S
 		ios.Printf("Catalog:  %s, sha256 %s, DuckDB storage %d (DuckDB %s or newer)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256, rec.Catalog.Storage.Number, rec.Catalog.Storage.MinDuckDB)
 		ios.Printf("DuckLake: format %s, snapshot %d, adds snapshots %d..%d\n", rec.DuckLake.Format, rec.DuckLake.Snapshot, rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last)
 		ios.Printf("Data:     %s\n", rec.DuckLake.DataPath)
+		printReaders(ios, v)
 		ios.Printf("\n    %s\n\n", strings.ReplaceAll(printable(rec.Message), "\n", "\n    "))
 		t := ds.Totals
 		ios.Printf("%s %d schema(s), %d table(s), %d view(s), %d rows, %d data file(s), %s\n", ios.Heading("Dataset:"), t.Schemas, t.Tables, t.Views, t.Rows, t.DataFiles, term.Bytes(t.DataBytes))
@@ -79,17 +80,33 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string, o repo.S
 				ios.Printf("  view %s.%s  %s\n", sqlquote.IdentIfNeeded(s.Name), sqlquote.IdentIfNeeded(vw.Name), oneLine(vw.SQL))
 			}
 		}
+		readers := "DuckDB " + v.Readers.Attach
+		if v.Readers.Attach == "none" {
+			readers = "no DuckDB release attaches it READ_ONLY as it is (see Readers)"
+		}
 		switch {
 		case err != nil:
 			ios.Printf("\n%s the catalog does not match its record: no ATTACH statement (see the error below)\n", ios.Bad("CHECKSUM MISMATCH:"))
 			return err
 		case !v.Verified:
-			ios.Printf("\nQuery it with DuckDB (ducklake extension; sha256 %s: fdl attach %s checks it):\n  %s\n", ios.Bad("not verified"), v.Short, v.Attach)
+			ios.Printf("\nQuery it with %s (ducklake extension; sha256 %s: fdl attach %s checks it):\n  %s\n", readers, ios.Bad("not verified"), v.Short, v.Attach)
 		default:
-			ios.Printf("\nQuery it with DuckDB (ducklake extension; catalog checked against its record):\n  %s\n", v.Attach)
+			ios.Printf("\nQuery it with %s (ducklake extension; catalog checked against its record):\n  %s\n", readers, v.Attach)
 		}
 		return nil
 	})
+}
+
+// printReaders prints the Readers: line of 'fdl show': the DuckDB releases
+// that attach the version, and why (its file's storage version, its
+// DuckLake format).
+func printReaders(ios *term.IO, v *repo.Shown) {
+	derived := ""
+	if v.ReadersDerived {
+		derived = " (derived: the record predates readers)"
+	}
+	ios.Printf("Readers:  DuckDB %s attaches it (the file: DuckDB %s; DuckLake %s: the ducklake extension of DuckDB %s)%s\n",
+		v.Readers.Attach, v.Readers.DuckDB, v.Record.DuckLake.Format, v.Readers.DuckLakeExtension, derived)
 }
 
 // printRetired prints the record of a version out of retention and when it

@@ -116,6 +116,8 @@ func errorKind(err error, code int) string {
 		{repo.ErrPullInterrupted, "pull_interrupted"},
 		{repo.ErrPullRace, "locked"},
 		{repo.ErrDataMissing, "data_missing"},
+		{repo.ErrFormatUpgrade, "format_upgrade"},
+		{ducklake.ErrUnknownStorage, "unknown_storage"},
 		{ducklake.ErrLocked, "locked"},
 		{ducklake.ErrNotCatalog, "not_catalog"},
 		{ducklake.ErrUnsupportedFormat, "unsupported_format"},
@@ -237,6 +239,11 @@ func hinted(e error) (string, bool) {
 		return insertBefore(plain, ": "+repo.ErrNothingToPush.Error(), " (commit a change first: fdl commit -m MSG)"), true
 	case *refs.NoSuchRequestError:
 		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (list them with fdl request list)"), true
+	case *repo.FormatUpgradeError:
+		if e.Request != "" {
+			return insertAfter(plain, "approve again allowing the format upgrade", " (fdl request approve "+e.Request.Short()+" --allow-format-upgrade)"), true
+		}
+		return insertAfter(plain, "push again allowing the format upgrade", " (fdl push --allow-format-upgrade)"), true
 	case *repo.DataMissingError:
 		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true
 	case *repo.RetiredError:
