@@ -65,6 +65,16 @@ type ShowOptions struct {
 // *ChecksumError, so a caller can still print the record. Errors: the
 // Resolve errors, *ChecksumError, the store's.
 func (r *Repo) Show(ctx context.Context, rev string, o ShowOptions) (*Shown, error) {
+	s, err := r.show(ctx, rev, o)
+	if s != nil {
+		var recorded bool
+		s.Readers, recorded = s.Record.EffectiveReaders()
+		s.ReadersDerived = !recorded
+	}
+	return s, err
+}
+
+func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, error) {
 	local := r.localVersions(rev)
 	abbrev, err := r.Abbrev(ctx, ids(local)...)
 	if err != nil {
