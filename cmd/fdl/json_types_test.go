@@ -55,7 +55,7 @@ var docKeys = map[string]bool{"record": true, "dataset": true, "config": true, "
 
 // recordKeys are the fields of version.json (docs/spec.md §6): log entries
 // carry a record's fields at their top level.
-var recordKeys = map[string]bool{"format": true, "id": true, "seq": true, "parents": true, "author": true, "message": true, "created_at": true, "catalog": true, "dataset": true, "ducklake": true}
+var recordKeys = map[string]bool{"format": true, "id": true, "seq": true, "parents": true, "author": true, "message": true, "created_at": true, "catalog": true, "dataset": true, "ducklake": true, "readers": true}
 
 // walk records every command field under v, named by where (the command).
 func (k jsonKinds) walk(where string, v any) {
@@ -186,6 +186,16 @@ func TestJSONFieldTypes(t *testing.T) {
 	fails(1, "-C", a, "pull")
 	os.RemoveAll(filepath.Join(url, "versions", "nosuch"))
 
+	if out := os.Getenv("FDL_JSON_FIELDS"); out != "" {
+		var lines []string
+		for name, ks := range kinds {
+			for k, where := range ks {
+				lines = append(lines, fmt.Sprintf("%s\t%s\t%s", name, k, where))
+			}
+		}
+		sort.Strings(lines)
+		os.WriteFile(out, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	}
 	var bad []string
 	for name, ks := range kinds {
 		if len(ks) < 2 {
@@ -201,6 +211,59 @@ func TestJSONFieldTypes(t *testing.T) {
 	sort.Strings(bad)
 	for _, b := range bad {
 		t.Errorf("field %s", b)
+	}
+	checkDocumented(t, kinds)
+}
+
+// docTypes are the type words of docs/cli.md's field table for each JSON
+// kind.
+var docTypes = map[string][]string{
+	"string": {"string", "id", "time", "ref name", "short name"},
+	"number": {"integer"},
+	"bool":   {"boolean"},
+	"object": {"object"},
+	"array":  {"array"},
+}
+
+// checkDocumented fails for a field name the commands print that docs/cli.md's
+// field table does not list, or lists with another type.
+func checkDocumented(t *testing.T, kinds jsonKinds) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]string{}
+	_, table, ok := strings.Cut(string(b), "| field | type | absent / null |")
+	if !ok {
+		t.Fatal("docs/cli.md has no field table")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			continue
+		}
+		for _, name := range strings.Split(cells[1], ",") {
+			name = strings.Trim(strings.TrimSpace(name), "`")
+			documented[name] = strings.TrimSpace(cells[2])
+		}
+	}
+	for name, ks := range kinds {
+		typ, ok := documented[name]
+		if !ok {
+			t.Errorf("field %q (printed by %v) is not in docs/cli.md's field table", name, ks)
+			continue
+		}
+		for k := range ks {
+			match := false
+			for _, w := range docTypes[k] {
+				match = match || strings.HasPrefix(typ, w)
+			}
+			if !match {
+				t.Errorf("field %q is a JSON %s, docs/cli.md says %q", name, k, typ)
+			}
+		}
 	}
 }
 
