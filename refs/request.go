@@ -164,8 +164,8 @@ type ApproveRefusedError struct {
 }
 
 func (e *ApproveRefusedError) Error() string {
-	return fmt.Sprintf("approving %s into %s refused: it is not a fast-forward: %s holds %s, which is not an ancestor of %s; nothing moved: %v",
-		e.Request.Short(), e.Branch.Short(), e.Branch.Short(), e.Head, e.ID, ErrRefused)
+	return fmt.Sprintf("approving %s into %s refused: it is not a fast-forward: %s holds %s, which is not an ancestor of %s; nothing moved",
+		e.Request.Short(), e.Branch.Short(), e.Branch.Short(), e.Head, e.ID)
 }
 
 func (e *ApproveRefusedError) Unwrap() error { return ErrRefused }

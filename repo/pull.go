@@ -341,8 +341,8 @@ type PullNotFastForwardError struct {
 }
 
 func (e *PullNotFastForwardError) Error() string {
-	return fmt.Sprintf("pull from %s refused: it is not a fast-forward: %s holds %s, which does not descend from the base %s (%d version(s) of the base are not on %s); nothing was changed: %v",
-		e.Branch.Short(), e.Branch.Short(), e.Head, e.Base, e.Ahead, e.Branch.Short(), refs.ErrRefused)
+	return fmt.Sprintf("pull from %s refused: it is not a fast-forward: %s holds %s, which does not descend from the base %s (%d version(s) of the base are not on %s); nothing was changed",
+		e.Branch.Short(), e.Branch.Short(), e.Head, e.Base, e.Ahead, e.Branch.Short())
 }
 
 func (e *PullNotFastForwardError) Unwrap() error { return refs.ErrRefused }

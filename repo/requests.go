@@ -461,8 +461,8 @@ type RequestRefusedError struct {
 }
 
 func (e *RequestRefusedError) Error() string {
-	return fmt.Sprintf("request %s refused: %s is not a fast-forward of %s, which holds %s and %d version(s) %s lacks; nothing was published: %v",
-		e.Request.Short(), e.ID, e.Target.Short(), e.Head, e.Behind, e.ID, refs.ErrRefused)
+	return fmt.Sprintf("request %s refused: %s is not a fast-forward of %s, which holds %s and %d version(s) %s lacks; nothing was published",
+		e.Request.Short(), e.ID, e.Target.Short(), e.Head, e.Behind, e.ID)
 }
 
 func (e *RequestRefusedError) Unwrap() error { return refs.ErrRefused }

@@ -232,9 +232,9 @@ func hinted(e error) (string, bool) {
 	case *repo.NoBranchToPullError:
 		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (fdl push creates it)"), true
 	case *refs.ApproveRefusedError:
-		return insertBefore(plain, ": "+refs.ErrRefused.Error(), "; rebuild the request on "+e.Branch.Short()+"'s head (fdl pull, or check "+e.Branch.Short()+" out again, redo the change, commit) and move it there: fdl request update "+e.Request.Short()), true
+		return plain + "; rebuild the request on " + e.Branch.Short() + "'s head (fdl pull, or check " + e.Branch.Short() + " out again, redo the change, commit) and move it there: fdl request update " + e.Request.Short(), true
 	case *repo.RequestRefusedError:
-		return insertBefore(plain, ": "+refs.ErrRefused.Error(), "; approving it could only be refused: bring the working directory up to "+e.Target.Short()+"'s head (fdl pull, or check it out again), redo the change there and commit"), true
+		return plain + "; approving it could only be refused: bring the working directory up to " + e.Target.Short() + "'s head (fdl pull, or check it out again), redo the change there and commit", true
 	case *repo.NothingToRequestError:
 		return insertBefore(plain, ": "+repo.ErrNothingToPush.Error(), " (commit a change first: fdl commit -m MSG)"), true
 	case *refs.NoSuchRequestError:
