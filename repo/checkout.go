@@ -66,7 +66,8 @@ type CheckoutResult struct {
 	CatalogFormat ducklake.Backend `json:"catalog_format"`
 	// Tracking compares the base with the head of the branch: anything
 	// but up-to-date, ahead or no-branch means a version committed here
-	// will not be a fast-forward of the branch.
+	// will not be a fast-forward of the branch (nil when the branch could
+	// not be read).
 	Tracking *Tracking `json:"tracking"`
 }
 
@@ -134,9 +135,9 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	if base != nil {
 		baseID = base.ID
 	}
-	if res.Tracking, err = r.trackingOf(ctx, res.Branch, baseID, nil); err != nil {
-		return nil, err
-	}
+	// Best effort: the checkout is made; tracking only informs (nil when
+	// the branch cannot be read).
+	res.Tracking, _ = r.trackingOf(ctx, res.Branch, baseID, nil)
 	return res, nil
 }
 

@@ -93,7 +93,11 @@ func printTracking(ios *term.IO, st *repo.Status) {
 	case repo.TrackUpToDate:
 		ios.Printf("Up to date with %s\n", b)
 	case repo.TrackNoBranch:
-		ios.Printf("Branch %s does not exist in the repository yet: fdl push creates it with %d version(s)\n", b, tr.Ahead)
+		if tr.Ahead == 0 {
+			ios.Printf("Branch %s does not exist in the repository yet: commit, then fdl push creates it\n", b)
+		} else {
+			ios.Printf("Branch %s does not exist in the repository yet: fdl push creates it with %d version(s)\n", b, tr.Ahead)
+		}
 	case repo.TrackAhead:
 		ios.Printf("Ahead of %s by %d version(s) (%d not in the repository yet): fdl push\n", b, tr.Ahead, st.Unpushed)
 	case repo.TrackBehind:
