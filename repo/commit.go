@@ -142,6 +142,8 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 	if w.BaseRecord != nil {
 		rec.Seq = w.BaseRecord.Seq + 1
 		rec.Parents = []version.ID{w.BaseRecord.ID}
+	} else if w.State.MigratedFrom != "" && w.State.MigratedFrom != rec.DuckLake.Format {
+		rec.DuckLake.MigratedFrom = w.State.MigratedFrom // imported with Migrate
 	}
 	ds, err := version.NewDataset(id, info.Format, dataPath, st).Marshal()
 	if err != nil {

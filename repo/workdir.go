@@ -59,6 +59,10 @@ type State struct {
 	// base to the branch's head); a pull that was interrupted leaves it,
 	// and commit refuses until the next pull finishes.
 	Pulling *Pulling `json:"pulling,omitempty"`
+	// MigratedFrom is the DuckLake format of a lake imported with
+	// CheckoutOptions.Migrate before it was migrated; the first commit
+	// records it (version.DuckLake.MigratedFrom).
+	MigratedFrom string `json:"migrated_from,omitempty"`
 }
 
 // Workdir is an open working directory.

@@ -121,6 +121,8 @@ func errorKind(err error, code int) string {
 		{ducklake.ErrLocked, "locked"},
 		{ducklake.ErrNotCatalog, "not_catalog"},
 		{ducklake.ErrUnsupportedFormat, "unsupported_format"},
+		{ducklake.ErrCurrentFormat, "current_format"},
+		{repo.ErrLocalWork, "local_work"},
 		{ducklake.ErrSQLite, "sqlite_catalog"},
 		{ducklake.ErrCorrupt, "corrupt_catalog"},
 		{repo.ErrNotRepository, "not_repository"},
@@ -239,6 +241,14 @@ func hinted(e error) (string, bool) {
 		return insertBefore(plain, ": "+repo.ErrNothingToPush.Error(), " (commit a change first: fdl commit -m MSG)"), true
 	case *refs.NoSuchRequestError:
 		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (list them with fdl request list)"), true
+	case *repo.LocalWorkError:
+		how := "commit and push them first (fdl commit -m MSG, fdl push)"
+		if e.Unpushed > 0 {
+			how = "push them first (fdl push)"
+		}
+		return insertBefore(plain, ": "+repo.ErrLocalWork.Error(), "; "+how+", then run fdl migrate again"), true
+	case repo.MigrateNeedsFileError:
+		return insertBefore(plain, ": "+repo.ErrInvalidArguments.Error(), " (fdl migrate BRANCH)"), true
 	case *repo.FormatUpgradeError:
 		if e.Request != "" {
 			return insertAfter(plain, "approve again allowing the format upgrade", " (fdl request approve "+e.Request.Short()+" --allow-format-upgrade)"), true
