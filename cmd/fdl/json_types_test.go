@@ -12,6 +12,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/internal/testutil"
 )
 
 // jsonRun runs fdl in-process with args (and --json) and returns its stdout
@@ -185,6 +186,18 @@ func TestJSONFieldTypes(t *testing.T) {
 	fails(3, "-C", a, "push")
 	fails(1, "-C", a, "pull")
 	os.RemoveAll(filepath.Join(url, "versions", "nosuch"))
+	// An old lake: imported as it is, then migrated (fdl migrate), and
+	// imported again migrated on the way in (checkout --migrate).
+	old := filepath.Join(dir, "old.ducklake")
+	testutil.Gunzip(t, "dltest-v04.ducklake", old)
+	url2, m, m2 := filepath.Join(dir, "repo2"), filepath.Join(dir, "m"), filepath.Join(dir, "m2")
+	cmd("init", url2)
+	cmd("checkout", url2, m, "--from", old)
+	cmd("-C", m, "commit", "-m", "old")
+	cmd("-C", m, "push")
+	cmd("--repo", url2, "migrate")
+	cmd("--repo", url2, "show", "main")
+	cmd("checkout", url2, m2, "--branch", "again", "--orphan", "--from", old, "--migrate")
 
 	if out := os.Getenv("FDL_JSON_FIELDS"); out != "" {
 		var lines []string
