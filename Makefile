@@ -18,7 +18,7 @@ test: pyenv ## run every test (needs ../shared/testdata for the real-catalog tes
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 40m ./...
 
-demo: build pyenv ## run the main job end to end on a catalog it builds itself
+demo: build pyenv ## the main job end to end: the real DuckDB CLI writes through the lines fdl prints
 	./scripts/demo.sh
 
 bench: build ## benchmarks: go test -bench, then the end-to-end 256 MiB benchmark

@@ -121,7 +121,7 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 		return out, err
 	}
 	out.Verified = !o.NoVerify
-	out.Attach = r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, alias(o, rec), true)
+	out.Attach = withReaderNote(r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, alias(o, rec), true), rec.DuckLake.Format)
 	return out, nil
 }
 
@@ -139,7 +139,7 @@ func (r *Repo) showLocal(rec *version.Record, abbrev refs.Abbrev, o ShowOptions)
 		}
 		out.Verified = true
 	}
-	out.Attach = r.AttachStatement(r.wd.LocalCatalog(rec.ID), rec.DuckLake.DataPath, alias(o, rec), true)
+	out.Attach = withReaderNote(r.AttachStatement(r.wd.LocalCatalog(rec.ID), rec.DuckLake.DataPath, alias(o, rec), true), rec.DuckLake.Format)
 	return out, nil
 }
 
