@@ -127,3 +127,58 @@ func (e *TooFarError) Error() string {
 }
 
 func (e *TooFarError) Unwrap() error { return ErrUnknownRev }
+
+// Divergence is how two versions' first-parent histories relate: how many
+// versions each has that the other does not, and the newest version they
+// share (their merge base; "" when they share none).
+type Divergence struct {
+	Ahead  int        // versions of a's first-parent history not in b's
+	Behind int        // versions of b's first-parent history not in a's
+	Base   version.ID // the newest version both histories hold
+}
+
+// AheadBehind compares the first-parent histories of a and b ("" is the
+// empty history). Because seq is the first parent's seq + 1, the history
+// with the higher seq steps back until the two meet, so it reads
+// Ahead + Behind records (plus one per side), never the whole history:
+// the cost follows the distance. fdl writes at most one parent, so for
+// fdl's own versions first-parent ancestry is ancestry. Errors: the
+// record reader's.
+func AheadBehind(ctx context.Context, recs RecordReader, a, b version.ID) (Divergence, error) {
+	var d Divergence
+	seq := func(id version.ID) (int64, version.ID, error) {
+		if id == "" {
+			return 0, "", nil
+		}
+		rec, err := recs.Record(ctx, id)
+		if err != nil {
+			return 0, "", err
+		}
+		return rec.Seq, rec.Parent(), nil
+	}
+	sa, pa, err := seq(a)
+	if err != nil {
+		return d, err
+	}
+	sb, pb, err := seq(b)
+	if err != nil {
+		return d, err
+	}
+	for a != b {
+		if sa >= sb {
+			d.Ahead++
+			a = pa
+			if sa, pa, err = seq(a); err != nil {
+				return d, err
+			}
+			continue
+		}
+		d.Behind++
+		b = pb
+		if sb, pb, err = seq(b); err != nil {
+			return d, err
+		}
+	}
+	d.Base = a
+	return d, nil
+}

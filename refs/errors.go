@@ -186,3 +186,17 @@ func (e *BadLogError) Error() string {
 }
 
 func (e *BadLogError) Unwrap() error { return ErrBadLog }
+
+// ExistsError: a ref that is created once (a tag; a branch or request by
+// its creation) already holds another version. It wraps ErrExists.
+type ExistsError struct {
+	Ref    Name
+	Holds  version.ID // what it holds
+	Wanted version.ID // what the create asked for
+}
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("%s already holds version %s, not %s: %v", e.Ref, e.Holds, e.Wanted, ErrExists)
+}
+
+func (e *ExistsError) Unwrap() error { return ErrExists }

@@ -139,7 +139,7 @@ func TestMoveBranch(t *testing.T) {
 	ctx := context.Background()
 	c := newChain(t, 4)
 	m := newManager(t, memory.New(), c)
-	if err := m.Create(ctx, "refs/heads/main", c.line[1], "created", nil); err != nil {
+	if _, err := m.Create(ctx, "refs/heads/main", c.line[1], "created", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.MoveBranch(ctx, "nosuch", "main", MoveOptions{}); !errors.As(err, new(*MissingBranchError)) || !errors.Is(err, ErrNotFound) {
@@ -197,10 +197,10 @@ func TestResolve(t *testing.T) {
 	if _, err := m.Resolve(ctx, "HEAD"); !errors.As(err, new(*NoVersionYetError)) {
 		t.Fatalf("HEAD before the first version: %v", err)
 	}
-	if err := m.Create(ctx, "refs/heads/main", c.line[3], "created", nil); err != nil {
+	if _, err := m.Create(ctx, "refs/heads/main", c.line[3], "created", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Create(ctx, "refs/tags/v1", c.line[0], "created", nil); err != nil {
+	if _, err := m.Create(ctx, "refs/tags/v1", c.line[0], "created", nil); err != nil {
 		t.Fatal(err)
 	}
 	for rev, want := range map[string]version.ID{

@@ -24,7 +24,8 @@ type MoveOptions struct {
 
 // MoveResult says what MoveBranch did.
 type MoveResult struct {
-	Branch Name       `json:"branch"`
+	Ref    Name       `json:"ref"`    // the branch's full name
+	Branch string     `json:"branch"` // its short name
 	Old    version.ID `json:"old"`
 	New    version.ID `json:"new"`
 	// Undone are the versions on Old's first-parent history that New does
@@ -54,7 +55,7 @@ func (m *Manager) MoveBranch(ctx context.Context, name, rev string, o MoveOption
 	if err != nil {
 		return MoveResult{}, err
 	}
-	res := MoveResult{Branch: n, Undone: []version.ID{}}
+	res := MoveResult{Ref: n, Branch: n.Short(), Undone: []version.ID{}}
 	_, err = m.Update(ctx, n, func(ctx context.Context, cur Ref, err error) (Move, error) {
 		repair := errors.Is(err, ErrCorrupt) && o.Backwards && cur.Token != ""
 		switch {

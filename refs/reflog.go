@@ -31,6 +31,8 @@ const (
 	ActionForward  Action = "move"      // a branch was moved forward by name
 	ActionMoveBack Action = "move-back" // a branch was moved, with Backwards, to a non-descendant
 	ActionRepair   Action = "repair"    // a damaged branch ref was replaced (Backwards)
+	ActionApprove  Action = "approve"   // a branch was moved forward to a request's version
+	ActionReplace  Action = "replace"   // a request was moved to a version that does not descend from the one it held
 )
 
 // LogEntry is one ref log entry: logs/<ref>/<entry id>.json, written
@@ -47,6 +49,9 @@ type LogEntry struct {
 	Author string     `json:"author"`
 	Time   time.Time  `json:"time"`
 	Why    string     `json:"why"`
+	// Target is set on the entries of a request ref: the branch the
+	// request asks to move (full name).
+	Target Name `json:"target,omitempty"`
 }
 
 // logKey returns the key of an entry: logs/<ref name>/<entry id>.json.
@@ -54,13 +59,13 @@ func logKey(ref Name, id string) string { return LogsPrefix + string(ref) + "/" 
 
 // appendLog is step 3 of Update: one ref log entry, create-only; it returns
 // its key.
-func (m *Manager) appendLog(ctx context.Context, ref Name, old, new version.ID, action Action, why string) (string, error) {
+func (m *Manager) appendLog(ctx context.Context, ref Name, old version.ID, mv Move) (string, error) {
 	id, err := version.NewID()
 	if err != nil {
 		return "", err
 	}
-	e := LogEntry{Format: LogFormat, ID: string(id), Ref: ref, Old: old, New: new, Action: action, Author: m.actor(),
-		Time: time.Now().UTC().Truncate(time.Millisecond), Why: why}
+	e := LogEntry{Format: LogFormat, ID: string(id), Ref: ref, Old: old, New: mv.To, Action: mv.Action, Author: m.actor(),
+		Time: time.Now().UTC().Truncate(time.Millisecond), Why: mv.Why, Target: mv.Target}
 	b, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
 		return "", err

@@ -52,10 +52,10 @@ func TestReadCorruptAndTombstone(t *testing.T) {
 		}
 	}
 	id := newID(t)
-	if err := r.Create(ctx, n, id, "test", nil); err != nil {
+	if _, err := r.Create(ctx, n, id, "test", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Create(ctx, n, newID(t), "test", nil); !errors.Is(err, ErrExists) {
+	if _, err := r.Create(ctx, n, newID(t), "test", nil); !errors.Is(err, ErrExists) {
 		t.Fatalf("second create: %v", err)
 	}
 	cur, err := r.Read(ctx, n)
@@ -73,7 +73,7 @@ func TestReadCorruptAndTombstone(t *testing.T) {
 		t.Fatalf("list after delete: %v %v %v", good, bad, err)
 	}
 	// A deleted ref can be created again.
-	if err := r.Create(ctx, n, id, "test", nil); err != nil {
+	if _, err := r.Create(ctx, n, id, "test", nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -82,7 +82,7 @@ func TestUpdateOneWinner(t *testing.T) {
 	ctx := context.Background()
 	r := New(memory.New(), nil, Options{})
 	n := Name("refs/heads/main")
-	if err := r.Create(ctx, n, newID(t), "test", nil); err != nil {
+	if _, err := r.Create(ctx, n, newID(t), "test", nil); err != nil {
 		t.Fatal(err)
 	}
 	for round := 0; round < 20; round++ {

@@ -257,3 +257,13 @@ func (m *Manager) CheckNewName(ctx context.Context, n Name) error {
 }
 
 var errStop = errors.New("stop")
+
+// RevName returns the ref-name part of a revision: rev without its ~N and
+// @SEQ suffixes ("dev" for dev~2 and dev@5, "" for @5 and for an id
+// prefix's empty remainder). It does not check that the name exists.
+func RevName(rev string) string {
+	if i := strings.IndexAny(rev, "~@"); i >= 0 {
+		rev = rev[:i]
+	}
+	return rev
+}

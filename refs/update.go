@@ -27,6 +27,9 @@ type Move struct {
 	// check made in Confirm and one made by that reader cannot both miss
 	// each other (docs/spec.md §16, gc and push).
 	Confirm func(ctx context.Context, entryKey string) error
+	// Target, for a request ref, is the branch the request asks to move
+	// (recorded in the ref log entry; docs/spec.md §17).
+	Target Name
 }
 
 // Check is a caller's rule for one move. It gets the ref as Update read it
@@ -74,7 +77,7 @@ func (m *Manager) Update(ctx context.Context, n Name, check Check) (Ref, error) 
 		return cur, fmt.Errorf("move %s: %s with no version to move to", n, mv.Action)
 	}
 	m.step(string(mv.Action) + ":reflog")
-	entry, err := m.appendLog(ctx, n, cur.ID, mv.To, mv.Action, mv.Why)
+	entry, err := m.appendLog(ctx, n, cur.ID, mv)
 	if err != nil {
 		return cur, err
 	}
@@ -123,11 +126,22 @@ func (m *Manager) swap(ctx context.Context, n Name, old store.Token, id version.
 // deleted), logged as ActionCreate with why. check, if not nil, is the
 // caller's rule run first (a repository refuses a version out of
 // retention); then CheckNewName refuses a name that would hide another ref
-// or a version id. Errors: what check returns; ErrExists naming the version
-// n holds (also when another writer created it at the same time);
-// *CorruptError when n holds garbage; the CheckNewName errors.
-func (m *Manager) Create(ctx context.Context, n Name, id version.ID, why string, check func(context.Context) error) error {
-	_, err := m.Update(ctx, n, func(ctx context.Context, cur Ref, err error) (Move, error) {
+// or a version id. A ref that already holds id is no error: nothing is
+// written and existed is true (a retried create, as CI retries a release
+// tag). Errors: what check returns; *ExistsError (wrapping ErrExists)
+// when n holds another version (also when another writer created it at the
+// same time); *CorruptError when n holds garbage; the CheckNewName errors.
+func (m *Manager) Create(ctx context.Context, n Name, id version.ID, why string, check func(context.Context) error) (existed bool, err error) {
+	_, err = m.Update(ctx, n, func(ctx context.Context, cur Ref, err error) (Move, error) {
+		switch {
+		case err == nil && cur.ID == id:
+			existed = true
+			return Move{}, nil
+		case err == nil:
+			return Move{}, &ExistsError{Ref: n, Holds: cur.ID, Wanted: id}
+		case !errors.Is(err, ErrNotFound):
+			return Move{}, err
+		}
 		if check != nil {
 			if err := check(ctx); err != nil {
 				return Move{}, err
@@ -136,18 +150,15 @@ func (m *Manager) Create(ctx context.Context, n Name, id version.ID, why string,
 		if err := m.CheckNewName(ctx, n); err != nil {
 			return Move{}, err
 		}
-		switch {
-		case err == nil:
-			return Move{}, fmt.Errorf("%s already holds version %s: %w", n, cur.ID, ErrExists)
-		case !errors.Is(err, ErrNotFound):
-			return Move{}, err
-		}
 		return Move{To: id, Action: ActionCreate, Why: why}, nil
 	})
 	if ce := (*ConflictError)(nil); errors.As(err, &ce) && ce.Now != "" {
-		return fmt.Errorf("%s already holds version %s: %w", n, ce.Now, ErrExists)
+		if ce.Now == id {
+			return true, nil
+		}
+		return false, &ExistsError{Ref: n, Holds: ce.Now, Wanted: id}
 	}
-	return err
+	return existed, err
 }
 
 // DeleteBranch deletes branch n (a compare-and-swap to the tombstone),

@@ -19,10 +19,16 @@ import (
 
 // CheckoutOptions are the inputs of Checkout.
 type CheckoutOptions struct {
-	Dir    string // the working directory to make; must not exist or be empty
-	Rev    string // revision to check out; default: HEAD's branch
-	From   string // start from this existing DuckLake catalog file instead
-	Branch string // branch push moves; default: the branch Rev names, else HEAD's
+	Dir  string // the working directory to make; must not exist or be empty
+	Rev  string // revision to check out; default: HEAD's branch
+	From string // start from this existing DuckLake catalog file instead
+	// Branch is the branch push moves; default: the branch Rev names (or
+	// walks back along: dev~2, dev@5), else HEAD's. A branch that does not
+	// exist yet starts from Rev, else from the head of HEAD's branch.
+	Branch string
+	// Orphan starts a new empty catalog (or From's) with no parent: a
+	// history of its own, for a branch that does not exist yet.
+	Orphan bool
 	// Format is the DuckLake format of a new catalog made for a repository
 	// without versions ("1.0", "0.4" or "1.1"; default "1.0", which DuckDB
 	// 1.5.2 and later attach; "1.1" only DuckDB 2.0 does).
@@ -56,7 +62,7 @@ const (
 // CheckoutResult says what Checkout made.
 type CheckoutResult struct {
 	Dir      string     `json:"dir"`
-	Catalog  string     `json:"catalog"`
+	Catalog  string     `json:"catalog_path"`
 	Branch   string     `json:"branch"`
 	Base     version.ID `json:"base,omitempty"`
 	Seq      int64      `json:"seq,omitempty"`
@@ -65,8 +71,13 @@ type CheckoutResult struct {
 	// Attach is the DuckDB statement that attaches the working catalog.
 	Attach        string           `json:"attach"`
 	CatalogFormat ducklake.Backend `json:"catalog_format"`
+	// Tracking compares the base with the head of the branch: anything
+	// but up-to-date, ahead or no-branch means a version committed here
+	// will not be a fast-forward of the branch (nil when the branch could
+	// not be read).
+	Tracking *Tracking `json:"tracking"`
 	// Format is the working catalog's DuckLake format.
-	Format string `json:"format"`
+	Format string `json:"ducklake_format"`
 	// Readers says which DuckDB releases read the working catalog as it is
 	// (meta.ReadersOf its format and storage version; a SQLite one's is that
 	// of the DuckDB file it was converted from, which Freeze writes again).
@@ -170,6 +181,13 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	}
 	res.Branch = branch.Short()
 	res.Attach = withReaderNote(r.AttachStatement(res.Catalog, res.DataPath, "lake", false), res.Format)
+	var baseID version.ID
+	if base != nil {
+		baseID = base.ID
+	}
+	// Best effort: the checkout is made; tracking only informs (nil when
+	// the branch cannot be read).
+	res.Tracking, _ = r.trackingOf(ctx, res.Branch, baseID, nil)
 	return res, nil
 }
 
@@ -198,42 +216,44 @@ func (r *Repo) checkoutTarget(o CheckoutOptions) (string, ducklake.Backend, erro
 	return dir, backend, nil
 }
 
-// checkoutBase returns the version a checkout starts from (nil for a
-// branch with no version yet) and the branch its pushes move: Rev's
-// version, else the branch's head; the branch Rev names, else o.Branch,
-// else HEAD's. A version out of retention is refused (*RetiredError).
+// checkoutBase returns the version a checkout starts from (nil for a new,
+// empty history) and the branch its pushes move. The branch is o.Branch,
+// else the branch Rev names or walks back along (dev, dev~2, dev@5), else
+// HEAD's. The version is Rev's; without Rev, the branch's head, or, for a
+// branch that does not exist yet, the head of HEAD's branch (a new branch
+// starts where HEAD's is, as git checkout -b does); none with o.Orphan. A
+// version out of retention is refused (*RetiredError); an orphan for a
+// branch that exists is refused (*OrphanExistsError).
 func (r *Repo) checkoutBase(ctx context.Context, o CheckoutOptions) (*version.Record, refs.Name, error) {
+	if o.Orphan && o.Rev != "" {
+		return nil, "", fmt.Errorf("an orphan checkout starts a new history: it takes no revision: %w", ErrInvalidArguments)
+	}
+	branch, err := r.checkoutBranch(ctx, o)
+	if err != nil {
+		return nil, "", err
+	}
 	var base *version.Record
-	var branch refs.Name
-	var err error
-	if o.Rev != "" {
-		var rv refs.Resolved
-		if base, rv, err = r.refs.ResolveRecord(ctx, o.Rev); err != nil {
+	switch {
+	case o.Rev != "":
+		if base, _, err = r.refs.ResolveRecord(ctx, o.Rev); err != nil {
 			return nil, "", err
 		}
-		if rv.Ref.IsBranch() {
-			branch = rv.Ref
-		}
-	}
-	if o.Branch != "" {
-		if branch, err = refs.Branch(o.Branch); err != nil {
-			return nil, "", err
-		}
-	}
-	if branch == "" {
-		if branch, err = r.refs.Head(ctx); err != nil {
-			return nil, "", err
-		}
-	}
-	if o.Rev == "" {
+	default:
 		ref, err := r.refs.Read(ctx, branch)
 		switch {
+		case err == nil && o.Orphan:
+			return nil, "", &OrphanExistsError{Branch: branch, Head: ref.ID}
 		case err == nil:
 			if base, err = r.Record(ctx, ref.ID); err != nil {
 				return nil, "", err
 			}
 		case !errors.Is(err, refs.ErrNotFound):
 			return nil, "", err
+		case o.Orphan:
+		default:
+			if base, err = r.headOfHEAD(ctx, branch); err != nil {
+				return nil, "", err
+			}
 		}
 	}
 	if base != nil {
@@ -242,6 +262,40 @@ func (r *Repo) checkoutBase(ctx context.Context, o CheckoutOptions) (*version.Re
 		}
 	}
 	return base, branch, nil
+}
+
+// checkoutBranch is the branch a checkout's pushes move: o.Branch, else
+// the branch o.Rev names or walks back along, else HEAD's.
+func (r *Repo) checkoutBranch(ctx context.Context, o CheckoutOptions) (refs.Name, error) {
+	if o.Branch != "" {
+		return refs.Branch(o.Branch)
+	}
+	if name := refs.RevName(o.Rev); name != "" && name != "HEAD" {
+		if n, err := refs.Branch(strings.TrimPrefix(name, refs.HeadsPrefix)); err == nil {
+			if _, err := r.refs.Read(ctx, n); err == nil {
+				return n, nil
+			}
+		}
+	}
+	return r.refs.Head(ctx)
+}
+
+// headOfHEAD is the record of the head of HEAD's branch, where a new
+// branch starts; nil when HEAD's branch is branch itself or has no
+// version yet.
+func (r *Repo) headOfHEAD(ctx context.Context, branch refs.Name) (*version.Record, error) {
+	head, err := r.refs.Head(ctx)
+	if err != nil || head == branch {
+		return nil, err
+	}
+	ref, err := r.refs.Read(ctx, head)
+	if errors.Is(err, refs.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.Record(ctx, ref.ID)
 }
 
 // writeWorkingCatalog writes the DuckDB file a working catalog starts as,

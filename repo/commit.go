@@ -52,6 +52,9 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 	if cur, err := OpenWorkdir(w.Dir); err == nil {
 		w.State, w.BaseRecord = cur.State, cur.BaseRecord
 	}
+	if w.State.Pulling != nil {
+		return nil, &PullInterruptedError{Dir: w.Dir}
+	}
 	w.removeStaleTemps()
 	id, err := version.NewIDAfter(w.State.Base)
 	if err != nil {

@@ -311,9 +311,15 @@ func (e *ExtraFilesError) Unwrap() error { return ErrExtraFiles }
 type FormatUpgradeError struct {
 	Branch refs.Name
 	Change FormatChange
+	// Request is set when the move was a request's approval.
+	Request refs.Name
 }
 
 func (e *FormatUpgradeError) Error() string {
+	if e.Request != "" {
+		return fmt.Sprintf("approving %s into %s refused: it would move the branch from %s (version %s) to %s (version %s): readers on the older DuckDB release lose the branch; nothing was moved. To approve it anyway, approve again allowing the format upgrade, and keep the older version under a tag or branch for those readers",
+			e.Request.Short(), e.Branch.Short(), e.Change.From, e.Change.From.Version, e.Change.To, e.Change.To.Version)
+	}
 	return fmt.Sprintf("push to %s refused: it would move the branch from %s (version %s) to %s (version %s): readers on the older DuckDB release lose the branch; nothing was moved. To publish it anyway, push again allowing the format upgrade, and keep the older version under a tag or branch for those readers",
 		e.Branch.Short(), e.Change.From, e.Change.From.Version, e.Change.To, e.Change.To.Version)
 }
@@ -451,3 +457,17 @@ func (e *GCStopError) Error() string {
 }
 
 func (e *GCStopError) Unwrap() error { return e.Err }
+
+// OrphanExistsError: an orphan checkout (a new history) was asked for a
+// branch that exists; a version committed there could never be pushed to
+// it (not a fast-forward).
+type OrphanExistsError struct {
+	Branch refs.Name
+	Head   version.ID
+}
+
+func (e *OrphanExistsError) Error() string {
+	return fmt.Sprintf("an orphan checkout starts a new history, but branch %s exists (at %s) and would refuse it as not a fast-forward: name a new branch: %v", e.Branch.Short(), e.Head, ErrInvalidArguments)
+}
+
+func (e *OrphanExistsError) Unwrap() error { return ErrInvalidArguments }

@@ -27,14 +27,14 @@ import (
 type GCResult struct {
 	FloorMoved bool  `json:"floor_moved"`
 	Floor      int64 `json:"floor_generation"`
-	Marked     int   `json:"marked"`  // markers written
+	Marked     int   `json:"markers_written"`
 	Excised    int   `json:"excised"` // catalogs and dataset.json files deleted
-	DataFiles  int   `json:"data_files"`
-	Abandoned  int   `json:"abandoned"` // version folders deleted whole
-	Temps      int   `json:"temps"`     // temporary files of interrupted writes deleted
-	// Packs counts the history packs written, PacksDeleted those deleted
-	// (of versions gone).
-	Packs        int `json:"packs"`
+	DataFiles  int   `json:"data_files_deleted"`
+	Abandoned  int   `json:"abandoned_deleted"` // version folders deleted whole
+	Temps      int   `json:"temps_deleted"`     // temporary files of interrupted writes deleted
+	// PacksWritten counts the history packs written, PacksDeleted those
+	// deleted (of versions gone).
+	PacksWritten int `json:"packs_written"`
 	PacksDeleted int `json:"packs_deleted"`
 	// Protected counts planned data deletions called off because a version
 	// that appeared while gc ran (a push) lists the file.

@@ -84,7 +84,7 @@ func (r *Repo) applyPacks(ctx context.Context, p *GCPlan, _ *retention.Floor, re
 			return err
 		}
 		if wrote {
-			res.Packs++
+			res.PacksWritten++
 		}
 	}
 	return nil

@@ -26,11 +26,11 @@ import (
 type GCTotals struct {
 	Catalogs       int   `json:"catalogs"` // versions whose catalog or dataset.json go
 	CatalogBytes   int64 `json:"catalog_bytes"`
-	DataFiles      int   `json:"data_files"`
+	DataFiles      int   `json:"data_files_count"`
 	DataBytes      int64 `json:"data_bytes"`
-	Abandoned      int   `json:"abandoned"` // version folders deleted whole
+	Abandoned      int   `json:"abandoned_count"` // version folders deleted whole
 	AbandonedBytes int64 `json:"abandoned_bytes"`
-	Temps          int   `json:"temps"` // temporary files of interrupted writes
+	Temps          int   `json:"temps_count"` // temporary files of interrupted writes
 	TempBytes      int64 `json:"temp_bytes"`
 	Bytes          int64 `json:"bytes"` // all of the above
 }
@@ -54,6 +54,9 @@ type GCPlan struct {
 	// FloorGeneration is the stored floor's generation (0: never moved).
 	FloorGeneration int64 `json:"floor_generation"`
 	*retention.Decision
+	// Branches is each branch's retention window as the JSON shows it
+	// (the decision's, with the branch's short and full names).
+	Branches []GCBranch `json:"branches"`
 	// DataFiles are the data files step 3 deletes, by key.
 	DataFiles []retention.DataDeletion `json:"data_files"`
 	Data      retention.DataStats      `json:"data"`
@@ -164,7 +167,24 @@ func newGCPlan(now time.Time, in *retention.Input, d *retention.Decision, floorT
 	if in.Floor != nil {
 		plan.FloorGeneration = in.Floor.Generation
 	}
+	plan.Branches = []GCBranch{}
+	for _, b := range d.Branches {
+		n := refs.Name(b.Branch)
+		plan.Branches = append(plan.Branches, GCBranch{Ref: n, Branch: n.Short(), Head: b.Head, Floor: b.Floor, Seq: b.Seq, Snapshot: b.Snapshot})
+	}
 	return plan
+}
+
+// GCBranch is one branch's retention window in 'fdl gc --json': the
+// floor.json entry (docs/spec.md §14) with the branch's short name in
+// branch and its full name in ref.
+type GCBranch struct {
+	Ref      refs.Name  `json:"ref"`
+	Branch   string     `json:"branch"`
+	Head     version.ID `json:"head"`
+	Floor    version.ID `json:"floor"`
+	Seq      int64      `json:"seq"`
+	Snapshot int64      `json:"snapshot"`
 }
 
 // planData is gc's step 3 in the plan: which data files go. Its inputs are

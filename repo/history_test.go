@@ -104,7 +104,7 @@ func TestHistoryReadsWhatItShows(t *testing.T) {
 		})
 		show := func(rev string, want *version.Record) func(r *repo.Repo) string {
 			return func(r *repo.Repo) string {
-				v, err := r.Show(ctx, rev)
+				v, err := r.Show(ctx, rev, repo.ShowOptions{})
 				if err != nil {
 					t.Fatalf("show %s: %v", rev, err)
 				}
@@ -369,8 +369,8 @@ func TestPacksVerifiedAndRewritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(run.Plan.Packs) != 2 || run.Result.Packs != 2 {
-		t.Fatalf("gc planned packs %v, wrote %d; want seq 4 and 6", run.Plan.Packs, run.Result.Packs)
+	if len(run.Plan.Packs) != 2 || run.Result.PacksWritten != 2 {
+		t.Fatalf("gc planned packs %v, wrote %d; want seq 4 and 6", run.Plan.Packs, run.Result.PacksWritten)
 	}
 	for _, seq := range []int{4, 6} {
 		b, _, err := store.ReadAll(ctx, st, key(seq))

@@ -18,7 +18,10 @@ type LogEntry struct {
 	Local bool `json:"local,omitempty"`
 	// Retired is true for a version out of retention: its record stays,
 	// its catalog is deleted (gc).
-	Retired bool `json:"retired,omitempty"`
+	Retired bool `json:"retired"`
+	// Refs are the full names of the refs that point at it (branches,
+	// then tags, then requests, each sorted), [] for none.
+	Refs []refs.Name `json:"refs"`
 }
 
 // History is a first-parent history, newest first.
@@ -120,10 +123,33 @@ func (r *Repo) History(ctx context.Context, rev string, max int) (*History, erro
 	for _, rec := range local {
 		isLocal[rec.ID] = true
 	}
+	pointing, bad, err := r.refs.List(ctx, "refs/")
+	if err != nil {
+		return nil, err
+	}
+	h.Warnings = append(h.Warnings, bad...)
+	at := map[version.ID][]refs.Name{}
+	for _, ref := range pointing { // sorted by name: heads, requests, tags
+		at[ref.ID] = append(at[ref.ID], ref.Name)
+	}
 	for i, rec := range recs {
-		h.Entries[i] = LogEntry{Record: rec, Short: abbrev.Short(rec.ID), Local: isLocal[rec.ID], Retired: retired[rec.ID]}
+		h.Entries[i] = LogEntry{Record: rec, Short: abbrev.Short(rec.ID), Local: isLocal[rec.ID], Retired: retired[rec.ID], Refs: decorationOrder(at[rec.ID])}
 	}
 	return h, nil
+}
+
+// decorationOrder sorts ref names as log shows them: branches, tags, then
+// requests ([] for none).
+func decorationOrder(names []refs.Name) []refs.Name {
+	out := make([]refs.Name, 0, len(names))
+	for _, k := range []refs.Kind{refs.KindBranch, refs.KindTag, refs.KindRequest} {
+		for _, n := range names {
+			if n.Kind() == k {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 func ids(recs []*version.Record) []version.ID {

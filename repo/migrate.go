@@ -89,7 +89,7 @@ type MigrateResult struct {
 	// old format, for readers of that format.
 	Parent    version.ID           `json:"parent"`
 	ParentSeq int64                `json:"parent_seq"`
-	Version   *version.Record      `json:"version"` // the new version, now the branch's head
+	Version   *version.Record      `json:"record"` // the new version, now the branch's head
 	Migration ducklake.MigrateInfo `json:"migration"`
 	// Attach is the DuckDB statement that attaches the new version
 	// READ_ONLY.
@@ -334,7 +334,7 @@ func (w *Workdir) refuseLocalWork(ctx context.Context) error {
 	if n := len(pending); n > 0 {
 		return &LocalWorkError{Dir: w.Dir, Branch: w.State.Branch, Unpushed: n}
 	}
-	st, err := w.Status(ctx)
+	st, err := w.Status(ctx, StatusOptions{Offline: true})
 	if err != nil {
 		return err
 	}

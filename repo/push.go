@@ -89,10 +89,14 @@ func (p Pending) entry() (history.Entry, error) {
 	return history.NewEntry(b, p.Record.ID)
 }
 
-// PushResult says what a push did.
+// PushResult says what a push did (or a request's creation or update,
+// which publish the same way). Its JSON is 'fdl push --json'.
 type PushResult struct {
-	Branch   refs.Name  `json:"branch"`
-	Old      version.ID `json:"old,omitempty"` // what the branch held ("" if it did not exist)
+	// Ref is the ref moved (refs/heads/… for a push); Branch its short
+	// name.
+	Ref      refs.Name  `json:"ref"`
+	Branch   string     `json:"branch"`
+	Old      version.ID `json:"old,omitempty"` // what the ref held ("" if it did not exist)
 	New      version.ID `json:"new"`
 	Uploaded int        `json:"uploaded"` // versions uploaded
 	UpToDate bool       `json:"up_to_date"`
@@ -131,21 +135,7 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 // PushWith is Push with options: with o.AllowFormatUpgrade a push to a
 // newer format is made, and PushResult.FormatUpgrade says so.
 func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, pending []Pending, o PushOptions) (PushResult, error) {
-	res := PushResult{Branch: branch, New: head}
-	local := make([]history.Entry, len(pending))
-	for i, p := range pending {
-		e, err := p.entry()
-		if err != nil {
-			return res, err
-		}
-		local[i] = e
-	}
-	recs := withLocal{r, r.hist.WithLocal(local), map[version.ID]*version.Record{}}
-	var confirmErr error
-	for _, e := range local {
-		recs.extra[e.Record.ID] = e.Record
-	}
-	_, err := r.refs.Update(ctx, branch, func(ctx context.Context, cur refs.Ref, err error) (refs.Move, error) {
+	rule := func(ctx context.Context, cur refs.Ref, err error, recs withLocal, res *PushResult) (refs.Move, error) {
 		switch {
 		case errors.Is(err, refs.ErrNotFound):
 			if err := r.refs.CheckNewName(ctx, branch); err != nil {
@@ -154,10 +144,8 @@ func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, 
 		case err != nil:
 			return refs.Move{}, err
 		case cur.ID == head:
-			res.Old, res.UpToDate = cur.ID, true
 			return refs.Move{}, nil
 		default:
-			res.Old = cur.ID
 			if err := refs.CheckHeld(ctx, recs, branch, cur.ID); err != nil {
 				return refs.Move{}, err
 			}
@@ -168,27 +156,65 @@ func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, 
 			if !ok {
 				return refs.Move{}, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.where}
 			}
-			if err := r.checkFormatUpgrade(ctx, recs, branch, cur.ID, head, o, &res); err != nil {
+			if err := r.checkFormatUpgrade(ctx, recs, branch, cur.ID, head, o, res); err != nil {
 				return refs.Move{}, err
 			}
+		}
+		return refs.Move{To: head, Action: refs.ActionPush, Why: "push: "}, nil
+	}
+	res, err := r.publish(ctx, branch, head, pending, rule)
+	if ce := (*refs.ConflictError)(nil); errors.As(err, &ce) {
+		return res, &RefusedError{Branch: branch, Current: ce.Now, Proposed: head, Race: true, URL: r.where}
+	}
+	return res, err
+}
+
+// publishRule decides a publish of head onto a ref from what the ref holds
+// (cur and the read's error, as refs.Check gets them), reading records
+// through recs (which include the pending versions): the move to make (a
+// Why that is empty or ends with ": " is completed with head's message,
+// first line), the zero Move when the ref holds head already, or an error
+// refusing it. It may note what it decided in res.
+type publishRule func(ctx context.Context, cur refs.Ref, err error, recs withLocal, res *PushResult) (refs.Move, error)
+
+// publish uploads pending versions and moves ref n to head as rule
+// decides, in one refs.Manager.Update: the uploads run inside the check,
+// then the ref log entry is written, confirmPush runs (no running gc may
+// delete what the versions need, every file they read is in the store,
+// their folders are whole), and the compare-and-swap; a publish refused
+// after its uploads removes them. The one way versions reach a ref, for a
+// push and for a request.
+func (r *Repo) publish(ctx context.Context, n refs.Name, head version.ID, pending []Pending, rule publishRule) (PushResult, error) {
+	res := PushResult{Ref: n, Branch: n.Short(), New: head}
+	recs, err := r.withLocal(pending)
+	if err != nil {
+		return res, err
+	}
+	var confirmErr error
+	_, err = r.refs.Update(ctx, n, func(ctx context.Context, cur refs.Ref, err error) (refs.Move, error) {
+		res.Old = cur.ID
+		mv, err := rule(ctx, cur, err, recs, &res)
+		if err != nil || mv.Action == "" {
+			res.UpToDate = err == nil
+			return refs.Move{}, err
 		}
 		if err := r.upload(ctx, head, pending, recs.h, &res); err != nil {
 			return refs.Move{}, err
 		}
-		confirm := func(ctx context.Context, entry string) error {
+		if mv.Why == "" || strings.HasSuffix(mv.Why, ": ") {
+			mv.Why += firstLine(r.pushMessage(ctx, head, recs.extra))
+		}
+		mv.Confirm = func(ctx context.Context, entry string) error {
 			if err := r.confirmPush(ctx, head, pending, entry); err != nil {
 				confirmErr = err
 				return err
 			}
 			return nil
 		}
-		return refs.Move{To: head, Action: refs.ActionPush, Why: "push: " + firstLine(r.pushMessage(ctx, head, recs.extra)), Confirm: confirm}, nil
+		return mv, nil
 	})
-	if ce := (*refs.ConflictError)(nil); errors.As(err, &ce) {
-		return res, &RefusedError{Branch: branch, Current: ce.Now, Proposed: head, Race: true, URL: r.where}
-	}
 	if confirmErr != nil && err == confirmErr {
-		// Refused after the uploads: take them back, so a refused push
+		// Refused after the uploads: take them back, so a refused publish
 		// leaves the repository as it found it.
 		r.removeUploads(ctx, pending)
 		res.Uploaded = 0
@@ -306,6 +332,25 @@ type withLocal struct {
 	extra map[version.ID]*version.Record
 }
 
+// withLocal returns the record reader and history walker of the
+// repository with the pending versions (committed here, not in the store)
+// read first. Errors: a pending version.json's.
+func (r *Repo) withLocal(pending []Pending) (withLocal, error) {
+	local := make([]history.Entry, len(pending))
+	for i, p := range pending {
+		e, err := p.entry()
+		if err != nil {
+			return withLocal{}, err
+		}
+		local[i] = e
+	}
+	w := withLocal{r, r.hist.WithLocal(local), map[version.ID]*version.Record{}}
+	for _, e := range local {
+		w.extra[e.Record.ID] = e.Record
+	}
+	return w, nil
+}
+
 func (w withLocal) Record(ctx context.Context, id version.ID) (*version.Record, error) {
 	if rec := w.extra[id]; rec != nil {
 		return rec, nil
@@ -380,6 +425,17 @@ func (r *Repo) checkLineage(ctx context.Context, pending []Pending) error {
 		}
 	}
 	return nil
+}
+
+// checkLocal compares a local version's catalog and dataset.json with the
+// sizes and digests its record gives (show of an unpushed version).
+// Errors: *ChecksumError naming the local file and both digests.
+func checkLocal(p Pending) error {
+	c := p.Record.Catalog
+	if err := checkLocalFile(p, version.CatalogFile, version.File{Size: c.Size, SHA256: c.SHA256}); err != nil {
+		return err
+	}
+	return checkLocalFile(p, version.DatasetFile, p.Record.Dataset)
 }
 
 // checkLocalFile compares a local version's file (dataset.json; catalogs
@@ -649,10 +705,20 @@ func (w *Workdir) PushWith(ctx context.Context, r *Repo, branch string, o PushOp
 	if err != nil {
 		return PushResult{}, err
 	}
+	return w.publish(ctx, r, "push", func(pending []Pending) (PushResult, error) {
+		return r.PushWith(ctx, name, w.State.Base, pending, o)
+	}, PushResult{Ref: name, Branch: name.Short()})
+}
+
+// publish runs a publish of the working directory's base (a push, a
+// request) under the working directory's lock, with its pending versions,
+// then records the base as upstream and removes the local copies the
+// publish uploaded. Errors: NothingToPushError before the first version.
+func (w *Workdir) publish(ctx context.Context, r *Repo, what string, do func([]Pending) (PushResult, error), empty PushResult) (PushResult, error) {
 	if w.State.Base == "" {
-		return PushResult{Branch: name}, NothingToPushError{}
+		return empty, NothingToPushError{}
 	}
-	unlock, err := w.lock("push")
+	unlock, err := w.lock(what)
 	if err != nil {
 		return PushResult{}, err
 	}
@@ -665,7 +731,7 @@ func (w *Workdir) PushWith(ctx context.Context, r *Repo, branch string, o PushOp
 	if err != nil {
 		return PushResult{}, err
 	}
-	res, err := r.PushWith(ctx, name, w.State.Base, pending, o)
+	res, err := do(pending)
 	if err != nil {
 		return res, err
 	}

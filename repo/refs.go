@@ -62,7 +62,7 @@ type RefItem struct {
 	Short   string `json:"short_id"`
 	Seq     int64  `json:"seq"`
 	Message string `json:"message"`
-	Head    bool   `json:"head,omitempty"`
+	Head    bool   `json:"is_head"` // the branch HEAD names
 }
 
 // RefList is a listing of refs.
@@ -126,16 +126,20 @@ func matchAny(patterns []string, name string) bool {
 
 // NewRef is a ref just created. Its JSON is 'fdl tag NAME --json'.
 type NewRef struct {
-	ID     version.ID  `json:"id"`
-	Name   string      `json:"name"`
-	Ref    refs.Name   `json:"ref"`
-	Kind   refs.Kind   `json:"-"`
-	Abbrev refs.Abbrev `json:"-"`
+	ID   version.ID `json:"id"`
+	Name string     `json:"name"`
+	Ref  refs.Name  `json:"ref"`
+	// UpToDate is true when the ref already held the version (nothing
+	// was written).
+	UpToDate bool        `json:"up_to_date"`
+	Kind     refs.Kind   `json:"-"`
+	Abbrev   refs.Abbrev `json:"-"`
 }
 
 // CreateTag makes tag name point at rev's version (default: defaultRev).
-// Tags never move: an existing tag is refused (refs.ErrExists); a version
-// out of retention is refused (*RetiredError).
+// Tags never move: a tag that holds another version is refused
+// (*refs.ExistsError); one that holds this version is no error (UpToDate);
+// a version out of retention is refused (*RetiredError).
 func (r *Repo) CreateTag(ctx context.Context, name, rev string) (*NewRef, error) {
 	n, err := refs.Tag(name)
 	if err != nil {
@@ -163,12 +167,12 @@ func (r *Repo) createRef(ctx context.Context, n refs.Name, rev string) (*NewRef,
 	if err != nil {
 		return nil, err
 	}
-	err = r.refs.Create(ctx, n, rec.ID, "created at "+rev, func(ctx context.Context) error { return r.refuseRetired(ctx, rec) })
+	existed, err := r.refs.Create(ctx, n, rec.ID, "created at "+rev, func(ctx context.Context) error { return r.refuseRetired(ctx, rec) })
 	if err != nil {
 		return nil, err
 	}
 	abbrev, _ := r.Abbrev(ctx, rec.ID)
-	return &NewRef{ID: rec.ID, Name: n.Short(), Ref: n, Kind: n.Kind(), Abbrev: abbrev}, nil
+	return &NewRef{ID: rec.ID, Name: n.Short(), Ref: n, Kind: n.Kind(), Abbrev: abbrev, UpToDate: existed}, nil
 }
 
 // Unprotected are versions no branch holds any more (undone by a move back
@@ -182,8 +186,9 @@ type Unprotected struct {
 // DeletedBranch is a branch just deleted. Its JSON is 'fdl branch -d
 // --json'.
 type DeletedBranch struct {
-	Ref refs.Name  `json:"deleted"`
-	ID  version.ID `json:"id"`
+	Branch string     `json:"branch"` // short name
+	Ref    refs.Name  `json:"ref"`    // full name
+	ID     version.ID `json:"id"`     // the version it held
 	// Unprotected, if not nil, are the deleted branch's versions that may
 	// leave retention at the next gc.
 	Unprotected *Unprotected `json:"-"`
@@ -202,7 +207,7 @@ func (r *Repo) DeleteBranch(ctx context.Context, name string) (*DeletedBranch, e
 	if err != nil {
 		return nil, err
 	}
-	out := &DeletedBranch{Ref: ref.Name, ID: ref.ID}
+	out := &DeletedBranch{Branch: ref.Name.Short(), Ref: ref.Name, ID: ref.ID}
 	if ids, err := r.OnlyReachedFrom(ctx, ref.ID); err == nil {
 		out.Unprotected = r.unprotected(ctx, ids)
 	}
@@ -377,4 +382,20 @@ func (l *firstParents) at(ctx context.Context, seq int64) (version.ID, error) {
 		}
 	}
 	return l.bySeq[seq], nil
+}
+
+// RefNames returns the short names of the refs under prefix
+// (refs.HeadsPrefix, refs.TagsPrefix, refs.RequestsPrefix) that exist,
+// sorted; refs that cannot be read are left out. It reads no record (shell
+// completion uses it).
+func (r *Repo) RefNames(ctx context.Context, prefix string) ([]string, error) {
+	good, _, err := r.refs.List(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(good))
+	for i, ref := range good {
+		out[i] = ref.Name.Short()
+	}
+	return out, nil
 }

@@ -69,6 +69,7 @@ type EventOp string
 const (
 	OpUpload   EventOp = "upload"
 	OpDownload EventOp = "download"
+	OpVerify   EventOp = "verify" // a catalog read to check its sha256
 )
 
 // Event reports progress of a long operation.

@@ -40,7 +40,7 @@ type RetentionState struct {
 	// Stored is false while the repository has no policy object (the
 	// default policy applies).
 	Stored  bool             `json:"stored"`
-	Floor   *retention.Floor `json:"floor"`
+	Floor   *retention.Floor `json:"retention_floor"`
 	Changed bool             `json:"changed"`
 	// FloorBad is true when the floor does not parse (the policy can
 	// still be read and set); the reason is in Warnings.

@@ -60,7 +60,7 @@ func collect(t *testing.T, r *repo.Repo, wd string, push *repo.PushResult, p pri
 	for _, e := range h.Entries {
 		p.add(t, "log in the working directory", e.Short, e.ID)
 	}
-	v, err := r.Show(ctx, "main")
+	v, err := r.Show(ctx, "main", repo.ShowOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func collect(t *testing.T, r *repo.Repo, wd string, push *repo.PushResult, p pri
 		p.add(t, "push", push.Abbrev.Short(push.Old), push.Old)
 		p.add(t, "push", push.Abbrev.Short(push.New), push.New)
 	}
-	st, err := w.Status(ctx)
+	st, err := w.Status(ctx, repo.StatusOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

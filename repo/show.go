@@ -20,9 +20,16 @@ type Shown struct {
 	Record  *version.Record  `json:"record"`
 	Dataset *version.Dataset `json:"dataset,omitempty"`
 	Short   string           `json:"short_id"`
-	Retired *ShownRetired    `json:"retired,omitempty"`
-	// Attach is "" for a retired version: it cannot be attached.
+	// Retirement says when and why the version left retention (nil while
+	// it is in retention).
+	Retirement *Retirement `json:"retirement,omitempty"`
+	// Attach is "" when the version cannot be attached: retired, or its
+	// catalog does not match its record.
 	Attach string `json:"attach"`
+	// Verified is true when the catalog's size and sha256 were checked
+	// against the record (false with ShowOptions.NoVerify, and for a
+	// retired version).
+	Verified bool `json:"verified"`
 	// Readers say which DuckDB releases read the version: the record's, or
 	// for a record written before fdl recorded them, derived from its
 	// storage version and format (ReadersDerived true).
@@ -39,24 +46,37 @@ type Shown struct {
 	Abbrev refs.Abbrev `json:"-"`
 }
 
-// ShownRetired says when and why a shown version left retention.
-type ShownRetired struct {
+// Retirement says when and why a version left retention.
+type Retirement struct {
 	At     time.Time `json:"at"`
-	Floor  int64     `json:"floor"`
+	Floor  int64     `json:"floor_generation"`
 	Reason string    `json:"reason"`
 	Marked bool      `json:"marked"`
+}
+
+// ShowOptions are the inputs of Show and Attach.
+type ShowOptions struct {
+	// NoVerify skips the catalog's sha256 (its size is still checked, one
+	// Stat): the ATTACH statement is then handed out unverified.
+	NoVerify bool
+	// Alias is the database name of the ATTACH statement (default
+	// "v<seq>").
+	Alias string
 }
 
 // Show returns rev's version (default: defaultRev). Opened from a working
 // directory with unpushed versions and without rev, it shows the newest
 // of those, from the local copy. Before its ATTACH statement is given, the
-// stored version's folder is checked (CheckVersionFolder, one listing):
-// the catalog's size matches the record and nothing lies beside it.
-// Errors: the Resolve errors, *ChecksumError, *ExtraFilesError, the
-// store's.
-func (r *Repo) Show(ctx context.Context, rev string) (*Shown, error) {
-	s, err := r.show(ctx, rev)
-	if err == nil {
+// stored version's folder is checked (CheckVersionFolder, one listing:
+// the catalog's size matches the record and nothing lies beside it) and
+// its catalog against its record: size and sha256, streamed from the store
+// (skipped with o.NoVerify). When a check fails, Show returns the Shown
+// without a statement (Attach "") and the error, so a caller can still
+// print the record. Errors: the Resolve errors, *ChecksumError,
+// *ExtraFilesError, the store's.
+func (r *Repo) Show(ctx context.Context, rev string, o ShowOptions) (*Shown, error) {
+	s, err := r.show(ctx, rev, o)
+	if s != nil {
 		var recorded bool
 		s.Readers, recorded = s.Record.EffectiveReaders()
 		s.ReadersDerived = !recorded
@@ -65,20 +85,14 @@ func (r *Repo) Show(ctx context.Context, rev string) (*Shown, error) {
 	return s, err
 }
 
-func (r *Repo) show(ctx context.Context, rev string) (*Shown, error) {
+func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, error) {
 	local := r.localVersions(rev)
 	if len(local) > 0 {
-		rec := local[0]
-		abbrev, err := r.Abbrev(ctx, append(ids(local), rec.Parents...)...)
+		abbrev, err := r.Abbrev(ctx, append(ids(local), local[0].Parents...)...)
 		if err != nil {
 			return nil, err
 		}
-		ds, err := r.wd.LocalDataset(rec.ID)
-		if err != nil {
-			return nil, err
-		}
-		return &Shown{Record: rec, Dataset: ds, Short: abbrev.Short(rec.ID), Abbrev: abbrev, Branch: r.wd.State.Branch,
-			Attach: withReaderNote(r.AttachStatement(r.wd.LocalCatalog(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true), rec.DuckLake.Format)}, nil
+		return r.showLocal(local[0], abbrev, o)
 	}
 	if rev == "" {
 		rev = r.defaultRev()
@@ -98,15 +112,74 @@ func (r *Repo) show(ctx context.Context, rev string) (*Shown, error) {
 	if ret, err := r.Retirement(ctx, rec.ID); err != nil {
 		return nil, err
 	} else if ret != nil {
-		out.Retired = &ShownRetired{At: ret.At, Floor: ret.Floor, Reason: ret.Reason, Marked: ret.Marked}
+		out.Retirement = &Retirement{At: ret.At, Floor: ret.Floor, Reason: ret.Reason, Marked: ret.Marked}
 		return out, nil
 	}
 	if out.Dataset, err = r.Dataset(ctx, rec.ID); err != nil {
 		return nil, err
 	}
-	if err := r.CheckVersionFolder(ctx, rec); err != nil {
+	err = r.CheckVersionFolder(ctx, rec)
+	if err == nil && !o.NoVerify {
+		err = r.CheckCatalog(ctx, rec)
+	}
+	if err != nil {
+		return out, err
+	}
+	out.Verified = !o.NoVerify
+	out.Attach = withReaderNote(r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, alias(o, rec), true), rec.DuckLake.Format)
+	return out, nil
+}
+
+// showLocal is Show of a version committed in the working directory and
+// not pushed: its local files are checked against the record.
+func (r *Repo) showLocal(rec *version.Record, abbrev refs.Abbrev, o ShowOptions) (*Shown, error) {
+	ds, err := r.wd.LocalDataset(rec.ID)
+	if err != nil {
 		return nil, err
 	}
-	out.Attach = withReaderNote(r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true), rec.DuckLake.Format)
+	out := &Shown{Record: rec, Dataset: ds, Short: abbrev.Short(rec.ID), Abbrev: abbrev, Branch: r.wd.State.Branch}
+	if !o.NoVerify {
+		if err := checkLocal(Pending{Record: rec, Dir: r.wd.stateDir(LocalVersions, string(rec.ID))}); err != nil {
+			return out, err
+		}
+		out.Verified = true
+	}
+	out.Attach = withReaderNote(r.AttachStatement(r.wd.LocalCatalog(rec.ID), rec.DuckLake.DataPath, alias(o, rec), true), rec.DuckLake.Format)
 	return out, nil
+}
+
+func alias(o ShowOptions, rec *version.Record) string {
+	if o.Alias != "" {
+		return o.Alias
+	}
+	return fmt.Sprint("v", rec.Seq)
+}
+
+// Attached is what 'fdl attach' gives: a version's ATTACH statement, its
+// catalog checked first. Its JSON is 'fdl attach --json'.
+type Attached struct {
+	ID     version.ID `json:"id"`
+	Seq    int64      `json:"seq"`
+	Attach string     `json:"attach"`
+}
+
+// Attach returns the DuckDB statement that attaches rev's version (default
+// as Show), after checking its catalog's size and sha256 against the
+// record (streamed from the store). Errors: *RetiredError (the version left
+// retention: nothing to attach), *ChecksumError, the Resolve errors, the
+// store's.
+func (r *Repo) Attach(ctx context.Context, rev string, o ShowOptions) (*Attached, error) {
+	o.NoVerify = false
+	v, err := r.Show(ctx, rev, o)
+	if err != nil {
+		return nil, err
+	}
+	if v.Retirement != nil {
+		ret, err := r.Retirement(ctx, v.Record.ID)
+		if err != nil {
+			return nil, err
+		}
+		return nil, ret
+	}
+	return &Attached{ID: v.Record.ID, Seq: v.Record.Seq, Attach: v.Attach}, nil
 }

@@ -10,30 +10,44 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
 
 // Status: the working catalog against its base version.
 
-// Status is the working catalog compared with its base version.
+// Status is the working catalog compared with its base version, and the
+// base compared with the head of its branch. Its JSON is 'fdl status
+// --json' (docs/cli.md gives every field's type).
 type Status struct {
-	Dir        string     `json:"dir"`
-	Repository string     `json:"repository"`
-	Branch     string     `json:"branch"`
-	Base       version.ID `json:"base,omitempty"`
-	BaseSeq    int64      `json:"base_seq,omitempty"`
+	Dir        string `json:"dir"`
+	Repository string `json:"repository"`
+	// Branch is the short name of the branch push moves by default.
+	Branch string     `json:"branch"`
+	Base   version.ID `json:"base,omitempty"`
+	// BaseSeq is the base's seq (absent without a base).
+	BaseSeq int64 `json:"base_seq,omitempty"`
 	// BaseSnapshot is the base's last snapshot (-1 without a base).
 	BaseSnapshot int64 `json:"base_snapshot"`
-	// Unpushed counts local versions not in the store yet.
+	// Unpushed counts versions committed here and not in the store yet.
 	Unpushed int `json:"unpushed"`
-	// Snapshots are the working catalog's snapshots after the base.
+	// Snapshots are the working catalog's snapshots after the base: work
+	// not committed yet.
 	Snapshots []ducklake.Snapshot `json:"snapshots"`
 	// Tables lists the tables the new snapshots touched, by the
 	// changes_made items naming them.
 	Tables []string `json:"tables_touched"`
-	// Descends is false when the catalog does not continue its base.
-	Descends bool   `json:"descends"`
-	Problem  string `json:"problem,omitempty"`
+	// ContinuesBase is false when the working catalog does not continue
+	// its base's snapshots (it was replaced by another catalog, or the
+	// base's last snapshot was expired): it cannot be committed; Problem
+	// says why.
+	ContinuesBase bool   `json:"continues_base"`
+	Problem       string `json:"problem,omitempty"`
+	// Tracking compares the base with the head of the branch in the
+	// store; nil with StatusOptions.Offline, or when the branch could not
+	// be read (TrackingError says why).
+	Tracking      *Tracking `json:"tracking"`
+	TrackingError string    `json:"tracking_error,omitempty"`
 	// PendingWAL is the DuckDB write-ahead log beside a DuckDB working
 	// catalog, if there is one: writes committed in DuckDB but not yet
 	// checkpointed into the catalog file (a session still attached, or one
@@ -43,14 +57,59 @@ type Status struct {
 	PendingWALBytes int64  `json:"pending_wal_bytes,omitempty"`
 }
 
+// TrackingState says how a working directory's base relates to the head
+// of its branch.
+type TrackingState string
+
+// The tracking states.
+const (
+	// TrackUpToDate: the base is the branch's head.
+	TrackUpToDate TrackingState = "up-to-date"
+	// TrackAhead: the base descends from the head; push is a fast-forward.
+	TrackAhead TrackingState = "ahead"
+	// TrackBehind: the head descends from the base; pull is a
+	// fast-forward, and a version committed here is not (push refuses it).
+	TrackBehind TrackingState = "behind"
+	// TrackDiverged: each has versions the other lacks; push refuses.
+	TrackDiverged TrackingState = "diverged"
+	// TrackNoBranch: the branch does not exist in the repository (yet):
+	// push creates it.
+	TrackNoBranch TrackingState = "no-branch"
+)
+
+// Tracking is the base against the head of the branch, read with one ref
+// read and the records between the two (refs.AheadBehind).
+type Tracking struct {
+	// Ref is the branch's full name (refs/heads/…).
+	Ref refs.Name `json:"ref"`
+	// Head is the version the branch holds ("" with TrackNoBranch).
+	Head    version.ID    `json:"head,omitempty"`
+	HeadSeq int64         `json:"head_seq,omitempty"`
+	State   TrackingState `json:"state"`
+	// Ahead counts versions of the base's first-parent history (local or
+	// already in the store) that the branch lacks; Behind those of the
+	// branch that the base lacks.
+	Ahead  int `json:"ahead"`
+	Behind int `json:"behind"`
+}
+
+// StatusOptions are the inputs of Workdir.Status.
+type StatusOptions struct {
+	// Offline skips the branch: no read of the store at all.
+	Offline bool
+}
+
 // Status reads the working catalog (read-only) and compares it with the
-// base. Its cost follows the snapshots after the base, not the catalog's
-// size: it reads the base's snapshot and those after it, and the names of
-// the tables there (ducklake.ReadRecent; a SQLite working catalog is read
-// in place, without a conversion). Errors: ducklake.ErrLocked while
-// another process holds the catalog.
-func (w *Workdir) Status(ctx context.Context) (*Status, error) {
-	st := &Status{Dir: w.Dir, Repository: store.RedactURL(w.State.Repository), Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, Descends: true}
+// base, then (unless o.Offline) reads the branch's ref once and compares
+// the base with the branch's head. A branch that cannot be read (the store
+// is unreachable) is reported in TrackingError, not as an error. Its cost
+// follows the snapshots after the base, not the catalog's size: it reads
+// the base's snapshot and those after it, and the names of the tables
+// there (ducklake.ReadRecent; a SQLite working catalog is read in place,
+// without a conversion). Errors:
+// ducklake.ErrLocked while another process holds the catalog.
+func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) {
+	st := &Status{Dir: w.Dir, Repository: store.RedactURL(w.State.Repository), Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, ContinuesBase: true}
 	if w.BaseRecord != nil {
 		st.BaseSeq = w.BaseRecord.Seq
 		st.BaseSnapshot = w.BaseRecord.DuckLake.Snapshot
@@ -60,6 +119,22 @@ func (w *Workdir) Status(ctx context.Context) (*Status, error) {
 		return nil, err
 	}
 	st.Unpushed = len(pending)
+	if !o.Offline {
+		tr, err := w.tracking(ctx, pending)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			st.TrackingError = err.Error()
+		}
+		st.Tracking = tr
+	}
+	if w.State.Pulling != nil {
+		st.ContinuesBase = false
+		st.Problem = (&PullInterruptedError{Dir: w.Dir}).Error()
+		st.Snapshots, st.Tables = []ducklake.Snapshot{}, []string{}
+		return st, nil
+	}
 	if w.State.CatalogFormat != ducklake.BackendSQLite {
 		if p, n, ok := ducklake.PendingWAL(w.CatalogPath()); ok {
 			st.PendingWAL, st.PendingWALBytes = p, n
@@ -72,8 +147,9 @@ func (w *Workdir) Status(ctx context.Context) (*Status, error) {
 	}
 	snaps := recent.Snapshots
 	if _, err := w.checkLineage(snaps); err != nil && !errors.Is(err, ErrNothingToCommit) {
-		st.Descends = false
+		st.ContinuesBase = false
 		st.Problem = err.Error()
+		st.Snapshots, st.Tables = []ducklake.Snapshot{}, []string{}
 		return st, nil
 	}
 	names := map[string]string{} // table id -> "schema"."table"
@@ -135,4 +211,65 @@ func qualifiedName(v string) string {
 		parts[i] = sqlquote.IdentIfNeeded(p)
 	}
 	return strings.Join(parts, ".")
+}
+
+// tracking reads the branch's ref once and compares the base with its head
+// (refs.AheadBehind), reading local records for the unpushed versions.
+func (w *Workdir) tracking(ctx context.Context, pending []Pending) (*Tracking, error) {
+	r, err := w.OpenRepo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.trackingOf(ctx, w.State.Branch, w.State.Base, pending)
+}
+
+// trackingOf compares base (whose unpushed versions are pending) with the
+// head of branch.
+func (r *Repo) trackingOf(ctx context.Context, branch string, base version.ID, pending []Pending) (*Tracking, error) {
+	n, err := refs.Branch(branch)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := r.withLocal(pending)
+	if err != nil {
+		return nil, err
+	}
+	tr := &Tracking{Ref: n}
+	ref, err := r.refs.Read(ctx, n)
+	switch {
+	case errors.Is(err, refs.ErrNotFound):
+		// Every version of the base's history is ahead: its seq counts them.
+		tr.State = TrackNoBranch
+		if base != "" {
+			rec, err := recs.Record(ctx, base)
+			if err != nil {
+				return nil, err
+			}
+			tr.Ahead = int(rec.Seq)
+		}
+		return tr, nil
+	case err != nil:
+		return nil, err
+	}
+	tr.Head = ref.ID
+	d, err := refs.AheadBehind(ctx, recs, base, ref.ID)
+	if err != nil {
+		return nil, err
+	}
+	if rec, err := recs.Record(ctx, ref.ID); err == nil {
+		tr.HeadSeq = rec.Seq
+	}
+	tr.Ahead, tr.Behind = d.Ahead, d.Behind
+	switch {
+	case d.Ahead == 0 && d.Behind == 0:
+		tr.State = TrackUpToDate
+	case d.Behind == 0:
+		tr.State = TrackAhead
+	case d.Ahead == 0:
+		tr.State = TrackBehind
+	default:
+		tr.State = TrackDiverged
+	}
+	return tr, nil
 }

@@ -50,7 +50,7 @@ func TestStatusSeesWAL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := wd.Status(ctx)
+	st, err := wd.Status(ctx, repo.StatusOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,7 +115,7 @@ func (r *Repo) FetchCatalog(ctx context.Context, rec *version.Record, dst string
 }
 
 // CheckCatalog streams a version's catalog from the store and compares it
-// with the record. Errors: *ChecksumError, the store's errors.
+// with the record (reporting progress as OpVerify). Errors: *ChecksumError, the store's errors.
 func (r *Repo) CheckCatalog(ctx context.Context, rec *version.Record) error {
 	key := VersionKey(rec.ID, version.CatalogFile)
 	rc, _, err := r.st.Get(ctx, key)
@@ -123,12 +123,12 @@ func (r *Repo) CheckCatalog(ctx context.Context, rec *version.Record) error {
 		return fmt.Errorf("version %s: catalog: %w", rec.ID, err)
 	}
 	defer rc.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, rc)
+	pr := &progressReader{r: rc, h: sha256.New(), fn: r.opts.Progress, ctx: ctx, ev: Event{Op: OpVerify, Name: key, Total: rec.Catalog.Size}}
+	n, err := io.Copy(io.Discard, pr)
 	if err != nil {
 		return fmt.Errorf("version %s: read catalog: %w", rec.ID, err)
 	}
-	got := hex.EncodeToString(h.Sum(nil))
+	got := hex.EncodeToString(pr.h.Sum(nil))
 	if n != rec.Catalog.Size || got != rec.Catalog.SHA256 {
 		return &ChecksumError{Version: rec.ID, WantSize: rec.Catalog.Size, GotSize: n, WantSHA: rec.Catalog.SHA256, GotSHA: got, Location: r.st.Location(key)}
 	}

@@ -39,8 +39,8 @@ func problem(code Code, obj, format string, a ...any) Problem {
 
 // VerifyReport is the outcome of Verify.
 type VerifyReport struct {
-	Refs     int       `json:"refs"`
-	Versions int       `json:"versions"`
+	Refs     int       `json:"refs_checked"`
+	Versions int       `json:"versions_checked"`
 	Catalogs int       `json:"catalogs_checked"`
 	Problems []Problem `json:"problems"`
 	// Notes are findings that are not faults, with the same shape as
@@ -49,7 +49,7 @@ type VerifyReport struct {
 	Notes []Problem `json:"notes"`
 	// Retired counts versions out of retention (record kept, catalog gone
 	// or going); their catalogs are not checked.
-	Retired int `json:"retired"`
+	Retired int `json:"retired_count"`
 	// DataFiles and DataOutside count, with Data, the distinct files inside
 	// data/ that catalogs in retention list, and the rows naming files
 	// outside the repository (not checked: DESIGN.md §5a).

@@ -55,6 +55,10 @@ type State struct {
 	// (DIR/ducklake.duckdb; also when absent, as state files written before
 	// SQLite support are).
 	CatalogFormat ducklake.Backend `json:"catalog_format,omitempty"`
+	// Pulling is set while a pull replaces the working catalog (from the
+	// base to the branch's head); a pull that was interrupted leaves it,
+	// and commit refuses until the next pull finishes.
+	Pulling *Pulling `json:"pulling,omitempty"`
 	// MigratedFrom is the DuckLake format of a lake imported with
 	// CheckoutOptions.Migrate before it was migrated; the first commit
 	// records it (version.DuckLake.MigratedFrom).

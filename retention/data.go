@@ -39,9 +39,9 @@ type DataDeletion struct {
 type DataStats struct {
 	Objects      int   `json:"objects"`       // objects under data/
 	Bytes        int64 `json:"bytes"`         // their size
-	Kept         int   `json:"kept"`          // kept: a catalog in retention can read them
+	Kept         int   `json:"kept_count"`    // kept: a catalog in retention can read them
 	KeptBytes    int64 `json:"kept_bytes"`    //
-	Young        int   `json:"young"`         // kept: no catalog lists them, younger than the grace period
+	Young        int   `json:"young_count"`   // kept: no catalog lists them, younger than the grace period
 	Listed       int   `json:"listed"`        // distinct files the catalogs read list inside data/
 	Outside      int   `json:"outside"`       // rows naming files outside the repository (never deleted)
 	Missing      int   `json:"missing"`       // files a catalog in retention can read that are not in the store

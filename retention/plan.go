@@ -95,7 +95,7 @@ type Input struct {
 type Kept struct {
 	ID  version.ID `json:"id"`
 	Seq int64      `json:"seq"`
-	Why []string   `json:"why"`
+	Why []string   `json:"reasons"`
 }
 
 // Retire is a version out of retention whose bytes gc deletes: its catalog
@@ -265,6 +265,7 @@ func (x *decider) rules() {
 	for _, ref := range x.in.Refs {
 		add(ref.ID, fmt.Sprintf("%s %s points at it", ref.Name.Kind(), ref.Name.Short()))
 	}
+	x.requestRule(add)
 	p := x.in.Policy
 	for _, ref := range x.in.Refs {
 		if p.KeepLast == 0 || !ref.Name.IsBranch() {
@@ -289,6 +290,39 @@ func (x *decider) rules() {
 			add(id, "the policy keeps every version")
 		} else if p.KeepWithin > 0 && x.in.Now.Sub(r.CreatedAt) < time.Duration(p.KeepWithin) {
 			add(id, fmt.Sprintf("created less than %s ago", p.KeepWithin))
+		}
+	}
+}
+
+// requestRule keeps what each request holds: the versions approving it
+// would add to a branch — its first-parent history back to the first
+// version some branch's first-parent history holds (docs/spec.md §13).
+func (x *decider) requestRule(add func(version.ID, string)) {
+	var onBranch map[version.ID]bool
+	for _, ref := range x.in.Refs {
+		if ref.Name.Kind() != refs.KindRequest {
+			continue
+		}
+		if onBranch == nil {
+			onBranch = map[version.ID]bool{}
+			for _, b := range x.in.Refs {
+				for id := b.ID; b.Name.IsBranch() && id != "" && !onBranch[id]; {
+					onBranch[id] = true
+					r := x.rec(id)
+					if r == nil {
+						break
+					}
+					id = r.Parent()
+				}
+			}
+		}
+		for id := ref.ID; id != "" && !onBranch[id]; {
+			add(id, fmt.Sprintf("request %s offers it", ref.Name.Short()))
+			r := x.rec(id)
+			if r == nil {
+				break
+			}
+			id = r.Parent()
 		}
 	}
 }

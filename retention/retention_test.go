@@ -551,3 +551,39 @@ func TestFloorAndMarkerFormats(t *testing.T) {
 	}
 	_ = refs.Name("")
 }
+
+// TestDecideRequestKeepsWhatItAdds: a request keeps every version approving
+// it would add to a branch (its first-parent history down to the branch),
+// not only its head; keep-last counts branches only; once the request is
+// gone (only its ref log reaches them) keep-last lets them go.
+func TestDecideRequestKeepsWhatItAdds(t *testing.T) {
+	f := newFixture(t, 9)
+	v := f.ids
+	f.chain("", 0, 5)   // main: v0..v5
+	f.chain(v[4], 6, 8) // the request's versions v6..v8 on top of v4
+	f.in.Refs = []Ref{{"refs/heads/main", v[5]}, {"refs/requests/fix", v[8]}}
+	f.in.Policy.KeepLast = 1
+	d, err := Decide(f.in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantKept := []version.ID{v[5], v[6], v[7], v[8]}
+	if got := kept(d); !slices.Equal(got, wantKept) {
+		t.Errorf("kept %v, want main's head and the request's three versions %v", got, wantKept)
+	}
+	for _, k := range d.Kept {
+		if k.ID == v[6] && !strings.Contains(strings.Join(k.Why, ";"), "request fix offers it") {
+			t.Errorf("v6 kept for %v, want the request rule named", k.Why)
+		}
+	}
+	// Dropped: the ref log reaches them; keep-last lets them go.
+	f.in.Refs = f.in.Refs[:1]
+	f.in.Logged = []version.ID{v[8]}
+	d, err = Decide(f.in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := retired(d); !slices.Contains(got, v[6]) || !slices.Contains(got, v[8]) {
+		t.Errorf("after the drop, retire %v: want the request's versions among them", got)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -20,7 +21,7 @@ type checkoutOptions struct {
 func newCheckoutCmd(ios *term.IO, g *globals) *cobra.Command {
 	o := &checkoutOptions{}
 	cmd := &cobra.Command{
-		Use:   "checkout URL DIR",
+		Use:   "checkout [URL] DIR",
 		Short: "Make a working directory with a writable catalog",
 		Long: `Make DIR with a working catalog and remember where it came from. The
 catalog is a copy of REV (default: the head of HEAD's branch), checked against
@@ -28,6 +29,14 @@ its record's sha256 before anything is written; or, with --from, a copy of an
 existing DuckLake catalog file, DuckDB or SQLite (this is how a repository
 gets its first version); or, for a branch with no version yet, a new empty
 catalog whose DATA_PATH is the repository's data/ folder.
+
+--branch names the branch push moves. A branch that does not exist yet
+starts at REV, else at the head of HEAD's branch (like git checkout -b); a
+new, empty history (a lake with no parent) only with --orphan.
+
+When the version checked out is not the head of the branch (an older
+version, or one that is not on its history), it says so: a version
+committed here would not be a fast-forward, and push would refuse it.
 
 --catalog-format chooses the working catalog's database: sqlite (the default,
 DIR/ducklake.sqlite in WAL mode: several DuckDB processes can attach and
@@ -44,22 +53,33 @@ so the first version is readable by current DuckDB, and its record says what
 it was migrated from. For a branch already published in an older format, see
 'fdl migrate'.
 
-It prints the DuckDB ATTACH statement for the working catalog.`,
+It prints the DuckDB ATTACH statement for the working catalog. With one
+argument, DIR, the repository is $FDL_REPO.`,
 		Example: `  fdl checkout ./lake-repo work
   fdl checkout ./lake-repo work --from old/metadata.ducklake
   fdl checkout ./lake-repo work --from old/metadata.ducklake --migrate
   fdl checkout ./lake-repo work --rev 2025-final
+  fdl checkout ./lake-repo work --branch feature
+  fdl checkout ./lake-repo work --branch other-lake --orphan --from other.ducklake
   fdl checkout ./lake-repo work --catalog-format duckdb`,
-		Args: args(2, 2),
+		Args: args(1, 2),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			o.URL, o.Dir = a[0], a[1]
+			if len(a) == 1 {
+				if o.URL = os.Getenv("FDL_REPO"); o.URL == "" {
+					return usageError{fmt.Errorf("checkout takes the repository URL and a directory (fdl checkout URL DIR), or a directory alone with FDL_REPO set")}
+				}
+				o.Dir = a[0]
+			} else {
+				o.URL, o.Dir = a[0], a[1]
+			}
 			return runCheckout(cmd.Context(), ios, g, o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Rev, "rev", "", "revision to check out (branch, tag, id, NAME~N, BRANCH@SEQ)")
 	f.StringVar(&o.From, "from", "", "start from this existing DuckLake catalog `FILE` instead")
-	f.StringVar(&o.Branch, "branch", "", "branch that push moves (default: the branch REV names, else HEAD's)")
+	f.StringVar(&o.Branch, "branch", "", "branch that push moves (default: the branch REV names, else HEAD's); a new branch starts at REV, else at the head of HEAD's branch")
+	f.BoolVar(&o.Orphan, "orphan", false, "start a new history with no parent (an empty catalog, or --from's) for a branch that does not exist yet")
 	f.StringVar(&o.Format, "format", "1.0", "DuckLake format of a new empty catalog: 1.0 (DuckDB 1.5.2 and later), 0.4 (DuckDB 1.5.0-1.5.1) or 1.1 (DuckDB 2.0)")
 	f.StringVar(&o.CatalogFormat, "catalog-format", "", "working catalog database: sqlite or duckdb (default: $FDL_CATALOG_FORMAT, else sqlite)")
 	f.BoolVar(&o.Migrate, "migrate", false, "with --from: migrate an older lake to DuckLake 1.0, the format current DuckDB reads")
@@ -96,6 +116,7 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 		return err
 	}
 	if g.JSON {
+		warnNotFastForward(ios, res)
 		return printJSON(ios, res)
 	}
 	switch res.Origin {
@@ -121,5 +142,23 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 			ios.Printf("Run 'fdl migrate %s' for a version current DuckDB reads, then check it out again.\n", res.Branch)
 		}
 	}
+	warnNotFastForward(ios, res)
 	return nil
+}
+
+// warnNotFastForward warns (stderr) when a checkout's base is not the head
+// of its branch: a version committed there will not be a fast-forward.
+func warnNotFastForward(ios *term.IO, res *repo.CheckoutResult) {
+	tr := res.Tracking
+	if tr == nil {
+		return
+	}
+	b := res.Branch
+	switch tr.State {
+	case repo.TrackBehind:
+		ios.Warnf("branch %s holds %d version(s) after this one (it is at seq %d): a version committed here is not a fast-forward of %s, and fdl push will refuse it. "+
+			"To undo what came after, run fdl revert REV in a checkout of %s (a new version on top of it); to build on this version instead, check it out for a new branch (--branch NEW)", b, tr.Behind, tr.HeadSeq, b, b)
+	case repo.TrackDiverged:
+		ios.Warnf("this version is not on the history of branch %s (at seq %d): a version committed here is not a fast-forward of %s, and fdl push will refuse it; check it out for a new branch instead (--branch NEW)", b, tr.HeadSeq, b)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fdl-dev/fdl/internal/term"
-	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 )
 
@@ -89,8 +88,8 @@ func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
 			}
 			ios.Printf("%s wrote %d marker(s), deleted %d catalog/dataset file(s), %d data file(s), %d abandoned upload(s), %d temporary file(s): %s freed\n",
 				ios.OK("done:"), res.Marked, res.Excised, res.DataFiles, res.Abandoned, res.Temps, term.Bytes(res.Bytes))
-			if res.Packs > 0 || res.PacksDeleted > 0 {
-				ios.Printf("%s wrote %d history pack(s), deleted %d\n", ios.OK("done:"), res.Packs, res.PacksDeleted)
+			if res.PacksWritten > 0 || res.PacksDeleted > 0 {
+				ios.Printf("%s wrote %d history pack(s), deleted %d\n", ios.OK("done:"), res.PacksWritten, res.PacksDeleted)
 			}
 		}
 		return nil
@@ -133,7 +132,7 @@ func printPlanFloor(ios *term.IO, p *repo.GCPlan) {
 	}
 	n := p.Abbrev
 	for _, b := range p.Branches {
-		ios.Printf("  branch %s: head %s; in retention from seq %d (%s, snapshot %d)\n", ios.Ref(refs.Name(b.Branch).Short()), ios.ID(n.Short(b.Head)), b.Seq, ios.ID(n.Short(b.Floor)), b.Snapshot)
+		ios.Printf("  branch %s: head %s; in retention from seq %d (%s, snapshot %d)\n", ios.Ref(b.Branch), ios.ID(n.Short(b.Head)), b.Seq, ios.ID(n.Short(b.Floor)), b.Snapshot)
 	}
 }
 

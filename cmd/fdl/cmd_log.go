@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 )
 
@@ -26,9 +28,14 @@ func newLogCmd(ios *term.IO, g *globals) *cobra.Command {
 directory's branch), newest first. A short id is the first 12 hex digits of
 the version's id (the millisecond it was made), more where two versions
 share that millisecond: it stays unambiguous as the repository grows.
+Refs that point at a version are named beside its id, as git log does:
+(main, tag: 2025-final, request: fix).
+
 On a terminal times are local and columns aligned; otherwise one
-tab-separated line per version with RFC 3339 UTC times:
-  seq<TAB>short id<TAB>created_at<TAB>author<TAB>message`,
+tab-separated line per version with RFC 3339 UTC times, the refs last
+(comma-separated short names, tags as tag:NAME, requests as request:NAME;
+empty for none):
+  seq<TAB>short id<TAB>created_at<TAB>author<TAB>message<TAB>refs`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if len(a) == 1 {
@@ -70,11 +77,30 @@ func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error 
 				msg = "(retired) " + msg
 			}
 			if !ios.OutTTY {
-				ios.Printf("%d\t%s\t%s\t%s\t%s\n", e.Seq, e.Short, e.CreatedAt.UTC().Format(time.RFC3339), oneLine(e.Author), msg)
+				ios.Printf("%d\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.Short, e.CreatedAt.UTC().Format(time.RFC3339), oneLine(e.Author), msg, strings.Join(decorations(e.Refs, ""), ","))
 				continue
 			}
-			ios.Printf("%s  %s  %s  %s  %s\n", fmt.Sprintf("%4d", e.Seq), ios.ID(e.Short), ios.Dim(e.CreatedAt.Local().Format("2006-01-02 15:04:05 MST")), oneLine(e.Author), msg)
+			deco := ""
+			if d := decorations(e.Refs, " "); len(d) > 0 {
+				deco = " (" + ios.Ref(strings.Join(d, ", ")) + ")"
+			}
+			ios.Printf("%s  %s%s  %s  %s  %s\n", fmt.Sprintf("%4d", e.Seq), ios.ID(e.Short), deco, ios.Dim(e.CreatedAt.Local().Format("2006-01-02 15:04:05 MST")), oneLine(e.Author), msg)
 		}
 		return nil
 	})
+}
+
+// decorations names refs as log shows them beside an id: a branch by its
+// name, a tag as "tag:"+sep+NAME, a request as "request:"+sep+NAME.
+func decorations(names []refs.Name, sep string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		switch n.Kind() {
+		case refs.KindBranch:
+			out = append(out, n.Short())
+		default:
+			out = append(out, string(n.Kind())+":"+sep+n.Short())
+		}
+	}
+	return out
 }

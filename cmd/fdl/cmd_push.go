@@ -60,14 +60,14 @@ func runPush(ctx context.Context, ios *term.IO, g *globals, branch string, o rep
 	short := res.Abbrev.Short
 	switch {
 	case res.UpToDate:
-		ios.Printf("Everything up to date: %s holds %s\n", ios.Ref(res.Branch.Short()), ios.ID(short(res.New)))
+		ios.Printf("Everything up to date: %s holds %s\n", ios.Ref(res.Branch), ios.ID(short(res.New)))
 	case res.Old == "":
-		ios.Printf("Created branch %s at %s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(short(res.New)), res.Uploaded)
+		ios.Printf("Created branch %s at %s (%d version(s) uploaded)\n", ios.Ref(res.Branch), ios.ID(short(res.New)), res.Uploaded)
 	default:
-		ios.Printf("%s: %s..%s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(short(res.Old)), ios.ID(short(res.New)), res.Uploaded)
+		ios.Printf("%s: %s..%s (%d version(s) uploaded)\n", ios.Ref(res.Branch), ios.ID(short(res.Old)), ios.ID(short(res.New)), res.Uploaded)
 	}
 	if c := res.FormatUpgrade; c != nil {
-		ios.Printf("Format upgraded: %s moved from %s to %s; readers on the older DuckDB release no longer read it\n", ios.Ref(res.Branch.Short()), c.From, c.To)
+		ios.Printf("Format upgraded: %s moved from %s to %s; readers on the older DuckDB release no longer read it\n", ios.Ref(res.Branch), c.From, c.To)
 	}
 	return nil
 }

@@ -93,7 +93,7 @@ func runMoveBranch(ctx context.Context, ios *term.IO, g *globals, name, rev stri
 		if g.JSON {
 			return printJSON(ios, res)
 		}
-		n, short := res.Branch.Short(), res.Abbrev.Short
+		n, short := res.Branch, res.Abbrev.Short
 		switch {
 		case res.UpToDate:
 			ios.Printf("Branch %s already holds %s\n", ios.Ref(n), ios.ID(short(res.New)))

@@ -27,11 +27,16 @@ func newTagCmd(ios *term.IO, g *globals) *cobra.Command {
 		Use:   "tag [NAME [REV]] | tag -l [PATTERN…]",
 		Short: "Create or list tags (tags never move)",
 		Long: `Create tag NAME at REV (default: HEAD), or list tags with -l or no NAME.
-A tag never moves: creating an existing tag is refused.`,
+A tag never moves and cannot be deleted: creating a tag that holds another
+version is refused with exit code 4; creating it again at the version it
+holds succeeds and changes nothing (a CI job can retry a release tag).`,
 		Example: `  fdl tag 2025-final --repo s3://bucket/sales
   fdl tag -l`,
 		Args: args(0, 2),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if o.Delete || o.Force {
+				return usageError{errTagsNeverMove(o.Delete)}
+			}
 			if o.List || len(a) == 0 {
 				return runListRefs(cmd.Context(), ios, g, refs.TagsPrefix, a)
 			}
@@ -39,8 +44,25 @@ A tag never moves: creating an existing tag is refused.`,
 		},
 	}
 	cmd.Flags().BoolVarP(&o.List, "list", "l", false, "list tags")
+	// -d and -f exist only to say why tags cannot be deleted or moved.
+	cmd.Flags().BoolVarP(&o.Delete, "delete", "d", false, "not available: tags never move and cannot be deleted")
+	cmd.Flags().BoolVarP(&o.Force, "force", "f", false, "not available: tags never move")
+	cmd.Flags().MarkHidden("delete")
+	cmd.Flags().MarkHidden("force")
 	g.addRepoFlag(cmd)
 	return cmd
+}
+
+// errTagsNeverMove says why 'fdl tag -d' and 'fdl tag -f' do not exist,
+// and what to do instead.
+func errTagsNeverMove(del bool) error {
+	what := "moved (-f)"
+	if del {
+		what = "deleted (-d)"
+	}
+	return fmt.Errorf("tags cannot be %s: a tag names one version for good, and readers (ATTACH lines, pipelines, other repositories' records) rely on it never changing. "+
+		"To name another version, make a new tag (fdl tag NAME-2 REV); for a name that moves, use a branch (fdl branch NAME REV, then fdl branch -f NAME REV); "+
+		"to keep a version from being used, say so in a new tag or in the next version's message. A tag keeps its version in retention for good", what)
 }
 
 func newBranchCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -151,6 +173,10 @@ func runCreateRef(ctx context.Context, ios *term.IO, g *globals, kind refs.Kind,
 		if g.JSON {
 			return printJSON(ios, ref)
 		}
+		if ref.UpToDate {
+			ios.Printf("%s %s already at %s\n", titleCase(string(ref.Kind)), ios.Ref(ref.Name), ios.ID(ref.Abbrev.Short(ref.ID)))
+			return nil
+		}
 		ios.Printf("Created %s %s at %s\n", ref.Kind, ios.Ref(ref.Name), ios.ID(ref.Abbrev.Short(ref.ID)))
 		return nil
 	})
@@ -169,4 +195,12 @@ func runDeleteBranch(ctx context.Context, ios *term.IO, g *globals, name string)
 		ios.Printf("Deleted branch %s (was %s)\n", ios.Ref(d.Ref.Short()), ios.ID(string(d.ID)))
 		return nil
 	})
+}
+
+// titleCase upper-cases the first letter of an ASCII word.
+func titleCase(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }

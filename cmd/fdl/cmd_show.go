@@ -15,31 +15,43 @@ import (
 )
 
 func newShowCmd(ios *term.IO, g *globals) *cobra.Command {
+	o := repo.ShowOptions{}
 	cmd := &cobra.Command{
 		Use:   "show [REV]",
 		Short: "Show a version's record and what it holds",
 		Long: `Show REV's record (version.json) and dataset (dataset.json: schemas, tables,
 columns with types, row counts, data files, views), and the DuckDB ATTACH
-statement a reader uses to query it.`,
+statement a reader uses to query it.
+
+The ATTACH statement is printed only for a catalog whose size and sha256
+match its record: show reads the catalog once to check it (from an object
+store, a download that is not kept). When it does not match, show prints the
+record and dataset, no ATTACH statement, and exits 1 naming both digests.
+--no-verify checks the size only (one request) and marks the statement
+"not verified" (--json: "verified": false).`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return runShow(cmd.Context(), ios, g, optionalArg(a, 0))
+			return runShow(cmd.Context(), ios, g, optionalArg(a, 0), o)
 		},
 	}
+	cmd.Flags().BoolVar(&o.NoVerify, "no-verify", false, "check the catalog's size only, not its sha256 (the ATTACH line is marked not verified)")
 	g.addRepoFlag(cmd)
 	return cmd
 }
 
-func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
+func runShow(ctx context.Context, ios *term.IO, g *globals, rev string, o repo.ShowOptions) error {
 	return g.withRepo(ctx, func(r *repo.Repo) error {
-		v, err := r.Show(ctx, rev)
-		if err != nil {
+		v, err := r.Show(ctx, rev, o)
+		if v == nil {
 			return err
 		}
 		if g.JSON {
-			return printJSON(ios, v)
+			if perr := printJSON(ios, v); perr != nil {
+				return perr
+			}
+			return err
 		}
-		if v.Retired != nil {
+		if v.Retirement != nil {
 			printRetired(ios, v)
 			return nil
 		}
@@ -70,10 +82,18 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 				ios.Printf("  view %s.%s  %s\n", sqlquote.IdentIfNeeded(s.Name), sqlquote.IdentIfNeeded(vw.Name), oneLine(vw.SQL))
 			}
 		}
+		readers := "DuckDB " + v.Readers.Attach
 		if v.Readers.Attach == "none" {
-			ios.Printf("\nNo DuckDB release attaches this version READ_ONLY as it is (see Readers); the statement:\n  %s\n", v.Attach)
-		} else {
-			ios.Printf("\nQuery it with DuckDB %s (ducklake extension):\n  %s\n", v.Readers.Attach, v.Attach)
+			readers = "no DuckDB release attaches it READ_ONLY as it is (see Readers)"
+		}
+		switch {
+		case err != nil:
+			ios.Printf("\n%s the catalog does not match its record: no ATTACH statement (see the error below)\n", ios.Bad("CHECKSUM MISMATCH:"))
+			return err
+		case !v.Verified:
+			ios.Printf("\nQuery it with %s (ducklake extension; sha256 %s: fdl attach %s checks it):\n  %s\n", readers, ios.Bad("not verified"), v.Short, v.Attach)
+		default:
+			ios.Printf("\nQuery it with %s (ducklake extension; catalog checked against its record):\n  %s\n", readers, v.Attach)
 		}
 		if v.NeedsMigration {
 			printMigrationNote(ios, v)
@@ -127,7 +147,7 @@ func printMigrationNote(ios *term.IO, v *repo.Shown) {
 // printRetired prints the record of a version out of retention and when it
 // left; no ATTACH line (DESIGN.md §4.7: the record stays, the catalog goes).
 func printRetired(ios *term.IO, v *repo.Shown) {
-	rec, ret := v.Record, v.Retired
+	rec, ret := v.Record, v.Retirement
 	ios.Printf("%s %s %s\n", ios.Heading("version"), ios.ID(string(rec.ID)), ios.Bad("(retired)"))
 	printSeqParents(ios, v)
 	ios.Printf("Author:   %s\n", rec.Author)

@@ -9,27 +9,41 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/repo"
 )
 
 func newStatusCmd(ios *term.IO, g *globals) *cobra.Command {
-	return &cobra.Command{
+	o := repo.StatusOptions{}
+	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show the working catalog against its base version",
-		Args:  args(0, 0),
+		Short: "Show the working catalog against its base, and the base against its branch",
+		Long: `Show the working catalog against its base version (snapshots not committed
+yet, tables they touched), and the base against the head of its branch in
+the repository: up to date, ahead (fdl push moves the branch), behind (fdl
+pull brings this directory up to date), diverged (push would be refused), or
+a branch that does not exist yet. That comparison reads the branch's ref
+once, and the records between the two versions; --offline skips it and
+reads nothing from the repository.`,
+		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return runStatus(cmd.Context(), ios, g)
+			return runStatus(cmd.Context(), ios, g, o)
 		},
 	}
+	cmd.Flags().BoolVar(&o.Offline, "offline", false, "do not read the branch from the repository (no network)")
+	return cmd
 }
 
-func runStatus(ctx context.Context, ios *term.IO, g *globals) error {
+func runStatus(ctx context.Context, ios *term.IO, g *globals, o repo.StatusOptions) error {
 	w, err := g.workdir()
 	if err != nil {
 		return err
 	}
-	st, err := w.Status(ctx)
+	st, err := w.Status(ctx, o)
 	if err != nil {
 		return err
+	}
+	if st.TrackingError != "" {
+		ios.Warnf("could not read branch %s from the repository (%s); fdl status --offline skips it", st.Branch, st.TrackingError)
 	}
 	if g.JSON {
 		return printJSON(ios, st)
@@ -40,13 +54,11 @@ func runStatus(ctx context.Context, ios *term.IO, g *globals) error {
 	} else {
 		ios.Printf("Base version %s (seq %d, snapshot %d)\n", ios.ID(string(st.Base)), st.BaseSeq, st.BaseSnapshot)
 	}
-	if st.Unpushed > 0 {
-		ios.Printf("%d local version(s) not pushed yet: fdl push\n", st.Unpushed)
-	}
+	printTracking(ios, st)
 	if st.PendingWAL != "" {
 		ios.Printf("Pending: %s (%d bytes) holds writes committed in DuckDB but not yet checkpointed into the catalog file (a session still attached, or one that ended without a checkpoint); they are listed here and the next commit includes them\n", st.PendingWAL, st.PendingWALBytes)
 	}
-	if !st.Descends {
+	if !st.ContinuesBase {
 		ios.Printf("%s %s\n", ios.Bad("problem:"), st.Problem)
 		return nil
 	}
@@ -67,4 +79,39 @@ func runStatus(ctx context.Context, ios *term.IO, g *globals) error {
 	}
 	ios.Printf("Commit them with: fdl commit -m MSG\n")
 	return nil
+}
+
+// printTracking prints how the base relates to the head of its branch, and
+// what to run next.
+func printTracking(ios *term.IO, st *repo.Status) {
+	tr, b := st.Tracking, ios.Ref(st.Branch)
+	uncommitted := len(st.Snapshots) > 0
+	if tr == nil {
+		if st.Unpushed > 0 {
+			ios.Printf("%d version(s) committed here are not in the repository yet: fdl push\n", st.Unpushed)
+		}
+		return
+	}
+	switch tr.State {
+	case repo.TrackUpToDate:
+		ios.Printf("Up to date with %s\n", b)
+	case repo.TrackNoBranch:
+		if tr.Ahead == 0 {
+			ios.Printf("Branch %s does not exist in the repository yet: commit, then fdl push creates it\n", b)
+		} else {
+			ios.Printf("Branch %s does not exist in the repository yet: fdl push creates it with %d version(s)\n", b, tr.Ahead)
+		}
+	case repo.TrackAhead:
+		ios.Printf("Ahead of %s by %d version(s) (%d not in the repository yet): fdl push\n", b, tr.Ahead, st.Unpushed)
+	case repo.TrackBehind:
+		ios.Printf("Behind %s by %d version(s) (%s holds seq %d)", b, tr.Behind, b, tr.HeadSeq)
+		if uncommitted {
+			ios.Printf("; a version committed from here cannot be pushed to %s (not a fast-forward): keep it on a new branch (commit, then fdl push NEW-BRANCH)\n", b)
+		} else {
+			ios.Printf(": fdl pull brings this directory up to date\n")
+		}
+	case repo.TrackDiverged:
+		ios.Printf("Diverged from %s: %d version(s) here and %d on %s that the other lacks; fdl push to %s would be refused: keep yours on a new branch (fdl push NEW-BRANCH), then check out %s again\n",
+			b, tr.Ahead, tr.Behind, b, b, b)
+	}
 }

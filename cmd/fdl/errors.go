@@ -28,6 +28,7 @@ const (
 	exitError     = 1
 	exitUsage     = 2
 	exitRefused   = 3 // push refused: not a fast-forward, or lost a race
+	exitExists    = 4 // a ref created once (tag, branch, request) holds another version
 	exitInterrupt = 130
 )
 
@@ -35,8 +36,12 @@ const exitCodesHelp = `Exit codes:
   0    success
   1    error (the message says what and what to do)
   2    usage error (bad flags or arguments)
-  3    push refused: the branch is not an ancestor of what you push (not a
-       fast-forward), or another push moved it first; nothing was moved
+  3    refused: the branch is not an ancestor of what you push, pull or
+       approve (not a fast-forward), or another writer moved it first;
+       nothing was moved
+  4    the tag (or branch, or request) already exists and holds another
+       version; tags never move (creating it again at the same version
+       succeeds)
   130  interrupted (Ctrl-C); the repository is left as it was`
 
 // usageError marks a usage problem (exit 2).
@@ -64,6 +69,8 @@ func exitCode(ctx context.Context, err error) int {
 		return exitUsage
 	case errors.Is(err, refs.ErrRefused):
 		return exitRefused
+	case errors.As(err, new(*refs.ExistsError)):
+		return exitExists
 	}
 	return exitError
 }
@@ -89,6 +96,8 @@ func errorKind(err error, code int) string {
 		return "usage"
 	case exitRefused:
 		return "refused"
+	case exitExists:
+		return "ref_exists"
 	case exitInterrupt:
 		return "interrupted"
 	}
@@ -103,6 +112,10 @@ func errorKind(err error, code int) string {
 		{retention.ErrInvalid, "invalid_retention"},
 		{refs.ErrBadLog, "invalid_reflog"},
 		{repo.ErrChecksum, "checksum"},
+		{repo.ErrUncommitted, "uncommitted"},
+		{repo.ErrUnpushed, "unpushed"},
+		{repo.ErrPullInterrupted, "pull_interrupted"},
+		{repo.ErrPullRace, "locked"},
 		{repo.ErrDataMissing, "data_missing"},
 		{repo.ErrDataLocal, "data_local"},
 		{repo.ErrExtraFiles, "extra_files"},
@@ -219,6 +232,26 @@ func hinted(e error) (string, bool) {
 			url = "URL"
 		}
 		return insertAfter(plain, "check out "+e.Branch.Short()+" again", " (fdl checkout "+shellQuote(url)+" NEWDIR)"), true
+	case *repo.UncommittedError:
+		b := e.Branch
+		return plain + "; to keep them, commit them and push them to a new branch (fdl commit -m MSG; fdl push NEW-BRANCH; then fdl request create NAME --from NEW-BRANCH --into " + b + " asks for them on " + b + "), then fdl pull --discard; to throw them away: fdl pull --discard", true
+	case *repo.UnpushedError:
+		b := e.Branch.Short()
+		return plain + "; keep them on a new branch (fdl push NEW-BRANCH; fdl request create NAME --from NEW-BRANCH --into " + b + " asks for them on " + b + "), then fdl pull --discard brings this directory to " + b + "'s head", true
+	case *repo.PullNotFastForwardError:
+		return plain + "; the base stays in the repository: fdl pull --discard replaces the working catalog with " + e.Branch.Short() + "'s head anyway, or check out " + e.Branch.Short() + " into another directory (fdl checkout URL NEWDIR)", true
+	case *repo.PullInterruptedError:
+		return plain + ": run fdl pull again to finish it", true
+	case *repo.NoBranchToPullError:
+		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (fdl push creates it)"), true
+	case *refs.ApproveRefusedError:
+		return plain + "; rebuild the request on " + e.Branch.Short() + "'s head (fdl pull, or check " + e.Branch.Short() + " out again, redo the change, commit) and move it there: fdl request update " + e.Request.Short(), true
+	case *repo.RequestRefusedError:
+		return plain + "; approving it could only be refused: bring the working directory up to " + e.Target.Short() + "'s head (fdl pull, or check it out again), redo the change there and commit", true
+	case *repo.NothingToRequestError:
+		return insertBefore(plain, ": "+repo.ErrNothingToPush.Error(), " (commit a change first: fdl commit -m MSG)"), true
+	case *refs.NoSuchRequestError:
+		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (list them with fdl request list)"), true
 	case *repo.LocalWorkError:
 		how := "commit and push them first (fdl commit -m MSG, fdl push)"
 		if e.Unpushed > 0 {
@@ -228,6 +261,9 @@ func hinted(e error) (string, bool) {
 	case repo.MigrateNeedsFileError:
 		return insertBefore(plain, ": "+repo.ErrInvalidArguments.Error(), " (fdl migrate BRANCH)"), true
 	case *repo.FormatUpgradeError:
+		if e.Request != "" {
+			return insertAfter(plain, "approve again allowing the format upgrade", " (fdl request approve "+e.Request.Short()+" --allow-format-upgrade)"), true
+		}
 		return insertAfter(plain, "push again allowing the format upgrade", " (fdl push --allow-format-upgrade)"), true
 	case *repo.DataMissingError:
 		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true

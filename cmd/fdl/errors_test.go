@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -123,6 +124,54 @@ func TestProblemHints(t *testing.T) {
 	} {
 		if got := problemMessage(c.p); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.p.Code, got, c.want)
+		}
+	}
+}
+
+// TestLoopErrors pins the messages, exit codes and kinds of pull's,
+// requests' and refs' refusals: each says what happened and the command to
+// run next.
+func TestLoopErrors(t *testing.T) {
+	const id1, id2 = "0192f0c1-6c1a-7000-8000-000000000001", "0192f0c1-6c1a-7000-8000-000000000002"
+	main := refs.Name("refs/heads/main")
+	fix := refs.Name("refs/requests/fix")
+	for _, c := range []struct {
+		err  error
+		code int
+		kind string
+		want string
+	}{
+		{&repo.UncommittedError{Dir: "/w", Branch: "main", Snapshots: 2}, exitError, "uncommitted",
+			"/w holds 2 snapshot(s) not committed yet, which replacing the working catalog would lose; nothing was changed: uncommitted work; to keep them, commit them and push them to a new branch (fdl commit -m MSG; fdl push NEW-BRANCH; then fdl request create NAME --from NEW-BRANCH --into main asks for them on main), then fdl pull --discard; to throw them away: fdl pull --discard"},
+		{&repo.UnpushedError{Branch: main, Unpushed: 1, Tracking: repo.Tracking{Behind: 3}}, exitError, "unpushed",
+			"1 version(s) committed here are not pushed, and main has 3 version(s) they lack (diverged); fdl never merges versions, and nothing was changed: unpushed versions; keep them on a new branch (fdl push NEW-BRANCH; fdl request create NAME --from NEW-BRANCH --into main asks for them on main), then fdl pull --discard brings this directory to main's head"},
+		{&repo.PullNotFastForwardError{Branch: main, Base: id1, Head: id2, Ahead: 1, Behind: 2}, exitRefused, "refused",
+			"pull from main refused: it is not a fast-forward: main holds " + id2 + ", which does not descend from the base " + id1 + " (1 version(s) of the base are not on main); nothing was changed; the base stays in the repository: fdl pull --discard replaces the working catalog with main's head anyway, or check out main into another directory (fdl checkout URL NEWDIR)"},
+		{&repo.PullInterruptedError{Dir: "/w"}, exitError, "pull_interrupted",
+			"/w: a pull was interrupted while it replaced the working catalog: pull interrupted: run fdl pull again to finish it"},
+		{&repo.NoBranchToPullError{Branch: "refs/heads/dev"}, exitError, "ref_not_found",
+			"branch dev does not exist in the repository, so there is nothing to pull (fdl push creates it): no such ref"},
+		{&refs.ApproveRefusedError{Request: fix, Branch: main, Head: id2, ID: id1}, exitRefused, "refused",
+			"approving fix into main refused: it is not a fast-forward: main holds " + id2 + ", which is not an ancestor of " + id1 + "; nothing moved; rebuild the request on main's head (fdl pull, or check main out again, redo the change, commit) and move it there: fdl request update fix"},
+		{&repo.RequestRefusedError{Request: fix, Target: main, Head: id2, ID: id1, Behind: 1}, exitRefused, "refused",
+			"request fix refused: " + id1 + " is not a fast-forward of main, which holds " + id2 + " and 1 version(s) " + id1 + " lacks; nothing was published; approving it could only be refused: bring the working directory up to main's head (fdl pull, or check it out again), redo the change there and commit"},
+		{&repo.NothingToRequestError{Request: fix, Target: main, Head: id2, ID: id1}, exitError, "nothing_to_push",
+			"request fix: main already holds version " + id1 + " (it is at " + id2 + "), so there is nothing to review (commit a change first: fdl commit -m MSG): nothing to push"},
+		{&refs.NoSuchRequestError{Request: fix, Where: "/r"}, exitError, "ref_not_found",
+			"request fix: none of that name in /r (list them with fdl request list): no such ref"},
+		{&refs.ExistsError{Ref: "refs/tags/v1", Holds: id1, Wanted: id2}, exitExists, "ref_exists",
+			"refs/tags/v1 already holds version " + id1 + ", not " + id2 + ": ref already exists"},
+		{&repo.OrphanExistsError{Branch: main, Head: id1}, exitUsage, "usage",
+			"an orphan checkout starts a new history, but branch main exists (at " + id1 + ") and would refuse it as not a fast-forward: name a new branch: invalid arguments"},
+	} {
+		if got := message(c.err); got != c.want {
+			t.Errorf("%T:\n got %s\nwant %s", c.err, got, c.want)
+		}
+		if got := exitCode(context.Background(), c.err); got != c.code {
+			t.Errorf("%T: exit code %d, want %d", c.err, got, c.code)
+		}
+		if got := errorKind(c.err, c.code); got != c.kind {
+			t.Errorf("%T: kind %q, want %q", c.err, got, c.kind)
 		}
 	}
 }

@@ -99,6 +99,17 @@ DuckDB ATTACH.
 		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	// --version: cobra prints the template; the DuckDB release is asked
+	// only then.
+	root.Version = "set"
+	cobra.AddTemplateFunc("fdlVersion", func() string {
+		v, err := versionInfo(context.Background())
+		if err != nil {
+			return v.String() + "(DuckDB could not be asked: " + err.Error() + ")\n"
+		}
+		return v.String()
+	})
+	root.SetVersionTemplate("{{fdlVersion}}")
 	pf := root.PersistentFlags()
 	pf.StringVarP(&g.Dir, "dir", "C", "", "run as if fdl was started in `DIR` (a working directory)")
 	pf.BoolVar(&g.JSON, "json", false, "print machine-readable JSON (errors as JSON on stderr)")
@@ -107,11 +118,12 @@ DuckDB ATTACH.
 	pf.BoolVarP(&g.Quiet, "quiet", "q", false, "no progress output")
 	root.AddCommand(
 		newInitCmd(ios, g), newCheckoutCmd(ios, g), newStatusCmd(ios, g), newCommitCmd(ios, g),
-		newPushCmd(ios, g), newLogCmd(ios, g), newShowCmd(ios, g), newTagCmd(ios, g),
+		newPushCmd(ios, g), newPullCmd(ios, g), newLogCmd(ios, g), newShowCmd(ios, g), newAttachCmd(ios, g), newTagCmd(ios, g),
 		newBranchCmd(ios, g), newVerifyCmd(ios, g),
-		newRetentionCmd(ios, g), newGCCmd(ios, g), newReflogCmd(ios, g),
+		newRetentionCmd(ios, g), newGCCmd(ios, g), newReflogCmd(ios, g), newRequestCmd(ios, g), newVersionCmd(ios, g),
 		newMigrateCmd(ios, g),
 	)
+	g.registerCompletions(root)
 	return root
 }
 
@@ -153,19 +165,29 @@ func (g *globals) path(p string) string {
 	return filepath.Join(g.Dir, p)
 }
 
-// openRepo opens the repository named by --repo, else the one the working
-// directory came from (then log, show and new refs default to its branch).
-func (g *globals) openRepo(ctx context.Context) (*repo.Repo, error) {
+// repoURL is the repository a command that needs no working catalog
+// uses: --repo, else $FDL_REPO, else "" (the working directory's).
+func (g *globals) repoURL() string {
 	if g.Repo != "" {
+		return g.Repo
+	}
+	return os.Getenv("FDL_REPO")
+}
+
+// openRepo opens the repository named by --repo, else $FDL_REPO, else the
+// one the working directory came from (then log, show and new refs default
+// to its branch).
+func (g *globals) openRepo(ctx context.Context) (*repo.Repo, error) {
+	if url := g.repoURL(); url != "" {
 		if g.ios != nil {
-			g.ios.Debugf("repository %s", store.RedactURL(g.Repo))
+			g.ios.Debugf("repository %s", store.RedactURL(url))
 		}
-		return repo.Open(ctx, g.path(g.Repo))
+		return repo.Open(ctx, g.path(url))
 	}
 	w, err := g.workdir()
 	if err != nil {
 		if errors.Is(err, repo.ErrNotWorkdir) {
-			return nil, usageError{fmt.Errorf("no repository given: pass --repo URL, or run inside a working directory (or with -C DIR)")}
+			return nil, usageError{fmt.Errorf("no repository given: pass --repo URL or set FDL_REPO, or run inside a working directory (or with -C DIR)")}
 		}
 		return nil, err
 	}
@@ -208,7 +230,7 @@ func unwrapPathError(err error) error {
 // addRepoFlag registers --repo on cmd: the repository's URL, by default
 // the working directory's (see openRepo).
 func (g *globals) addRepoFlag(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's)")
+	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: $FDL_REPO, else the working directory's)")
 }
 
 // withRepo opens the repository (openRepo: --repo, else the working

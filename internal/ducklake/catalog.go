@@ -415,3 +415,17 @@ func (c *Catalog) snapshots(ctx context.Context, tail string) ([]Snapshot, error
 func visible(prefix string, s int64) string {
 	return fmt.Sprintf("%[1]sbegin_snapshot <= %[2]d AND (%[1]send_snapshot IS NULL OR %[2]d < %[1]send_snapshot)", prefix, s)
 }
+
+// DuckDBRelease returns the release of the DuckDB library fdl is built
+// with (PRAGMA version: "v1.5.6") and its source id (the commit), read from
+// a private in-memory DuckDB.
+func DuckDBRelease(ctx context.Context) (release, sourceID string, err error) {
+	db, conn, err := newDuckDB(ctx, nil)
+	if err != nil {
+		return "", "", err
+	}
+	defer db.Close()
+	defer conn.Close()
+	err = conn.QueryRowContext(ctx, "SELECT library_version, source_id FROM pragma_version()").Scan(&release, &sourceID)
+	return release, sourceID, err
+}

@@ -216,8 +216,8 @@ var currentLayout = map[string]string{
 // MigrationStep is one step Migrate applied: the extension's function
 // Source (ducklake_metadata_manager.cpp) that takes format From to To.
 type MigrationStep struct {
-	From   string `json:"from"`
-	To     string `json:"to"`
+	From   string `json:"from_format"`
+	To     string `json:"to_format"`
 	Source string `json:"source"` // e.g. "MigrateV02"
 	// Lenient is true for the extension's allow_failures mode (dev formats).
 	Lenient bool `json:"lenient,omitempty"`
@@ -226,13 +226,13 @@ type MigrationStep struct {
 // MigrateInfo describes a migrated catalog.
 type MigrateInfo struct {
 	// From is the source's format (ducklake_metadata 'version'), e.g. "0.2".
-	From string `json:"from"`
+	From string `json:"from_format"`
 	// To is CurrentFormat.
-	To    string          `json:"to"`
+	To    string          `json:"to_format"`
 	Steps []MigrationStep `json:"steps"`
 	// Snapshot is the last snapshot, the same row as the source's: a
 	// migration adds no snapshot (the extension's neither).
-	Snapshot Snapshot `json:"snapshot"`
+	Snapshot Snapshot `json:"last_snapshot"`
 	// Storage is the migrated file's DuckDB storage format: the source's
 	// (a SQLite source gets the one Freeze gives it).
 	Storage meta.Storage `json:"storage"`

@@ -323,11 +323,13 @@ func (s *sqliteRead) snapshots(ctx context.Context, tail string, args ...any) ([
 
 // sqliteTimeLayouts are the forms of a TIMESTAMP WITH TIME ZONE as text in
 // a SQLite catalog: DuckDB writes "2025-06-24 02:27:07.261+00" (UTC, the
-// fraction only as long as needed); a time without a zone is UTC (the
-// TimeZone fdl's conversions run in).
+// fraction only as long as needed; the offset as hours, or hours and
+// minutes outside whole-hour zones); RFC 3339; a time without a zone is
+// UTC (the TimeZone fdl's conversions run in).
 var sqliteTimeLayouts = []string{
 	"2006-01-02 15:04:05.999999999-07",
 	"2006-01-02 15:04:05.999999999-07:00",
+	"2006-01-02 15:04:05.999999999-07:00:00",
 	"2006-01-02 15:04:05.999999999Z07:00",
 	"2006-01-02T15:04:05.999999999Z07:00",
 	"2006-01-02 15:04:05.999999999",

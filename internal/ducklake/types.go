@@ -41,7 +41,7 @@ var (
 // Snapshot is one row of ducklake_snapshot joined with ducklake_snapshot_changes
 // (DuckLake spec: ducklake_snapshot, ducklake_snapshot_changes).
 type Snapshot struct {
-	ID            int64     `json:"id"`
+	ID            int64     `json:"snapshot_id"`
 	Time          time.Time `json:"time"` // snapshot_time, UTC
 	SchemaVersion int64     `json:"schema_version"`
 	NextCatalogID int64     `json:"next_catalog_id"`

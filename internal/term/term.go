@@ -32,12 +32,22 @@ type IO struct {
 }
 
 // System returns the process's streams. Colour is on when stdout is a
-// terminal and NO_COLOR is empty.
+// terminal, NO_COLOR is empty and TERM is not "dumb" (a terminal that
+// cannot draw escape sequences, such as Emacs's shell); on a dumb terminal
+// progress bars, which redraw the line, are off too.
 func System() *IO {
 	outTTY := term.IsTerminal(os.Stdout.Fd())
 	errTTY := term.IsTerminal(os.Stderr.Fd())
+	dumb := os.Getenv("TERM") == "dumb"
 	return &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, OutTTY: outTTY, ErrTTY: errTTY,
-		Color: outTTY && os.Getenv("NO_COLOR") == "", Verbose: os.Getenv("FDL_DEBUG") == "1"}
+		Color: ColorWanted(outTTY, os.Getenv("NO_COLOR"), os.Getenv("TERM")), Quiet: dumb, Verbose: os.Getenv("FDL_DEBUG") == "1"}
+}
+
+// ColorWanted decides colour from whether stdout is a terminal and the
+// NO_COLOR and TERM variables (no-color.org: any non-empty NO_COLOR turns it
+// off; TERM=dumb cannot draw it).
+func ColorWanted(outTTY bool, noColor, termName string) bool {
+	return outTTY && noColor == "" && termName != "dumb"
 }
 
 // Test returns streams backed by buffers (not terminals, no colour).

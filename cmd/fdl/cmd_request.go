@@ -1,0 +1,335 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/repo"
+)
+
+type requestOptions struct {
+	From string // --from DIR|REV
+	repo.RequestOptions
+}
+
+func newRequestCmd(ios *term.IO, g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "request",
+		Short: "Offer versions for review without moving a branch, and approve or drop them",
+		Long: `A request publishes a version under refs/requests/NAME for review, for a
+target branch (--into, default: the working directory's branch, else
+HEAD's), without moving that branch. Approving it moves the target forward
+to the request's version — a fast-forward, refused with exit code 3 as any
+push is when the target moved on — and removes the request. Every move is
+in the ref log (fdl reflog NAME), and a request keeps its versions in
+retention while it exists.
+
+  fdl request create NAME [--from DIR|REV] [--into BRANCH] [-m TITLE]
+  fdl request update NAME [--from DIR|REV]
+  fdl request list
+  fdl request show NAME
+  fdl request approve NAME
+  fdl request drop NAME
+
+--from names a working directory (its committed versions are uploaded, as
+fdl push does, and its base is offered) or a revision already in the
+repository; default: the working directory fdl runs in.`,
+		Example: `  fdl request create fix-prices -m "prices of the 12th, corrected"
+  fdl request create nightly --from nightly-branch --into main --repo s3://bucket/sales
+  fdl request list
+  fdl request approve fix-prices`,
+		Args: args(0, 0),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return runRequestList(cmd.Context(), ios, g)
+		},
+	}
+	g.addRepoFlag(cmd)
+	create := &requestOptions{}
+	createCmd := &cobra.Command{
+		Use:   "create NAME [--from DIR|REV] [--into BRANCH] [-m TITLE]",
+		Short: "Publish a version as request NAME for a branch, without moving the branch",
+		Long: `Publish a version as refs/requests/NAME for review by the target branch
+(--into, default: the working directory's branch, else HEAD's). From a
+working directory (the default, or --from DIR) its committed versions are
+uploaded first, as fdl push does. Refused when the version adds nothing to
+the target, when approving it would not be a fast-forward (exit code 3: the
+target moved on; pull or check it out again and redo the change), and when
+a request of that name holds another version (exit code 4). Creating it
+again at the same version succeeds and changes nothing.`,
+		Args: args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return runRequestPublish(cmd.Context(), ios, g, a[0], create, true)
+		},
+	}
+	createCmd.Flags().StringVar(&create.From, "from", "", "working `DIR` or revision to offer (default: the working directory fdl runs in)")
+	createCmd.Flags().StringVar(&create.Into, "into", "", "target `BRANCH` (default: the working directory's branch, else HEAD's)")
+	createCmd.Flags().StringVarP(&create.Title, "message", "m", "", "what the request is for (default: the version's message)")
+	update := &requestOptions{}
+	updateCmd := &cobra.Command{
+		Use:   "update NAME [--from DIR|REV]",
+		Short: "Move request NAME to a new version (e.g. rebuilt on the target's head)",
+		Long: `Move request NAME to another version: from a working directory (uploading
+its committed versions) or a revision. A request is a proposal, not a
+published history: the new version need not descend from the one it held
+(that one stays in the ref log, logged "replace"), but it must add to the
+target and be a fast-forward of it.`,
+		Args: args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return runRequestPublish(cmd.Context(), ios, g, a[0], update, false)
+		},
+	}
+	updateCmd.Flags().StringVar(&update.From, "from", "", "working `DIR` or revision to offer (default: the working directory fdl runs in)")
+	updateCmd.Flags().StringVarP(&update.Title, "message", "m", "", "what the update is for (default: the version's message)")
+	listCmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List requests: target, state (open, stale, merged), versions they add",
+		Long: `List every request: its version, target branch, state — open (approve is
+a fast-forward), stale (the target moved on: approve is refused), merged
+(the target holds it already), no-target (the target branch is gone) — and
+the number of versions approving it would add. Off a terminal, one
+tab-separated line per request:
+  name<TAB>short id<TAB>seq<TAB>into<TAB>state<TAB>adds<TAB>title`,
+		Args: args(0, 0),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return runRequestList(cmd.Context(), ios, g)
+		},
+	}
+	showCmd := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show a request: target, state, the versions it adds, its ref log",
+		Args:  args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return runRequestShow(cmd.Context(), ios, g, a[0])
+		},
+	}
+	approve := repo.PushOptions{}
+	approveCmd := &cobra.Command{
+		Use:   "approve NAME",
+		Short: "Move the target branch forward to the request's version (fast-forward only)",
+		Long: `Move the request's target branch forward to its version with one
+compare-and-swap (logged "approve" in the branch's ref log), then remove the
+request (logged "delete"). Refused with exit code 3, moving nothing, when the
+target does not lead to the request's version (it moved on since: the
+request must be rebuilt on its head and updated) or when another writer
+moved the target first. As for a push, a version with a newer DuckLake
+format or DuckDB storage version than the target's head needs
+--allow-format-upgrade.`,
+		Args: args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return runRequestApprove(cmd.Context(), ios, g, a[0], approve)
+		},
+	}
+	approveCmd.Flags().BoolVar(&approve.AllowFormatUpgrade, "allow-format-upgrade", false, "allow moving the target to a newer DuckLake format or storage version (older DuckDB readers lose it)")
+	dropCmd := &cobra.Command{
+		Use:   "drop NAME",
+		Short: "Remove a request without approving it (its versions stay)",
+		Args:  args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return runRequestDrop(cmd.Context(), ios, g, a[0])
+		},
+	}
+	for _, c := range []*cobra.Command{createCmd, updateCmd, listCmd, showCmd, approveCmd, dropCmd} {
+		g.addRepoFlag(c)
+		cmd.AddCommand(c)
+	}
+	return cmd
+}
+
+// requestSource says where a request's version comes from: a working
+// directory (--from DIR, or the one fdl runs in) or a revision.
+func (g *globals) requestSource(from string) (*repo.Workdir, string, error) {
+	if from == "" {
+		w, err := g.workdir()
+		if errors.Is(err, repo.ErrNotWorkdir) {
+			return nil, "", usageError{fmt.Errorf("no version to offer: pass --from DIR (a working directory) or --from REV (a revision), or run inside a working directory")}
+		}
+		return w, "", err
+	}
+	dir := g.path(from)
+	if _, err := os.Stat(filepath.Join(dir, repo.StateDir, repo.StateFile)); err == nil {
+		w, err := repo.OpenWorkdir(dir)
+		return w, "", err
+	}
+	return nil, from, nil
+}
+
+func runRequestPublish(ctx context.Context, ios *term.IO, g *globals, name string, o *requestOptions, create bool) error {
+	w, rev, err := g.requestSource(o.From)
+	if err != nil {
+		return err
+	}
+	var r *repo.Repo
+	if w != nil {
+		r, err = w.OpenRepo(ctx)
+	} else {
+		r, err = g.openRepo(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	opts, p := g.hooks(ios)
+	r.SetOptions(opts)
+	o.Rev = rev
+	var res repo.PushResult
+	switch {
+	case w != nil && create:
+		res, err = w.CreateRequest(ctx, r, name, o.RequestOptions)
+	case w != nil:
+		res, err = w.UpdateRequest(ctx, r, name, o.RequestOptions)
+	case create:
+		res, err = r.CreateRequest(ctx, name, o.RequestOptions)
+	default:
+		res, err = r.UpdateRequest(ctx, name, o.RequestOptions)
+	}
+	p.Done()
+	if err != nil {
+		return err
+	}
+	if g.JSON {
+		return printJSON(ios, res)
+	}
+	short := res.Abbrev.Short
+	switch {
+	case res.UpToDate:
+		ios.Printf("Request %s already holds %s\n", ios.Ref(name), ios.ID(short(res.New)))
+	case create:
+		ios.Printf("Created request %s at %s (%d version(s) uploaded); review it with fdl request show %s, approve it with fdl request approve %s\n",
+			ios.Ref(name), ios.ID(short(res.New)), res.Uploaded, name, name)
+	default:
+		ios.Printf("Updated request %s: %s -> %s (%d version(s) uploaded)\n", ios.Ref(name), ios.ID(short(res.Old)), ios.ID(short(res.New)), res.Uploaded)
+	}
+	return nil
+}
+
+func runRequestList(ctx context.Context, ios *term.IO, g *globals) error {
+	return g.withRepo(ctx, func(r *repo.Repo) error {
+		list, bad, err := r.Requests(ctx)
+		if err != nil {
+			return err
+		}
+		abbrev, err := r.Abbrev(ctx)
+		if err != nil {
+			return err
+		}
+		if g.JSON {
+			if err := printJSON(ios, list); err != nil {
+				return err
+			}
+		} else {
+			for _, q := range list {
+				if !ios.OutTTY {
+					ios.Printf("%s\t%s\t%d\t%s\t%s\t%d\t%s\n", q.Name, abbrev.Short(q.ID), q.Seq, q.Into, q.State, q.Ahead, oneLine(q.Title))
+					continue
+				}
+				ios.Printf("%s  %s  seq %d  into %s  %s, adds %d  %s\n", ios.Ref(q.Name), ios.ID(abbrev.Short(q.ID)), q.Seq, ios.Ref(q.Into), q.State, q.Ahead, oneLine(q.Title))
+			}
+		}
+		for _, e := range bad {
+			ios.Warnf("%s", message(e))
+		}
+		if len(bad) > 0 {
+			return bad[0]
+		}
+		return nil
+	})
+}
+
+func runRequestShow(ctx context.Context, ios *term.IO, g *globals, name string) error {
+	return g.withRepo(ctx, func(r *repo.Repo) error {
+		v, err := r.ShowRequest(ctx, name)
+		if err != nil {
+			return err
+		}
+		warn(ios, v.Warnings)
+		if g.JSON {
+			return printJSON(ios, v)
+		}
+		q, short := v.Request, v.Abbrev.Short
+		ios.Printf("%s %s\n", ios.Heading("request"), ios.Ref(q.Name))
+		ios.Printf("Into:     %s (at %s)\n", ios.Ref(q.Into), ios.ID(short(q.TargetHead)))
+		ios.Printf("Version:  %s (seq %d)\n", ios.ID(short(q.ID)), q.Seq)
+		ios.Printf("Opened:   %s by %s\n", q.Opened.UTC().Format(time.RFC3339), oneLine(q.Author))
+		ios.Printf("State:    %s\n", requestStateText(q))
+		ios.Printf("\n    %s\n\n", oneLine(q.Title))
+		ios.Printf("%s\n", ios.Heading("Versions it adds to "+q.Into+":"))
+		for _, e := range v.Versions {
+			ios.Printf("  %4d  %s  %s  %s\n", e.Seq, ios.ID(e.Short), oneLine(e.Author), oneLine(e.Message))
+		}
+		ios.Printf("%s\n", ios.Heading("Ref log:"))
+		for _, e := range v.Log {
+			ios.Printf("  %s  %-8s %s -> %s  %s  %s\n", e.Time.UTC().Format(time.RFC3339), e.Action, ios.ID(dashIfEmpty(short(e.Old))), ios.ID(dashIfEmpty(short(e.New))), oneLine(e.Author), oneLine(e.Why))
+		}
+		return nil
+	})
+}
+
+// requestStateText says what a request's state means for approve.
+func requestStateText(q repo.Request) string {
+	switch q.State {
+	case repo.RequestOpen:
+		return fmt.Sprintf("open: approve moves %s forward by %d version(s) (fdl request approve %s)", q.Into, q.Ahead, q.Name)
+	case repo.RequestStale:
+		return fmt.Sprintf("stale: %s moved on (%d version(s) the request lacks); approve is refused until it is rebuilt on %s's head (fdl request update %s)", q.Into, q.Behind, q.Into, q.Name)
+	case repo.RequestMerged:
+		return fmt.Sprintf("merged: %s holds it already (approve only removes the request)", q.Into)
+	}
+	return fmt.Sprintf("no target: branch %s does not exist", q.Into)
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func runRequestApprove(ctx context.Context, ios *term.IO, g *globals, name string, o repo.PushOptions) error {
+	return g.withRepo(ctx, func(r *repo.Repo) error {
+		res, err := r.ApproveRequest(ctx, name, o)
+		if err != nil {
+			return err
+		}
+		if g.JSON {
+			return printJSON(ios, res)
+		}
+		short := res.Abbrev.Short
+		if res.UpToDate {
+			ios.Printf("%s already holds %s", ios.Ref(res.Branch), ios.ID(short(res.New)))
+		} else {
+			ios.Printf("Approved %s: %s %s..%s (fast-forward)", ios.Ref(name), ios.Ref(res.Branch), ios.ID(short(res.Old)), ios.ID(short(res.New)))
+		}
+		if c := res.FormatUpgrade; c != nil {
+			ios.Printf("; format upgraded from %s to %s", c.From, c.To)
+		}
+		if res.Removed {
+			ios.Printf("; request removed\n")
+		} else {
+			ios.Printf("; the request moved meanwhile and stays (fdl request show %s)\n", name)
+		}
+		return nil
+	})
+}
+
+func runRequestDrop(ctx context.Context, ios *term.IO, g *globals, name string) error {
+	return g.withRepo(ctx, func(r *repo.Repo) error {
+		d, err := r.DropRequest(ctx, name)
+		if err != nil {
+			return err
+		}
+		warnUnprotected(ios, d.Unprotected, "of the dropped request's")
+		if g.JSON {
+			return printJSON(ios, d)
+		}
+		ios.Printf("Dropped request %s (was %s); its versions stay in the repository and its ref log (fdl reflog %s)\n", ios.Ref(d.Request), ios.ID(string(d.ID)), d.Request)
+		return nil
+	})
+}

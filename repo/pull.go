@@ -1,0 +1,371 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// Pull: a working directory brought up to the head of its branch, in place.
+
+// PullOptions are the inputs of Workdir.Pull.
+type PullOptions struct {
+	// Discard allows replacing a working catalog that holds snapshots not
+	// committed yet (they are lost), or whose base is not on the branch's
+	// history (nothing is lost: the base is in the repository). Versions
+	// committed here and not pushed are never discarded.
+	Discard bool
+}
+
+// PullResult says what a pull did. Its JSON is 'fdl pull --json'.
+type PullResult struct {
+	Dir    string     `json:"dir"`
+	Branch string     `json:"branch"`
+	Old    version.ID `json:"old,omitempty"` // the base before ("" for none)
+	New    version.ID `json:"new"`           // the base after: the branch's head
+	Seq    int64      `json:"seq"`           // New's seq
+	// Pulled counts the versions the base moved forward by.
+	Pulled   int  `json:"pulled"`
+	UpToDate bool `json:"up_to_date"`
+	// Ahead counts versions of the base the branch lacks (up to date, to
+	// be pushed).
+	Ahead int `json:"ahead"`
+	// Discarded counts the snapshots not committed that the replaced
+	// working catalog held (only with PullOptions.Discard).
+	Discarded int    `json:"discarded"`
+	Catalog   string `json:"catalog_path"`
+	// Attach is the DuckDB statement that attaches the working catalog;
+	// AttachChanged is true when it differs from the one before (the new
+	// version's catalog reads its data at another data_path).
+	Attach        string `json:"attach"`
+	AttachChanged bool   `json:"attach_changed"`
+}
+
+// Pulling is the intent of a pull, in state.json while the working catalog
+// is being replaced: if fdl stops between the replacement and the state
+// update, the next pull sees it and finishes.
+type Pulling struct {
+	From version.ID `json:"from,omitempty"`
+	To   version.ID `json:"to"`
+}
+
+// Pull brings the working directory up to the head of its branch in place
+// (git pull --ff-only): the working catalog keeps its path and form
+// (DuckDB or SQLite), so the ATTACH statement stays the same, and only
+// when the branch's head descends from the base (a fast-forward) and the
+// working directory has nothing that is not in the repository. It reads
+// the branch's ref once; the head's catalog is fetched and checked against
+// its record, converted (SQLite), then replaces the working catalog
+// (ducklake.ReplaceSQLite: one SQLite write transaction that first checks,
+// inside it, that no snapshot was added meanwhile; ducklake.ReplaceDuckDB:
+// a rename while holding DuckDB's own lock on the file, refused while a
+// process has it attached), and the state moves to the head last.
+//
+// Errors: *UnpushedError (versions committed here and not pushed: never
+// replaced), *UncommittedError (snapshots not committed, without Discard),
+// *PullNotFastForwardError (the branch does not descend from the base; it
+// wraps refs.ErrRefused), *NoBranchToPullError, ducklake.ErrLocked (a
+// process holds the catalog), *RetiredError (the head left retention),
+// *ChecksumError, *BusyError (another fdl in this directory). On any error
+// the working directory is left as it was.
+func (w *Workdir) Pull(ctx context.Context, r *Repo, o PullOptions) (*PullResult, error) {
+	unlock, err := w.lock("pull")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if cur, err := OpenWorkdir(w.Dir); err == nil {
+		w.State, w.BaseRecord = cur.State, cur.BaseRecord
+	}
+	res := &PullResult{Dir: w.Dir, Branch: w.State.Branch, Old: w.State.Base, Catalog: w.CatalogPath()}
+	res.Attach = r.AttachStatement(res.Catalog, w.dataPath(), "lake", false)
+	pending, err := w.PendingVersions()
+	if err != nil {
+		return nil, err
+	}
+	tr, err := r.trackingOf(ctx, w.State.Branch, w.State.Base, pending)
+	if err != nil {
+		return nil, err
+	}
+	res.New, res.Seq, res.Ahead = tr.Head, tr.HeadSeq, tr.Ahead
+	if len(pending) > 0 && tr.State != TrackUpToDate && tr.State != TrackAhead {
+		return nil, &UnpushedError{Branch: tr.Ref, Unpushed: len(pending), Tracking: *tr}
+	}
+	switch tr.State {
+	case TrackNoBranch:
+		return nil, &NoBranchToPullError{Branch: tr.Ref}
+	case TrackUpToDate, TrackAhead:
+		if w.State.Pulling == nil {
+			res.New, res.Seq, res.UpToDate = w.State.Base, baseSeq(w.BaseRecord), true
+			return res, nil
+		}
+	case TrackDiverged:
+		if !o.Discard {
+			return nil, &PullNotFastForwardError{Branch: tr.Ref, Base: w.State.Base, Head: tr.Head, Ahead: tr.Ahead, Behind: tr.Behind}
+		}
+	}
+	res.Pulled = tr.Behind
+	head, err := r.Record(ctx, tr.Head)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.refuseRetired(ctx, head); err != nil {
+		return nil, err
+	}
+	return res, w.replaceWith(ctx, r, head, o, res)
+}
+
+// replaceWith replaces the working catalog with head's, then moves the
+// state to head.
+func (w *Workdir) replaceWith(ctx context.Context, r *Repo, head *version.Record, o PullOptions, res *PullResult) error {
+	cat := w.CatalogPath()
+	marks, err := ducklake.SnapshotMarks(ctx, cat)
+	if err != nil {
+		return err
+	}
+	var pulledTo *version.Record // what an interrupted pull replaced the catalog with
+	if w.State.Pulling != nil {
+		if pulledTo, err = r.Record(ctx, w.State.Pulling.To); err != nil {
+			return err
+		}
+		if atSnapshot(marks, head) {
+			return w.finishPull(r, head, res) // the interrupted pull had replaced it
+		}
+	}
+	stamp, err := ducklake.Stamp(cat)
+	if err != nil {
+		return err
+	}
+	check := func(marks []ducklake.SnapshotMark) error {
+		n, err := w.uncommitted(marks, pulledTo)
+		if err != nil || o.Discard {
+			res.Discarded = n
+			return nil
+		}
+		if n > 0 {
+			return &UncommittedError{Dir: w.Dir, Branch: w.State.Branch, Snapshots: n}
+		}
+		return nil
+	}
+	if err := check(marks); err != nil {
+		return err
+	}
+	newCat, err := w.fetchForPull(ctx, r, head)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(newCat)
+	w.State.Pulling = &Pulling{From: w.State.Base, To: head.ID}
+	if err := w.save(w.BaseRecord); err != nil {
+		return err
+	}
+	r.step("pull:replace")
+	if w.State.CatalogFormat == ducklake.BackendSQLite {
+		err = ducklake.ReplaceSQLite(ctx, cat, newCat, check)
+	} else {
+		err = ducklake.ReplaceDuckDB(cat, newCat, func() error {
+			now, err := ducklake.Stamp(cat)
+			if err == nil && now != stamp {
+				err = fmt.Errorf("%s changed while fdl pull ran (a process wrote to it): %w", cat, ErrPullRace)
+			}
+			return err
+		})
+	}
+	if err != nil {
+		w.State.Pulling = nil
+		if serr := w.save(w.BaseRecord); serr != nil {
+			return errors.Join(err, serr)
+		}
+		return err
+	}
+	r.step("pull:state")
+	return w.finishPull(r, head, res)
+}
+
+// finishPull moves the state to head once the working catalog is head's.
+func (w *Workdir) finishPull(r *Repo, head *version.Record, res *PullResult) error {
+	w.State.Base, w.State.Upstream, w.State.Pulling = head.ID, head.ID, nil
+	if err := w.save(head); err != nil {
+		return err
+	}
+	res.New, res.Seq = head.ID, head.Seq
+	attach := r.AttachStatement(w.CatalogPath(), head.DuckLake.DataPath, "lake", false)
+	res.AttachChanged, res.Attach = attach != res.Attach, attach
+	return nil
+}
+
+// atSnapshot reports whether a catalog's snapshots (marks) end at rec's
+// last snapshot, with its time.
+func atSnapshot(marks []ducklake.SnapshotMark, rec *version.Record) bool {
+	if rec == nil || len(marks) == 0 {
+		return false
+	}
+	last := marks[len(marks)-1]
+	return last.ID == rec.DuckLake.Snapshot && last.Time.Equal(rec.DuckLake.SnapshotTime)
+}
+
+// uncommitted counts the snapshots of a working catalog (marks) that are
+// not in its base: 0 when it ends at the base's last snapshot with the
+// base's time, or at pulledTo's (what an interrupted pull put there). A
+// catalog that does not hold its base's last snapshot (replaced by another
+// lake) counts all its snapshots. Without a base, a catalog that holds
+// more than the one snapshot of a new catalog has uncommitted work.
+func (w *Workdir) uncommitted(marks []ducklake.SnapshotMark, pulledTo *version.Record) (int, error) {
+	if len(marks) == 0 {
+		return 0, fmt.Errorf("%s has no snapshot: %w", w.CatalogPath(), ErrNotDescendant)
+	}
+	if atSnapshot(marks, w.BaseRecord) || atSnapshot(marks, pulledTo) {
+		return 0, nil
+	}
+	b := w.BaseRecord
+	if b == nil {
+		return len(marks) - 1, nil
+	}
+	n := 0
+	for _, m := range marks {
+		if m.ID > b.DuckLake.Snapshot {
+			n++
+		}
+		if m.ID == b.DuckLake.Snapshot && !m.Time.Equal(b.DuckLake.SnapshotTime) {
+			return len(marks), nil
+		}
+	}
+	if n == 0 {
+		return len(marks), nil // it ends before its base: another lake
+	}
+	return n, nil
+}
+
+// fetchForPull fetches head's catalog into DIR/.fdl (the working catalog's
+// file system, so the replacement is a rename) and, for a SQLite working
+// catalog, converts it. It returns the new file's path.
+func (w *Workdir) fetchForPull(ctx context.Context, r *Repo, head *version.Record) (string, error) {
+	duck := w.stateDir("pull.duckdb")
+	for _, p := range []string{duck, w.stateDir("pull.sqlite"), w.stateDir("pull.sqlite-wal")} {
+		os.Remove(p) // left by an interrupted pull
+	}
+	if err := r.FetchCatalog(ctx, head, duck); err != nil {
+		return "", err
+	}
+	if w.State.CatalogFormat != ducklake.BackendSQLite {
+		return duck, nil
+	}
+	defer os.Remove(duck)
+	lite := w.stateDir("pull.sqlite")
+	if err := ducklake.ConvertToSQLite(ctx, duck, lite); err != nil {
+		return "", err
+	}
+	return lite, nil
+}
+
+// dataPath is the data_path of the working catalog as its base records it
+// (the repository's data path before the first version).
+func (w *Workdir) dataPath() string {
+	if w.BaseRecord != nil {
+		return w.BaseRecord.DuckLake.DataPath
+	}
+	if dp, err := readDataPath(w.CatalogPath()); err == nil {
+		return dp
+	}
+	return ""
+}
+
+// readDataPath reads a catalog's data_path.
+func readDataPath(path string) (string, error) {
+	c, err := ducklake.Open(context.Background(), path)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	return c.DataPath(), nil
+}
+
+func baseSeq(rec *version.Record) int64 {
+	if rec == nil {
+		return 0
+	}
+	return rec.Seq
+}
+
+// ErrPullRace: the working catalog changed while a pull ran.
+var ErrPullRace = errors.New("the working catalog changed during the pull; nothing was replaced")
+
+// UncommittedError: the working catalog holds snapshots not committed yet;
+// a pull would lose them.
+type UncommittedError struct {
+	Dir       string
+	Branch    string // the working directory's branch
+	Snapshots int
+}
+
+func (e *UncommittedError) Error() string {
+	return fmt.Sprintf("%s holds %d snapshot(s) not committed yet, which replacing the working catalog would lose; nothing was changed: %v", e.Dir, e.Snapshots, ErrUncommitted)
+}
+
+func (e *UncommittedError) Unwrap() error { return ErrUncommitted }
+
+// ErrUncommitted is wrapped by *UncommittedError.
+var ErrUncommitted = errors.New("uncommitted work")
+
+// UnpushedError: versions committed in the working directory are not in
+// the repository, and the branch moved on: a pull would have to merge
+// them. It wraps ErrUnpushed.
+type UnpushedError struct {
+	Branch   refs.Name
+	Unpushed int
+	Tracking Tracking
+}
+
+func (e *UnpushedError) Error() string {
+	return fmt.Sprintf("%d version(s) committed here are not pushed, and %s has %d version(s) they lack (diverged); fdl never merges versions, and nothing was changed: %v",
+		e.Unpushed, e.Branch.Short(), e.Tracking.Behind, ErrUnpushed)
+}
+
+func (e *UnpushedError) Unwrap() error { return ErrUnpushed }
+
+// ErrUnpushed is wrapped by *UnpushedError.
+var ErrUnpushed = errors.New("unpushed versions")
+
+// PullNotFastForwardError: the branch's head does not descend from the
+// base (the branch was moved back, or the base is on another history). It
+// wraps refs.ErrRefused.
+type PullNotFastForwardError struct {
+	Branch        refs.Name
+	Base, Head    version.ID
+	Ahead, Behind int
+}
+
+func (e *PullNotFastForwardError) Error() string {
+	return fmt.Sprintf("pull from %s refused: it is not a fast-forward: %s holds %s, which does not descend from the base %s (%d version(s) of the base are not on %s); nothing was changed",
+		e.Branch.Short(), e.Branch.Short(), e.Head, e.Base, e.Ahead, e.Branch.Short())
+}
+
+func (e *PullNotFastForwardError) Unwrap() error { return refs.ErrRefused }
+
+// NoBranchToPullError: the working directory's branch does not exist in
+// the repository. It wraps refs.ErrNotFound.
+type NoBranchToPullError struct{ Branch refs.Name }
+
+func (e *NoBranchToPullError) Error() string {
+	return fmt.Sprintf("branch %s does not exist in the repository, so there is nothing to pull: %v", e.Branch.Short(), refs.ErrNotFound)
+}
+
+func (e *NoBranchToPullError) Unwrap() error { return refs.ErrNotFound }
+
+// PullInterruptedError: a pull stopped while it replaced the working
+// catalog; the next pull finishes it. It wraps ErrPullInterrupted.
+type PullInterruptedError struct{ Dir string }
+
+func (e *PullInterruptedError) Error() string {
+	return fmt.Sprintf("%s: a pull was interrupted while it replaced the working catalog: %v", e.Dir, ErrPullInterrupted)
+}
+
+func (e *PullInterruptedError) Unwrap() error { return ErrPullInterrupted }
+
+// ErrPullInterrupted is wrapped by *PullInterruptedError.
+var ErrPullInterrupted = errors.New("pull interrupted")
