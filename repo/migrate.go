@@ -271,6 +271,12 @@ func (r *Repo) migratedRecord(ctx context.Context, head *version.Record, id vers
 		return nil, err
 	}
 	st, err := cat.State(ctx, info.Snapshot.ID)
+	var sched []ducklake.ScheduledFile
+	if err == nil {
+		// Counted as commit counts them (docs/spec.md §9), so a commit on
+		// top compares with the same figure.
+		sched, err = cat.ScheduledSince(ctx, time.Time{})
+	}
 	format, dataPath := cat.Format(), cat.DataPath()
 	cat.Close()
 	if err != nil {
@@ -297,7 +303,10 @@ func (r *Repo) migratedRecord(ctx context.Context, head *version.Record, id vers
 		DuckLake: version.DuckLake{Format: format, Snapshot: s, SnapshotTime: info.Snapshot.Time,
 			Adds: version.SnapshotRange{First: s + 1, Last: s}, DataPath: dataPath, MigratedFrom: info.From},
 	}
-	ds, err := version.NewDataset(id, format, dataPath, st).Marshal()
+	dataset := version.NewDataset(id, format, dataPath, st)
+	scheduled := int64(len(sched))
+	dataset.Totals.ScheduledFiles = &scheduled
+	ds, err := dataset.Marshal()
 	if err != nil {
 		return nil, err
 	}

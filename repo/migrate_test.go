@@ -96,7 +96,7 @@ func TestMigrateBranch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if newDS.DuckLake != "1.0" || !reflect.DeepEqual(newDS.Schemas, oldDS.Schemas) || newDS.Totals != oldDS.Totals {
+	if newDS.DuckLake != "1.0" || !reflect.DeepEqual(newDS.Schemas, oldDS.Schemas) || !reflect.DeepEqual(newDS.Totals, oldDS.Totals) {
 		t.Fatalf("dataset changed in the migration:\n%+v\n%+v", newDS, oldDS)
 	}
 	// The old version is kept, in its format, for its readers.

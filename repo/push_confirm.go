@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -150,10 +151,15 @@ func (r *Repo) neededKeys(ctx context.Context, head version.ID, pending []Pendin
 func (r *Repo) removeUploads(ctx context.Context, pending []Pending) {
 	ctx = context.WithoutCancel(ctx)
 	for _, p := range pending {
+		// The history pack first: a pack never outlives its version's
+		// record.
+		_ = r.st.Delete(ctx, history.PackKey(p.Record.ID))
 		for _, f := range []string{version.RecordFile, version.DatasetFile, version.CatalogFile} {
 			_ = r.st.Delete(ctx, VersionKey(p.Record.ID, f))
 		}
+		r.mu.Lock()
 		delete(r.record, p.Record.ID)
+		r.mu.Unlock()
 	}
 	r.forgetIDs()
 }
