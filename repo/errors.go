@@ -285,3 +285,13 @@ func (e *GCStopError) Error() string {
 }
 
 func (e *GCStopError) Unwrap() error { return e.Err }
+
+// NoMergeBaseError: two versions share no ancestor (two histories that
+// never met: an orphan branch). It wraps refs.ErrUnknownRev.
+type NoMergeBaseError struct{ A, B version.ID }
+
+func (e *NoMergeBaseError) Error() string {
+	return fmt.Sprintf("versions %s and %s share no ancestor, so they have no merge base: %v", e.A, e.B, refs.ErrUnknownRev)
+}
+
+func (e *NoMergeBaseError) Unwrap() error { return refs.ErrUnknownRev }

@@ -106,7 +106,7 @@ DuckDB ATTACH.
 	root.AddCommand(
 		newInitCmd(ios, g), newCheckoutCmd(ios, g), newStatusCmd(ios, g), newCommitCmd(ios, g),
 		newPushCmd(ios, g), newLogCmd(ios, g), newShowCmd(ios, g), newTagCmd(ios, g),
-		newBranchCmd(ios, g), newVerifyCmd(ios, g),
+		newBranchCmd(ios, g), newVerifyCmd(ios, g), newDiffCmd(ios, g),
 		newRetentionCmd(ios, g), newGCCmd(ios, g), newReflogCmd(ios, g),
 	)
 	return root

@@ -18,7 +18,9 @@ import (
 
 // Diff compares snapshot from with snapshot to, both read from this
 // catalog (one timeline: an id names the same object on both sides).
-// When to < from the changes from to to from are read and reversed.
+// When to < from the changes from to to from are read and reversed. A
+// negative from is the empty lake before the catalog's first snapshot:
+// everything is created.
 //
 // Per table it counts, as the extension's ducklake_table_changes(catalog,
 // schema, table, from+1, to) does (source: duckdb/ducklake
@@ -50,9 +52,12 @@ func (c *Catalog) Diff(ctx context.Context, from, to int64) (*meta.Diff, error) 
 		d.Reverse()
 		return d, nil
 	}
-	a, err := c.State(ctx, from)
-	if err != nil {
-		return nil, err
+	a := &meta.State{Snapshot: from, Schemas: []meta.Schema{}}
+	if from >= 0 {
+		var err error
+		if a, err = c.State(ctx, from); err != nil {
+			return nil, err
+		}
 	}
 	b, err := c.State(ctx, to)
 	if err != nil {
