@@ -1,0 +1,116 @@
+package lakewriter
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
+)
+
+// endFile ends a data file and its open delete files (as DuckLake's
+// DropDataFiles and DropDeleteFiles do).
+func (u *undo) endFile(id int64) error {
+	for _, table := range []string{"ducklake_data_file", "ducklake_delete_file"} {
+		r, err := u.o.w.conn.ExecContext(u.o.ctx, fmt.Sprintf("UPDATE %s SET end_snapshot = %d WHERE data_file_id = %d AND end_snapshot IS NULL", table, u.o.id, id))
+		if err != nil {
+			return fmt.Errorf("end data file %d: %w", id, err)
+		}
+		n, _ := r.RowsAffected()
+		u.res.Ended += n
+	}
+	return nil
+}
+
+// restoreDeletes gives data file to the delete files data file from had
+// at lo. When from == to (the data file stays) the delete files begun
+// since are ended and those ended since are copied; otherwise (to is a
+// copy of from) every delete file from had at lo is copied for to. A copy
+// gets a new delete_file_id.
+func (u *undo) restoreDeletes(from, to int64) error {
+	where := fmt.Sprintf("data_file_id = %d AND %s", from, visibleAt("", u.lo))
+	if from == to {
+		r, err := u.o.w.conn.ExecContext(u.o.ctx, fmt.Sprintf("UPDATE ducklake_delete_file SET end_snapshot = %d WHERE data_file_id = %d AND end_snapshot IS NULL AND begin_snapshot > %d", u.o.id, from, u.lo))
+		if err != nil {
+			return err
+		}
+		n, _ := r.RowsAffected()
+		u.res.Ended += n
+		where += " AND end_snapshot IS NOT NULL"
+	}
+	rows, err := u.o.w.conn.QueryContext(u.o.ctx, "SELECT delete_file_id FROM ducklake_delete_file WHERE "+where+" ORDER BY delete_file_id")
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		subst := map[string]string{"delete_file_id": strconv.FormatInt(u.o.newFileID(), 10), "data_file_id": strconv.FormatInt(to, 10)}
+		n, err := u.copyTable("ducklake_delete_file", `"begin_snapshot"`, `"end_snapshot"`, subst, fmt.Sprintf("delete_file_id = %d", id))
+		if err != nil {
+			return err
+		}
+		u.res.Reopened += n
+	}
+	return nil
+}
+
+// copyFile copies data file id as it was at lo under a new data_file_id:
+// its row, the delete files and inlined deletions it had at lo, its column
+// statistics and partition values.
+func (u *undo) copyFile(id int64, d dataRow) error {
+	nid := u.o.newFileID()
+	ns := strconv.FormatInt(nid, 10)
+	n, err := u.copyTable("ducklake_data_file", `"begin_snapshot"`, `"end_snapshot"`, map[string]string{"data_file_id": ns}, fmt.Sprintf("data_file_id = %d", id))
+	if err != nil {
+		return err
+	}
+	u.res.Reopened += n
+	if err := u.restoreDeletes(id, nid); err != nil {
+		return err
+	}
+	inl := fmt.Sprintf("ducklake_inlined_delete_%d", d.table)
+	if u.cols[inl] != nil {
+		n, err := u.copyTable(inl, `"begin_snapshot"`, "", map[string]string{"file_id": ns}, fmt.Sprintf("file_id = %d AND begin_snapshot <= %d", id, u.lo))
+		if err != nil {
+			return err
+		}
+		u.res.Reopened += n
+	}
+	for _, t := range []string{"ducklake_file_column_stats", "ducklake_file_partition_value", "ducklake_file_variant_stats"} {
+		if u.cols[t] == nil {
+			continue
+		}
+		if _, err := u.copyTable(t, "", "", map[string]string{"data_file_id": ns}, fmt.Sprintf("data_file_id = %d", id)); err != nil {
+			return err
+		}
+	}
+	u.copiedFiles = append(u.copiedFiles, fileCopy{table: d.table, id: nid, records: d.records, sizeBytes: d.sizeBytes})
+	u.o.changes.insertedInto = append(u.o.changes.insertedInto, d.table)
+	return nil
+}
+
+// inlinedCopies lists the inlined-data tables of a table into which rows
+// were copied.
+func (u *undo) inlinedCopies(tid int64) []vtable {
+	var out []vtable
+	for _, t := range u.tables {
+		if t.grp == "inlined" && t.tid == tid {
+			var n int
+			if err := u.o.queryRow(fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = %d", sqlquote.Ident(t.name), t.begin, u.o.id)).Scan(&n); err == nil && n > 0 {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
