@@ -21,36 +21,35 @@ import (
 // data file deleted whole), a column added, renamed, retyped and dropped,
 // a table renamed and dropped, a view, a schema dropped with its table.
 var undoHistory = []string{
-	"CREATE TABLE t(id INTEGER, v VARCHAR)",                              // 1
-	"INSERT INTO t SELECT i, 'v' || i FROM range(100) r(i)",              // 2
-	"INSERT INTO t SELECT i, 'w' || i FROM range(100, 103) r(i)",         // 3 inlined
-	"UPDATE t SET v = 'u' WHERE id < 5",                                  // 4 inlined delete + insert
-	"DELETE FROM t WHERE id >= 90 AND id < 95",                           // 5 inlined deletions
-	"ALTER TABLE t ADD COLUMN q INTEGER",                                 // 6
-	"ALTER TABLE t RENAME COLUMN v TO vv",                                // 7
-	"INSERT INTO t SELECT i, 'z', i FROM range(200, 250) r(i)",           // 8
-	"CREATE SCHEMA s",                                                    // 9
-	"CREATE TABLE s.d AS SELECT i AS x FROM range(40) r(i)",              // 10
-	"CREATE VIEW s.vw AS SELECT * FROM s.d WHERE x > 5",                  // 11
-	"DELETE FROM s.d WHERE x >= 0",                                       // 12 whole file
-	"INSERT INTO s.d SELECT i FROM range(1000, 1020) r(i)",               // 13
-	"ALTER TABLE t RENAME TO t2",                                         // 14
-	"ALTER TABLE t2 ALTER COLUMN q TYPE BIGINT",                          // 15
-	"ALTER TABLE t2 DROP COLUMN vv",                                      // 16
-	"DROP VIEW s.vw",                                                     // 17
-	"DROP TABLE s.d",                                                     // 18
-	"DROP SCHEMA s",                                                      // 19
-	"CREATE TABLE big(k BIGINT)",                                         // 20
-	"INSERT INTO big SELECT i FROM range(5000) r(i)",                     // 21
-	"DELETE FROM big WHERE k % 7 = 0",                                    // 22 delete file
-	"INSERT INTO t2 VALUES (7777, 7777)",                                 // 23
-	"CREATE TABLE keep(a INTEGER)",                                       // 24
-	"INSERT INTO keep SELECT i FROM range(50) r(i)",                      // 25
-	"ALTER TABLE keep RENAME TO kept",                                    // 26
-	"DROP TABLE kept",                                                    // 27
-	"INSERT INTO t2 VALUES (8888, 8888)",                                 // 28
+	"CREATE TABLE t(id INTEGER, v VARCHAR)",                      // 1
+	"INSERT INTO t SELECT i, 'v' || i FROM range(100) r(i)",      // 2
+	"INSERT INTO t SELECT i, 'w' || i FROM range(100, 103) r(i)", // 3 inlined
+	"UPDATE t SET v = 'u' WHERE id < 5",                          // 4 inlined delete + insert
+	"DELETE FROM t WHERE id >= 90 AND id < 95",                   // 5 inlined deletions
+	"ALTER TABLE t ADD COLUMN q INTEGER",                         // 6
+	"ALTER TABLE t RENAME COLUMN v TO vv",                        // 7
+	"INSERT INTO t SELECT i, 'z', i FROM range(200, 250) r(i)",   // 8
+	"CREATE SCHEMA s", // 9
+	"CREATE TABLE s.d AS SELECT i AS x FROM range(40) r(i)", // 10
+	"CREATE VIEW s.vw AS SELECT * FROM s.d WHERE x > 5",     // 11
+	"DELETE FROM s.d WHERE x >= 0",                          // 12 whole file
+	"INSERT INTO s.d SELECT i FROM range(1000, 1020) r(i)",  // 13
+	"ALTER TABLE t RENAME TO t2",                            // 14
+	"ALTER TABLE t2 ALTER COLUMN q TYPE BIGINT",             // 15
+	"ALTER TABLE t2 DROP COLUMN vv",                         // 16
+	"DROP VIEW s.vw",                                        // 17
+	"DROP TABLE s.d",                                        // 18
+	"DROP SCHEMA s",                                         // 19
+	"CREATE TABLE big(k BIGINT)",                            // 20
+	"INSERT INTO big SELECT i FROM range(5000) r(i)",        // 21
+	"DELETE FROM big WHERE k % 7 = 0",                       // 22 delete file
+	"INSERT INTO t2 VALUES (7777, 7777)",                    // 23
+	"CREATE TABLE keep(a INTEGER)",                          // 24
+	"INSERT INTO keep SELECT i FROM range(50) r(i)",         // 25
+	"ALTER TABLE keep RENAME TO kept",                       // 26
+	"DROP TABLE kept",                                       // 27
+	"INSERT INTO t2 VALUES (8888, 8888)",                    // 28
 }
-
 
 // lakeState is what the real extension reads at one snapshot: the tables
 // visible there and a digest of each one's rows.

@@ -24,8 +24,8 @@ func TestRestoreRefusals(t *testing.T) {
 	}
 	for _, step := range []func() error{
 		func() error { return w.Insert(bg, "main", "t", "SELECT range AS i FROM range(100)") }, // 2
-		func() error { return w.DeleteWhere(bg, "main", "t", "i < 10") },                      // 3
-		func() error { return w.DeleteWhere(bg, "main", "t", "i > 90") },                      // 4: replaces the delete file, partial_max 4
+		func() error { return w.DeleteWhere(bg, "main", "t", "i < 10") },                       // 3
+		func() error { return w.DeleteWhere(bg, "main", "t", "i > 90") },                       // 4: replaces the delete file, partial_max 4
 	} {
 		if err := step(); err != nil {
 			t.Fatal(err)
