@@ -32,15 +32,6 @@ type CommitOptions struct {
 // The working directory's state moves to the new version only after all its
 // files are written.
 func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)) (*version.Record, error) {
-	if step == nil {
-		step = func(string) {}
-	}
-	if o.Author == "" {
-		o.Author = DefaultActor()
-	}
-	if strings.TrimSpace(o.Message) == "" {
-		return nil, NoMessageError{}
-	}
 	unlock, err := w.lock("commit")
 	if err != nil {
 		return nil, err
@@ -48,6 +39,25 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 	defer unlock()
 	if cur, err := OpenWorkdir(w.Dir); err == nil {
 		w.State, w.BaseRecord = cur.State, cur.BaseRecord
+	}
+	return w.commit(ctx, o, step)
+}
+
+// commit is Commit with the working directory's lock held and its state
+// read. A pending revert or restore (State.Undo) gives the message when o
+// has none, and is recorded in the record and cleared.
+func (w *Workdir) commit(ctx context.Context, o CommitOptions, step func(string)) (*version.Record, error) {
+	if step == nil {
+		step = func(string) {}
+	}
+	if o.Author == "" {
+		o.Author = DefaultActor()
+	}
+	if strings.TrimSpace(o.Message) == "" && w.State.Undo != nil {
+		o.Message = w.State.Undo.Message
+	}
+	if strings.TrimSpace(o.Message) == "" {
+		return nil, NoMessageError{}
 	}
 	w.removeStaleTemps()
 	id, err := version.NewIDAfter(w.State.Base)
@@ -81,6 +91,7 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 	}
 	step("commit:state")
 	w.State.Base = id
+	w.State.Undo = nil
 	if err := w.save(rec); err != nil {
 		return nil, err
 	}
@@ -138,6 +149,13 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 	if w.BaseRecord != nil {
 		rec.Seq = w.BaseRecord.Seq + 1
 		rec.Parents = []version.ID{w.BaseRecord.ID}
+	}
+	if u := w.State.Undo; u != nil {
+		if u.Kind == UndoRevert {
+			rec.Reverts = u.Version
+		} else {
+			rec.Restores = u.Version
+		}
 	}
 	ds, err := version.NewDataset(id, info.Format, dataPath, st).Marshal()
 	if err != nil {

@@ -151,7 +151,7 @@ func (u *undo) do() (*UndoResult, error) {
 	if len(u.scope) == 0 {
 		return nil, fmt.Errorf("%w: nothing changed after snapshot %d", ErrNoChange, u.lo)
 	}
-	for _, step := range []func() error{u.applyGeneric, u.applyFiles, u.applyStats, u.applySchemaVersion, u.validate} {
+	for _, step := range []func() error{u.applyGeneric, u.applyFiles, u.applyStats, u.applySchemaVersion, u.validate, u.checkFiles} {
 		if err := step(); err != nil {
 			return nil, err
 		}

@@ -1,8 +1,10 @@
 package lakewriter
 
 import (
+	"database/sql"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
@@ -113,4 +115,72 @@ func (u *undo) inlinedCopies(tid int64) []vtable {
 		}
 	}
 	return out
+}
+
+// checkFiles hands the paths of the data and delete files the snapshot
+// makes visible again (copies begun at it) to Writer.CheckFiles.
+func (u *undo) checkFiles() error {
+	if u.o.w.CheckFiles == nil {
+		return nil
+	}
+	var paths []string
+	for _, t := range []string{"ducklake_data_file", "ducklake_delete_file"} {
+		rows, err := u.o.w.conn.QueryContext(u.o.ctx, fmt.Sprintf("SELECT table_id, path, path_is_relative FROM %s WHERE begin_snapshot = %d", t, u.o.id))
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var tid int64
+			var path string
+			var rel sql.NullBool
+			if err := rows.Scan(&tid, &path, &rel); err != nil {
+				rows.Close()
+				return err
+			}
+			if !rel.Valid || rel.Bool {
+				path = u.tableBase(tid) + path
+			}
+			paths = append(paths, path)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	return u.o.w.CheckFiles(paths)
+}
+
+// tableBase is the path a table's relative file paths are relative to, as
+// data_path, the schema's path and the table's path make it (DuckLake
+// spec "Paths"; a relative data_path stays relative).
+func (u *undo) tableBase(tid int64) string {
+	var spath, tpath sql.NullString
+	var srel, trel sql.NullBool
+	err := u.o.queryRow(`SELECT s.path, s.path_is_relative, t.path, t.path_is_relative FROM ducklake_table t JOIN ducklake_schema s USING (schema_id)
+		WHERE t.table_id = ? ORDER BY t.end_snapshot IS NULL DESC, t.begin_snapshot DESC, s.end_snapshot IS NULL DESC LIMIT 1`, tid).Scan(&spath, &srel, &tpath, &trel)
+	base := u.o.w.dataPath
+	if base != "" && !strings.HasSuffix(base, "/") {
+		base += "/"
+	}
+	if err != nil {
+		return base
+	}
+	if spath.Valid {
+		if !srel.Valid || srel.Bool {
+			base += spath.String
+		} else {
+			base = spath.String
+		}
+	}
+	if tpath.Valid {
+		if !trel.Valid || trel.Bool {
+			base += tpath.String
+		} else {
+			base = tpath.String
+		}
+	}
+	return base
 }
