@@ -33,12 +33,14 @@ type Status struct {
 	// Descends is false when the catalog does not continue its base.
 	Descends bool   `json:"descends"`
 	Problem  string `json:"problem,omitempty"`
+	// Undo is a revert or restore written and not committed yet.
+	Undo *PendingUndo `json:"undo,omitempty"`
 }
 
 // Status reads the working catalog (read-only) and compares it with the base.
 // Errors: ducklake.ErrLocked while another process holds the catalog.
 func (w *Workdir) Status(ctx context.Context) (*Status, error) {
-	st := &Status{Dir: w.Dir, Repository: w.State.Repository, Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, Descends: true}
+	st := &Status{Dir: w.Dir, Repository: w.State.Repository, Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, Descends: true, Undo: w.State.Undo}
 	if w.BaseRecord != nil {
 		st.BaseSeq = w.BaseRecord.Seq
 		st.BaseSnapshot = w.BaseRecord.DuckLake.Snapshot

@@ -61,6 +61,14 @@ type UndoResult struct {
 	Ended    int64  `json:"ended"`
 	Reopened int64  `json:"reopened"`
 	Changes  string `json:"changes"`
+	// Linked counts the data and delete files that came back as a file of
+	// their own (a hard link, else a copy, beside the original); Shared
+	// those that kept the original's path because it is not a local file
+	// (an object store): DuckLake's ducklake_expire_snapshots followed by
+	// ducklake_cleanup_old_files would delete such a file while the
+	// working catalog still reads it (docs/spec.md §18).
+	Linked int64 `json:"linked"`
+	Shared int64 `json:"shared"`
 	// Committed is the new local version (a revert without NoCommit); nil
 	// otherwise: the next commit records the undo.
 	Committed *version.Record `json:"committed,omitempty"`
@@ -231,7 +239,8 @@ func (w *Workdir) undo(ctx context.Context, r *Repo, target *version.Record, kin
 	if err != nil {
 		return nil, w.undoError(ctx, r, target, kind, err)
 	}
-	out := &UndoResult{Kind: kind, Version: target.ID, Seq: target.Seq, Snapshot: res.Snapshot, Ended: res.Ended, Reopened: res.Reopened, Changes: res.Changes, Message: msg}
+	out := &UndoResult{Kind: kind, Version: target.ID, Seq: target.Seq, Snapshot: res.Snapshot, Ended: res.Ended, Reopened: res.Reopened, Changes: res.Changes,
+		Linked: res.Linked, Shared: res.Shared, Message: msg}
 	if ab, err := r.Abbrev(ctx, ids(r.localVersions(""))...); err == nil {
 		out.Short = ab.Short(target.ID)
 	}

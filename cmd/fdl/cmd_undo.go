@@ -112,6 +112,9 @@ func runRestore(ctx context.Context, ios *term.IO, g *globals, o *restoreOptions
 
 // printUndo prints what a revert or restore wrote, and the commit it made.
 func printUndo(ios *term.IO, g *globals, w *repo.Workdir, res *repo.UndoResult) error {
+	if res.Shared > 0 {
+		ios.Warnf("%d data or delete file(s) brought back are not local files and keep the path of the ended catalog rows they copy: do not run DuckLake's ducklake_expire_snapshots over the snapshots those rows were live in, then ducklake_cleanup_old_files, on this lake: the files would be deleted while the catalog still reads them", res.Shared)
+	}
 	if g.JSON {
 		return printJSON(ios, res)
 	}

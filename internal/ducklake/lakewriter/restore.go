@@ -24,8 +24,10 @@ import (
 // file's delete files, inlined deletions (ducklake_inlined_delete_<table>),
 // column statistics and partition values. A data file that must lose
 // deletions recorded as inlined deletions (which have no end_snapshot) is
-// ended and copied under a new id without them. A copied data file names
-// the same Parquet file as the row it copies.
+// ended and copied under a new id without them. A copied data or delete
+// file on a local file system gets a file of its own, a hard link (else a
+// copy) of the Parquet file under a new name (relink says why); elsewhere
+// it names the same file as the row it copies.
 
 // Errors of Restore and Revert.
 var (
@@ -81,6 +83,11 @@ type UndoResult struct {
 	Reopened int64 `json:"reopened"`
 	// Changes is the snapshot's changes_made.
 	Changes string `json:"changes"`
+	// Linked counts the data and delete files that came back as a file of
+	// their own (a hard link or copy in the same folder); Shared those that
+	// kept the path of the row they copy (not on a local file system).
+	Linked int64 `json:"linked"`
+	Shared int64 `json:"shared"`
 }
 
 // Restore writes one snapshot after the last whose state — schemas,

@@ -3,6 +3,9 @@ package lakewriter
 import (
 	"database/sql"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -58,6 +61,9 @@ func (u *undo) restoreDeletes(from, to int64) error {
 	}
 	for _, id := range ids {
 		subst := map[string]string{"delete_file_id": strconv.FormatInt(u.o.newFileID(), 10), "data_file_id": strconv.FormatInt(to, 10)}
+		if err := u.relink("ducklake_delete_file", "delete_file_id", id, true, subst); err != nil {
+			return err
+		}
 		n, err := u.copyTable("ducklake_delete_file", `"begin_snapshot"`, `"end_snapshot"`, subst, fmt.Sprintf("delete_file_id = %d", id))
 		if err != nil {
 			return err
@@ -73,7 +79,11 @@ func (u *undo) restoreDeletes(from, to int64) error {
 func (u *undo) copyFile(id int64, d dataRow) error {
 	nid := u.o.newFileID()
 	ns := strconv.FormatInt(nid, 10)
-	n, err := u.copyTable("ducklake_data_file", `"begin_snapshot"`, `"end_snapshot"`, map[string]string{"data_file_id": ns}, fmt.Sprintf("data_file_id = %d", id))
+	subst := map[string]string{"data_file_id": ns}
+	if err := u.relink("ducklake_data_file", "data_file_id", id, false, subst); err != nil {
+		return err
+	}
+	n, err := u.copyTable("ducklake_data_file", `"begin_snapshot"`, `"end_snapshot"`, subst, fmt.Sprintf("data_file_id = %d", id))
 	if err != nil {
 		return err
 	}
@@ -183,4 +193,84 @@ func (u *undo) tableBase(tid int64) string {
 		}
 	}
 	return base
+}
+
+// relink gives a data or delete file that comes back a file of its own:
+// a hard link (or, across file systems, a copy) of the Parquet file under
+// a new name in the same folder, which subst's path then names. A row
+// copied with the same path as an ended row would lose its file to
+// DuckLake's ducklake_expire_snapshots and ducklake_cleanup_old_files,
+// which delete the path of an expired row without looking for other rows
+// that read it. A file that is not local (an object store) keeps its path
+// (UndoResult.Shared counts it); so does one that is gone (the caller's
+// CheckFiles then says so).
+func (u *undo) relink(table, idCol string, id int64, del bool, subst map[string]string) error {
+	var tid int64
+	var path string
+	var rel sql.NullBool
+	if err := u.o.queryRow(fmt.Sprintf("SELECT table_id, path, path_is_relative FROM %s WHERE %s = ?", table, idCol), id).Scan(&tid, &path, &rel); err != nil {
+		return err
+	}
+	relative := !rel.Valid || rel.Bool
+	full := path
+	if relative {
+		base := u.tableBase(tid)
+		if u.o.w.dataDir != "" && strings.HasPrefix(base, u.o.w.dataPath) {
+			base = u.o.w.dataDir + strings.TrimPrefix(base, u.o.w.dataPath)
+		}
+		full = base + path
+	}
+	local := localDir(full)
+	if local == "" {
+		u.res.Shared++
+		return nil
+	}
+	if _, err := os.Stat(local); err != nil {
+		return nil
+	}
+	uuid, err := u.o.uuidv7()
+	if err != nil {
+		return err
+	}
+	name := "ducklake-" + uuid + ".parquet"
+	if del {
+		name = "ducklake-" + uuid + "-delete.parquet"
+	}
+	dst := filepath.Join(filepath.Dir(local), name)
+	if err := linkOrCopy(local, dst); err != nil {
+		return fmt.Errorf("give %s a file of its own: %w", full, err)
+	}
+	u.o.newFiles = append(u.o.newFiles, dst)
+	u.res.Linked++
+	newPath := path[:len(path)-len(filepath.Base(filepath.FromSlash(path)))] + name
+	subst["path"] = sqlquote.String(newPath)
+	return nil
+}
+
+// linkOrCopy makes dst the same file as src (a hard link), or a copy of it
+// when the two cannot be linked; dst must not exist.
+func linkOrCopy(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		os.Remove(dst)
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		os.Remove(dst)
+		return err
+	}
+	return out.Close()
 }

@@ -219,8 +219,9 @@ func TestRestoreRealExtension(t *testing.T) {
 	}
 }
 
-// checkWritable has the real extension write on top of the result and
-// fdl's reader check the catalog's invariants.
+// checkWritable has the real extension write on top of the result, expire
+// every older snapshot and clean up the files they alone read, then read
+// every table in full; and fdl's reader check the catalog's invariants.
 func checkWritable(t *testing.T, d *realduck.DuckDB, uri, data, path string) {
 	t.Helper()
 	tables := d.MustQuery(t, fmt.Sprintf("ATTACH %s AS lake (DATA_PATH %s);\nSELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE database_name = 'lake' ORDER BY 1;", sqlquote.String(uri), sqlquote.String(data)))
@@ -229,6 +230,13 @@ func checkWritable(t *testing.T, d *realduck.DuckDB, uri, data, path string) {
 	for _, r := range tables[0].Rows {
 		tb := fmt.Sprint(r[0])
 		fmt.Fprintf(&q, "INSERT INTO lake.%s SELECT * FROM lake.%s LIMIT 3;\nDELETE FROM lake.%s WHERE rowid %% 11 = 3;\nSELECT count(*) FROM lake.%s;\n", tb, tb, tb, tb)
+	}
+	// DuckLake's own maintenance: expire every snapshot but the last and
+	// delete the files only expired rows read. Every file a live row reads
+	// must survive it (a copied row has a file of its own).
+	q.WriteString("SELECT count(*) FROM ducklake_expire_snapshots('lake', older_than => now());\nSELECT count(*) FROM ducklake_cleanup_old_files('lake', cleanup_all => true);\n")
+	for _, r := range tables[0].Rows {
+		fmt.Fprintf(&q, "SELECT md5(coalesce(string_agg(x::VARCHAR, '|'), '')) FROM (SELECT tb AS x FROM lake.%s tb);\n", r[0])
 	}
 	d.MustQuery(t, q.String())
 	c, err := ducklake.Open(context.Background(), path)
