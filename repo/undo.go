@@ -62,7 +62,7 @@ type UndoResult struct {
 	Reopened int64  `json:"reopened"`
 	Changes  string `json:"changes"`
 	// Linked counts the data and delete files that came back as a file of
-	// their own (a hard link, else a copy, beside the original); Shared
+	// their own (a copy, or a copy-on-write clone, beside the original); Shared
 	// those that kept the original's path because it is not a local file
 	// (an object store): DuckLake's ducklake_expire_snapshots followed by
 	// ducklake_cleanup_old_files would delete such a file while the

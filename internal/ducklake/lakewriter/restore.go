@@ -25,8 +25,8 @@ import (
 // column statistics and partition values. A data file that must lose
 // deletions recorded as inlined deletions (which have no end_snapshot) is
 // ended and copied under a new id without them. A copied data or delete
-// file on a local file system gets a file of its own, a hard link (else a
-// copy) of the Parquet file under a new name (relink says why); elsewhere
+// file on a local file system gets a file of its own, a copy (a clone
+// where the file system has them) of the Parquet file under a new name (relink says why); elsewhere
 // it names the same file as the row it copies.
 
 // Errors of Restore and Revert.
@@ -84,7 +84,7 @@ type UndoResult struct {
 	// Changes is the snapshot's changes_made.
 	Changes string `json:"changes"`
 	// Linked counts the data and delete files that came back as a file of
-	// their own (a hard link or copy in the same folder); Shared those that
+	// their own (a copy, or a clone, in the same folder); Shared those that
 	// kept the path of the row they copy (not on a local file system).
 	Linked int64 `json:"linked"`
 	Shared int64 `json:"shared"`

@@ -196,8 +196,9 @@ func (u *undo) tableBase(tid int64) string {
 }
 
 // relink gives a data or delete file that comes back a file of its own:
-// a hard link (or, across file systems, a copy) of the Parquet file under
-// a new name in the same folder, which subst's path then names. A row
+// a copy (a copy-on-write clone where the file system has them) of the
+// Parquet file under a new name in the same folder, which subst's path
+// then names. A row
 // copied with the same path as an ended row would lose its file to
 // DuckLake's ducklake_expire_snapshots and ducklake_cleanup_old_files,
 // which delete the path of an expired row without looking for other rows
@@ -237,7 +238,7 @@ func (u *undo) relink(table, idCol string, id int64, del bool, subst map[string]
 		name = "ducklake-" + uuid + "-delete.parquet"
 	}
 	dst := filepath.Join(filepath.Dir(local), name)
-	if err := linkOrCopy(local, dst); err != nil {
+	if err := cloneOrCopy(local, dst); err != nil {
 		return fmt.Errorf("give %s a file of its own: %w", full, err)
 	}
 	u.o.newFiles = append(u.o.newFiles, dst)
@@ -247,12 +248,11 @@ func (u *undo) relink(table, idCol string, id int64, del bool, subst map[string]
 	return nil
 }
 
-// linkOrCopy makes dst the same file as src (a hard link), or a copy of it
-// when the two cannot be linked; dst must not exist.
-func linkOrCopy(src, dst string) error {
-	if err := os.Link(src, dst); err == nil {
-		return nil
-	}
+// cloneOrCopy makes dst a copy of src: a copy-on-write clone where the
+// file system has them (no bytes copied), else a plain copy, synced; dst
+// must not exist. (Not a hard link: gc would then see two names of one
+// file, and keep the old one with a warning on every run.)
+func cloneOrCopy(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -262,15 +262,18 @@ func linkOrCopy(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	fail := func(err error) error {
 		out.Close()
 		os.Remove(dst)
 		return err
 	}
+	if cloneFile(out, in) != nil {
+		if _, err := io.Copy(out, in); err != nil {
+			return fail(err)
+		}
+	}
 	if err := out.Sync(); err != nil {
-		out.Close()
-		os.Remove(dst)
-		return err
+		return fail(err)
 	}
 	return out.Close()
 }
