@@ -23,7 +23,8 @@ type CheckoutOptions struct {
 	From   string // start from this existing DuckLake catalog file instead
 	Branch string // branch push moves; default: the branch Rev names, else HEAD's
 	// Format is the DuckLake format of a new catalog made for a repository
-	// without versions ("1.0" or "0.4"; default "1.0").
+	// without versions ("1.0", "0.4" or "1.1"; default "1.0", which DuckDB
+	// 1.5.2 and later attach; "1.1" only DuckDB 2.0 does).
 	Format string
 	// CatalogFormat is the database the working catalog is stored in:
 	// ducklake.BackendDuckDB (DIR/ducklake.duckdb, the version's frozen

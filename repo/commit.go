@@ -145,6 +145,7 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 		Catalog: version.Catalog{Size: size, SHA256: sum, Storage: info.Storage},
 		DuckLake: version.DuckLake{Format: info.Format, Snapshot: last.ID, SnapshotTime: last.Time,
 			Adds: version.SnapshotRange{First: first, Last: last.ID}, DataPath: dataPath},
+		Readers: version.NewReaders(info.Format, info.Storage),
 	}
 	if w.BaseRecord != nil {
 		rec.Seq = w.BaseRecord.Seq + 1

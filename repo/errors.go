@@ -26,6 +26,11 @@ var (
 	// ErrDataMissing is wrapped by the error of a push whose versions list
 	// a data file of the repository that the store does not hold.
 	ErrDataMissing = errors.New("a data file the version lists is not in the store")
+	// ErrFormatUpgrade is wrapped by the error of a push that would move a
+	// branch to a version with a newer DuckLake format or a newer DuckDB
+	// storage version than the one it holds, without
+	// PushOptions.AllowFormatUpgrade.
+	ErrFormatUpgrade = errors.New("push would move the branch to a newer catalog format")
 )
 
 // Sentinel errors of the working directory side.
@@ -171,6 +176,21 @@ func (e *DataMissingError) Error() string {
 }
 
 func (e *DataMissingError) Unwrap() error { return ErrDataMissing }
+
+// FormatUpgradeError is the refusal of a push that would move a branch to
+// a newer catalog format or storage version (readers on the older DuckDB
+// release would lose the branch). It wraps ErrFormatUpgrade.
+type FormatUpgradeError struct {
+	Branch refs.Name
+	Change FormatChange
+}
+
+func (e *FormatUpgradeError) Error() string {
+	return fmt.Sprintf("push to %s refused: it would move the branch from %s (version %s) to %s (version %s): readers on the older DuckDB release lose the branch; nothing was moved. To publish it anyway, push again allowing the format upgrade, and keep the older version under a tag or branch for those readers",
+		e.Branch.Short(), e.Change.From, e.Change.From.Version, e.Change.To, e.Change.To.Version)
+}
+
+func (e *FormatUpgradeError) Unwrap() error { return ErrFormatUpgrade }
 
 // RetiredError says a version is out of retention and since when: its
 // record stays (show it), its catalog cannot be used. It wraps ErrRetired.

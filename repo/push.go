@@ -10,12 +10,65 @@ import (
 	"strings"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
 
 // Push: local versions uploaded and a branch moved, fast-forward only.
+
+// PushOptions are the choices of a push.
+type PushOptions struct {
+	// AllowFormatUpgrade lets the push move the branch to a version with a
+	// newer DuckLake format or DuckDB storage version than the one it holds
+	// (readers on the older DuckDB release lose the branch). Without it such
+	// a push is refused with a *FormatUpgradeError.
+	AllowFormatUpgrade bool
+}
+
+// FormatChange describes what readers of a branch need before and after a
+// push: the DuckLake format, the storage version and the Readers of the
+// version the branch holds (From) and of the one pushed (To).
+type FormatChange struct {
+	From FormatInfo `json:"from"`
+	To   FormatInfo `json:"to"`
+}
+
+// FormatInfo is the format side of one version.
+type FormatInfo struct {
+	Version  version.ID   `json:"version"`
+	DuckLake string       `json:"ducklake_format"`
+	Storage  meta.Storage `json:"storage"`
+	Readers  meta.Readers `json:"readers"`
+}
+
+func formatInfo(rec *version.Record) FormatInfo {
+	rd, _ := rec.EffectiveReaders()
+	return FormatInfo{Version: rec.ID, DuckLake: rec.DuckLake.Format, Storage: rec.Catalog.Storage, Readers: rd}
+}
+
+// String says it as fdl prints it: "DuckLake 1.0 in DuckDB storage 68
+// (DuckDB >= 1.5.2 attaches it)".
+func (f FormatInfo) String() string {
+	return fmt.Sprintf("DuckLake %s in DuckDB storage %d (DuckDB %s attaches it)", f.DuckLake, f.Storage.Number, f.Readers.Attach)
+}
+
+// formatUpgrade compares the records of the version a branch holds (cur)
+// and of the one a push moves it to (next). It returns the change when
+// next has a newer DuckLake format (meta.CompareFormats) or a storage
+// version a newer DuckDB release is needed for (min_duckdb), else nil.
+func formatUpgrade(cur, next *version.Record) (*FormatChange, error) {
+	byFormat, err := meta.CompareFormats(next.DuckLake.Format, cur.DuckLake.Format)
+	if err != nil {
+		return nil, fmt.Errorf("compare the formats of versions %s and %s: %w", cur.ID, next.ID, err)
+	}
+	byStorage := meta.CompareReleases(next.Catalog.Storage.MinDuckDB, cur.Catalog.Storage.MinDuckDB)
+	if byFormat <= 0 && byStorage <= 0 {
+		return nil, nil
+	}
+	return &FormatChange{From: formatInfo(cur), To: formatInfo(next)}, nil
+}
 
 // Pending is a version committed locally and not yet in the store: its
 // record and the folder holding its three files.
@@ -31,6 +84,9 @@ type PushResult struct {
 	New      version.ID `json:"new"`
 	Uploaded int        `json:"uploaded"` // versions uploaded
 	UpToDate bool       `json:"up_to_date"`
+	// FormatUpgrade is set when the push moved the branch to a newer
+	// DuckLake format or storage version (PushOptions.AllowFormatUpgrade).
+	FormatUpgrade *FormatChange `json:"format_upgrade,omitempty"`
 	// Abbrev is the short-id length after the push.
 	Abbrev refs.Abbrev `json:"-"`
 }
@@ -46,8 +102,16 @@ type PushResult struct {
 //
 // Errors: *RefusedError (wrapping refs.ErrRefused) when the branch holds a
 // version that is not an ancestor of head, or another push moved it first;
+// *FormatUpgradeError (wrapping ErrFormatUpgrade) when head has a newer
+// DuckLake format or storage version than the version the branch holds;
 // nothing is moved then.
 func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pending []Pending) (PushResult, error) {
+	return r.PushWith(ctx, branch, head, pending, PushOptions{})
+}
+
+// PushWith is Push with options: with o.AllowFormatUpgrade a push to a
+// newer format is made, and PushResult.FormatUpgrade says so.
+func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, pending []Pending, o PushOptions) (PushResult, error) {
 	res := PushResult{Branch: branch, New: head}
 	recs := withPending{r, map[version.ID]*version.Record{}}
 	for _, p := range pending {
@@ -73,6 +137,9 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 			if !ok {
 				return refs.Move{}, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.url}
 			}
+			if err := r.checkFormatUpgrade(ctx, recs, branch, cur.ID, head, o, &res); err != nil {
+				return refs.Move{}, err
+			}
 		}
 		if err := r.upload(ctx, head, pending, &res); err != nil {
 			return refs.Move{}, err
@@ -83,6 +150,29 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 		return res, &RefusedError{Branch: branch, Current: ce.Now, Proposed: head, Race: true, URL: r.url}
 	}
 	return res, err
+}
+
+// checkFormatUpgrade refuses (*FormatUpgradeError) a push from the version
+// cur to head when head has a newer DuckLake format or storage version and
+// o does not allow it; an allowed upgrade is recorded in res.
+func (r *Repo) checkFormatUpgrade(ctx context.Context, recs withPending, branch refs.Name, cur, head version.ID, o PushOptions, res *PushResult) error {
+	curRec, err := recs.Record(ctx, cur)
+	if err != nil {
+		return fmt.Errorf("push to %s: %w", branch.Short(), err)
+	}
+	nextRec, err := recs.Record(ctx, head)
+	if err != nil {
+		return fmt.Errorf("push: %w", err)
+	}
+	change, err := formatUpgrade(curRec, nextRec)
+	if err != nil {
+		return fmt.Errorf("push to %s: %w", branch.Short(), err)
+	}
+	if change != nil && !o.AllowFormatUpgrade {
+		return &FormatUpgradeError{Branch: branch, Change: *change}
+	}
+	res.FormatUpgrade = change
+	return nil
 }
 
 // upload checks and uploads the pending versions of a push to head: the
@@ -263,6 +353,11 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 // the branch it was checked out from) with Repo.Push, then records the
 // branch's new version as upstream and removes the pushed local copies.
 func (w *Workdir) Push(ctx context.Context, r *Repo, branch string) (PushResult, error) {
+	return w.PushWith(ctx, r, branch, PushOptions{})
+}
+
+// PushWith is Push with options (PushOptions: AllowFormatUpgrade).
+func (w *Workdir) PushWith(ctx context.Context, r *Repo, branch string, o PushOptions) (PushResult, error) {
 	if branch == "" {
 		branch = w.State.Branch
 	}
@@ -286,7 +381,7 @@ func (w *Workdir) Push(ctx context.Context, r *Repo, branch string) (PushResult,
 	if err != nil {
 		return PushResult{}, err
 	}
-	res, err := r.Push(ctx, name, w.State.Base, pending)
+	res, err := r.PushWith(ctx, name, w.State.Base, pending, o)
 	if err != nil {
 		return res, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -21,6 +22,11 @@ type Shown struct {
 	Retired *ShownRetired    `json:"retired,omitempty"`
 	// Attach is "" for a retired version: it cannot be attached.
 	Attach string `json:"attach"`
+	// Readers say which DuckDB releases read the version: the record's, or
+	// for a record written before fdl recorded them, derived from its
+	// storage version and format (ReadersDerived true).
+	Readers        meta.Readers `json:"readers"`
+	ReadersDerived bool         `json:"readers_derived,omitempty"`
 	// Abbrev shortens the other ids shown (parents).
 	Abbrev refs.Abbrev `json:"-"`
 }
@@ -39,6 +45,16 @@ type ShownRetired struct {
 // against the record before its ATTACH statement is given (one Stat).
 // Errors: the Resolve errors, *ChecksumError, the store's.
 func (r *Repo) Show(ctx context.Context, rev string) (*Shown, error) {
+	s, err := r.show(ctx, rev)
+	if err == nil {
+		var recorded bool
+		s.Readers, recorded = s.Record.EffectiveReaders()
+		s.ReadersDerived = !recorded
+	}
+	return s, err
+}
+
+func (r *Repo) show(ctx context.Context, rev string) (*Shown, error) {
 	local := r.localVersions(rev)
 	abbrev, err := r.Abbrev(ctx, ids(local)...)
 	if err != nil {

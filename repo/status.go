@@ -86,7 +86,9 @@ func (w *Workdir) Status(ctx context.Context) (*Status, error) {
 		}
 		st.Snapshots = append(st.Snapshots, s)
 		for _, c := range ducklake.ParseChanges(s.Changes) {
-			if strings.Contains(c.Kind, "table") || strings.Contains(c.Kind, "inlined") {
+			// Table changes: *_table, inlined_*, flushed_inlined, and
+			// merge_adjacent / rewrite_delete (compactions by table id).
+			if strings.Contains(c.Kind, "table") || strings.Contains(c.Kind, "inlined") || c.Kind == "merge_adjacent" || c.Kind == "rewrite_delete" {
 				if n, ok := names[c.Value]; ok {
 					touched[n] = true
 				} else {

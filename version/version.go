@@ -3,6 +3,7 @@
 package version
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -146,11 +147,34 @@ type Record struct {
 	// prints is as trustworthy as the catalog.
 	Dataset  File     `json:"dataset"`
 	DuckLake DuckLake `json:"ducklake"`
+	// Readers says which DuckDB releases can read the version: open its
+	// catalog file (from Catalog.Storage) and attach it READ_ONLY with the
+	// ducklake extension (from DuckLake.Format). Records written before
+	// fdl recorded it have none; EffectiveReaders derives it for them.
+	Readers *meta.Readers `json:"readers,omitempty"`
 	// Reverts is the version whose changes this one undoes (fdl revert),
 	// Restores the version whose state it brings back (fdl restore); both
 	// empty for any other version (docs/spec.md §6).
 	Reverts  ID `json:"reverts,omitempty"`
 	Restores ID `json:"restores,omitempty"`
+}
+
+// NewReaders returns the Readers of a catalog of DuckLake format format in
+// a file of storage version st (meta.ReadersOf), for a new record.
+func NewReaders(format string, st meta.Storage) *meta.Readers {
+	r := meta.ReadersOf(format, st)
+	return &r
+}
+
+// EffectiveReaders returns the record's Readers, and whether the record
+// carries them; a record written before fdl recorded them gets the ones its
+// storage version and DuckLake format give (meta.ReadersOf, with what
+// this fdl knows).
+func (r *Record) EffectiveReaders() (meta.Readers, bool) {
+	if r.Readers != nil {
+		return *r.Readers, true
+	}
+	return meta.ReadersOf(r.DuckLake.Format, r.Catalog.Storage), false
 }
 
 // Parent returns the first parent, or "" for the first version.
@@ -208,6 +232,9 @@ func (r *Record) Validate() error {
 	if r.DuckLake.Format == "" {
 		return bad("ducklake.format is missing")
 	}
+	if rd := r.Readers; rd != nil && (rd.DuckDB == "" || rd.DuckLakeExtension == "" || rd.Attach == "") {
+		return bad("readers %+v: duckdb, ducklake_extension and attach must all be set", *rd)
+	}
 	a := r.DuckLake.Adds
 	if a.First < 0 || a.Last < a.First || a.Last != r.DuckLake.Snapshot {
 		return bad("ducklake.adds %d..%d does not end at snapshot %d", a.First, a.Last, r.DuckLake.Snapshot)
@@ -215,13 +242,18 @@ func (r *Record) Validate() error {
 	return nil
 }
 
-// Marshal encodes the record as indented JSON with a trailing newline.
+// Marshal encodes the record as indented JSON with a trailing newline;
+// "<", ">" and "&" are written as they are (readers: ">= 1.5.0"), not as
+// \u escapes.
 func (r *Record) Marshal() ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
 		return nil, err
 	}
-	return append(b, '\n'), nil
+	return b.Bytes(), nil
 }
 
 // ParseRecord decodes and validates version.json. want, if not empty, is the

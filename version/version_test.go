@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
 func TestParseID(t *testing.T) {
@@ -65,6 +67,7 @@ func TestRecordRoundTripAndRules(t *testing.T) {
 		"future format":       func(r *Record) { r.RecordFormat = 99 },
 		"no created_at":       func(r *Record) { r.CreatedAt = time.Time{} },
 		"no dataset digest":   func(r *Record) { r.Dataset = File{} },
+		"empty readers":       func(r *Record) { r.Readers = &meta.Readers{DuckDB: ">= 1.5.0"} },
 	}
 	for name, f := range breakers {
 		r := validRecord(t)
@@ -94,5 +97,48 @@ func TestNewIDAfterSkewedParent(t *testing.T) {
 	now, _ := NewIDAfter("")
 	if now == "" {
 		t.Fatal("no id without a parent")
+	}
+}
+
+// TestRecordReaders: a new record carries its readers; a record written
+// before fdl recorded them (no "readers" key) still parses, and its readers
+// are derived from its storage version and DuckLake format.
+func TestRecordReaders(t *testing.T) {
+	r := validRecord(t)
+	r.DuckLake.Format = "1.0"
+	r.Catalog.Storage = meta.Storage{Number: 68, MinDuckDB: "v1.5.0"}
+	old, err := r.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(old), "readers") {
+		t.Fatalf("a record without readers writes the key: %s", old)
+	}
+	got, err := ParseRecord(old, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := meta.Readers{DuckDB: ">= 1.5.0", DuckLakeExtension: ">= 1.5.2", Attach: ">= 1.5.2"}
+	if rd, recorded := got.EffectiveReaders(); recorded || rd != want {
+		t.Errorf("old record: %+v recorded=%v, want %+v derived", rd, recorded, want)
+	}
+	r.Readers = NewReaders(r.DuckLake.Format, r.Catalog.Storage)
+	b, err := r.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"readers": {
+    "duckdb": ">= 1.5.0",
+    "ducklake_extension": ">= 1.5.2",
+    "attach": ">= 1.5.2"
+  }`) {
+		t.Errorf("record JSON:\n%s", b)
+	}
+	got, err = ParseRecord(b, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rd, recorded := got.EffectiveReaders(); !recorded || rd != want {
+		t.Errorf("new record: %+v recorded=%v", rd, recorded)
 	}
 }

@@ -51,7 +51,7 @@ It prints the DuckDB ATTACH statement for the working catalog.`,
 	f.StringVar(&o.Rev, "rev", "", "revision to check out (branch, tag, id, NAME~N, BRANCH@SEQ)")
 	f.StringVar(&o.From, "from", "", "start from this existing DuckLake catalog `FILE` instead")
 	f.StringVar(&o.Branch, "branch", "", "branch that push moves (default: the branch REV names, else HEAD's)")
-	f.StringVar(&o.Format, "format", "1.0", "DuckLake format of a new empty catalog: 1.0 or 0.4")
+	f.StringVar(&o.Format, "format", "1.0", "DuckLake format of a new empty catalog: 1.0 (DuckDB 1.5.2 and later), 0.4 (DuckDB 1.5.0-1.5.1) or 1.1 (DuckDB 2.0)")
 	f.StringVar(&o.CatalogFormat, "catalog-format", "", "working catalog database: sqlite or duckdb (default: $FDL_CATALOG_FORMAT, else sqlite)")
 	return cmd
 }

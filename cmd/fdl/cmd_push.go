@@ -8,10 +8,12 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
 )
 
 func newPushCmd(ios *term.IO, g *globals) *cobra.Command {
-	return &cobra.Command{
+	var o repo.PushOptions
+	cmd := &cobra.Command{
 		Use:   "push [BRANCH]",
 		Short: "Upload local versions and move the branch (fast-forward only)",
 		Long: `Upload the versions committed in this working directory (catalog, then
@@ -19,15 +21,23 @@ dataset.json, then version.json, each create-only) and move BRANCH (default:
 the branch it was checked out from) with a compare-and-swap. The branch moves
 only if the version it holds is an ancestor of yours (fast-forward); if not,
 or if another push moved it first, the push is refused with exit code 3 and
-nothing moves. A push that was interrupted can be run again.`,
+nothing moves. A push that was interrupted can be run again.
+
+A push that would move the branch to a newer DuckLake format or DuckDB
+storage version than the version it holds (readers on the older DuckDB
+release would lose the branch) is refused unless --allow-format-upgrade is
+given; the refusal names both formats and the DuckDB releases that read
+them.`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return runPush(cmd.Context(), ios, g, strings.TrimPrefix(optionalArg(a, 0), refs.HeadsPrefix))
+			return runPush(cmd.Context(), ios, g, strings.TrimPrefix(optionalArg(a, 0), refs.HeadsPrefix), o)
 		},
 	}
+	cmd.Flags().BoolVar(&o.AllowFormatUpgrade, "allow-format-upgrade", false, "move the branch to a newer DuckLake format or DuckDB storage version than it holds")
+	return cmd
 }
 
-func runPush(ctx context.Context, ios *term.IO, g *globals, branch string) error {
+func runPush(ctx context.Context, ios *term.IO, g *globals, branch string, o repo.PushOptions) error {
 	w, err := g.workdir()
 	if err != nil {
 		return err
@@ -39,7 +49,7 @@ func runPush(ctx context.Context, ios *term.IO, g *globals, branch string) error
 	defer r.Close()
 	opts, p := g.hooks(ios)
 	r.SetOptions(opts)
-	res, err := w.Push(ctx, r, branch)
+	res, err := w.PushWith(ctx, r, branch, o)
 	p.Done()
 	if err != nil {
 		return err
@@ -55,6 +65,9 @@ func runPush(ctx context.Context, ios *term.IO, g *globals, branch string) error
 		ios.Printf("Created branch %s at %s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(short(res.New)), res.Uploaded)
 	default:
 		ios.Printf("%s: %s..%s (%d version(s) uploaded)\n", ios.Ref(res.Branch.Short()), ios.ID(short(res.Old)), ios.ID(short(res.New)), res.Uploaded)
+	}
+	if c := res.FormatUpgrade; c != nil {
+		ios.Printf("Format upgraded: %s moved from %s to %s; readers on the older DuckDB release no longer read it\n", ios.Ref(res.Branch.Short()), c.From, c.To)
 	}
 	return nil
 }

@@ -49,6 +49,7 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 		ios.Printf("Catalog:  %s, sha256 %s, DuckDB storage %d (DuckDB %s or newer)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256, rec.Catalog.Storage.Number, rec.Catalog.Storage.MinDuckDB)
 		ios.Printf("DuckLake: format %s, snapshot %d, adds snapshots %d..%d\n", rec.DuckLake.Format, rec.DuckLake.Snapshot, rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last)
 		ios.Printf("Data:     %s\n", rec.DuckLake.DataPath)
+		printReaders(ios, v)
 		ios.Printf("\n    %s\n\n", strings.ReplaceAll(printable(rec.Message), "\n", "\n    "))
 		t := ds.Totals
 		ios.Printf("%s %d schema(s), %d table(s), %d view(s), %d rows, %d data file(s), %s\n", ios.Heading("Dataset:"), t.Schemas, t.Tables, t.Views, t.Rows, t.DataFiles, term.Bytes(t.DataBytes))
@@ -67,9 +68,25 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 				ios.Printf("  view %s.%s  %s\n", sqlquote.IdentIfNeeded(s.Name), sqlquote.IdentIfNeeded(vw.Name), oneLine(vw.SQL))
 			}
 		}
-		ios.Printf("\nQuery it with DuckDB (ducklake extension):\n  %s\n", v.Attach)
+		if v.Readers.Attach == "none" {
+			ios.Printf("\nNo DuckDB release attaches this version READ_ONLY as it is (see Readers); the statement:\n  %s\n", v.Attach)
+		} else {
+			ios.Printf("\nQuery it with DuckDB %s (ducklake extension):\n  %s\n", v.Readers.Attach, v.Attach)
+		}
 		return nil
 	})
+}
+
+// printReaders prints the Readers: line of 'fdl show': the DuckDB releases
+// that attach the version, and why (its file's storage version, its
+// DuckLake format).
+func printReaders(ios *term.IO, v *repo.Shown) {
+	derived := ""
+	if v.ReadersDerived {
+		derived = " (derived: the record predates readers)"
+	}
+	ios.Printf("Readers:  DuckDB %s attaches it (the file: DuckDB %s; DuckLake %s: the ducklake extension of DuckDB %s)%s\n",
+		v.Readers.Attach, v.Readers.DuckDB, v.Record.DuckLake.Format, v.Readers.DuckLakeExtension, derived)
 }
 
 // printRetired prints the record of a version out of retention and when it

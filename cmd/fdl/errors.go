@@ -110,6 +110,8 @@ func errorKind(err error, code int) string {
 		{refs.ErrBadLog, "invalid_reflog"},
 		{repo.ErrChecksum, "checksum"},
 		{repo.ErrDataMissing, "data_missing"},
+		{repo.ErrFormatUpgrade, "format_upgrade"},
+		{ducklake.ErrUnknownStorage, "unknown_storage"},
 		{ducklake.ErrLocked, "locked"},
 		{ducklake.ErrNotCatalog, "not_catalog"},
 		{ducklake.ErrUnsupportedFormat, "unsupported_format"},
@@ -220,6 +222,8 @@ func hinted(e error) (string, bool) {
 			return plain, false
 		}
 		return plain + ": check out the branch that holds it (fdl checkout URL NEWDIR --rev " + e.Rev + ")", true
+	case *repo.FormatUpgradeError:
+		return insertAfter(plain, "push again allowing the format upgrade", " (fdl push --allow-format-upgrade)"), true
 	case *repo.DataMissingError:
 		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true
 	case *repo.RetiredError:

@@ -13,13 +13,13 @@ import (
 
 // Printing helpers shared by the commands.
 
+// printJSON prints v as indented JSON; "<", ">" and "&" stay as they are
+// (readers: ">= 1.5.0").
 func printJSON(ios *term.IO, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(ios.Out, string(b))
-	return err
+	enc := json.NewEncoder(ios.Out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // warn prints each warning a command's result carries on stderr, with its

@@ -15,19 +15,9 @@ import (
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
-// supportedFormats are the ducklake_metadata 'version' strings fdl reads
-// (DESIGN.md §5; duckdb/ducklake DuckLakeVersionFromString). 1.0 has the 0.4
-// table layout; queries never rely on the string, only on the tables and
-// columns a catalog has.
-var supportedFormats = []string{"0.1", "0.2", "0.3-dev1", "0.3", "0.4-dev1", "0.4", "1.0"}
-
-// SupportedFormats returns the DuckLake format strings (ducklake_metadata key
-// 'version') that Open accepts, oldest first.
-func SupportedFormats() []string { return slices.Clone(supportedFormats) }
-
 const catalogAlias = "fdl_catalog"
 
-// requiredColumns are the columns every DuckLake format (0.1 to 1.0) has in
+// requiredColumns are the columns every DuckLake format (0.1 to 1.1) has in
 // these tables (DuckLake spec; MANIFEST.md column lists); queries use them
 // without checking. A present table lacking one is a layout fdl cannot read.
 // Every other column is looked up (Catalog.has) before use.
@@ -156,7 +146,7 @@ func (c *Catalog) attach(ctx context.Context) error {
 }
 
 // classifyAttachError maps DuckDB's ATTACH errors to the package's sentinels.
-// DuckDB 1.5.6 reports a held write lock as
+// DuckDB 1.5.6 and 2.0.0 report a held write lock as
 //
 //	IO Error: Could not set lock on file "<path>": Conflicting lock is held in <program> (PID <n>). See also https://duckdb.org/docs/stable/connect/concurrency
 func classifyAttachError(path string, err error) error {

@@ -503,7 +503,7 @@ func (r *diffReader) countInlined(ctx context.Context) error {
 		return err
 	}
 	for _, x := range regs {
-		begin, end, ok := inlinedSnapshotColumns(c.tables[x.name])
+		begin, end, ok := c.inlinedSnapshotColumns(c.tables[x.name])
 		if !ok {
 			continue
 		}

@@ -348,7 +348,7 @@ func copyBeside(src, dst string) (string, error) {
 	return out.Name(), nil
 }
 
-// walPath is where DuckDB 1.5.6 looks for the WAL of the database file p:
+// walPath is where DuckDB (1.5.6 and 2.0.0) looks for the WAL of the database file p:
 // p + ".wal", except that it inserts ".wal" before the first '?' when p has
 // one (it treats the rest as URL parameters): "/d/a?b.db" -> "/d/a.wal?b.db",
 // and "/d?x/c.db" -> "/d.wal?x/c.db" (so DuckDB cannot write a database in a

@@ -539,4 +539,27 @@ func TestFreezeMemoryFlat(t *testing.T) {
 	if rss[1] > rss[0]+64<<10 || rss[1] > 320<<10 {
 		t.Errorf("peak RSS grows with catalog size: %d KiB -> %d KiB", rss[0], rss[1])
 	}
+	// With a WAL beside the catalog, Freeze copies it with COPY FROM
+	// DATABASE under memory_limit 128MB (the byte copy above never holds the
+	// catalog in memory).
+	rss = rss[:0]
+	for _, mib := range []int64{40, 200} {
+		dir := t.TempDir()
+		src := bigCatalog(t, dir, mib<<20)
+		withWritable(t, src, "PRAGMA disable_checkpoint_on_shutdown", "SET checkpoint_threshold = '1TB'",
+			"INSERT INTO ducklake_metadata (key, value) VALUES ('fdl_test', 'in the WAL')")
+		if _, err := os.Stat(src + ".wal"); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := freezeRSS(t, src, filepath.Join(dir, "frozen.duckdb"))
+		t.Logf("source %d MiB with a WAL (COPY FROM DATABASE): peak RSS %d MiB", st.Size()>>20, r>>10)
+		rss = append(rss, r)
+	}
+	if rss[1] > rss[0]+64<<10 || rss[1] > 320<<10 {
+		t.Errorf("peak RSS of COPY FROM DATABASE grows with catalog size: %d KiB -> %d KiB", rss[0], rss[1])
+	}
 }

@@ -289,7 +289,7 @@ func (s *sqliteSnapshot) resolveTypes(ctx context.Context, byName map[string]*sq
 					return err
 				}
 			}
-			if err := lake.typeInlined(t); err != nil {
+			if err := lake.typeInlined(t, inlinedInternalColumns(s.format)); err != nil {
 				return fmt.Errorf("%w: %s: %v", ErrUnsupportedFormat, s.path, err)
 			}
 		default:
@@ -350,19 +350,20 @@ func (s *sqliteSnapshot) readLakeColumns(ctx context.Context, byName map[string]
 }
 
 // typeInlined sets the DuckDB types of an inlined-data table
-// ducklake_inlined_data_<table_id>_<schema_version>: row_id, begin_snapshot
-// and end_snapshot are BIGINT; the other columns are the table's top-level
+// ducklake_inlined_data_<table_id>_<schema_version>: its first three
+// columns (internal: row_id, begin_snapshot, end_snapshot, with the prefix
+// "_ducklake_" from DuckLake 1.1 on) are BIGINT; the other columns are the table's top-level
 // columns at the first snapshot with that schema version, in column_order
 // (the extension creates the table from exactly these:
 // GetInlinedTableQuery). When that snapshot no longer exists (expired) each
 // column is looked up by name among the table's columns, which must then
 // all have one type.
-func (lc *lakeColumns) typeInlined(t *sqliteTable) error {
+func (lc *lakeColumns) typeInlined(t *sqliteTable, internal []string) error {
 	m := inlinedDataRE.FindStringSubmatch(t.name)
 	tableID, _ := strconv.ParseInt(m[1], 10, 64)
 	sv, _ := strconv.ParseInt(m[2], 10, 64)
-	if len(t.cols) < len(inlinedInternalColumns) || !slices.Equal(t.cols[:3], inlinedInternalColumns) {
-		return fmt.Errorf("inlined-data table %s does not start with columns %v", t.name, inlinedInternalColumns)
+	if len(t.cols) < len(internal) || !slices.Equal(t.cols[:3], internal) {
+		return fmt.Errorf("inlined-data table %s does not start with columns %v", t.name, internal)
 	}
 	user := t.cols[3:]
 	for i := 0; i < 3; i++ {
@@ -803,20 +804,6 @@ func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-// storageForFormat is the DuckDB storage version fdl writes a frozen
-// catalog in when its working catalog is SQLite (there is no DuckDB header
-// to keep): what DuckDB's ducklake extension of that DuckLake format wrote
-// for a DuckDB catalog file (storage 64 up to DuckDB 1.4, 68 from DuckDB
-// 1.5, whose extension writes 0.4 and 1.0; compare the real catalogs in
-// MANIFEST.md).
-func storageForFormat(format string) meta.Storage {
-	switch format {
-	case "0.4-dev1", "0.4", "1.0":
-		return meta.Storage{Number: 68, MinDuckDB: storageVersions[68]}
-	}
-	return meta.Storage{Number: 64, MinDuckDB: storageVersions[64]}
 }
 
 // freezeSQLite is Freeze for a SQLite-format source: one consistent read

@@ -65,7 +65,7 @@ const (
 	tBlob      = "BLOB"
 )
 
-// metadataColumns lists, for every ducklake_* table of DuckLake 0.1 to 1.0,
+// metadataColumns lists, for every ducklake_* table of DuckLake 0.1 to 1.1,
 // every column any of those formats gives it and its DuckDB type. A catalog
 // has a subset (the columns of its format); a column or ducklake_* table not
 // listed here is one fdl cannot convert between SQLite and DuckDB exactly,
@@ -85,9 +85,12 @@ func init() {
 		}
 		metadataColumns[table] = m
 	}
-	// Column lists: MANIFEST.md (0.1 to 0.4, observed) and
-	// GetCreateTableStatements (1.0). Type letters: V VARCHAR, B BOOLEAN,
-	// U UUID, T TIMESTAMP WITH TIME ZONE; no letter: BIGINT.
+	// Column lists: MANIFEST.md (0.1 to 0.4, observed),
+	// GetCreateTableStatements (1.0) and, for 1.1, duckdb/ducklake
+	// src/metadata_manager/ducklake_metadata_manager_v1_1.cpp (row_group_count
+	// on data and delete files, ducklake_view_column_tag). Type letters: V
+	// VARCHAR, B BOOLEAN, U UUID, T TIMESTAMP WITH TIME ZONE; no letter:
+	// BIGINT.
 	def("ducklake_metadata", "key V, value V, scope V, scope_id")
 	def("ducklake_snapshot", "snapshot_id, snapshot_time T, schema_version, next_catalog_id, next_file_id")
 	def("ducklake_snapshot_changes", "snapshot_id, changes_made V, author V, commit_message V, commit_extra_info V")
@@ -96,11 +99,12 @@ func init() {
 	def("ducklake_view", "view_id, view_uuid U, begin_snapshot, end_snapshot, schema_id, view_name V, dialect V, sql V, column_aliases V")
 	def("ducklake_tag", "object_id, begin_snapshot, end_snapshot, key V, value V")
 	def("ducklake_column_tag", "table_id, column_id, begin_snapshot, end_snapshot, key V, value V")
-	def("ducklake_data_file", "data_file_id, table_id, begin_snapshot, end_snapshot, file_order, path V, path_is_relative B, file_format V, record_count, file_size_bytes, footer_size, row_id_start, partition_id, encryption_key V, partial_file_info V, mapping_id, partial_max")
+	def("ducklake_view_column_tag", "view_id, column_name V, begin_snapshot, end_snapshot, key V, value V")
+	def("ducklake_data_file", "data_file_id, table_id, begin_snapshot, end_snapshot, file_order, path V, path_is_relative B, file_format V, record_count, file_size_bytes, footer_size, row_id_start, partition_id, encryption_key V, partial_file_info V, mapping_id, partial_max, row_group_count")
 	def("ducklake_file_column_statistics", "data_file_id, table_id, column_id, column_size_bytes, value_count, null_count, min_value V, max_value V, contains_nan B")
 	def("ducklake_file_column_stats", "data_file_id, table_id, column_id, column_size_bytes, value_count, null_count, min_value V, max_value V, contains_nan B, extra_stats V")
 	def("ducklake_file_variant_stats", "data_file_id, table_id, column_id, variant_path V, shredded_type V, column_size_bytes, value_count, null_count, min_value V, max_value V, contains_nan B, extra_stats V")
-	def("ducklake_delete_file", "delete_file_id, table_id, begin_snapshot, end_snapshot, data_file_id, path V, path_is_relative B, format V, delete_count, file_size_bytes, footer_size, encryption_key V, partial_max")
+	def("ducklake_delete_file", "delete_file_id, table_id, begin_snapshot, end_snapshot, data_file_id, path V, path_is_relative B, format V, delete_count, file_size_bytes, footer_size, encryption_key V, partial_max, row_group_count")
 	def("ducklake_column", "column_id, begin_snapshot, end_snapshot, table_id, column_order, column_name V, column_type V, initial_default V, default_value V, nulls_allowed B, parent_column, default_value_type V, default_value_dialect V")
 	def("ducklake_table_stats", "table_id, record_count, next_row_id, file_size_bytes")
 	def("ducklake_table_column_stats", "table_id, column_id, contains_null B, contains_nan B, min_value V, max_value V, extra_stats V")
@@ -129,8 +133,16 @@ const (
 var inlinedDataRE = regexp.MustCompile(`^ducklake_inlined_data_(\d+)_(\d+)$`)
 
 // inlinedInternalColumns are the first columns of every inlined-data table
-// (GetInlinedTableQuery: row_id, begin_snapshot, end_snapshot, all BIGINT).
-var inlinedInternalColumns = []string{"row_id", "begin_snapshot", "end_snapshot"}
+// of a catalog of DuckLake format format, all BIGINT (GetInlinedTableQuery,
+// DuckLakeInlinedColNames): row_id, begin_snapshot, end_snapshot up to 1.0;
+// from 1.1 on the same with the prefix "_ducklake_" (so that user columns
+// may take those names).
+func inlinedInternalColumns(format string) []string {
+	if prefixedInlined(format) {
+		return []string{"_ducklake_row_id", "_ducklake_begin_snapshot", "_ducklake_end_snapshot"}
+	}
+	return []string{"row_id", "begin_snapshot", "end_snapshot"}
+}
 
 // tableKind classifies a table of a catalog file.
 type tableKind int

@@ -3,6 +3,7 @@ package ducklake
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
@@ -59,7 +60,13 @@ type SQLiteTable struct {
 // the DuckDB database attached as alias on conn (a DuckLake catalog). Errors:
 // ErrUnsupportedFormat for a table or column fdl cannot type in SQLite.
 func SQLiteLayout(ctx context.Context, conn *sql.Conn, alias string) ([]SQLiteTable, error) {
-	c := &Catalog{path: alias, conn: conn, schema: "main"}
+	// The format names the metadata columns of inlined-data tables.
+	var format sql.NullString
+	q := "SELECT max(value) FILTER (WHERE key = 'version') FROM " + sqlquote.Ident(alias) + ".main.ducklake_metadata"
+	if err := conn.QueryRowContext(ctx, q).Scan(&format); err != nil {
+		return nil, fmt.Errorf("%w: %s: read ducklake_metadata: %v", ErrNotCatalog, alias, err)
+	}
+	c := &Catalog{path: alias, conn: conn, schema: "main", format: format.String}
 	tables, err := c.duckLayoutAlias(ctx, alias)
 	if err != nil {
 		return nil, err

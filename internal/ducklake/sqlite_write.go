@@ -215,8 +215,8 @@ func (c *Catalog) checkConvertible(t *duckTable) error {
 			}
 		}
 	case kindInlinedData:
-		if len(t.cols) < 3 || strings.Join(t.cols[:3], ",") != strings.Join(inlinedInternalColumns, ",") {
-			return fmt.Errorf("%w: %s: inlined-data table %s does not start with columns %v", ErrUnsupportedFormat, c.path, t.name, inlinedInternalColumns)
+		if internal := inlinedInternalColumns(c.format); len(t.cols) < 3 || strings.Join(t.cols[:3], ",") != strings.Join(internal, ",") {
+			return fmt.Errorf("%w: %s: inlined-data table %s does not start with columns %v", ErrUnsupportedFormat, c.path, t.name, internal)
 		}
 	default:
 		return fmt.Errorf("%w: %s has a table %s that is not a DuckLake table; fdl converts only DuckLake catalogs", ErrUnsupportedFormat, c.path, t.name)

@@ -32,7 +32,12 @@ import (
 //     (DuckLake 0.3) counts n_i for the last s_i <= S. Caveat: a file with
 //     "partial_max:M" (or column partial_max = M) holds rows of snapshots up
 //     to M whose split only the Parquet file knows; for S < M its whole
-//     record_count is counted (an upper bound). At S >= M it is exact.
+//     record_count is counted (an upper bound). At S >= M it is exact. The
+//     same holds for a delete file with partial_max M (a flush of inlined
+//     deletions, or from DuckLake 1.1 one Puffin file holding a deletion
+//     vector for each of several snapshots): its delete_count is the
+//     deletions of all of them, so for S < M the count is a lower bound.
+//     A version's own state (S = its last snapshot) is always exact.
 //
 // Errors: ErrSnapshotNotFound when ducklake_snapshot has no row with id
 // snapshot.
@@ -327,7 +332,7 @@ func (c *Catalog) countDeleteFiles(ctx context.Context, s int64, table func(int6
 // countInlined adds the rows inlined in the catalog (DuckLake spec:
 // ducklake_inlined_data_tables; the tables
 // ducklake_inlined_data_<table_id>_<schema_version> start with three
-// metadata columns row_id, begin_snapshot, end_snapshot, which 1.1-dev1
+// metadata columns row_id, begin_snapshot, end_snapshot, which 1.1
 // renames with a "_ducklake_" prefix).
 func (c *Catalog) countInlined(ctx context.Context, s int64, table func(int64) *meta.Table) error {
 	if !c.has("ducklake_inlined_data_tables", "table_id", "table_name") {
@@ -359,7 +364,7 @@ func (c *Catalog) countInlined(ctx context.Context, s int64, table func(int64) *
 			continue
 		}
 		seen[x.name] = true
-		begin, end, ok := inlinedSnapshotColumns(c.tables[x.name])
+		begin, end, ok := c.inlinedSnapshotColumns(c.tables[x.name])
 		if !ok {
 			continue // registered but not physically present (or not shaped as expected)
 		}
@@ -427,14 +432,17 @@ func partialRows(info string, s, recordCount int64) int64 {
 	return rows
 }
 
-// inlinedSnapshotColumns finds the begin/end snapshot columns of an inlined
-// data table by name, falling back to the 2nd and 3rd columns as the
-// extension does.
-func inlinedSnapshotColumns(cols []string) (begin, end string, ok bool) {
-	for _, p := range []string{"", "_ducklake_"} {
-		if slices.Contains(cols, p+"begin_snapshot") && slices.Contains(cols, p+"end_snapshot") {
-			return p + "begin_snapshot", p + "end_snapshot", true
-		}
+// inlinedSnapshotColumns returns the begin/end snapshot columns of an
+// inlined-data table with columns cols: named as the extension names them
+// for the catalog's format (DuckLakeInlinedColNames: begin_snapshot and
+// end_snapshot up to 1.0, _ducklake_begin_snapshot and
+// _ducklake_end_snapshot from 1.1 on, where user columns may be called
+// begin_snapshot), else the 2nd and 3rd columns, where the extension always
+// puts them.
+func (c *Catalog) inlinedSnapshotColumns(cols []string) (begin, end string, ok bool) {
+	names := inlinedInternalColumns(c.format)
+	if slices.Contains(cols, names[1]) && slices.Contains(cols, names[2]) {
+		return names[1], names[2], true
 	}
 	if len(cols) >= 3 {
 		return cols[1], cols[2], true

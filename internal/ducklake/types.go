@@ -21,8 +21,9 @@ var (
 	// ErrNotCatalog: the file is not a DuckDB database, or it has no
 	// ducklake_metadata / ducklake_snapshot tables.
 	ErrNotCatalog = errors.New("not a DuckLake catalog")
-	// ErrUnsupportedFormat: the DuckLake format string is one fdl cannot read.
-	ErrUnsupportedFormat = errors.New("unsupported DuckLake format")
+	// ErrUnsupportedFormat: the DuckLake format string is one fdl cannot read
+	// (the same error as meta.ErrUnsupportedFormat).
+	ErrUnsupportedFormat = meta.ErrUnsupportedFormat
 	// ErrLocked: another process holds the DuckDB file lock.
 	ErrLocked = errors.New("catalog is locked by another process")
 	// ErrSQLite: the file is a SQLite database where a DuckDB database file

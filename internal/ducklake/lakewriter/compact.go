@@ -424,7 +424,7 @@ func (o *op) recomputeStatsAfterRewrite(t tableInfo) error {
 	}
 	for _, it := range inl {
 		var k int64
-		if err := o.queryRow("SELECT count(*) FROM " + sqlquote.Ident(it.name) + " WHERE end_snapshot IS NULL").Scan(&k); err != nil || k > 0 {
+		if err := o.queryRow("SELECT count(*) FROM " + sqlquote.Ident(it.name) + " WHERE " + sqlquote.Ident(o.w.lay.inl.end) + " IS NULL").Scan(&k); err != nil || k > 0 {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package lakewriter
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -66,6 +67,53 @@ func TestCreateLayoutMatchesV04(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCreate11MatchesExtensionSource compares the tables, columns, types and
+// constraints of a new 1.1 catalog with those of the CREATE statements in
+// duckdb/ducklake's source (testdata/layout-1.1.json, made by
+// testdata/derive_layout.py from commit 2ed0a0be of main, 2026-08-20:
+// ducklake_metadata_manager.cpp GetCreateTableStatements as
+// ducklake_metadata_manager_v1_1.cpp overrides it). No real 1.1 catalog
+// can be made here: PyPI serves no ducklake extension for DuckDB 2.0.
+func TestCreate11MatchesExtensionSource(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "layout-1.1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src struct {
+		Source string              `json:"source"`
+		Tables map[string][]string `json:"tables"`
+	}
+	if err := json.Unmarshal(b, &src); err != nil {
+		t.Fatal(err)
+	}
+	if len(src.Tables) != 29 {
+		t.Fatalf("%s has %d tables, want 29 (28 of 1.0 + ducklake_view_column_tag)", src.Source, len(src.Tables))
+	}
+	path := filepath.Join(t.TempDir(), "new.ducklake")
+	if err := Create(bg, path, CreateOptions{Format: Format11, DataPath: "/data/lake"}); err != nil {
+		t.Fatal(err)
+	}
+	got := layoutOf(t, path)
+	for name, want := range src.Tables {
+		if !reflect.DeepEqual(got[name], want) {
+			t.Errorf("%s:\n got  %q\n want %q (%s)", name, got[name], want, src.Source)
+		}
+	}
+	for name := range got {
+		if _, ok := src.Tables[name]; !ok {
+			t.Errorf("extra table %s", name)
+		}
+	}
+	db := roCatalog(t, path)
+	if v := queryStrings(t, db, "SELECT value FROM ducklake_metadata WHERE key = 'version'")[0][0]; v != Format11 {
+		t.Errorf("version %q", v)
+	}
+	// Only DuckDB 2.0 reads 1.1, so the file is in DuckDB 2.0's storage.
+	if s := storageVersion(t, path); s != "v2.0.0+" {
+		t.Errorf("storage %s, want v2.0.0+", s)
 	}
 }
 

@@ -112,6 +112,10 @@ func (o *op) registerDataFile(t tableInfo, cols []column, f writtenFile, begin i
 			partialVal = sqlquote.String(fmt.Sprintf("partial_max:%d", partialMax.Int64))
 		}
 	}
+	if o.w.lay.rowGroupCount {
+		partialCol += ", row_group_count"
+		partialVal += ", " + nullInt(f.rowGroups)
+	}
 	if err := o.exec(fmt.Sprintf(`INSERT INTO ducklake_data_file (data_file_id, table_id, begin_snapshot, end_snapshot, file_order, path, path_is_relative, file_format, record_count, file_size_bytes, footer_size, row_id_start, partition_id, encryption_key, mapping_id, %s)
 		VALUES (%d, %d, %d, NULL, NULL, %s, %t, 'parquet', %d, %d, %d, %s, NULL, NULL, NULL, %s)`,
 		partialCol, id, t.id, begin, sqlquote.String(p), rel, f.count, f.size, f.footer, nullInt(rowIDStart), partialVal)); err != nil {
@@ -392,8 +396,8 @@ func (w *Writer) Insert(ctx context.Context, schema, table, query string) error 
 // catalog). Errors: ErrNotFound, ErrInvalid, ErrNoChange (no rows).
 func (w *Writer) InsertInlined(ctx context.Context, schema, table, query string) error {
 	return w.runOnColumns(ctx, fmt.Sprintf("insert inlined into %q.%q", schema, table), schema, table, func(o *op, t tableInfo, cols []column) error {
-		if !canInline(cols) {
-			return fmt.Errorf("%w: a column name collides with the inlined-data columns %v", ErrInvalid, inlinedColumnNames)
+		if !o.canInline(cols) {
+			return fmt.Errorf("%w: a column name collides with the inlined-data columns %v", ErrInvalid, o.w.lay.inl.reserved())
 		}
 		sel, err := o.insertProjection(trimQuery(query), cols)
 		if err != nil {
@@ -637,8 +641,9 @@ func (o *op) deleteInlined(t tableInfo, cols []column, pred string) error {
 		if n == 0 {
 			continue
 		}
-		if err := o.exec(fmt.Sprintf("UPDATE %s SET end_snapshot = %d WHERE end_snapshot IS NULL AND begin_snapshot != %d AND row_id IN (SELECT __rowid FROM (%s) AS __t WHERE %s)",
-			sqlquote.Ident(it.name), o.id, o.id, sel, pred)); err != nil {
+		nm := o.w.lay.inl
+		if err := o.exec(fmt.Sprintf("UPDATE %[1]s SET %[2]s = %[5]d WHERE %[2]s IS NULL AND %[3]s != %[5]d AND %[4]s IN (SELECT __rowid FROM (%[6]s) AS __t WHERE %[7]s)",
+			sqlquote.Ident(it.name), sqlquote.Ident(nm.end), sqlquote.Ident(nm.begin), sqlquote.Ident(nm.rowID), o.id, sel, pred)); err != nil {
 			return err
 		}
 		o.changes.inlinedDelete = append(o.changes.inlinedDelete, t.id)
@@ -711,6 +716,10 @@ func (o *op) writeDeleteFile(t tableInfo, f dataFile, withSnapshots bool, partia
 	if o.w.lay.deletePartialMax {
 		cols += ", partial_max"
 		vals += ", " + nullInt(partialMax)
+	}
+	if o.w.lay.rowGroupCount {
+		cols += ", row_group_count"
+		vals += ", " + nullInt(wf.rowGroups)
 	}
 	return o.exec("INSERT INTO ducklake_delete_file (" + cols + ") VALUES (" + vals + ")")
 }

@@ -32,13 +32,12 @@ func checkName(kind, name string) error {
 	return nil
 }
 
-// inlinedColumnNames are the names an inlined-data table uses for its own
-// columns (ducklake_metadata_manager.cpp DuckLakeInlinedColNames::ConflictsWith).
-var inlinedColumnNames = []string{"row_id", "begin_snapshot", "end_snapshot", "_ducklake_internal_snapshot_id", "_ducklake_internal_row_id"}
-
-func canInline(cols []column) bool {
+// canInline reports whether no column takes a name an inlined-data table
+// uses for its own columns (ducklake_metadata_manager.cpp
+// DuckLakeInlinedColNames::ConflictsWith).
+func (o *op) canInline(cols []column) bool {
 	for _, c := range cols {
-		for _, n := range inlinedColumnNames {
+		for _, n := range o.w.lay.inl.reserved() {
 			if strings.EqualFold(c.name, n) {
 				return false
 			}
@@ -48,13 +47,15 @@ func canInline(cols []column) bool {
 }
 
 // createInlinedTable creates ducklake_inlined_data_<table_id>_<schema_version>
-// with row_id, begin_snapshot, end_snapshot and the table's columns, and
+// with row_id, begin_snapshot, end_snapshot (from 1.1 on prefixed with
+// "_ducklake_") and the table's columns, and
 // registers it in ducklake_inlined_data_tables (ducklake_metadata_manager.cpp
 // InlinedTableNameFor, InlinedTableDdlSql, GetInlinedTableQueries). The
 // schema_version must already be the new snapshot's.
 func (o *op) createInlinedTable(tableID int64, cols []column) (string, error) {
 	name := fmt.Sprintf("ducklake_inlined_data_%d_%d", tableID, o.schemaVersion)
-	defs := []string{"row_id BIGINT", "begin_snapshot BIGINT", "end_snapshot BIGINT"}
+	n := o.w.lay.inl
+	defs := []string{sqlquote.Ident(n.rowID) + " BIGINT", sqlquote.Ident(n.begin) + " BIGINT", sqlquote.Ident(n.end) + " BIGINT"}
 	for _, c := range cols {
 		t, err := duckDBType(c.typ)
 		if err != nil {
@@ -84,7 +85,7 @@ func (o *op) schemaChangedInlining(schemaID, tableID int64) error {
 	if err != nil {
 		return err
 	}
-	if !canInline(cols) {
+	if !o.canInline(cols) {
 		return nil
 	}
 	_, err = o.createInlinedTable(tableID, cols)

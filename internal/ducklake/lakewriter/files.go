@@ -40,6 +40,9 @@ type writtenFile struct {
 	size   int64
 	footer int64
 	stats  map[string]colStats // by top-level column name
+	// rowGroups is the file's row group count, from RETURN_STATS'
+	// extra_info (DuckDB 2.0; NULL when absent).
+	rowGroups sql.NullInt64
 }
 
 type fieldID struct {
@@ -65,14 +68,19 @@ func (o *op) copyParquet(dir, name, selectSQL string, ids []fieldID, extra []str
 	opts := append([]string{"FORMAT parquet", "FIELD_IDS {" + strings.Join(fid, ", ") + "}"}, extra...)
 	opts = append(opts, "RETURN_STATS")
 	o.newFiles = append(o.newFiles, filepath.FromSlash(full))
-	q := "COPY (" + selectSQL + ") TO " + sqlquote.String(full) + " (" + strings.Join(opts, ", ") + ")"
+	// DuckDB 2.0's RETURN_STATS adds extra_info MAP(VARCHAR, VARIANT)
+	// (row_group_count), a type duckdb-go cannot scan: a CTE around the COPY
+	// selects the columns and casts the row group count.
+	q := "WITH __fdl_copy AS (COPY (" + selectSQL + ") TO " + sqlquote.String(full) + " (" + strings.Join(opts, ", ") + ")) " +
+		"SELECT filename, count, file_size_bytes, footer_size_bytes, column_statistics, TRY_CAST(extra_info['row_group_count'] AS BIGINT) FROM __fdl_copy"
 	var fn string
 	var count, size, footer int64
-	var stats, part any
-	if err := o.queryRow(q).Scan(&fn, &count, &size, &footer, &stats, &part); err != nil {
+	var stats any
+	var rowGroups sql.NullInt64
+	if err := o.queryRow(q).Scan(&fn, &count, &size, &footer, &stats, &rowGroups); err != nil {
 		return writtenFile{}, fmt.Errorf("%w\nSQL: %s", err, q)
 	}
-	wf := writtenFile{path: full, count: count, size: size, footer: footer, stats: map[string]colStats{}}
+	wf := writtenFile{path: full, count: count, size: size, footer: footer, stats: map[string]colStats{}, rowGroups: rowGroups}
 	for _, e := range mapEntries(stats) {
 		key, _ := e[0].(string)
 		names, err := parseQuotedList(key)
@@ -327,6 +335,7 @@ func (o *op) deletedPositions(t tableInfo, f dataFile) (string, error) {
 		return "", err
 	}
 	if inl != "" {
+		// ducklake_inlined_delete_<id> keeps row_id and begin_snapshot in 1.1.
 		parts = append(parts, fmt.Sprintf("SELECT CAST(row_id AS BIGINT) AS pos, CAST(begin_snapshot AS BIGINT) AS snap FROM %s WHERE file_id = %d", sqlquote.Ident(inl), f.id))
 	}
 	if len(parts) == 0 {
@@ -352,7 +361,7 @@ func (o *op) inlinedDeleteTable(tableID int64) (string, error) {
 type inlinedTable struct {
 	name          string
 	schemaVersion int64
-	physical      []string // user column names, after row_id, begin_snapshot, end_snapshot
+	physical      []string // user column names, after the three metadata columns
 	columnIDs     []int64  // column_id of each physical column
 }
 
@@ -477,6 +486,7 @@ func (o *op) inlinedRows(it inlinedTable, target []column) (string, error) {
 		}
 		proj = append(proj, fmt.Sprintf("CAST(%s AS %s) AS %s", expr, t, sqlquote.Ident(c.name)))
 	}
-	proj = append(proj, "row_id AS __rowid", "begin_snapshot AS __snap")
-	return "SELECT " + strings.Join(proj, ", ") + " FROM " + sqlquote.Ident(it.name) + " WHERE end_snapshot IS NULL", nil
+	n := o.w.lay.inl
+	proj = append(proj, sqlquote.Ident(n.rowID)+" AS __rowid", sqlquote.Ident(n.begin)+" AS __snap")
+	return "SELECT " + strings.Join(proj, ", ") + " FROM " + sqlquote.Ident(it.name) + " WHERE " + sqlquote.Ident(n.end) + " IS NULL", nil
 }

@@ -286,7 +286,8 @@ func readTable(t *testing.T, catalog, schema, table string, snap int64) (rows []
 			begin = queryInt(t, db, "SELECT min(snapshot_id) FROM ducklake_snapshot WHERE schema_version = "+it[1])
 		}
 		atCols := queryStrings(t, db, fmt.Sprintf("SELECT column_id FROM ducklake_column c WHERE table_id = %s AND parent_column IS NULL AND begin_snapshot <= %d AND (end_snapshot IS NULL OR end_snapshot > %d) ORDER BY column_order", tid, begin, begin))
-		phys := queryStrings(t, db, "SELECT column_name FROM duckdb_columns() WHERE database_name = 'cat' AND table_name = ? ORDER BY column_index", it[0])[3:]
+		all := queryStrings(t, db, "SELECT column_name FROM duckdb_columns() WHERE database_name = 'cat' AND table_name = ? ORDER BY column_index", it[0])
+		phys := all[3:]
 		var proj []string
 		for _, c := range cols {
 			expr := "'NULL'"
@@ -297,7 +298,9 @@ func readTable(t *testing.T, catalog, schema, table string, snap int64) (rows []
 			}
 			proj = append(proj, expr)
 		}
-		selects = append(selects, fmt.Sprintf("SELECT concat_ws('|', %s) AS r FROM %s i WHERE %s", strings.Join(coalesceNull(proj), ", "), sqlquote.Ident(it[0]), vis("i")))
+		// the metadata columns are the 2nd and 3rd (named with "_ducklake_" from 1.1 on)
+		ivis := fmt.Sprintf("(%[1]s <= %[3]d AND (%[2]s IS NULL OR %[3]d < %[2]s))", sqlquote.Ident(all[1][0]), sqlquote.Ident(all[2][0]), snap)
+		selects = append(selects, fmt.Sprintf("SELECT concat_ws('|', %s) AS r FROM %s i WHERE %s", strings.Join(coalesceNull(proj), ", "), sqlquote.Ident(it[0]), ivis))
 	}
 	if len(selects) == 0 {
 		return []string{}, true

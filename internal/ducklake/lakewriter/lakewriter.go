@@ -29,9 +29,12 @@
 // mutating method runs in one SQL transaction and adds exactly one snapshot,
 // or returns an error and adds none.
 //
-// Formats: [Create] makes 1.0 (default) or 0.4 catalogs, which share one table
-// layout. [Open] writes to catalogs whose ducklake_metadata version is 0.3,
-// 0.4 or 1.0 and adapts to the columns the catalog actually has; it refuses
+// Formats: [Create] makes 1.0 (default), 0.4 (same table layout) or 1.1
+// catalogs (src/metadata_manager/ducklake_metadata_manager_v1_1.cpp:
+// row_group_count on data and delete files, ducklake_view_column_tag,
+// inlined-data metadata columns prefixed with "_ducklake_"). [Open] writes
+// to catalogs whose ducklake_metadata version is 0.3, 0.4, 1.0, 1.1 or
+// 1.1-dev1 and adapts to the columns the catalog actually has; it refuses
 // every other version with [ErrUnsupportedFormat]. DuckDB- and SQLite-format
 // catalogs (not Postgres metadata) and only primitive column types are
 // supported.
@@ -84,6 +87,12 @@ const (
 	Format04 = "0.4"
 	// Format03 is DuckLake 0.3 (DuckDB 1.4); Open writes to it, Create does not.
 	Format03 = "0.3"
+	// Format11 is DuckLake 1.1 (DuckDB 2.0).
+	Format11 = "1.1"
+	// Format11Dev is the string duckdb/ducklake's source writes for 1.1
+	// before its release (DuckLakeVersion::V1_1_DEV_1); same tables as 1.1.
+	// Open writes to it, Create does not.
+	Format11Dev = "1.1-dev1"
 )
 
 // lakeAlias is the name the catalog file is attached under.
@@ -92,8 +101,9 @@ const lakeAlias = "__fdl_lake"
 // CreateOptions configures [Create].
 type CreateOptions struct {
 	// Format is the DuckLake version string to write: "1.0" (default when
-	// empty) or "0.4". Both use the table layout of
-	// ducklake_metadata_manager.cpp GetCreateTableStatements.
+	// empty), "0.4" (both with the table layout of
+	// ducklake_metadata_manager.cpp GetCreateTableStatements) or "1.1"
+	// (DuckLakeMetadataManagerV1_1's).
 	Format string
 	// DataPath is stored as ducklake_metadata data_path. Like the extension
 	// (ducklake_initializer.cpp InitializeDataPath), trailing "/" or "\" are
@@ -157,17 +167,24 @@ type Writer struct {
 // next_file_id 0; changes_made `created_schema:"main"`; metadata version,
 // created_by ("DuckDB <source id>"), data_path, encrypted = false; schema 0
 // "main" with a new UUIDv7 and path "main/" (relative). The file is written
-// with DuckDB's latest storage version (as the extension attaches it) and
-// checkpointed, so it is a single file with no .wal. Create returns an error
-// wrapping ErrExists if path (or path.wal) exists and ErrUnsupportedFormat for
-// a format other than "1.0" or "0.4".
+// in the storage version of the DuckDB release whose extension writes the
+// format (ATTACH … (STORAGE_VERSION …)): v1.5.0 (storage 68) for 0.4 and 1.0,
+// which DuckDB 1.5 reads, v2.0.0 (storage 999) for 1.1, which only DuckDB
+// 2.0 reads. It is checkpointed, so it is a single file with no .wal. Create
+// returns an error wrapping ErrExists if path (or path.wal) exists and
+// ErrUnsupportedFormat for a format other than "1.0", "0.4" or "1.1".
 func Create(ctx context.Context, path string, opts CreateOptions) error {
 	format := opts.Format
 	if format == "" {
 		format = Format10
 	}
-	if format != Format10 && format != Format04 {
-		return fmt.Errorf("create %s: %w: %q (want %q or %q)", path, ErrUnsupportedFormat, format, Format10, Format04)
+	stmts, storage := createTableStatements, "v1.5.0"
+	switch format {
+	case Format10, Format04:
+	case Format11:
+		stmts, storage = createTableStatements11, "v2.0.0"
+	default:
+		return fmt.Errorf("create %s: %w: %q (want %q, %q or %q)", path, ErrUnsupportedFormat, format, Format10, Format04, Format11)
 	}
 	for _, p := range []string{path, path + ".wal"} {
 		if _, err := os.Lstat(p); err == nil {
@@ -188,7 +205,7 @@ func Create(ctx context.Context, path string, opts CreateOptions) error {
 	}
 	defer db.Close()
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "ATTACH "+sqlquote.String(path)+" AS "+sqlquote.Ident(lakeAlias)+" (STORAGE_VERSION 'latest')"); err != nil {
+	if _, err := conn.ExecContext(ctx, "ATTACH "+sqlquote.String(path)+" AS "+sqlquote.Ident(lakeAlias)+" (STORAGE_VERSION "+sqlquote.String(storage)+")"); err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
 	fail := func(err error) error {
@@ -209,7 +226,7 @@ func Create(ctx context.Context, path string, opts CreateOptions) error {
 	}
 	var b strings.Builder
 	b.WriteString("BEGIN TRANSACTION;\n")
-	for _, stmt := range createTableStatements {
+	for _, stmt := range stmts {
 		b.WriteString(stmt)
 		b.WriteString("\n")
 	}
@@ -233,9 +250,9 @@ func Create(ctx context.Context, path string, opts CreateOptions) error {
 
 // Open opens an existing DuckDB-format DuckLake catalog read-write and takes
 // DuckDB's lock on the file until Close. The catalog's version must be 0.3,
-// 0.4 or 1.0 (ErrUnsupportedFormat otherwise, naming the version) and its
-// tables must have the columns this package writes for that version. A
-// relative data_path is resolved against the directory of the catalog file
+// 0.4, 1.0, 1.1 or 1.1-dev1 (ErrUnsupportedFormat otherwise, naming the
+// version; the two 1.1 strings are written alike) and its tables must have
+// the columns this package writes for that version. A relative data_path is resolved against the directory of the catalog file
 // (the extension resolves it against the working directory of the process
 // that attached it, which is that directory when the extension chose the
 // default "<catalog>.files/"). Existing files keep their DuckDB storage
@@ -286,9 +303,9 @@ func (w *Writer) init(ctx context.Context) error {
 		return err
 	}
 	switch version.String {
-	case Format03, Format04, Format10:
+	case Format03, Format04, Format10, Format11, Format11Dev:
 	default:
-		return fmt.Errorf("%w: DuckLake version %q (this writer supports %s, %s and %s)", ErrUnsupportedFormat, version.String, Format03, Format04, Format10)
+		return fmt.Errorf("%w: DuckLake version %q (this writer supports %s, %s, %s, %s and %s)", ErrUnsupportedFormat, version.String, Format03, Format04, Format10, Format11, Format11Dev)
 	}
 	w.format = version.String
 	lay, err := readLayout(ctx, w.conn, w.format)

@@ -42,6 +42,25 @@ var createTableStatements = []string{
 	"CREATE TABLE ducklake_sort_expression(sort_id BIGINT, table_id BIGINT, sort_key_index BIGINT, expression VARCHAR, dialect VARCHAR, sort_direction VARCHAR, null_order VARCHAR);",
 }
 
+// createTableStatements11 are those of a new 1.1 catalog
+// (src/metadata_manager/ducklake_metadata_manager_v1_1.cpp, which
+// DuckLakeMetadataManagerV1_1 puts in place of the 1.0 ones): the same 28
+// tables in the same order, ducklake_data_file and ducklake_delete_file with
+// row_group_count BIGINT as their last column, and a 29th table
+// ducklake_view_column_tag appended. TestCreate11Layout compares the result
+// with the list read from the extension source.
+var createTableStatements11 = func() []string {
+	out := make([]string, 0, len(createTableStatements)+1)
+	for _, s := range createTableStatements {
+		switch {
+		case strings.HasPrefix(s, "CREATE TABLE ducklake_data_file("), strings.HasPrefix(s, "CREATE TABLE ducklake_delete_file("):
+			s = strings.TrimSuffix(s, ");") + ", row_group_count BIGINT);"
+		}
+		out = append(out, s)
+	}
+	return append(out, "CREATE TABLE ducklake_view_column_tag(view_id BIGINT, column_name VARCHAR, begin_snapshot BIGINT, end_snapshot BIGINT, key VARCHAR, value VARCHAR);")
+}()
+
 // layout records which of the version-dependent columns a catalog has, read
 // from the catalog itself (DESIGN.md §5: the version string does not fix the
 // table set).
@@ -65,9 +84,39 @@ type layout struct {
 	// not set it: 10 from DuckLake 0.4 on (inlining is on by default, as the
 	// registered ducklake_inlined_data_1_1 of dltest-v04 shows), 0 in 0.3.
 	defaultInlining int64
+	// rowGroupCount: ducklake_data_file and ducklake_delete_file have
+	// row_group_count (1.1, MigrateV10), which takes the row_group_count the
+	// Parquet writer returns (ducklake_insert.cpp, ducklake_delete.cpp).
+	rowGroupCount bool
+	// inl names the first three columns of an inlined-data table (row id,
+	// begin and end snapshot): row_id, begin_snapshot, end_snapshot up to
+	// 1.0, with the prefix "_ducklake_" from 1.1 on (DuckLakeInlinedColNames).
+	inl inlinedNames
 	// tables is the set of tables in the catalog file.
 	tables map[string]bool
 }
+
+// inlinedNames are the metadata column names of inlined-data tables.
+type inlinedNames struct{ rowID, begin, end string }
+
+// inlinedNamesFor returns the names the extension uses for format
+// (DuckLakeInlinedColNames(catalog.SupportsV1_1Metadata())).
+func inlinedNamesFor(format string) inlinedNames {
+	if is11(format) {
+		return inlinedNames{"_ducklake_row_id", "_ducklake_begin_snapshot", "_ducklake_end_snapshot"}
+	}
+	return inlinedNames{"row_id", "begin_snapshot", "end_snapshot"}
+}
+
+// reserved lists the column names a table with inlining on may not have
+// (DuckLakeInlinedColNames::ConflictsWith).
+func (n inlinedNames) reserved() []string {
+	return []string{n.rowID, n.begin, n.end, "_ducklake_internal_snapshot_id", "_ducklake_internal_row_id"}
+}
+
+// is11 reports whether format is DuckLake 1.1 (or its development string
+// 1.1-dev1, which the extension source writes before the release).
+func is11(format string) bool { return format == Format11 || format == Format11Dev }
 
 // requiredColumns lists the columns the Writer reads or writes, per table,
 // for every supported version; Open refuses a catalog that lacks one.
@@ -133,6 +182,8 @@ func readLayout(ctx context.Context, conn *sql.Conn, format string) (layout, err
 		deletePartialMax:      cols["ducklake_delete_file"]["partial_max"],
 		schemaVersionsTableID: cols["ducklake_schema_versions"]["table_id"],
 		extraStats:            cols["ducklake_file_column_stats"]["extra_stats"],
+		rowGroupCount:         cols["ducklake_data_file"]["row_group_count"] && cols["ducklake_delete_file"]["row_group_count"],
+		inl:                   inlinedNamesFor(format),
 		tables:                map[string]bool{},
 	}
 	for t := range cols {
@@ -142,6 +193,9 @@ func readLayout(ctx context.Context, conn *sql.Conn, format string) (layout, err
 		l.defaultInlining = 10
 		if !l.columnDefaultType || !l.dataPartialMax || !l.deletePartialMax || !l.schemaVersionsTableID {
 			return layout{}, fmt.Errorf("%w: DuckLake %s catalog without the 0.4 columns (default_value_type, partial_max, schema_versions.table_id)", ErrUnsupportedFormat, format)
+		}
+		if is11(format) && (!l.rowGroupCount || !l.tables["ducklake_view_column_tag"]) {
+			return layout{}, fmt.Errorf("%w: DuckLake %s catalog without the 1.1 tables and columns (row_group_count, ducklake_view_column_tag)", ErrUnsupportedFormat, format)
 		}
 	} else if !cols["ducklake_data_file"]["partial_file_info"] {
 		return layout{}, fmt.Errorf("%w: DuckLake %s catalog without ducklake_data_file.partial_file_info", ErrUnsupportedFormat, format)

@@ -145,12 +145,14 @@ func (u *undo) readTables() error {
 func (u *undo) vtableOf(name string, inlined map[string]int64) (vtable, bool) {
 	cols := u.cols[name]
 	if tid, ok := inlined[name]; ok {
-		b, e, ok := snapshotColumns(cols)
-		if !ok || !slices.Contains(cols, "row_id") {
+		// Its first three columns as the extension names them for the
+		// catalog's format (DuckLakeInlinedColNames).
+		n := u.o.w.lay.inl
+		if !slices.Contains(cols, n.rowID) || !slices.Contains(cols, n.begin) || !slices.Contains(cols, n.end) {
 			return vtable{}, false
 		}
-		return vtable{name: name, grp: "inlined", key: fmt.Sprintf("'%d|' || row_id::VARCHAR", tid), parent: strconv.FormatInt(tid, 10),
-			begin: b, end: e, tid: tid}, true
+		return vtable{name: name, grp: "inlined", key: fmt.Sprintf("'%d|' || %s::VARCHAR", tid, sqlquote.Ident(n.rowID)), parent: strconv.FormatInt(tid, 10),
+			begin: sqlquote.Ident(n.begin), end: sqlquote.Ident(n.end), tid: tid}, true
 	}
 	if !slices.Contains(cols, "begin_snapshot") || !slices.Contains(cols, "end_snapshot") {
 		return vtable{}, false
@@ -177,17 +179,6 @@ func (u *undo) vtableOf(name string, inlined map[string]int64) (vtable, bool) {
 	}
 	return vtable{name: name, grp: g.grp, key: "concat_ws('|', " + strings.Join(keys, ", ") + ")", parent: parent,
 		begin: `"begin_snapshot"`, end: `"end_snapshot"`}, true
-}
-
-// snapshotColumns finds an inlined-data table's snapshot columns (with the
-// "_ducklake_" prefix DuckLake 1.1 gives them).
-func snapshotColumns(cols []string) (string, string, bool) {
-	for _, p := range []string{"", "_ducklake_"} {
-		if slices.Contains(cols, p+"begin_snapshot") && slices.Contains(cols, p+"end_snapshot") {
-			return sqlquote.Ident(p + "begin_snapshot"), sqlquote.Ident(p + "end_snapshot"), true
-		}
-	}
-	return "", "", false
 }
 
 // inlinedTableIDs maps each registered inlined-data table that exists to

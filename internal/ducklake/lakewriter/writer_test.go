@@ -2,12 +2,15 @@ package lakewriter
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // step is one Writer call, the matching change to the model, and the
@@ -103,7 +106,7 @@ func firstDiff(a, b []string) []string {
 // names and paths that need quoting, and checks the invariants, the files,
 // the changes_made strings and the rows at every snapshot.
 func TestWriterSequence(t *testing.T) {
-	for _, format := range []string{Format10, Format04} {
+	for _, format := range []string{Format10, Format04, Format11} {
 		t.Run(format, func(t *testing.T) { testWriterSequence(t, format) })
 	}
 }
@@ -357,9 +360,25 @@ func checkSequenceDetails(t *testing.T, catalog, format string) {
 	if n := queryInt(t, db, "SELECT count(*) FROM ducklake_delete_file WHERE table_id = 3"); n != 0 {
 		t.Errorf("delete file for a fully deleted data file")
 	}
-	// inlined rows take row ids from next_row_id: 1500..1502 after 1500 rows in files
-	if v := queryStrings(t, db, "SELECT min(row_id), max(row_id), count(*), min(begin_snapshot) FROM ducklake_inlined_data_2_2"); !reflect.DeepEqual(v, [][]string{{"1500", "1502", "3", "5"}}) {
+	// inlined rows take row ids from next_row_id: 1500..1502 after 1500 rows
+	// in files; from 1.1 on the metadata columns are prefixed
+	n := inlinedNamesFor(format)
+	if v := queryStrings(t, db, fmt.Sprintf("SELECT min(%s), max(%[1]s), count(*), min(%s) FROM ducklake_inlined_data_2_2", sqlquote.Ident(n.rowID), sqlquote.Ident(n.begin))); !reflect.DeepEqual(v, [][]string{{"1500", "1502", "3", "5"}}) {
 		t.Errorf("inlined rows %v", v)
+	}
+	if is11(format) {
+		// row_group_count on every data and delete file, as the Parquet
+		// writer reported it (one row group each: all files are small)
+		for _, tbl := range []string{"ducklake_data_file", "ducklake_delete_file"} {
+			if v := queryStrings(t, db, "SELECT count(*), count(row_group_count), min(row_group_count), max(row_group_count) FROM "+tbl); v[0][0] == "0" || v[0][0] != v[0][1] || v[0][2] != "1" || v[0][3] != "1" {
+				t.Errorf("%s row_group_count: rows, non-null, min, max = %v", tbl, v[0])
+			}
+		}
+		if !hasTable(t, db, "ducklake_view_column_tag") {
+			t.Error("no ducklake_view_column_tag")
+		}
+	} else if hasColumn(t, db, "ducklake_data_file", "row_group_count") {
+		t.Errorf("format %s has row_group_count", format)
 	}
 	// the view keeps DuckDB's printed SQL
 	if v := queryStrings(t, db, "SELECT sql, dialect, column_aliases FROM ducklake_view")[0]; v[0] != "SELECT id FROM orders WHERE (id > 100)" || v[1] != "duckdb" || v[2] != "" {

@@ -1,6 +1,7 @@
 // Package meta holds the values fdl reads from a DuckLake catalog and keeps
 // beside it: the catalog's state at one snapshot (schemas, tables, columns,
-// views) and the DuckDB storage format of its file. They are plain Go values
+// views), the DuckDB storage format of its file, and what fdl knows about
+// DuckLake formats and which DuckDB releases read them (formats.go). They are plain Go values
 // with no database behind them, so a package that stores or prints them
 // (package version's records and datasets) does not link the DuckDB and
 // SQLite drivers that package ducklake reads them with.
@@ -56,10 +57,12 @@ type View struct {
 // its header.
 type Storage struct {
 	// Number is the storage version number in the file header (64 = DuckDB
-	// v0.10–v1.1 compatible; 65..68 = v1.2, v1.3, v1.4, v1.5 and newer).
+	// v0.10–v1.1 compatible; 65..68 = v1.2, v1.3, v1.4, v1.5 and newer; 999
+	// = DuckDB 2.0's own format, named by the creating release).
 	Number uint64 `json:"number"`
 	// MinDuckDB is the oldest DuckDB release that reads this format, e.g.
-	// "v0.10.0" for 64 or "v1.5.0" for 68; it is also the STORAGE_VERSION
-	// value that makes DuckDB write this number.
+	// "v0.10.0" for 64, "v1.5.0" for 68, "v2.0.0" for 999 made by DuckDB
+	// 2.0; it is also the STORAGE_VERSION value that makes DuckDB write this
+	// number.
 	MinDuckDB string `json:"min_duckdb"`
 }
