@@ -2,6 +2,7 @@ package lakewriter
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -137,15 +138,49 @@ func undoLake(t *testing.T, d *realduck.DuckDB, kind string) (path, uri, data st
 	return path, uri, data
 }
 
-func copyFile(t *testing.T, src, dst string) {
+// cloneLake copies a lake undoLake wrote — its catalog file (with a SQLite
+// -wal file, if any) and its data folder — into a new folder and points
+// the copy's data_path there, so that each case may change files (the
+// extension's cleanup deletes some) without touching the others'.
+func cloneLake(t *testing.T, src, kind string) (path, uri, data string) {
 	t.Helper()
-	b, err := os.ReadFile(src)
+	dir := t.TempDir()
+	srcDir := filepath.Dir(src)
+	err := filepath.WalkDir(srcDir, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(srcDir, p)
+		dst := filepath.Join(dir, rel)
+		if e.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(dst, b, 0o644); err != nil {
-		t.Fatal(err)
+	path = filepath.Join(dir, filepath.Base(src))
+	data = filepath.Join(dir, "data") + "/"
+	uri = "ducklake:" + path
+	if kind == "sqlite" {
+		uri = "ducklake:sqlite:" + path
+		db, err := sql.Open("sqlite3", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec("UPDATE ducklake_metadata SET value = ? WHERE key = 'data_path'", data); err != nil {
+			t.Fatal(err)
+		}
+		return path, uri, data
 	}
+	setDataPath(t, path, data)
+	return path, uri, data
 }
 
 // TestRestoreRealExtension restores a catalog the real extension wrote
@@ -172,12 +207,7 @@ func TestRestoreRealExtension(t *testing.T) {
 			}
 			for _, at := range targets {
 				t.Run(fmt.Sprint("to ", at), func(t *testing.T) {
-					path := filepath.Join(t.TempDir(), "lake."+kind)
-					copyFile(t, src, path)
-					uri := "ducklake:" + path
-					if kind == "sqlite" {
-						uri = "ducklake:sqlite:" + path
-					}
+					path, uri, data := cloneLake(t, src, kind)
 					w, err := Open(context.Background(), path)
 					if err != nil {
 						t.Fatal(err)
@@ -305,12 +335,7 @@ func TestRevertRealExtension(t *testing.T) {
 			before := realState(t, d, srcURI, data, snaps)
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					path := filepath.Join(t.TempDir(), "lake."+kind)
-					copyFile(t, src, path)
-					uri := "ducklake:" + path
-					if kind == "sqlite" {
-						uri = "ducklake:sqlite:" + path
-					}
+					path, uri, data := cloneLake(t, src, kind)
 					w, err := Open(context.Background(), path)
 					if err != nil {
 						t.Fatal(err)
