@@ -10,6 +10,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -34,6 +35,12 @@ type CheckoutOptions struct {
 	// refused (ErrInvalidArguments). The CLI's default is SQLite
 	// (docs/cli.md).
 	CatalogFormat ducklake.Backend
+	// Migrate, with From, migrates the imported lake to
+	// ducklake.CurrentFormat (ducklake.Migrate) when it is older, so that
+	// its versions are readable by the DuckDB releases that read only that
+	// format. A lake already in that format is checked out as it is.
+	// Without From it is refused (MigrateNeedsFileError).
+	Migrate bool
 }
 
 // Origin says where a working catalog came from.
@@ -58,6 +65,19 @@ type CheckoutResult struct {
 	// Attach is the DuckDB statement that attaches the working catalog.
 	Attach        string           `json:"attach"`
 	CatalogFormat ducklake.Backend `json:"catalog_format"`
+	// Format is the working catalog's DuckLake format.
+	Format string `json:"format"`
+	// Readers says which DuckDB releases read the working catalog as it is
+	// (meta.ReadersOf its format and storage version; a SQLite one's is that
+	// of the DuckDB file it was converted from, which Freeze writes again).
+	Readers meta.Readers `json:"readers"`
+	// NeedsMigration is true when Format is older than
+	// ducklake.CurrentFormat: DuckDB 1.5.2 and newer refuse it until it is
+	// migrated (CheckoutOptions.Migrate at import, MigrateBranch for a
+	// branch).
+	NeedsMigration bool `json:"needs_migration"`
+	// Migration says what CheckoutOptions.Migrate did (nil when nothing).
+	Migration *ducklake.MigrateInfo `json:"migration,omitempty"`
 }
 
 // Checkout makes a working directory (DESIGN.md §6): DIR/ducklake.duckdb and
@@ -95,12 +115,13 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	if err := os.MkdirAll(filepath.Join(dir, StateDir, LocalVersions), 0o755); err != nil {
 		return nil, err
 	}
-	if res.Origin, err = r.writeWorkingCatalog(ctx, o, base, duckPath); err != nil {
+	if res.Origin, res.Migration, err = r.writeWorkingCatalog(ctx, o, base, duckPath); err != nil {
 		return nil, err
 	}
-	if res.DataPath, err = finishWorkingCatalog(ctx, duckPath, res.Catalog); err != nil {
+	if res.DataPath, res.Format, res.Readers, err = finishWorkingCatalog(ctx, duckPath, res.Catalog); err != nil {
 		return nil, err
 	}
+	res.NeedsMigration = ducklake.NeedsMigration(res.Format)
 	url := r.url
 	if !strings.Contains(url, "://") {
 		if url, err = filepath.Abs(url); err != nil {
@@ -110,6 +131,9 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	w := &Workdir{Dir: dir, State: State{Format: StateFormat, Repository: url, Branch: branch.Short()}}
 	if backend == ducklake.BackendSQLite {
 		w.State.CatalogFormat = backend
+	}
+	if res.Migration != nil {
+		w.State.MigratedFrom = res.Migration.From
 	}
 	if base != nil {
 		w.State.Base, w.State.Upstream = base.ID, base.ID
@@ -128,6 +152,9 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 func (r *Repo) checkoutTarget(o CheckoutOptions) (string, ducklake.Backend, error) {
 	if o.Dir == "" {
 		return "", "", fmt.Errorf("checkout needs a directory: %w", ErrInvalidArguments)
+	}
+	if o.Migrate && o.From == "" {
+		return "", "", MigrateNeedsFileError{}
 	}
 	dir, err := filepath.Abs(o.Dir)
 	if err != nil {
@@ -192,42 +219,59 @@ func (r *Repo) checkoutBase(ctx context.Context, o CheckoutOptions) (*version.Re
 }
 
 // writeWorkingCatalog writes the DuckDB file a working catalog starts as,
-// at path: a frozen copy of o.From, the checked catalog of base, or a new
-// empty catalog of o.Format whose data_path is the repository's data/.
-func (r *Repo) writeWorkingCatalog(ctx context.Context, o CheckoutOptions, base *version.Record, path string) (Origin, error) {
+// at path: a frozen copy of o.From (migrated with o.Migrate when it is
+// older than ducklake.CurrentFormat: then it also returns what the
+// migration did), the checked catalog of base, or a new empty catalog of
+// o.Format whose data_path is the repository's data/.
+func (r *Repo) writeWorkingCatalog(ctx context.Context, o CheckoutOptions, base *version.Record, path string) (Origin, *ducklake.MigrateInfo, error) {
 	switch {
+	case o.From != "" && o.Migrate:
+		info, err := ducklake.Migrate(ctx, o.From, path)
+		if errors.Is(err, ducklake.ErrCurrentFormat) {
+			_, err = ducklake.Freeze(ctx, o.From, path)
+			return OriginFile, nil, err
+		}
+		if err != nil {
+			return OriginFile, nil, err
+		}
+		return OriginFile, &info, nil
 	case o.From != "":
 		_, err := ducklake.Freeze(ctx, o.From, path)
-		return OriginFile, err
+		return OriginFile, nil, err
 	case base != nil:
-		return OriginVersion, r.FetchCatalog(ctx, base, path)
+		return OriginVersion, nil, r.FetchCatalog(ctx, base, path)
 	}
 	format := o.Format
 	if format == "" {
 		format = "1.0"
 	}
-	return OriginNew, lakewriter.Create(ctx, path, lakewriter.CreateOptions{Format: format, DataPath: r.DataLocation()})
+	return OriginNew, nil, lakewriter.Create(ctx, path, lakewriter.CreateOptions{Format: format, DataPath: r.DataLocation()})
 }
 
-// finishWorkingCatalog reads the data path of the DuckDB file at duckPath
-// (opening a SQLite copy would read all of it into memory) and, when the
-// working catalog is to be a SQLite file at catalog, converts it there and
-// removes the DuckDB file.
-func finishWorkingCatalog(ctx context.Context, duckPath, catalog string) (string, error) {
+// finishWorkingCatalog reads the data path, DuckLake format and readers
+// of the DuckDB file at duckPath (opening a SQLite copy would read all of
+// it into memory) and, when the working catalog is to be a SQLite file at
+// catalog, converts it there and removes the DuckDB file.
+func finishWorkingCatalog(ctx context.Context, duckPath, catalog string) (dataPath, format string, rd meta.Readers, err error) {
 	cat, err := ducklake.Open(ctx, duckPath)
 	if err != nil {
-		return "", err
+		return "", "", rd, err
 	}
-	dataPath := cat.DataPath()
+	dataPath, format = cat.DataPath(), cat.Format()
 	cat.Close()
+	st, err := ducklake.ReadStorage(duckPath)
+	if err != nil {
+		return "", "", rd, err
+	}
+	rd = meta.ReadersOf(format, st)
 	if duckPath != catalog {
 		err := ducklake.ConvertToSQLite(ctx, duckPath, catalog)
 		os.Remove(duckPath)
 		if err != nil {
-			return "", err
+			return "", "", rd, err
 		}
 	}
-	return dataPath, nil
+	return dataPath, format, rd, nil
 }
 
 // SQLiteAttachOptions are the ATTACH options fdl prints for a SQLite working

@@ -150,6 +150,8 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 	if w.BaseRecord != nil {
 		rec.Seq = w.BaseRecord.Seq + 1
 		rec.Parents = []version.ID{w.BaseRecord.ID}
+	} else if w.State.MigratedFrom != "" && w.State.MigratedFrom != rec.DuckLake.Format {
+		rec.DuckLake.MigratedFrom = w.State.MigratedFrom // imported with Migrate
 	}
 	if u := w.State.Undo; u != nil {
 		if u.Kind == UndoRevert {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
@@ -27,6 +28,13 @@ type Shown struct {
 	// storage version and format (ReadersDerived true).
 	Readers        meta.Readers `json:"readers"`
 	ReadersDerived bool         `json:"readers_derived,omitempty"`
+	// NeedsMigration is true when the version's DuckLake format is older
+	// than ducklake.CurrentFormat: DuckDB 1.5.2 and newer refuse it, and
+	// MigrateBranch publishes a version they read.
+	NeedsMigration bool `json:"needs_migration"`
+	// Branch is the branch rev named (or the working directory's, for a
+	// local version); "" otherwise.
+	Branch string `json:"branch,omitempty"`
 	// Abbrev shortens the other ids shown (parents).
 	Abbrev refs.Abbrev `json:"-"`
 }
@@ -50,6 +58,7 @@ func (r *Repo) Show(ctx context.Context, rev string) (*Shown, error) {
 		var recorded bool
 		s.Readers, recorded = s.Record.EffectiveReaders()
 		s.ReadersDerived = !recorded
+		s.NeedsMigration = ducklake.NeedsMigration(s.Record.DuckLake.Format)
 	}
 	return s, err
 }
@@ -66,17 +75,20 @@ func (r *Repo) show(ctx context.Context, rev string) (*Shown, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Shown{Record: rec, Dataset: ds, Short: abbrev.Short(rec.ID), Abbrev: abbrev,
+		return &Shown{Record: rec, Dataset: ds, Short: abbrev.Short(rec.ID), Abbrev: abbrev, Branch: r.wd.State.Branch,
 			Attach: r.AttachStatement(r.wd.LocalCatalog(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true)}, nil
 	}
 	if rev == "" {
 		rev = r.defaultRev()
 	}
-	rec, _, err := r.refs.ResolveRecord(ctx, rev)
+	rec, rv, err := r.refs.ResolveRecord(ctx, rev)
 	if err != nil {
 		return nil, err
 	}
 	out := &Shown{Record: rec, Short: abbrev.Short(rec.ID), Abbrev: abbrev}
+	if rv.Ref.IsBranch() {
+		out.Branch = rv.Ref.Short()
+	}
 	if ret, err := r.Retirement(ctx, rec.ID); err != nil {
 		return nil, err
 	} else if ret != nil {

@@ -55,6 +55,10 @@ type State struct {
 	// (DIR/ducklake.duckdb; also when absent, as state files written before
 	// SQLite support are).
 	CatalogFormat ducklake.Backend `json:"catalog_format,omitempty"`
+	// MigratedFrom is the DuckLake format of a lake imported with
+	// CheckoutOptions.Migrate before it was migrated; the first commit
+	// records it (version.DuckLake.MigratedFrom).
+	MigratedFrom string `json:"migrated_from,omitempty"`
 	// Undo is a revert or restore written into the working catalog and not
 	// committed yet (fdl revert --no-commit, fdl restore): the next commit
 	// records it (version.json reverts or restores) and takes its message

@@ -13,6 +13,9 @@
 #                binaries, as wheels: duckdb-extension-<name>)
 #   duckdb-2.0/  duckdb 2.0.0, and each DuckDB 2.0 extension that PyPI serves
 #                (duckdb-core-ext-<name>); EXTENSIONS lists the ones present
+#   duckdb-1.3.2/, duckdb-1.4.4/, duckdb-1.5.1/  older releases with their
+#                ducklake and sqlite extensions, which write DuckLake 0.2,
+#                0.3 and 0.4 (the migration tests' writers)
 # Each has extensions/ (DuckDB's extension_directory). scripts/realduck.py
 # runs SQL in one of them; scripts/duckdb runs the 1.5 CLI.
 set -euo pipefail
@@ -36,7 +39,7 @@ install_ext() {
 	local venv=$1
 	shift
 	"$venv/bin/python" - "$venv/extensions" "$@" <<'PY'
-import importlib, pathlib, sys
+import importlib, importlib.resources, pathlib, sys
 import duckdb
 extdir, names = sys.argv[1], sys.argv[2:]
 con = duckdb.connect(config={"extension_directory": extdir, "autoinstall_known_extensions": False})
@@ -103,4 +106,19 @@ if make_env "$ROOT/duckdb-2.0" "duckdb==$V20" "duckdb==$V20"; then
 	install_ext "$ROOT/duckdb-2.0" "${EXT20[@]}" >"$ROOT/duckdb-2.0/EXTENSIONS"
 	echo "duckdb==$V20" >"$ROOT/duckdb-2.0/.stamp"
 fi
+
+# The older releases whose ducklake extension writes an older DuckLake format
+# (1.3.2: 0.2, 1.4.4: 0.3, 1.5.1: 0.4), with the sqlite extension: the
+# migration tests write lakes with them, and check that what each reads from
+# its own catalog is what DuckDB 1.5.5 reads from fdl's migrated copy.
+# (The pins are those of every older environment: the same list makes the
+# same stamp, so one environment is never installed twice.)
+for v in 1.3.2 1.4.4 1.5.1; do
+	pins=(duckdb==$v duckdb-extensions==$v pytz duckdb-extension-ducklake==$v duckdb-extension-sqlite-scanner==$v)
+	if make_env "$ROOT/duckdb-$v" "${pins[*]}" "${pins[@]}"; then
+		echo "installing DuckDB $v and its ducklake and sqlite extensions (PyPI) into $ROOT/duckdb-$v" >&2
+		install_ext "$ROOT/duckdb-$v" ducklake sqlite_scanner >"$ROOT/duckdb-$v/EXTENSIONS"
+		echo "${pins[*]}" >"$ROOT/duckdb-$v/.stamp"
+	fi
+done
 echo "$ROOT"

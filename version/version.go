@@ -130,6 +130,14 @@ type DuckLake struct {
 	Adds SnapshotRange `json:"adds"`
 	// DataPath is ducklake_metadata's "data_path" as stored in the catalog.
 	DataPath string `json:"data_path"`
+	// MigratedFrom, when set, is the DuckLake format the catalog had before
+	// fdl migrated it to Format with the ducklake extension's own migration
+	// steps (ducklake.Migrate). A version that migrates its parent's catalog
+	// adds no snapshot (nor does the extension's migration): its Adds is the
+	// empty range Snapshot+1..Snapshot, and the parent, in the old format,
+	// stays for readers of that format. The first version of a lake
+	// imported and migrated at checkout carries it too, with its full range.
+	MigratedFrom string `json:"migrated_from,omitempty"`
 }
 
 // Record is version.json: the record of one version (DESIGN.md §3). It is
@@ -175,6 +183,14 @@ func (r *Record) EffectiveReaders() (meta.Readers, bool) {
 		return *r.Readers, true
 	}
 	return meta.ReadersOf(r.DuckLake.Format, r.Catalog.Storage), false
+}
+
+// AddsNothing reports whether the version adds no snapshot to its first
+// parent: a migration of the parent's catalog (DuckLake.MigratedFrom set,
+// a parent, and DuckLake.Adds the empty range Snapshot+1..Snapshot).
+func (r *Record) AddsNothing() bool {
+	a := r.DuckLake.Adds
+	return r.DuckLake.MigratedFrom != "" && len(r.Parents) > 0 && a.First == r.DuckLake.Snapshot+1 && a.Last == r.DuckLake.Snapshot
 }
 
 // Parent returns the first parent, or "" for the first version.
@@ -236,8 +252,14 @@ func (r *Record) Validate() error {
 		return bad("readers %+v: duckdb, ducklake_extension and attach must all be set", *rd)
 	}
 	a := r.DuckLake.Adds
-	if a.First < 0 || a.Last < a.First || a.Last != r.DuckLake.Snapshot {
+	if a.First < 0 || a.Last != r.DuckLake.Snapshot {
 		return bad("ducklake.adds %d..%d does not end at snapshot %d", a.First, a.Last, r.DuckLake.Snapshot)
+	}
+	if m := r.DuckLake.MigratedFrom; m != "" && m == r.DuckLake.Format {
+		return bad("ducklake.migrated_from %q is its own format", m)
+	}
+	if a.Last < a.First && !r.AddsNothing() {
+		return bad("ducklake.adds %d..%d is empty, which only a migration of its parent's catalog may be", a.First, a.Last)
 	}
 	return nil
 }

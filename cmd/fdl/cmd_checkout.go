@@ -36,9 +36,18 @@ write at once, and fdl status/commit read it meanwhile) or duckdb
 Without the flag, $FDL_CATALOG_FORMAT is used when set. Versions always hold
 a DuckDB file.
 
+DuckDB 1.5.2 and newer read only DuckLake 1.0. An imported lake in an older
+format (0.1 to 0.4) is copied as it is, and checkout says which DuckDB release
+reads it; with --migrate it is migrated to 1.0 on the way in (the ducklake
+extension's own migration steps, run by fdl on the copy; FILE is only read),
+so the first version is readable by current DuckDB, and its record says what
+it was migrated from. For a branch already published in an older format, see
+'fdl migrate'.
+
 It prints the DuckDB ATTACH statement for the working catalog.`,
 		Example: `  fdl checkout ./lake-repo work
   fdl checkout ./lake-repo work --from old/metadata.ducklake
+  fdl checkout ./lake-repo work --from old/metadata.ducklake --migrate
   fdl checkout ./lake-repo work --rev 2025-final
   fdl checkout ./lake-repo work --catalog-format duckdb`,
 		Args: args(2, 2),
@@ -53,6 +62,7 @@ It prints the DuckDB ATTACH statement for the working catalog.`,
 	f.StringVar(&o.Branch, "branch", "", "branch that push moves (default: the branch REV names, else HEAD's)")
 	f.StringVar(&o.Format, "format", "1.0", "DuckLake format of a new empty catalog: 1.0 (DuckDB 1.5.2 and later), 0.4 (DuckDB 1.5.0-1.5.1) or 1.1 (DuckDB 2.0)")
 	f.StringVar(&o.CatalogFormat, "catalog-format", "", "working catalog database: sqlite or duckdb (default: $FDL_CATALOG_FORMAT, else sqlite)")
+	f.BoolVar(&o.Migrate, "migrate", false, "with --from: migrate an older lake to DuckLake 1.0, the format current DuckDB reads")
 	return cmd
 }
 
@@ -93,9 +103,23 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 		ios.Printf("Checked out version %s (seq %d) of branch %s into %s\n", ios.ID(string(res.Base)), res.Seq, ios.Ref(res.Branch), res.Dir)
 	case repo.OriginFile:
 		ios.Printf("Copied %s into %s (branch %s)\n", from, res.Dir, ios.Ref(res.Branch))
+		if m := res.Migration; m != nil {
+			ios.Printf("Migrated it from DuckLake %s to %s with the ducklake extension's own steps (no snapshot added; %s attaches it)\n", m.From, m.To, readersText(res.Readers))
+		}
 	default:
 		ios.Printf("Made a new empty DuckLake catalog in %s (branch %s has no version yet)\n", res.Dir, ios.Ref(res.Branch))
 	}
 	ios.Printf("Attach it in DuckDB with:\n  %s\n", res.Attach)
+	if res.NeedsMigration {
+		ios.Printf("Note: this lake is DuckLake %s, which %s attaches as it is; DuckDB 1.5.2 and newer refuse it until it is migrated.\n", res.Format, readersText(res.Readers))
+		switch res.Origin {
+		case repo.OriginFile:
+			ios.Printf("To publish it for current DuckDB, check out again with --migrate; or commit and push it as it is (for %s), then run 'fdl migrate %s' for a version current DuckDB reads.\n", readersText(res.Readers), res.Branch)
+		case repo.OriginNew:
+			ios.Printf("For current DuckDB, check out without --format (DuckLake 1.0).\n")
+		default:
+			ios.Printf("Run 'fdl migrate %s' for a version current DuckDB reads, then check it out again.\n", res.Branch)
+		}
+	}
 	return nil
 }

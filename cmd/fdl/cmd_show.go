@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/version"
 )
 
 func newShowCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -47,7 +49,7 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 		ios.Printf("Author:   %s\n", oneLine(rec.Author))
 		ios.Printf("Date:     %s\n", rec.CreatedAt.UTC().Format(time.RFC3339))
 		ios.Printf("Catalog:  %s, sha256 %s, DuckDB storage %d (DuckDB %s or newer)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256, rec.Catalog.Storage.Number, rec.Catalog.Storage.MinDuckDB)
-		ios.Printf("DuckLake: format %s, snapshot %d, adds snapshots %d..%d\n", rec.DuckLake.Format, rec.DuckLake.Snapshot, rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last)
+		ios.Printf("DuckLake: %s\n", duckLakeLine(rec))
 		ios.Printf("Data:     %s\n", rec.DuckLake.DataPath)
 		printReaders(ios, v)
 		ios.Printf("\n    %s\n\n", strings.ReplaceAll(printable(rec.Message), "\n", "\n    "))
@@ -73,8 +75,25 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string) error {
 		} else {
 			ios.Printf("\nQuery it with DuckDB %s (ducklake extension):\n  %s\n", v.Readers.Attach, v.Attach)
 		}
+		if v.NeedsMigration {
+			printMigrationNote(ios, v)
+		}
 		return nil
 	})
+}
+
+// duckLakeLine is the DuckLake line of 'fdl show': format, snapshot and
+// what the version adds (a migration adds no snapshot).
+func duckLakeLine(rec *version.Record) string {
+	d := rec.DuckLake
+	if d.MigratedFrom != "" && rec.AddsNothing() {
+		return fmt.Sprintf("format %s (migrated from %s), snapshot %d, adds no snapshot", d.Format, d.MigratedFrom, d.Snapshot)
+	}
+	format := d.Format
+	if d.MigratedFrom != "" {
+		format += " (migrated from " + d.MigratedFrom + ")"
+	}
+	return fmt.Sprintf("format %s, snapshot %d, adds snapshots %d..%d", format, d.Snapshot, d.Adds.First, d.Adds.Last)
 }
 
 // printReaders prints the Readers: line of 'fdl show': the DuckDB releases
@@ -89,6 +108,22 @@ func printReaders(ios *term.IO, v *repo.Shown) {
 		v.Readers.Attach, v.Readers.DuckDB, v.Record.DuckLake.Format, v.Readers.DuckLakeExtension, derived)
 }
 
+// printMigrationNote says, under the ATTACH line of a version older than
+// DuckLake 1.0, that DuckDB 1.5.2 and newer refuse it and how to publish a
+// version they read.
+func printMigrationNote(ios *term.IO, v *repo.Shown) {
+	branch := v.Branch
+	if branch == "" {
+		branch = "BRANCH"
+	}
+	old := "for its readers"
+	if v.Readers.Attach != "none" {
+		old = "for DuckDB " + v.Readers.Attach
+	}
+	ios.Printf("DuckDB 1.5.2 and newer refuse this DuckLake %s version (they read DuckLake 1.0 only): 'fdl migrate %s' publishes its migration to 1.0 as a new version (this one stays %s).\n",
+		v.Record.DuckLake.Format, branch, old)
+}
+
 // printRetired prints the record of a version out of retention and when it
 // left; no ATTACH line (DESIGN.md §4.7: the record stays, the catalog goes).
 func printRetired(ios *term.IO, v *repo.Shown) {
@@ -98,7 +133,7 @@ func printRetired(ios *term.IO, v *repo.Shown) {
 	ios.Printf("Author:   %s\n", rec.Author)
 	ios.Printf("Date:     %s\n", rec.CreatedAt.UTC().Format(time.RFC3339))
 	ios.Printf("Catalog:  %s, sha256 %s (deleted)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256)
-	ios.Printf("DuckLake: format %s, snapshot %d, adds snapshots %d..%d\n", rec.DuckLake.Format, rec.DuckLake.Snapshot, rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last)
+	ios.Printf("DuckLake: %s\n", duckLakeLine(rec))
 	ios.Printf("Retired:  left retention on %s (floor %d): %s\n", ret.At.UTC().Format(time.RFC3339), ret.Floor, ret.Reason)
 	ios.Printf("\n    %s\n\n", strings.ReplaceAll(rec.Message, "\n", "\n    "))
 	ios.Printf("Its catalog and dataset.json are deleted or about to be: it cannot be attached or checked out.\n")

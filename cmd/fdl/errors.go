@@ -115,6 +115,8 @@ func errorKind(err error, code int) string {
 		{ducklake.ErrLocked, "locked"},
 		{ducklake.ErrNotCatalog, "not_catalog"},
 		{ducklake.ErrUnsupportedFormat, "unsupported_format"},
+		{ducklake.ErrCurrentFormat, "current_format"},
+		{repo.ErrLocalWork, "local_work"},
 		{ducklake.ErrSQLite, "sqlite_catalog"},
 		{ducklake.ErrCorrupt, "corrupt_catalog"},
 		{repo.ErrNotRepository, "not_repository"},
@@ -222,6 +224,14 @@ func hinted(e error) (string, bool) {
 			return plain, false
 		}
 		return plain + ": check out the branch that holds it (fdl checkout URL NEWDIR --rev " + e.Rev + ")", true
+	case *repo.LocalWorkError:
+		how := "commit and push them first (fdl commit -m MSG, fdl push)"
+		if e.Unpushed > 0 {
+			how = "push them first (fdl push)"
+		}
+		return insertBefore(plain, ": "+repo.ErrLocalWork.Error(), "; "+how+", then run fdl migrate again"), true
+	case repo.MigrateNeedsFileError:
+		return insertBefore(plain, ": "+repo.ErrInvalidArguments.Error(), " (fdl migrate BRANCH)"), true
 	case *repo.FormatUpgradeError:
 		return insertAfter(plain, "push again allowing the format upgrade", " (fdl push --allow-format-upgrade)"), true
 	case *repo.DataMissingError:

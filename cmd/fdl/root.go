@@ -108,6 +108,7 @@ DuckDB ATTACH.
 		newPushCmd(ios, g), newLogCmd(ios, g), newShowCmd(ios, g), newTagCmd(ios, g),
 		newBranchCmd(ios, g), newVerifyCmd(ios, g), newDiffCmd(ios, g), newRevertCmd(ios, g), newRestoreCmd(ios, g),
 		newRetentionCmd(ios, g), newGCCmd(ios, g), newReflogCmd(ios, g),
+		newMigrateCmd(ios, g),
 	)
 	return root
 }

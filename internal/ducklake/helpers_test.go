@@ -23,11 +23,13 @@ import (
 
 // Child-process roles of the test binary (see TestMain).
 const (
-	envHoldLock    = "FDL_DUCKLAKE_TEST_HOLD_LOCK"  // path: open it read-write and hold it until stdin closes
-	envFreezeSrc   = "FDL_DUCKLAKE_TEST_FREEZE_SRC" // with envFreezeDst: run Freeze, print peak RSS
-	envFreezeDst   = "FDL_DUCKLAKE_TEST_FREEZE_DST" //
-	envConvertSrc  = "FDL_DUCKLAKE_TEST_SQLITE_SRC" // with envConvertDst: run ConvertToSQLite, print peak RSS
-	envConvertDst  = "FDL_DUCKLAKE_TEST_SQLITE_DST" //
+	envHoldLock    = "FDL_DUCKLAKE_TEST_HOLD_LOCK"   // path: open it read-write and hold it until stdin closes
+	envFreezeSrc   = "FDL_DUCKLAKE_TEST_FREEZE_SRC"  // with envFreezeDst: run Freeze, print peak RSS
+	envFreezeDst   = "FDL_DUCKLAKE_TEST_FREEZE_DST"  //
+	envConvertSrc  = "FDL_DUCKLAKE_TEST_SQLITE_SRC"  // with envConvertDst: run ConvertToSQLite, print peak RSS
+	envConvertDst  = "FDL_DUCKLAKE_TEST_SQLITE_DST"  //
+	envMigrateSrc  = "FDL_DUCKLAKE_TEST_MIGRATE_SRC" // with envMigrateDst: run Migrate, print peak RSS
+	envMigrateDst  = "FDL_DUCKLAKE_TEST_MIGRATE_DST" //
 	childReadyLine = "ready"
 )
 
@@ -38,6 +40,12 @@ func TestMain(m *testing.M) {
 	if src := os.Getenv(envFreezeSrc); src != "" {
 		os.Exit(rssChild(func() error {
 			_, err := Freeze(context.Background(), src, os.Getenv(envFreezeDst))
+			return err
+		}))
+	}
+	if src := os.Getenv(envMigrateSrc); src != "" {
+		os.Exit(rssChild(func() error {
+			_, err := Migrate(context.Background(), src, os.Getenv(envMigrateDst))
 			return err
 		}))
 	}
