@@ -76,8 +76,8 @@ type DiffSide struct {
 // Timelines of a diff.
 const (
 	// OneCatalog: both states were read from the newer side's catalog,
-	// which holds the older side's snapshot (the MVCC rule, DESIGN.md
-	// §5); rows inserted and deleted are known.
+	// which holds the older side's snapshot (the MVCC rule, docs/spec.md
+	// §7); rows inserted and deleted are known.
 	OneCatalog = "one"
 	// TwoCatalogs: the sides are on two timelines (branches that parted,
 	// or a catalog that no longer holds the other's snapshot): each state
@@ -99,7 +99,7 @@ type DiffResult struct {
 	*meta.Diff
 }
 
-// Diff compares two sides (DESIGN.md §6 fdl diff). With both revisions it
+// Diff compares two sides (docs/cli.md: fdl diff). With both revisions it
 // compares From with To. Opened from a working directory: no revision
 // compares the base version with the working catalog (its last snapshot),
 // From alone compares that revision with the working catalog (git diff

@@ -14,7 +14,7 @@ import (
 
 // What changed between two snapshots: the structure from the two states
 // (meta.CompareStates), the data from the catalog's file and inlined-row
-// tables with DuckLake's visibility rule (DESIGN.md §5).
+// tables with DuckLake's visibility rule (docs/spec.md §7).
 
 // Diff compares snapshot from with snapshot to, both read from this
 // catalog (one timeline: an id names the same object on both sides).

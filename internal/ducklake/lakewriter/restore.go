@@ -9,7 +9,7 @@ import (
 )
 
 // Restore and Revert: one new snapshot that takes state back, written the
-// way DuckLake writes every change (DESIGN.md §5): rows that must go get
+// way DuckLake writes every change (docs/spec.md §7): rows that must go get
 // end_snapshot = the new snapshot; rows that must come back are copied
 // with begin_snapshot = the new snapshot and no end_snapshot. Old rows
 // are never changed otherwise, so time travel to every earlier snapshot

@@ -138,7 +138,7 @@ func (u *undo) columnType(key string, s int64) (string, error) {
 	return typ, err
 }
 
-// visibleAt is DuckLake's visibility rule at snapshot s (DESIGN.md §5).
+// visibleAt is DuckLake's visibility rule at snapshot s (docs/spec.md §7).
 func visibleAt(prefix string, s int64) string {
 	return fmt.Sprintf("%[1]sbegin_snapshot <= %[2]d AND (%[1]send_snapshot IS NULL OR %[2]d < %[1]send_snapshot)", prefix, s)
 }
