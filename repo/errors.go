@@ -329,7 +329,8 @@ var (
 	// undo. *RevertConflictError wraps it (and refs.ErrRefused).
 	ErrRevertConflict = errors.New("revert conflicts with a later version")
 	// ErrNotRestorable: the state cannot be taken back without rewriting a
-	// Parquet file (or fdl does not know a table that changed).
+	// Parquet file, fdl does not know a table that changed, or a table
+	// would come back inside a schema dropped since (docs/spec.md §18).
 	ErrNotRestorable = errors.New("state cannot be taken back")
 	// ErrNothingToUndo: the revert or restore would change nothing.
 	ErrNothingToUndo = errors.New("nothing to revert or restore")
@@ -407,8 +408,8 @@ func (e *RevertConflictError) Error() string {
 func (e *RevertConflictError) Unwrap() []error { return []error{ErrRevertConflict, refs.ErrRefused} }
 
 // NotRestorableError: the writer cannot express the state (a file of
-// several snapshots across the point to go back to, or a table fdl does
-// not know). Nothing was written. It wraps ErrNotRestorable and the
+// several snapshots across the point to go back to, a table fdl does
+// not know, or a table inside a schema dropped since). Nothing was written. It wraps ErrNotRestorable and the
 // writer's error.
 type NotRestorableError struct {
 	Kind    UndoKind

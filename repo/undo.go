@@ -291,7 +291,7 @@ func (w *Workdir) undoError(ctx context.Context, r *Repo, target *version.Record
 			}
 		}
 		return e
-	case errors.Is(err, lakewriter.ErrCannotRestore), errors.Is(err, lakewriter.ErrUnsupportedFormat):
+	case errors.Is(err, lakewriter.ErrCannotRestore), errors.Is(err, lakewriter.ErrSchemaDropped), errors.Is(err, lakewriter.ErrUnsupportedFormat):
 		return &NotRestorableError{Kind: kind, Version: target.ID, Seq: target.Seq, Err: err}
 	case errors.Is(err, lakewriter.ErrNoChange):
 		return &NothingToUndoError{Kind: kind, Version: target.ID, Seq: target.Seq}

@@ -84,7 +84,9 @@ Uncommitted snapshots are allowed: fdl restore --source BASE discards them
 Refused, with nothing written, when a data or delete file holds rows of
 snapshots on both sides of REV (merge_adjacent_files, flush_inlined_data, or
 a second delete from one data file wrote it): fdl does not rewrite Parquet
-files.`,
+files; and when a table of REV lies in a schema dropped since (DuckLake's
+expire_snapshots would leave its old rows naming a deleted schema): copy it
+back with CREATE TABLE ... AS SELECT ... AT (VERSION => n) instead.`,
 		Example: `  fdl restore --source main~3 && fdl commit
   fdl restore -s 2025-final && fdl commit -m 'Back to the 2025 release'`,
 		Args: args(0, 0),

@@ -39,6 +39,10 @@ var (
 	// merge_adjacent_files, flush_inlined_data, or a second delete from one
 	// data file in DuckLake 0.4+); only rewriting it could take some back.
 	ErrCannotRestore = errors.New("cannot be taken back without rewriting a file")
+	// ErrSchemaDropped: a table would come back inside a schema dropped
+	// since (docs/spec.md §18); its old rows would name a schema id that
+	// DuckLake's expire_snapshots deletes while it keeps the table's rows.
+	ErrSchemaDropped = errors.New("cannot bring back a table inside a schema dropped since")
 )
 
 // Conflict is one reason a revert is refused.
@@ -99,7 +103,8 @@ type UndoResult struct {
 //
 // Errors: ErrInvalid (at is not a snapshot of the catalog, or an expired
 // one), ErrNoChange (the state is already that), ErrCannotRestore (a file
-// holding rows of snapshots on both sides of at), ErrUnsupportedFormat (a
+// holding rows of snapshots on both sides of at), ErrSchemaDropped (a
+// table of at's state inside a schema dropped since), ErrUnsupportedFormat (a
 // versioned table fdl does not know, or macros, changed since at),
 // *ConflictError (the result would break a catalog rule: never expected
 // for a restore).

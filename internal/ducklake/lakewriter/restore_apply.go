@@ -35,6 +35,9 @@ func (u *undo) applyGeneric() error {
 		}
 		vals = vals[n:]
 	}
+	if err := u.checkRecreatedSchemas(); err != nil {
+		return err
+	}
 	remap, err := u.applySchemas()
 	if err != nil {
 		return err
@@ -72,6 +75,57 @@ func (u *undo) ended(t vtable) string {
 
 func (u *undo) reopened(t vtable) string {
 	return fmt.Sprintf("%s <= %d AND %s > %d AND %s", t.begin, u.lo, t.end, u.lo, scoped(t))
+}
+
+// checkRecreatedSchemas refuses to bring a table back together with the
+// schema it lies in when that schema was dropped since. The schema's copy
+// needs a new schema_id (ducklake_schema.schema_id is a primary key) while
+// the table keeps its table_id, so the table's rows would name two
+// schemas. DuckLake's ducklake_expire_snapshots deletes an expired schema
+// row on its own but a table's rows only once every row of its table_id
+// expired (DuckLakeMetadataManager::DeleteSnapshots); the table's old row
+// would then name a schema that no longer exists, and the extension fails
+// to load the catalog at that old row's snapshots, which it reads for the
+// inlined rows of older schema versions (GetBeginSnapshotForSchemaVersion).
+func (u *undo) checkRecreatedSchemas() error {
+	st, ok := u.vtable("ducklake_schema")
+	tt, ok2 := u.vtable("ducklake_table")
+	if !ok || !ok2 || !u.inScope("schema") || !u.inScope("table") {
+		return nil
+	}
+	schemas, err := u.keys(st, u.reopened(st))
+	if err != nil || len(schemas) == 0 {
+		return err
+	}
+	recreated := map[int64]bool{}
+	for _, k := range schemas {
+		id, _ := strconv.ParseInt(k.key, 10, 64)
+		recreated[id] = true
+	}
+	tables, err := u.keys(tt, u.reopened(tt))
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, k := range tables {
+		if !k.parent.Valid || !recreated[k.parent.Int64] {
+			continue
+		}
+		var name string
+		err := u.o.queryRow(`SELECT s.schema_name || '.' || t.table_name FROM ducklake_table t JOIN ducklake_schema s USING (schema_id)
+			WHERE t.table_id::VARCHAR = ? AND `+visibleAt("t.", u.lo)+` AND `+visibleAt("s.", u.lo), k.key).Scan(&name)
+		if err != nil {
+			return err
+		}
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	return fmt.Errorf("%w: %s (as at snapshot %d): the schema's copy needs a new schema_id while the table keeps its table_id, and DuckLake's expire_snapshots would then leave the table's old rows naming a deleted schema; copy the table back with CREATE TABLE ... AS SELECT * FROM ... AT (VERSION => %d) instead, or take back to a state without it",
+		ErrSchemaDropped, strings.Join(names, ", "), u.lo, u.lo)
 }
 
 // applySchemas ends and copies schemas; it returns the new schema_id of

@@ -217,6 +217,15 @@ func TestRestoreRealExtension(t *testing.T) {
 					if cerr := w.Close(); err == nil {
 						err = cerr
 					}
+					// Snapshots 10-17 hold table s.d in schema s, both
+					// dropped since: refused (docs/spec.md §18).
+					if wantRefused := at >= 10 && at < 18; wantRefused || errors.Is(err, ErrSchemaDropped) {
+						if !wantRefused || !errors.Is(err, ErrSchemaDropped) || !strings.Contains(fmt.Sprint(err), "s.d") {
+							t.Fatalf("restore to %d: got %v, want ErrSchemaDropped naming s.d only for snapshots 10-17", at, err)
+						}
+						t.Logf("refused: %v", err)
+						return
+					}
 					if errors.Is(err, ErrCannotRestore) {
 						t.Skipf("refused: %v", err)
 					}
