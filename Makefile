@@ -18,12 +18,13 @@ test: pyenv ## run every test (needs ../shared/testdata for the real-catalog tes
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 40m ./...
 
-demo: build pyenv ## run the main job end to end on a catalog it builds itself
+demo: build pyenv ## the main job end to end: the real DuckDB CLI writes through the lines fdl prints
 	./scripts/demo.sh
 
-bench: build ## benchmarks: go test -bench, then the end-to-end 256 MiB benchmark
+bench: build ## benchmarks: go test -bench, the end-to-end 256 MiB benchmark, history at 10,000 versions
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	./scripts/bench-e2e.sh
+	./scripts/bench-history.sh
 
 lint: ## golangci-lint (pinned version) and gofmt
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && false)

@@ -2,118 +2,113 @@ package refs
 
 import (
 	"context"
-	"errors"
-	"sort"
+	"fmt"
 
-	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/version"
 )
 
-// IsAncestor reports whether anc is id or reachable from id through parents,
-// reading records from recs. This is the fast-forward rule (DESIGN.md §4.2):
-// a branch holding anc may move to id only when it is true.
-func IsAncestor(ctx context.Context, recs RecordReader, anc, id version.ID) (bool, error) {
+// IsAncestor reports whether anc is id or reachable from id through
+// parents. This is the fast-forward rule (DESIGN.md §4.2): a branch holding
+// anc may move to id only when it is true.
+//
+// It reads anc's record for its seq, then walks id's first-parent history
+// (h.Walk: history packs where the store has them) down to that seq, and
+// stops there: every parent has a lower seq than its child (docs/spec.md
+// §6), so nothing below it reaches anc. Other parents (fdl writes none)
+// are walked the same way. A refused fast-forward therefore reads as many
+// records as the two versions are apart, not the history.
+func IsAncestor(ctx context.Context, h Ancestry, anc, id version.ID) (bool, error) {
+	if anc == id {
+		return true, nil
+	}
+	a, err := h.Record(ctx, anc)
+	if err != nil {
+		return false, err
+	}
+	return reaches(ctx, h, a, id)
+}
+
+// reaches reports whether version anc (its record) is reachable from id
+// through parents, walking no version whose seq is at or below anc's
+// other than anc.
+func reaches(ctx context.Context, h Walker, anc *version.Record, id version.ID) (bool, error) {
 	seen := map[version.ID]bool{}
 	queue := []version.ID{id}
-	for len(queue) > 0 {
-		cur := queue[0]
+	found := false
+	for len(queue) > 0 && !found {
+		start := queue[0]
 		queue = queue[1:]
-		if cur == anc {
+		err := h.Walk(ctx, start, func(rec *version.Record) (bool, error) {
+			switch {
+			case rec.ID == anc.ID:
+				found = true
+				return false, nil
+			case seen[rec.ID] || rec.Seq <= anc.Seq:
+				return false, nil
+			}
+			seen[rec.ID] = true
+			if len(rec.Parents) > 1 {
+				queue = append(queue, rec.Parents[1:]...)
+			}
 			return true, nil
-		}
-		if seen[cur] {
-			continue
-		}
-		seen[cur] = true
-		rec, err := recs.Record(ctx, cur)
+		})
 		if err != nil {
 			return false, err
 		}
-		queue = append(queue, rec.Parents...)
 	}
-	return false, nil
+	return found, nil
 }
 
 // Undone returns the versions of from's first-parent history that to does
 // not reach (newest first): what a branch moved from from to to no longer
-// holds.
-func Undone(ctx context.Context, recs RecordReader, from, to version.ID) ([]version.ID, error) {
+// holds. It walks from's history down to the first version to reaches.
+func Undone(ctx context.Context, h Ancestry, from, to version.ID) ([]version.ID, error) {
 	out := []version.ID{}
-	for id := from; id != ""; {
-		if ok, err := IsAncestor(ctx, recs, id, to); err != nil {
-			return out, err
-		} else if ok {
-			break
+	err := h.Walk(ctx, from, func(rec *version.Record) (bool, error) {
+		ok, err := reaches(ctx, h, rec, to)
+		if err != nil || ok {
+			return false, err
 		}
-		out = append(out, id)
-		rec, err := recs.Record(ctx, id)
-		if err != nil {
-			return out, err
-		}
-		id = rec.Parent()
-	}
-	return out, nil
+		out = append(out, rec.ID)
+		return true, nil
+	})
+	return out, err
 }
 
-// Abbrev is the number of hex digits of the short ids shown to people:
-// enough to tell every version of the repository apart (ShortLen). The
-// zero Abbrev shows full ids.
-type Abbrev int
-
-// Short returns id's first a hex digits, in canonical form (dashes kept);
-// the whole id when a is 0 or at least 32; "" for "".
-func (a Abbrev) Short(id version.ID) string {
-	s := string(id)
-	if a <= 0 {
-		return s
-	}
-	digits := 0
-	for i, c := range s {
-		if c != '-' {
-			digits++
+// Nth returns the version n first parents back from id (id itself for 0),
+// walking h. Errors: *TooFarError when the first version comes first, h's.
+func Nth(ctx context.Context, h Walker, id version.ID, n int) (version.ID, error) {
+	var last *version.Record
+	i, found := 0, false
+	err := h.Walk(ctx, id, func(rec *version.Record) (bool, error) {
+		last = rec
+		if found = i == n; found {
+			return false, nil
 		}
-		if digits == int(a) {
-			return s[:i+1]
-		}
-	}
-	return s
-}
-
-// Abbrev returns the short-id length for the repository's versions and
-// extra ones (committed locally, not in the store): at least 8 hex digits,
-// more when ids minted in the same minute share their first digits (like
-// Git's abbreviations); 32 (full ids) on a store that cannot list.
-func (m *Manager) Abbrev(ctx context.Context, extra ...version.ID) (Abbrev, error) {
-	ids, err := m.recs.IDs(ctx)
-	if errors.Is(err, store.ErrCannotList) {
-		return 32, nil // a store that cannot list (plain HTTP): full ids
-	}
+		i++
+		return true, nil
+	})
 	if err != nil {
-		return 0, err
+		return "", err
 	}
-	if len(extra) > 0 {
-		ids = append(append([]version.ID(nil), ids...), extra...)
-		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	if !found {
+		return "", &TooFarError{From: id, Back: n, First: last}
 	}
-	return ShortLen(ids), nil
+	return last.ID, nil
 }
 
-// ShortLen returns the shortest hex prefix length (>= 8) that tells every id
-// in a sorted list apart.
-func ShortLen(sorted []version.ID) Abbrev {
-	n := 8
-	for i := 1; i < len(sorted); i++ {
-		a, b := sorted[i-1].Hex(), sorted[i].Hex()
-		c := 0
-		for c < len(a) && c < len(b) && a[c] == b[c] {
-			c++
-		}
-		if c+1 > n {
-			n = c + 1
-		}
-	}
-	if n > 32 {
-		n = 32
-	}
-	return Abbrev(n)
+// TooFarError: a revision goes back further than the first version.
+type TooFarError struct {
+	From  version.ID
+	Back  int
+	First *version.Record // the first version, where the walk ended
 }
+
+func (e *TooFarError) Error() string {
+	if e.First == nil {
+		return fmt.Sprintf("version %s has no history", e.From)
+	}
+	return fmt.Sprintf("version %s (seq %d) has no parent, so it cannot go back %d from %s", e.First.ID, e.First.Seq, e.Back, e.From)
+}
+
+func (e *TooFarError) Unwrap() error { return ErrUnknownRev }

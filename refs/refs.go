@@ -32,17 +32,39 @@ import (
 // RecordReader reads version records: the ancestry rules need parents and
 // seq numbers.
 type RecordReader interface {
-	// Record returns the validated record of version id. Errors wrap
-	// ErrUnknownRev when there is no such version.
+	// Record returns the validated record of version id (its
+	// version.json). Errors wrap ErrUnknownRev when there is no such
+	// version.
 	Record(ctx context.Context, id version.ID) (*version.Record, error)
 }
 
-// Records is what the manager reads of versions: records, and every
-// version id (sorted) for id prefixes and short ids. IDs may fail with
-// store.ErrCannotList on a store that cannot list (plain HTTP).
-type Records interface {
+// Walker walks first-parent histories.
+type Walker interface {
+	// Walk calls fn with the record of version id, then of its first
+	// parent, and so on, newest first, until fn returns false or an
+	// error, or the first version has been passed. Records may come from
+	// history packs (package history), which hold them verbatim. Errors:
+	// fn's, and Record's for a version it cannot read.
+	Walk(ctx context.Context, id version.ID, fn func(*version.Record) (bool, error)) error
+}
+
+// Ancestry is what the fast-forward rule reads: records and first-parent
+// walks.
+type Ancestry interface {
 	RecordReader
-	IDs(ctx context.Context) ([]version.ID, error)
+	Walker
+}
+
+// Records is what the manager reads of versions: records, first-parent
+// walks, and the ids of the versions whose ids begin with given hex digits
+// (id prefixes, short ids).
+type Records interface {
+	Ancestry
+	// IDsWithPrefix returns the ids of the versions in the store (complete
+	// or not) whose hex digits begin with hex (1 to 32 lower-case hex
+	// digits, no dashes), sorted: one listing of the store. Errors:
+	// store.ErrCannotList on a store that cannot list (plain HTTP).
+	IDsWithPrefix(ctx context.Context, hex string) ([]version.ID, error)
 }
 
 // Ref is one ref as read: its name, the version it holds and the store token

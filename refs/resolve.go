@@ -56,17 +56,14 @@ func (m *Manager) Resolve(ctx context.Context, rev string) (Resolved, error) {
 	if err != nil {
 		return Resolved{}, err
 	}
-	for i := 0; i < back; i++ {
-		rec, err := m.recs.Record(ctx, res.ID)
-		if err != nil {
-			return Resolved{}, err
-		}
-		if rec.Parent() == "" {
-			return Resolved{}, fmt.Errorf("revision %q: version %s (seq %d) has no parent, so it cannot go back %d: %w", rev, rec.ID, rec.Seq, back, ErrUnknownRev)
-		}
-		res = Resolved{ID: rec.Parent()}
+	if back == 0 {
+		return res, nil
 	}
-	return res, nil
+	id, err := Nth(ctx, m.recs, res.ID, back)
+	if err != nil {
+		return Resolved{}, fmt.Errorf("revision %q: %w", rev, err)
+	}
+	return Resolved{ID: id}, nil
 }
 
 // ResolveRecord resolves rev and reads its version's record.
@@ -127,18 +124,18 @@ func (m *Manager) resolveSeq(ctx context.Context, rev, branch, seqStr string) (R
 	if err != nil {
 		return Resolved{}, err
 	}
-	for id := head.ID; id != ""; {
-		rec, err := m.recs.Record(ctx, id)
-		if err != nil {
-			return Resolved{}, err
-		}
+	var found version.ID
+	err = m.recs.Walk(ctx, head.ID, func(rec *version.Record) (bool, error) {
 		if rec.Seq == seq {
-			return Resolved{ID: id}, nil
+			found = rec.ID
 		}
-		if rec.Seq < seq {
-			break
-		}
-		id = rec.Parent()
+		return rec.Seq > seq, nil
+	})
+	if err != nil {
+		return Resolved{}, err
+	}
+	if found != "" {
+		return Resolved{ID: found}, nil
 	}
 	return Resolved{}, fmt.Errorf("revision %q: %s has no version with seq %d on its first-parent history: %w", rev, head.Ref.Short(), seq, ErrUnknownRev)
 }
@@ -175,7 +172,7 @@ func (m *Manager) resolveID(ctx context.Context, rev, base string) (Resolved, er
 	if len(hex) < 4 || strings.Trim(hex, "0123456789abcdef") != "" {
 		return Resolved{}, &NoSuchRevError{Rev: rev, Where: m.o.Where}
 	}
-	ids, err := m.recs.IDs(ctx)
+	ids, err := m.recs.IDsWithPrefix(ctx, hex)
 	if errors.Is(err, store.ErrCannotList) && len(hex) == 32 {
 		// A full id needs no listing (plain HTTP); Record checks it exists.
 		if id, perr := version.ParseID(base); perr == nil {
@@ -246,7 +243,7 @@ func (m *Manager) CheckNewName(ctx context.Context, n Name) error {
 	}
 	if LooksLikeID(short) {
 		hex := strings.ToLower(strings.ReplaceAll(short, "-", ""))
-		ids, err := m.recs.IDs(ctx)
+		ids, err := m.recs.IDsWithPrefix(ctx, hex)
 		if err != nil {
 			return err
 		}

@@ -46,3 +46,13 @@ func (r *Repo) AttachStatement(catalogPath, dataPath, alias string, readOnly boo
 	}
 	return s + ";"
 }
+
+// withReaderNote appends to an ATTACH statement for a catalog of DuckLake
+// format the note naming the DuckDB releases that read it, when current
+// DuckDB does not (ducklake.ReaderNote; docs/spec.md §5).
+func withReaderNote(stmt, format string) string {
+	if note := ducklake.ReaderNote(format); note != "" {
+		return stmt + " " + note
+	}
+	return stmt
+}

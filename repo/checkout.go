@@ -118,6 +118,15 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	if res.Origin, res.Migration, err = r.writeWorkingCatalog(ctx, o, base, duckPath); err != nil {
 		return nil, err
 	}
+	// New lakes and imports start with DuckLake's delete_older_than set so
+	// that CHECKPOINT and cleanup calls without older_than leave deleting
+	// files to gc (ducklake.DeleteOlderThan, docs/spec.md §9); versions
+	// made from them carry it.
+	if res.Origin != OriginVersion {
+		if _, err := ducklake.SetOptionIfAbsent(ctx, duckPath, "delete_older_than", ducklake.DeleteOlderThan); err != nil {
+			return nil, err
+		}
+	}
 	if res.DataPath, res.Format, res.Readers, err = finishWorkingCatalog(ctx, duckPath, res.Catalog); err != nil {
 		return nil, err
 	}
@@ -143,7 +152,7 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 		return nil, err
 	}
 	res.Branch = branch.Short()
-	res.Attach = r.AttachStatement(res.Catalog, res.DataPath, "lake", false)
+	res.Attach = withReaderNote(r.AttachStatement(res.Catalog, res.DataPath, "lake", false), res.Format)
 	return res, nil
 }
 

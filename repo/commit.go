@@ -121,6 +121,10 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 	if err != nil {
 		return nil, nil, err
 	}
+	scheduled, err := w.checkSuperseded(ctx, cat)
+	if err != nil {
+		return nil, nil, err
+	}
 	last := info.Snapshot
 	if got := snaps[len(snaps)-1].ID; got != last.ID {
 		return nil, nil, fmt.Errorf("freeze of %s: it ended at snapshot %d but the frozen copy ends at %d", w.CatalogPath(), last.ID, got)
@@ -160,7 +164,9 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 			rec.Restores = u.Version
 		}
 	}
-	ds, err := version.NewDataset(id, info.Format, dataPath, st).Marshal()
+	dataset := version.NewDataset(id, info.Format, dataPath, st)
+	dataset.Totals.ScheduledFiles = &scheduled
+	ds, err := dataset.Marshal()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -195,8 +201,8 @@ func (w *Workdir) checkLineage(snaps []ducklake.Snapshot) (int64, error) {
 	}
 	last := snaps[len(snaps)-1]
 	if baseSnap == nil && last.ID > b.DuckLake.Snapshot {
-		return 0, fmt.Errorf("%s no longer holds snapshot %d, where version %s (seq %d) ends (expired?), so fdl cannot tell that it continues that version; check out the branch again and redo the change: %w",
-			w.CatalogPath(), b.DuckLake.Snapshot, b.ID, b.Seq, ErrNotDescendant)
+		return 0, fmt.Errorf("%s no longer holds snapshot %d, where version %s (seq %d) ends (did ducklake_expire_snapshots remove it?), so fdl cannot tell that it continues that version: %w; check out the branch again and redo the change. In a working catalog, expire only the snapshots before the base's: SET VARIABLE old = (SELECT list(snapshot_id) FROM lake.snapshots() WHERE snapshot_id < %d); CALL ducklake_expire_snapshots('lake', versions => getvariable('old')); (older_than expires newer snapshots too in SQLite catalogs with DuckDB 1.5.5)",
+			w.CatalogPath(), b.DuckLake.Snapshot, b.ID, b.Seq, ErrNotDescendant, b.DuckLake.Snapshot)
 	}
 	if last.ID < b.DuckLake.Snapshot || !baseSnap.Time.Equal(b.DuckLake.SnapshotTime) {
 		return 0, fmt.Errorf("%s does not continue version %s (seq %d): that version ends at snapshot %d made %s, and this catalog's snapshot %d is not that one; it was replaced by another catalog: check out the branch again and redo the change there: %w",

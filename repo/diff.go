@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/refs"
@@ -238,21 +239,25 @@ func (r *Repo) pendingByPrefix(rev string) *version.Record {
 	return found
 }
 
-// records reads records from the repository and the working directory's
-// unpushed versions.
-func (r *Repo) records() refs.RecordReader {
-	w := withPending{r, map[version.ID]*version.Record{}}
+// records reads records and walks histories of the repository and of the
+// working directory's unpushed versions.
+func (r *Repo) records() withLocal {
+	var local []history.Entry
+	extra := map[version.ID]*version.Record{}
 	if r.wd != nil {
 		if pend, err := r.wd.PendingVersions(); err == nil {
 			for _, p := range pend {
-				w.extra[p.Record.ID] = p.Record
+				if e, err := p.entry(); err == nil {
+					local = append(local, e)
+				}
+				extra[p.Record.ID] = p.Record
 			}
 		}
-		if b := r.wd.BaseRecord; b != nil {
-			w.extra[b.ID] = b
+		if b := r.wd.BaseRecord; b != nil && extra[b.ID] == nil {
+			extra[b.ID] = b
 		}
 	}
-	return w
+	return withLocal{r, r.hist.WithLocal(local), extra}
 }
 
 // mergeBase returns the newest version both a and b reach through
@@ -502,11 +507,6 @@ func (r *Repo) versionCatalog(ctx context.Context, rec *version.Record, tmp stri
 	}
 	p := filepath.Join(tmp, string(rec.ID)+".duckdb")
 	return p, r.FetchCatalog(ctx, rec, p)
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // checkFile compares a catalog file with its record. Errors: *ChecksumError.

@@ -330,7 +330,7 @@ var (
 	ErrRevertConflict = errors.New("revert conflicts with a later version")
 	// ErrNotRestorable: the state cannot be taken back without rewriting a
 	// Parquet file, fdl does not know a table that changed, or a table
-	// would come back inside a schema dropped since (docs/spec.md §18).
+	// would come back inside a schema dropped since (docs/spec.md §19).
 	ErrNotRestorable = errors.New("state cannot be taken back")
 	// ErrNothingToUndo: the revert or restore would change nothing.
 	ErrNothingToUndo = errors.New("nothing to revert or restore")

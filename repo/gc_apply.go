@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/retention"
@@ -30,6 +31,10 @@ type GCResult struct {
 	DataFiles  int   `json:"data_files"`
 	Abandoned  int   `json:"abandoned"` // version folders deleted whole
 	Temps      int   `json:"temps"`     // temporary files of interrupted writes deleted
+	// Packs counts the history packs written, PacksDeleted those deleted
+	// (of versions gone).
+	Packs        int `json:"packs"`
+	PacksDeleted int `json:"packs_deleted"`
 	// Protected counts planned data deletions called off because a version
 	// that appeared while gc ran (a push) lists the file.
 	Protected int   `json:"protected"`
@@ -53,11 +58,14 @@ type GCResult struct {
 //     retire;
 //  3. delete the plan's data files (only keys under data/; a file freed by
 //     retirement only once every retired version listing it is marked);
-//  4. delete abandoned version folders (version.json first, the catalog
-//     last), unless a ref now points at one; then the temporary files of
-//     interrupted writes older than the grace period (folder stores).
+//  4. delete abandoned version folders (their history pack, then
+//     version.json, the catalog last), unless a ref now points at one;
+//     then the temporary files of interrupted writes older than the grace
+//     period (folder stores);
+//  5. delete the history packs of versions that are gone, and write the
+//     missing ones on every ref's history (docs/spec.md §18).
 //
-// It deletes nothing outside data/ and versions/.
+// It deletes nothing outside data/, versions/ and index/packs/.
 func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
 	res := &GCResult{Floor: p.FloorGeneration}
 	floor, err := r.applyFloor(ctx, p, res)
@@ -65,7 +73,7 @@ func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
 		return res, err
 	}
 	for _, step := range []func(context.Context, *GCPlan, *retention.Floor, *GCResult) error{
-		r.applyRetire, r.applyData, r.applyAbandoned, r.applyTemps,
+		r.applyRetire, r.applyData, r.applyAbandoned, r.applyTemps, r.applyPacks,
 	} {
 		if err := step(ctx, p, floor, res); err != nil {
 			return res, err
@@ -178,6 +186,11 @@ func (r *Repo) applyAbandoned(ctx context.Context, p *GCPlan, _ *retention.Floor
 		}
 		if held[a.ID] {
 			continue
+		}
+		// The pack first: a pack never outlives its version's record.
+		r.step("gc:abandoned")
+		if err := r.gcDelete(ctx, history.PackKey(a.ID)); err != nil {
+			return err
 		}
 		for _, k := range deletionOrder(a.Keys) {
 			if !strings.HasPrefix(k, VersionKey(a.ID, "")) {
@@ -468,11 +481,11 @@ func (r *Repo) excise(ctx context.Context, floor *retention.Floor, id version.ID
 	return wrote, n, nil
 }
 
-// gcDelete deletes one object, refusing any key outside data/ and versions/
-// (DESIGN.md §5a: gc never deletes anything else).
+// gcDelete deletes one object, refusing any key outside data/, versions/
+// and index/packs/ (DESIGN.md §5a: gc never deletes anything else).
 func (r *Repo) gcDelete(ctx context.Context, key string) error {
-	if !strings.HasPrefix(key, DataPrefix) && !strings.HasPrefix(key, VersionsPrefix) {
-		return fmt.Errorf("gc: refusing to delete %s: gc deletes only under %s and %s", key, DataPrefix, VersionsPrefix)
+	if !strings.HasPrefix(key, DataPrefix) && !strings.HasPrefix(key, VersionsPrefix) && !strings.HasPrefix(key, history.PacksPrefix) {
+		return fmt.Errorf("gc: refusing to delete %s: gc deletes only under %s, %s and %s", key, DataPrefix, VersionsPrefix, history.PacksPrefix)
 	}
 	if err := r.st.Delete(ctx, key); err != nil {
 		return fmt.Errorf("gc: delete %s: %w", key, err)

@@ -65,7 +65,13 @@ type GCPlan struct {
 	YoungTemps int                `json:"young_temps"`
 	Totals     GCTotals           `json:"totals"`
 	Timing     GCTiming           `json:"timing"`
-	// Abbrev is the short-id length of the repository's versions.
+	// Packs are the versions on a ref's history whose history pack is
+	// missing (the versions a walk from the ref jumps to): the last step
+	// writes them, oldest first. PackOrphans are packs of versions whose
+	// folder is gone, older than the grace period: it deletes them.
+	Packs       []version.ID       `json:"packs"`
+	PackOrphans []store.ObjectInfo `json:"pack_orphans"`
+	// Abbrev shortens the ids the plan shows.
 	Abbrev refs.Abbrev `json:"-"`
 
 	floorTok  store.Token
@@ -77,7 +83,8 @@ type GCPlan struct {
 
 // Empty reports whether the plan changes nothing.
 func (p *GCPlan) Empty() bool {
-	return !p.FloorMoves && len(p.Retire) == 0 && len(p.DataFiles) == 0 && len(p.Abandoned) == 0 && len(p.Temps) == 0
+	return !p.FloorMoves && len(p.Retire) == 0 && len(p.DataFiles) == 0 && len(p.Abandoned) == 0 && len(p.Temps) == 0 &&
+		len(p.Packs) == 0 && len(p.PackOrphans) == 0
 }
 
 // PlanGC computes what gc does, writing nothing to the repository (on
@@ -114,8 +121,13 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 	if err := r.planTemps(ctx, plan, in.Policy.Grace); err != nil {
 		return nil, err
 	}
+	if err := r.planPacks(ctx, plan, in); err != nil {
+		return nil, err
+	}
 	plan.total()
-	plan.Abbrev, _ = r.Abbrev(ctx)
+	if all, err := r.IDs(ctx); err == nil {
+		plan.Abbrev, _ = r.Abbrev(ctx, all...) // the listing gc made: no more reads
+	}
 	plan.Timing.TotalMS = time.Since(start).Milliseconds()
 	return plan, nil
 }
@@ -389,6 +401,13 @@ func (r *Repo) gcInput(ctx context.Context, now time.Time) (in *retention.Input,
 		return nil, "", "", fmt.Errorf("list versions: %w", err)
 	}
 	r.forgetIDs()
+	var complete []version.ID
+	for id, v := range in.Versions {
+		if v.Has(version.RecordFile) {
+			complete = append(complete, id)
+		}
+	}
+	r.prefetch(ctx, complete)
 	for id, v := range in.Versions {
 		if v.Has(version.RecordFile) {
 			if v.Record, err = r.Record(ctx, id); err != nil {

@@ -65,42 +65,53 @@ func (r *Repo) localVersions(rev string) []*version.Record {
 // newest first, at most max versions when max > 0. Opened from a working
 // directory and without rev, it starts with the versions committed there
 // and not pushed. Short ids are unique among the store's versions and the
-// local ones; versions out of retention are marked. Errors: the Resolve
-// errors (an unknown default revision is no error while there are local
-// versions), the store's.
+// local ones; versions out of retention are marked.
+//
+// It reads what it shows: the versions walked through history packs (a
+// full history of n versions is about n/1024 + 10 reads, the newest 20 at
+// most 6), then the store's versions made near the shown ones (short ids
+// and retirement markers: at most 16 listings, all at once; see
+// refs.Manager.Abbrev), and the floor. A damaged history pack is not used
+// (its records are read instead) and comes back as a warning. Errors: the
+// Resolve errors (an unknown default revision is no error while there are
+// local versions), the store's.
 func (r *Repo) History(ctx context.Context, rev string, max int) (*History, error) {
 	local := r.localVersions(rev)
 	if rev == "" {
 		rev = r.defaultRev()
 	}
+	if max > 0 && len(local) > max {
+		local = local[:max]
+	}
 	recs := local
-	if len(local) == 0 || local[len(local)-1].Parent() != "" {
+	if (max <= 0 || len(recs) < max) && (len(local) == 0 || local[len(local)-1].Parent() != "") {
 		res, err := r.Resolve(ctx, rev)
 		if err != nil && !(len(local) > 0 && errors.Is(err, refs.ErrUnknownRev)) {
 			return nil, err
 		}
 		if err == nil {
-			stored, err := r.Log(ctx, res.ID, 0)
+			left := 0
+			if max > 0 {
+				left = max - len(local)
+			}
+			stored, err := r.Log(ctx, res.ID, left)
 			if err != nil {
 				return nil, err
 			}
 			recs = append(recs, stored...)
 		}
 	}
-	if max > 0 && len(recs) > max {
-		recs = recs[:max]
-	}
-	abbrev, err := r.Abbrev(ctx, ids(local)...)
+	abbrev, err := r.Abbrev(ctx, ids(recs)...)
 	if err != nil {
 		return nil, err
 	}
-	h := &History{Entries: make([]LogEntry, len(recs))}
-	retired, err := r.RetiredIDs(ctx)
+	h := &History{Entries: make([]LogEntry, len(recs)), Warnings: r.PackProblems()}
+	retired, err := r.retiredAmong(ctx, ids(recs))
 	if errors.Is(err, retention.ErrInvalid) {
 		// A damaged floor must not hide the history: markers still say
 		// which catalogs are gone.
 		h.Warnings = append(h.Warnings, err)
-		retired, err = r.MarkedIDs(ctx)
+		retired, err = r.markedAmong(ctx, ids(recs))
 	}
 	if err != nil {
 		return nil, err

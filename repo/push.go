@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/store"
@@ -77,6 +78,16 @@ type Pending struct {
 	Dir    string // holds ducklake.duckdb, dataset.json, version.json
 }
 
+// entry reads the local version's version.json as a history entry.
+// Errors: the file's, version.ErrBadRecord.
+func (p Pending) entry() (history.Entry, error) {
+	b, err := os.ReadFile(filepath.Join(p.Dir, version.RecordFile))
+	if err != nil {
+		return history.Entry{}, fmt.Errorf("local version %s: %w", p.Record.ID, err)
+	}
+	return history.NewEntry(b, p.Record.ID)
+}
+
 // PushResult says what a push did.
 type PushResult struct {
 	Branch   refs.Name  `json:"branch"`
@@ -94,9 +105,11 @@ type PushResult struct {
 // Push uploads pending versions (oldest first; each one's first parent is
 // the previous one or already in the store) and moves branch to head, fast-
 // forward only (DESIGN.md §4.1–4.3), as one refs.Manager.Update: the
-// branch is read, the fast-forward check (refs.IsAncestor) and the uploads
-// run, then its ref log entry and the compare-and-swap from what was read.
-// Each version's catalog, then dataset.json, then version.json is written
+// branch is read, the fast-forward check (refs.IsAncestor, which walks
+// head's first parents down to the seq of the version the branch holds,
+// and no further) and the uploads run, then its ref log entry and the
+// compare-and-swap from what was read. Each version's catalog, then
+// dataset.json, then version.json, then its history pack is written
 // create-only; the ref moves last. An interrupted push can be run again:
 // objects already uploaded with the same bytes are accepted.
 //
@@ -113,9 +126,17 @@ func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pend
 // newer format is made, and PushResult.FormatUpgrade says so.
 func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, pending []Pending, o PushOptions) (PushResult, error) {
 	res := PushResult{Branch: branch, New: head}
-	recs := withPending{r, map[version.ID]*version.Record{}}
-	for _, p := range pending {
-		recs.extra[p.Record.ID] = p.Record
+	local := make([]history.Entry, len(pending))
+	for i, p := range pending {
+		e, err := p.entry()
+		if err != nil {
+			return res, err
+		}
+		local[i] = e
+	}
+	recs := withLocal{r, r.hist.WithLocal(local), map[version.ID]*version.Record{}}
+	for _, e := range local {
+		recs.extra[e.Record.ID] = e.Record
 	}
 	_, err := r.refs.Update(ctx, branch, func(ctx context.Context, cur refs.Ref, err error) (refs.Move, error) {
 		switch {
@@ -141,7 +162,7 @@ func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, 
 				return refs.Move{}, err
 			}
 		}
-		if err := r.upload(ctx, head, pending, &res); err != nil {
+		if err := r.upload(ctx, head, pending, recs.h, &res); err != nil {
 			return refs.Move{}, err
 		}
 		return refs.Move{To: head, Action: refs.ActionPush, Why: "push: " + firstLine(r.pushMessage(ctx, head, recs.extra))}, nil
@@ -152,10 +173,16 @@ func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, 
 	return res, err
 }
 
+// packBudget is how many records a push reads, at most, in place of
+// missing history packs below a version it adds (a repository made before
+// packs, or one a crash left without some): more, and the version's pack
+// is left for gc to write, so that a push costs what it adds.
+const packBudget = 16
+
 // checkFormatUpgrade refuses (*FormatUpgradeError) a push from the version
 // cur to head when head has a newer DuckLake format or storage version and
 // o does not allow it; an allowed upgrade is recorded in res.
-func (r *Repo) checkFormatUpgrade(ctx context.Context, recs withPending, branch refs.Name, cur, head version.ID, o PushOptions, res *PushResult) error {
+func (r *Repo) checkFormatUpgrade(ctx context.Context, recs withLocal, branch refs.Name, cur, head version.ID, o PushOptions, res *PushResult) error {
 	curRec, err := recs.Record(ctx, cur)
 	if err != nil {
 		return fmt.Errorf("push to %s: %w", branch.Short(), err)
@@ -179,8 +206,9 @@ func (r *Repo) checkFormatUpgrade(ctx context.Context, recs withPending, branch 
 // first one's parent (or head) must be in the store, none may build on a
 // version out of retention, every local file must match its record and
 // every data file they add must be in the store (nothing damaged or
-// dangling leaves this machine: DESIGN.md §4.5).
-func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, res *PushResult) error {
+// dangling leaves this machine: DESIGN.md §4.5). Each version's history
+// pack is written after its record (h reads the pending versions).
+func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, h *history.Reader, res *PushResult) error {
 	if len(pending) > 0 {
 		first := pending[0].Record
 		if p := first.Parent(); p != "" {
@@ -202,6 +230,8 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, r
 	if err := r.checkNewData(ctx, pending); err != nil {
 		return err
 	}
+	packs := h.Writer()
+	packs.Step = func(string) { r.step("push:pack") }
 	for _, p := range pending {
 		id := p.Record.ID
 		for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
@@ -210,25 +240,50 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, r
 				return err
 			}
 		}
-		r.record[id] = p.Record
+		e, err := p.entry()
+		if err != nil {
+			return err
+		}
+		r.remember(e)
+		if err := writePack(ctx, packs, e); err != nil {
+			return err
+		}
 		res.Uploaded++
 	}
 	r.forgetIDs()
 	return nil
 }
 
-// withPending reads records from the repository and, first, from the
-// local versions a push is about to upload (for the fast-forward check).
-type withPending struct {
+// writePack writes the history pack of e's version, built within
+// packBudget; a pack that cannot be built so (records missing below, or a
+// history whose seq numbers do not link) is left out: readers fall back to
+// the records, and gc writes it.
+func writePack(ctx context.Context, w *history.Writer, e history.Entry) error {
+	_, err := w.Write(ctx, e, packBudget)
+	if errors.Is(err, history.ErrOverBudget) || errors.Is(err, history.ErrBadPack) {
+		return nil
+	}
+	return err
+}
+
+// withLocal reads records and walks histories of the repository and, first,
+// of the local versions a push is about to upload (for the fast-forward
+// check).
+type withLocal struct {
 	r     *Repo
+	h     *history.Reader
 	extra map[version.ID]*version.Record
 }
 
-func (w withPending) Record(ctx context.Context, id version.ID) (*version.Record, error) {
+func (w withLocal) Record(ctx context.Context, id version.ID) (*version.Record, error) {
 	if rec := w.extra[id]; rec != nil {
 		return rec, nil
 	}
 	return w.r.Record(ctx, id)
+}
+
+func (w withLocal) Walk(ctx context.Context, id version.ID, fn func(*version.Record) (bool, error)) error {
+	return w.h.Walk(ctx, id, func(e history.Entry) (bool, error) { return fn(e.Record) })
 }
 
 // firstLine returns s up to its first line break.
@@ -393,6 +448,6 @@ func (w *Workdir) PushWith(ctx context.Context, r *Repo, branch string, o PushOp
 	for _, p := range pending {
 		os.RemoveAll(p.Dir)
 	}
-	res.Abbrev, _ = r.Abbrev(ctx)
+	res.Abbrev, _ = r.Abbrev(ctx, res.Old, res.New)
 	return res, nil
 }

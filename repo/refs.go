@@ -88,7 +88,11 @@ func (r *Repo) ListRefs(ctx context.Context, prefix string, patterns []string) (
 		return nil, err
 	}
 	head, _ := r.refs.Head(ctx)
-	abbrev, err := r.Abbrev(ctx)
+	shown := make([]version.ID, len(good))
+	for i, ref := range good {
+		shown[i] = ref.ID
+	}
+	abbrev, err := r.Abbrev(ctx, shown...)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +167,7 @@ func (r *Repo) createRef(ctx context.Context, n refs.Name, rev string) (*NewRef,
 	if err != nil {
 		return nil, err
 	}
-	abbrev, _ := r.Abbrev(ctx)
+	abbrev, _ := r.Abbrev(ctx, rec.ID)
 	return &NewRef{ID: rec.ID, Name: n.Short(), Ref: n, Kind: n.Kind(), Abbrev: abbrev}, nil
 }
 
@@ -238,7 +242,7 @@ func (r *Repo) MoveBranch(ctx context.Context, name, rev string, o MoveOptions) 
 			out.Unprotected = r.unprotected(ctx, ids)
 		}
 	}
-	out.Abbrev, _ = r.Abbrev(ctx)
+	out.Abbrev, _ = r.Abbrev(ctx, append([]version.ID{res.Old, res.New}, res.Undone...)...)
 	return out, nil
 }
 
@@ -277,7 +281,11 @@ func (r *Repo) RefLogOf(ctx context.Context, name string) (*RefLogView, error) {
 	if err != nil {
 		return nil, err
 	}
-	abbrev, err := r.Abbrev(ctx)
+	shown := make([]version.ID, 0, 2*len(entries))
+	for _, e := range entries {
+		shown = append(shown, e.Old, e.New)
+	}
+	abbrev, err := r.Abbrev(ctx, shown...)
 	if err != nil {
 		return nil, err
 	}
@@ -315,31 +323,58 @@ func (r *Repo) Unprotected(ctx context.Context, ids []version.ID, now time.Time)
 
 // OnlyReachedFrom returns the versions of id's first-parent history that
 // no branch's first-parent history holds (newest first): after a branch
-// holding id was deleted, those only the ref log reaches.
+// holding id was deleted, those only the ref log reaches. It walks id's
+// history down to the first version a branch holds, and each branch's
+// down to the same seq (history packs), not the whole history.
 func (r *Repo) OnlyReachedFrom(ctx context.Context, id version.ID) ([]version.ID, error) {
 	branches, _, err := r.refs.List(ctx, refs.HeadsPrefix)
 	if err != nil {
 		return nil, err
 	}
-	on := map[version.ID]bool{}
-	for _, b := range branches {
-		log, err := r.Log(ctx, b.ID, 0)
-		if err != nil {
-			return nil, err
-		}
-		for _, rec := range log {
-			on[rec.ID] = true
-		}
-	}
-	log, err := r.Log(ctx, id, 0)
-	if err != nil {
-		return nil, err
+	lines := make([]*firstParents, len(branches))
+	for i, b := range branches {
+		lines[i] = &firstParents{r: r, low: b.ID, bySeq: map[int64]version.ID{}}
 	}
 	var out []version.ID
-	for _, rec := range log {
-		if !on[rec.ID] {
-			out = append(out, rec.ID)
+	err = r.Walk(ctx, id, func(rec *version.Record) (bool, error) {
+		for _, l := range lines {
+			at, err := l.at(ctx, rec.Seq)
+			if err != nil {
+				return false, err
+			}
+			if at == rec.ID {
+				return false, nil // held: so is everything below it
+			}
+		}
+		out = append(out, rec.ID)
+		return true, nil
+	})
+	return out, err
+}
+
+// firstParents is one first-parent history, walked lazily from its head
+// down to the lowest seq asked for so far.
+type firstParents struct {
+	r     *Repo
+	low   version.ID // the oldest version walked to ("" below the first)
+	seq   int64      // its seq (0 before the first walk)
+	bySeq map[int64]version.ID
+}
+
+// at returns the version with seq on the history ("" when there is none).
+func (l *firstParents) at(ctx context.Context, seq int64) (version.ID, error) {
+	if l.seq == 0 || seq < l.seq {
+		if l.low == "" {
+			return "", nil
+		}
+		err := l.r.Walk(ctx, l.low, func(rec *version.Record) (bool, error) {
+			l.bySeq[rec.Seq] = rec.ID
+			l.low, l.seq = rec.Parent(), rec.Seq
+			return rec.Seq > seq, nil
+		})
+		if err != nil {
+			return "", err
 		}
 	}
-	return out, nil
+	return l.bySeq[seq], nil
 }

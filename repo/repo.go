@@ -23,8 +23,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
@@ -91,17 +93,23 @@ type Repo struct {
 	cfg    Config
 	refs   *refs.Manager // the only code that moves refs
 	opts   Options
-	ids    []version.ID // cache of all version ids, sorted; nil until loaded
-	record map[version.ID]*version.Record
-	actor  string   // who moves refs (refs.go); "" until Actor is called
-	wd     *Workdir // the working directory it was opened from, if any
+	mu     sync.Mutex                   // guards record and listed
+	record map[version.ID]history.Entry // records read (version.json), by id
+	listed []*listing                   // listings of versions/ made so far
+	names  *listing                     // a folder store's version folder names (listNames)
+	// namesMu is held while the names are read.
+	namesMu sync.Mutex
+	hist    *history.Reader // first-parent walks (history packs)
+	actor   string          // who moves refs (refs.go); "" until Actor is called
+	wd      *Workdir        // the working directory it was opened from, if any
 }
 
 // newRepo returns the Repo of an open store and its settings, with its ref
 // manager reading records through it.
 func newRepo(st store.Store, url string, cfg Config) *Repo {
-	r := &Repo{st: st, url: url, cfg: cfg, record: map[version.ID]*version.Record{}}
+	r := &Repo{st: st, url: url, cfg: cfg, record: map[version.ID]history.Entry{}}
 	r.refs = refs.New(st, r, refs.Options{Where: url, Actor: r.Actor, Step: r.step})
+	r.hist = history.NewReader(st, r)
 	return r
 }
 

@@ -271,19 +271,3 @@ func (r *Repo) RetiredIDs(ctx context.Context) (map[version.ID]bool, error) {
 	}
 	return out, nil
 }
-
-// MarkedIDs returns the versions with a marker (versions/<id>/retired.json):
-// those whose catalog gc deleted or is deleting. One listing of versions/.
-func (r *Repo) MarkedIDs(ctx context.Context) (map[version.ID]bool, error) {
-	out := map[version.ID]bool{}
-	err := r.st.List(ctx, VersionsPrefix, func(o store.ObjectInfo) error {
-		if rest, ok := strings.CutSuffix(strings.TrimPrefix(o.Key, VersionsPrefix), "/"+retention.MarkerFile); ok && !strings.Contains(rest, "/") {
-			out[version.ID(rest)] = true
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list versions: %w", err)
-	}
-	return out, nil
-}

@@ -65,23 +65,27 @@ func (r *Repo) Show(ctx context.Context, rev string) (*Shown, error) {
 
 func (r *Repo) show(ctx context.Context, rev string) (*Shown, error) {
 	local := r.localVersions(rev)
-	abbrev, err := r.Abbrev(ctx, ids(local)...)
-	if err != nil {
-		return nil, err
-	}
 	if len(local) > 0 {
 		rec := local[0]
+		abbrev, err := r.Abbrev(ctx, append(ids(local), rec.Parents...)...)
+		if err != nil {
+			return nil, err
+		}
 		ds, err := r.wd.LocalDataset(rec.ID)
 		if err != nil {
 			return nil, err
 		}
 		return &Shown{Record: rec, Dataset: ds, Short: abbrev.Short(rec.ID), Abbrev: abbrev, Branch: r.wd.State.Branch,
-			Attach: r.AttachStatement(r.wd.LocalCatalog(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true)}, nil
+			Attach: withReaderNote(r.AttachStatement(r.wd.LocalCatalog(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true), rec.DuckLake.Format)}, nil
 	}
 	if rev == "" {
 		rev = r.defaultRev()
 	}
 	rec, rv, err := r.refs.ResolveRecord(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	abbrev, err := r.Abbrev(ctx, append([]version.ID{rec.ID}, rec.Parents...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +105,6 @@ func (r *Repo) show(ctx context.Context, rev string) (*Shown, error) {
 	if err := r.CheckCatalogSize(ctx, rec); err != nil {
 		return nil, err
 	}
-	out.Attach = r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true)
+	out.Attach = withReaderNote(r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, fmt.Sprint("v", rec.Seq), true), rec.DuckLake.Format)
 	return out, nil
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // Revert and restore: new snapshots in the working catalog that take state
-// back (docs/spec.md §18), the way Git's revert and restore do for files.
+// back (docs/spec.md §19), the way Git's revert and restore do for files.
 
 // UndoKind says whether an undo reverts a version's changes or restores a
 // version's state.
@@ -66,7 +66,7 @@ type UndoResult struct {
 	// those that kept the original's path because it is not a local file
 	// (an object store): DuckLake's ducklake_expire_snapshots followed by
 	// ducklake_cleanup_old_files would delete such a file while the
-	// working catalog still reads it (docs/spec.md §18).
+	// working catalog still reads it (docs/spec.md §19).
 	Linked int64 `json:"linked"`
 	Shared int64 `json:"shared"`
 	// Committed is the new local version (a revert without NoCommit); nil

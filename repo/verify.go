@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -53,6 +54,8 @@ type VerifyReport struct {
 	// outside the repository (not checked: DESIGN.md §5a).
 	DataFiles   int `json:"data_files_checked"`
 	DataOutside int `json:"data_files_outside"`
+	// Packs counts the history packs checked against the records.
+	Packs int `json:"packs_checked"`
 	// Incomplete lists version folders without version.json that no ref
 	// reaches: left by an interrupted push; harmless (DESIGN.md §4.1).
 	Incomplete []version.ID `json:"incomplete"`
@@ -96,12 +99,13 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 		return nil, err
 	}
 	defer vs.close()
-	reached, err := r.verifyRefs(ctx, rep, add)
+	r.forgetIDs()
+	ids, err := r.IDs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r.forgetIDs()
-	ids, err := r.IDs(ctx)
+	r.prefetch(ctx, ids)
+	reached, heads, err := r.verifyRefs(ctx, rep, add)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +113,9 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 		if err := r.verifyVersion(ctx, o, vs, rep, id, reached[id], add); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.verifyPacks(ctx, rep, heads, add); err != nil {
+		return nil, err
 	}
 	if vs.dp != nil {
 		if err := r.verifyData(ctx, vs, rep, add); err != nil {
@@ -129,17 +136,20 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 
 // verifyRefs checks that every ref parses and points at a complete
 // version; it counts the refs and returns every version a ref's
-// first-parent history reaches.
-func (r *Repo) verifyRefs(ctx context.Context, rep *VerifyReport, add func(code Code, obj, format string, a ...any)) (map[version.ID]bool, error) {
+// first-parent history reaches (read from the records, not from history
+// packs, which verify checks against them) and the versions the refs
+// hold.
+func (r *Repo) verifyRefs(ctx context.Context, rep *VerifyReport, add func(code Code, obj, format string, a ...any)) (map[version.ID]bool, []refs.Ref, error) {
 	good, bad, err := r.refs.List(ctx, "refs/")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, e := range bad {
 		add(CodeRefCorrupt, "", "%v", e)
 	}
 	rep.Refs = len(good) + len(bad)
 	reached := map[version.ID]bool{}
+	var heads []refs.Ref
 	for _, ref := range good {
 		if _, err := r.Record(ctx, ref.ID); err != nil {
 			why := "which is not a complete version"
@@ -149,12 +159,13 @@ func (r *Repo) verifyRefs(ctx context.Context, rep *VerifyReport, add func(code 
 			add(CodeRefDangling, string(ref.Name), "%s points at version %s, %s: %v", ref.Name, ref.ID, why, err)
 			continue
 		}
-		log, _ := r.Log(ctx, ref.ID, 0)
+		heads = append(heads, ref)
+		log, _ := r.recordChain(ctx, ref.ID)
 		for _, rec := range log {
 			reached[rec.ID] = true
 		}
 	}
-	return reached, nil
+	return reached, heads, nil
 }
 
 // verifyVersion checks one version folder: its record (an incomplete one
@@ -194,8 +205,9 @@ func (r *Repo) verifyVersion(ctx context.Context, o VerifyOptions, vs *verifySta
 	return r.verifyCatalog(ctx, vs, rec, add, note)
 }
 
-// verifyParents checks that rec's parents exist and that seq, id and
-// snapshots grow from its first parent (DESIGN.md §3, §4.6).
+// verifyParents checks that rec's parents exist, that seq, id and
+// snapshots grow from its first parent (DESIGN.md §3, §4.6), and that
+// every other parent has a lower seq (docs/spec.md §6).
 func (r *Repo) verifyParents(ctx context.Context, rec *version.Record, add func(code Code, obj, format string, a ...any)) {
 	id := string(rec.ID)
 	for i, p := range rec.Parents {
@@ -205,6 +217,10 @@ func (r *Repo) verifyParents(ctx context.Context, rec *version.Record, add func(
 			continue
 		}
 		if i > 0 {
+			// Every parent has a lower seq: walks stop at a seq (§6).
+			if rec.Seq <= prec.Seq {
+				add(CodeSeqMismatch, id, "seq %d, but its parent %s has seq %d (every parent's must be lower)", rec.Seq, p, prec.Seq)
+			}
 			continue
 		}
 		if rec.Seq != prec.Seq+1 {

@@ -29,7 +29,7 @@ const (
 	CodeRecordInvalid     Code = "record-invalid"      // version.json does not parse
 	CodeDatasetInvalid    Code = "dataset-invalid"     // dataset.json does not parse or match its record
 	CodeParentMissing     Code = "parent-missing"      // a parent is not a complete version
-	CodeSeqMismatch       Code = "seq-mismatch"        // seq is not the first parent's + 1
+	CodeSeqMismatch       Code = "seq-mismatch"        // seq is not the first parent's + 1, or not above another parent's
 	CodeIDOrder           Code = "id-order"            // the id does not sort after the first parent's
 	CodeSnapshotOrder     Code = "snapshot-order"      // the snapshots added do not follow the first parent's
 	CodeCatalogUnreadable Code = "catalog-unreadable"  // the catalog cannot be read
@@ -53,6 +53,16 @@ const (
 	// CodeTempLeftover (a note): a folder store's temporary file of an
 	// interrupted write under data/ or versions/ (store.TempCleaner).
 	CodeTempLeftover Code = "temp-leftover"
+	// CodePackInvalid: a history pack does not parse, its records do not
+	// form the first-parent run its name promises, or one differs from the
+	// version's version.json (docs/spec.md §18).
+	CodePackInvalid Code = "pack-invalid"
+	// CodePackMissing (a note): a version a walk from a ref jumps to has
+	// no history pack (readers read its records instead; gc writes it).
+	CodePackMissing Code = "pack-missing"
+	// CodePackOrphan (a note): a history pack of a version that has no
+	// version.json (gc deletes it).
+	CodePackOrphan Code = "pack-orphan"
 	// codeCatalogInvariant prefixes a ducklake.Violation code.
 	codeCatalogInvariant Code = "catalog-"
 )

@@ -8,9 +8,14 @@
 #   scripts/pyenv.sh path       print the root of the environments
 #
 # FDL_PYENV (default: <repo>/.venv) holds one environment per DuckDB release:
-#   duckdb-1.5/  duckdb + duckdb-cli 1.5.5 with the ducklake, sqlite_scanner,
+#   duckdb-1.5/  duckdb + duckdb-cli 1.5.5 (and pytz, which the Python client
+#                needs to return TIMESTAMP WITH TIME ZONE values, as
+#                ducklake_expire_snapshots does) with the ducklake, sqlite_scanner,
 #                httpfs and aws extensions 1.5.5 (DuckDB Labs' signed
 #                binaries, as wheels: duckdb-extension-<name>)
+#   duckdb-1.5.1/ duckdb 1.5.1 with the ducklake and sqlite_scanner extensions
+#                1.5.1: the last release whose ducklake extension reads
+#                DuckLake 0.4 (fdl checkout --format 0.4 makes such lakes)
 #   duckdb-2.0/  duckdb 2.0.0, and each DuckDB 2.0 extension that PyPI serves
 #                (duckdb-core-ext-<name>); EXTENSIONS lists the ones present
 #   duckdb-1.3.2/, duckdb-1.4.4/, duckdb-1.5.1/  older releases with their
@@ -79,7 +84,7 @@ make_env() {
 }
 
 mkdir -p "$ROOT"
-pins15=(duckdb==$V15 duckdb-cli==$V15 duckdb-extensions==$V15)
+pins15=(duckdb==$V15 duckdb-cli==$V15 duckdb-extensions==$V15 pytz)
 for e in "${EXT15[@]}"; do pins15+=("duckdb-extension-${e//_/-}==$V15"); done
 if make_env "$ROOT/duckdb-1.5" "${pins15[*]}" "${pins15[@]}"; then
 	echo "installing DuckDB $V15 and its extensions (PyPI) into $ROOT/duckdb-1.5" >&2
@@ -110,9 +115,8 @@ fi
 # The older releases whose ducklake extension writes an older DuckLake format
 # (1.3.2: 0.2, 1.4.4: 0.3, 1.5.1: 0.4), with the sqlite extension: the
 # migration tests write lakes with them, and check that what each reads from
-# its own catalog is what DuckDB 1.5.5 reads from fdl's migrated copy.
-# (The pins are those of every older environment: the same list makes the
-# same stamp, so one environment is never installed twice.)
+# its own catalog is what DuckDB 1.5.5 reads from fdl's migrated copy; 1.5.1
+# also runs the ATTACH lines fdl prints for 0.4 catalogs.
 for v in 1.3.2 1.4.4 1.5.1; do
 	pins=(duckdb==$v duckdb-extensions==$v pytz duckdb-extension-ducklake==$v duckdb-extension-sqlite-scanner==$v)
 	if make_env "$ROOT/duckdb-$v" "${pins[*]}" "${pins[@]}"; then
@@ -120,5 +124,11 @@ for v in 1.3.2 1.4.4 1.5.1; do
 		install_ext "$ROOT/duckdb-$v" ducklake sqlite_scanner >"$ROOT/duckdb-$v/EXTENSIONS"
 		echo "${pins[*]}" >"$ROOT/duckdb-$v/.stamp"
 	fi
+	for e in ducklake sqlite_scanner; do
+		grep -qx "$e" "$ROOT/duckdb-$v/EXTENSIONS" || {
+			echo "pyenv: extension $e missing from $ROOT/duckdb-$v (remove the folder and rerun)" >&2
+			exit 1
+		}
+	done
 done
 echo "$ROOT"

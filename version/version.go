@@ -283,8 +283,7 @@ func (r *Record) Marshal() ([]byte, error) {
 // ErrBadRecord.
 func ParseRecord(b []byte, want ID) (*Record, error) {
 	var r Record
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	if err := dec.Decode(&r); err != nil {
+	if err := json.Unmarshal(b, &r); err != nil {
 		name := string(want)
 		if name == "" {
 			name = "(unknown)"
@@ -321,6 +320,13 @@ type Totals struct {
 	Rows      int64 `json:"rows"`
 	DataFiles int64 `json:"data_files"`
 	DataBytes int64 `json:"data_bytes"` // bytes
+	// ScheduledFiles counts the rows of the catalog's
+	// ducklake_files_scheduled_for_deletion: files DuckLake's maintenance
+	// superseded, which versions before still read. A commit compares it
+	// with its working catalog to tell that no DuckLake cleanup deleted
+	// them (docs/spec.md §9). Absent in versions made before it was
+	// recorded.
+	ScheduledFiles *int64 `json:"scheduled_files,omitempty"`
 }
 
 // NewDataset builds dataset.json from a catalog state.

@@ -27,7 +27,7 @@ retention (their catalog and dataset.json go; their record stays), which data
 files no catalog in retention can read, which abandoned uploads go, and how
 many bytes all that is.
 
-With --yes, carry the plan out in four steps, each safe to interrupt and
+With --yes, carry the plan out in five steps, each safe to interrupt and
 resumed by running gc again:
   1. move the floor (retention/floor.json, one compare-and-swap): from now
      on checkout refuses the versions leaving retention;
@@ -37,11 +37,16 @@ resumed by running gc again:
      their catalog's floor snapshot, files only retired catalogs list, and
      files no catalog lists that are older than the grace period;
   4. delete incomplete versions and versions no ref or ref log reaches that
-     are older than the grace period, and (folder stores) the temporary
-     files of writes a crash interrupted, older than the grace period.
-gc deletes nothing outside the repository's data/ and versions/. It refuses
-to run while a ref is empty, garbage or names a missing version, or while a
-catalog it must read is damaged. Run one gc at a time.
+     are older than the grace period (with their history packs), and
+     (folder stores) the temporary files of writes a crash interrupted,
+     older than the grace period;
+  5. write the history packs missing on the refs' histories (a repository
+     made before fdl wrote them; log, show and push read them), and delete
+     those of versions that are gone.
+gc deletes nothing outside the repository's data/, versions/ and
+index/packs/. It refuses to run while a ref is empty, garbage or names a
+missing version, or while a catalog it must read is damaged. Run one gc at
+a time.
 
 On a terminal long lists are cut to 10 items (-v: all); otherwise every item
 is printed. --json prints the whole plan (and, with --yes, what was done).`,
@@ -84,6 +89,9 @@ func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
 			}
 			ios.Printf("%s wrote %d marker(s), deleted %d catalog/dataset file(s), %d data file(s), %d abandoned upload(s), %d temporary file(s): %s freed\n",
 				ios.OK("done:"), res.Marked, res.Excised, res.DataFiles, res.Abandoned, res.Temps, term.Bytes(res.Bytes))
+			if res.Packs > 0 || res.PacksDeleted > 0 {
+				ios.Printf("%s wrote %d history pack(s), deleted %d\n", ios.OK("done:"), res.Packs, res.PacksDeleted)
+			}
 		}
 		return nil
 	})
@@ -98,6 +106,9 @@ func printPlan(ios *term.IO, g *globals, url string, p *repo.GCPlan) {
 	warnShortGrace(ios, p.Policy)
 	printPlanFloor(ios, p)
 	printPlanDeletions(ios, g, p)
+	if len(p.Packs) > 0 || len(p.PackOrphans) > 0 {
+		ios.Printf("%s %d missing on the refs' histories to write, %d of versions gone to delete\n", ios.Heading("History packs:"), len(p.Packs), len(p.PackOrphans))
+	}
 	printPlanKept(ios, p)
 	for _, w := range p.Warnings {
 		ios.Printf("%s %s\n", ios.Bad("warning:"), w)

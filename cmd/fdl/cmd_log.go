@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"time"
@@ -22,7 +23,9 @@ func newLogCmd(ios *term.IO, g *globals) *cobra.Command {
 		Use:   "log [REV]",
 		Short: "Show first-parent history: seq, short id, time, author, message",
 		Long: `Show the first-parent history of REV (default: HEAD's branch, or the working
-directory's branch), newest first. Short ids are unique in the repository.
+directory's branch), newest first. A short id is the first 12 hex digits of
+the version's id (the millisecond it was made), more where two versions
+share that millisecond: it stays unambiguous as the repository grows.
 On a terminal times are local and columns aligned; otherwise one
 tab-separated line per version with RFC 3339 UTC times:
   seq<TAB>short id<TAB>created_at<TAB>author<TAB>message`,
@@ -52,6 +55,12 @@ func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error 
 		if g.JSON {
 			return printJSON(ios, h.Entries)
 		}
+		// One write per screenful, not per version (10,000 lines).
+		bw := bufio.NewWriter(ios.Out)
+		defer bw.Flush()
+		buffered := *ios
+		buffered.Out = bw
+		ios := &buffered
 		for _, e := range h.Entries {
 			msg := oneLine(e.Message)
 			if e.Local {

@@ -80,6 +80,9 @@ func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) 
 			}
 			if rep.OK() {
 				ios.Printf("%s: %d ref(s), %d version(s), %d catalog(s) checked\n", ios.OK("ok"), rep.Refs, rep.Versions, rep.Catalogs)
+				if rep.Packs > 0 {
+					ios.Printf("%d history pack(s) checked against the records\n", rep.Packs)
+				}
 				if rep.Retired > 0 {
 					ios.Printf("%d version(s) out of retention (records kept, catalogs deleted)\n", rep.Retired)
 				}

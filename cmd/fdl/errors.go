@@ -236,6 +236,8 @@ func hinted(e error) (string, bool) {
 		return insertAfter(plain, "push again allowing the format upgrade", " (fdl push --allow-format-upgrade)"), true
 	case *repo.DataMissingError:
 		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true
+	case *repo.DeletedFilesError:
+		return insertAfter(insertAfter(plain, "only gc deletes", " (fdl gc)"), "Those versions are damaged", " (fdl verify --data lists what they lost)"), true
 	case *repo.RetiredError:
 		return insertAfter(plain, "its record stays", " (fdl show "+string(e.ID)+")") + " (fdl log)", true
 	case *repo.RetiredBaseError:

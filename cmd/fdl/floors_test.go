@@ -8,15 +8,17 @@ import (
 
 // TestFloors keeps the library's floors (docs/architecture.md): a package
 // never imports one on a floor above it. refs reads records through its
-// Records interface, so it imports neither repo nor retention; retention
-// decides from what repo reads, so it does not import repo; version, the
-// records, imports none of them.
+// Records interface, so it imports neither repo nor retention; history
+// reads records through its Source interface, so it imports neither repo
+// nor refs; retention decides from what repo reads, so it does not import
+// repo; version, the records, imports none of them.
 func TestFloors(t *testing.T) {
 	const mod = "github.com/fdl-dev/fdl/"
 	for pkg, above := range map[string][]string{
-		"refs":      {"repo", "retention", "cmd/"},
+		"refs":      {"repo", "retention", "history", "cmd/"},
+		"history":   {"repo", "refs", "retention", "cmd/"},
 		"retention": {"repo", "cmd/"},
-		"version":   {"repo", "refs", "retention", "cmd/"},
+		"version":   {"repo", "refs", "retention", "history", "cmd/"},
 		"repo":      {"cmd/"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).CombinedOutput()

@@ -33,11 +33,18 @@ func gcTemplate(t *testing.T) string {
 	if _, err := h.Repo.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 3; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	// An abandoned upload and a stray data file, ten days old.
+	// A repository made before history packs: gc writes those of main's
+	// history.
+	if err := os.RemoveAll(filepath.Join(url, "index")); err != nil {
+		t.Fatal(err)
+	}
+	// An abandoned upload, a stray data file and the history pack of a
+	// version that is gone, ten days old.
 	old := time.Now().Add(-10 * 24 * time.Hour)
 	id, _ := version.NewID()
+	gone, _ := version.NewID()
 	for _, p := range []string{filepath.Join(url, "versions", string(id), version.CatalogFile), filepath.Join(url, "versions", string(id), version.DatasetFile), filepath.Join(url, "data", "main", "orders", "stray.parquet"),
-		filepath.Join(url, "data", "main", "orders", ".tmp-killedupload")} {
+		filepath.Join(url, "data", "main", "orders", ".tmp-killedupload"), filepath.Join(url, "index", "packs", string(gone)+".json")} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +178,8 @@ func neededFiles(t *testing.T, url string) []string {
 // TestGCKillAtEveryStep kills 'fdl gc --yes' (SIGKILL) at each of its
 // steps — before the floor moves, at the first and a later marker, catalog
 // and dataset deletion, data file, abandoned-upload and temporary-file
-// deletion —
+// deletion, the deletion of a gone version's history pack and the writing
+// of missing ones —
 // then checks that no file a kept catalog reads is missing, runs gc again,
 // and compares the end state with an uninterrupted run: the same objects,
 // verify --data clean (DESIGN.md §4.7).
@@ -194,7 +202,7 @@ func TestGCKillAtEveryStep(t *testing.T) {
 		}
 	}
 	steps := []string{"gc:floor", "gc:marker", "gc:marker#4", "gc:catalog", "gc:catalog#5", "gc:dataset", "gc:dataset#7",
-		"gc:data", "gc:data#4", "gc:abandoned", "gc:abandoned#2", "gc:temp"}
+		"gc:data", "gc:data#4", "gc:abandoned", "gc:abandoned#2", "gc:temp", "gc:pack", "gc:pack#2", "gc:pack#3"}
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {
 			url := copyTree(t, tmpl)

@@ -235,6 +235,15 @@ func concurrentPushes(t *testing.T, url string) {
 	verifyClean(t, url)
 	r2, _ := repo.Open(ctx, url)
 	defer r2.Close()
+	// Every uploaded version, winner or not, has its history pack, and
+	// verify found each one equal to the records.
+	rep, err := r2.Verify(ctx, repo.VerifyOptions{SkipCatalogs: true})
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %+v", err, rep.Problems)
+	}
+	if rep.Packs != rep.Versions {
+		t.Fatalf("%d history packs for %d versions after racing pushes", rep.Packs, rep.Versions)
+	}
 	log, err := r2.Log(ctx, branchHead(t, url), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +277,7 @@ func fileDigest(t *testing.T, p string) string {
 func TestKillAtEveryStep(t *testing.T) {
 	ctx := context.Background()
 	steps := []string{"commit:freeze", "commit:dataset", "commit:record", "commit:state",
-		"push:" + version.CatalogFile, "push:" + version.DatasetFile, "push:" + version.RecordFile, "push:reflog", "push:ref", "push:state"}
+		"push:" + version.CatalogFile, "push:" + version.DatasetFile, "push:" + version.RecordFile, "push:pack", "push:reflog", "push:ref", "push:state"}
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {
 			url, base := newRepoWithBase(t)

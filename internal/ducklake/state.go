@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
@@ -463,9 +464,14 @@ func (c *Catalog) DataFiles(ctx context.Context) ([]DataFile, error) {
 	return c.dataFiles(ctx, -1)
 }
 
-// DataFilesSince is DataFiles restricted to the rows with begin_snapshot >=
-// since: the files written at or after a snapshot (what a version adds to
-// its parent, with since = the first snapshot it adds).
+// DataFilesSince is DataFiles restricted to the files written at or after
+// snapshot since (what a version adds to its parent, with since = the first
+// snapshot it adds): rows with begin_snapshot >= since, and rows whose id is
+// at or above the next_file_id of the catalog's last snapshot before since.
+// The second kind matters: DuckLake's ducklake_merge_adjacent_files and
+// ducklake_flush_inlined_data write new files whose begin_snapshot is that
+// of the oldest rows they hold, possibly long before the snapshot that
+// wrote them (seen with DuckDB 1.5.5; internal/acceptance maintenance.txtar).
 func (c *Catalog) DataFilesSince(ctx context.Context, since int64) ([]DataFile, error) {
 	return c.dataFiles(ctx, since)
 }
@@ -572,15 +578,17 @@ func (t *pathTree) tableBase(tid int64) string {
 	return tb.path
 }
 
-// fileRows reads the rows of a data-file or delete-file table (those
-// begun at or after since when since >= 0), with their resolved paths.
+// fileRows reads the rows of a data-file or delete-file table (when since
+// >= 0, those written at or after it: see DataFilesSince), with their
+// resolved paths.
 func (c *Catalog) fileRows(ctx context.Context, table, idCol string, del bool, since int64, paths *pathTree) ([]DataFile, error) {
 	if !c.has(table) {
 		return nil, nil
 	}
 	where := ""
 	if since >= 0 {
-		where = fmt.Sprintf("WHERE begin_snapshot >= %d ", since)
+		where = fmt.Sprintf("WHERE begin_snapshot >= %d OR %s >= coalesce((SELECT next_file_id FROM %s WHERE snapshot_id < %d ORDER BY snapshot_id DESC LIMIT 1), 0) ",
+			since, sqlquote.Ident(idCol), c.t("ducklake_snapshot"), since)
 	}
 	q := fmt.Sprintf("SELECT %s, table_id, path, %s, begin_snapshot, end_snapshot, %s FROM %s %sORDER BY %s",
 		sqlquote.Ident(idCol), c.col(table, "", "path_is_relative", "NULL::BOOLEAN"),
@@ -636,4 +644,53 @@ func (c *Catalog) query(ctx context.Context, q string, fn func(*sql.Rows) error)
 		return fmt.Errorf("query %s: %w", c.path, err)
 	}
 	return nil
+}
+
+// ScheduledFile is a row of ducklake_files_scheduled_for_deletion: a data
+// or delete file DuckLake's maintenance superseded (merge, rewrite, flush
+// of inlined data, snapshot expiry) and that ducklake_cleanup_old_files
+// would delete.
+type ScheduledFile struct {
+	ID           int64     // data_file_id (data and delete files share the id counter)
+	ResolvedPath string    // path resolved against data_path when relative
+	Scheduled    time.Time // schedule_start: when it was superseded
+}
+
+// ScheduledSince returns the rows of ducklake_files_scheduled_for_deletion
+// whose schedule_start is at or after t (the zero time: every row).
+// DuckLake stores their paths relative to data_path (GetRelativePath), not
+// to the table's path.
+func (c *Catalog) ScheduledSince(ctx context.Context, t time.Time) ([]ScheduledFile, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	const table = "ducklake_files_scheduled_for_deletion"
+	if !c.has(table, "data_file_id", "path", "schedule_start") {
+		return nil, nil
+	}
+	base := c.dataPath
+	if base != "" && !strings.HasSuffix(base, "/") && !strings.HasSuffix(base, `\`) {
+		base += "/"
+	}
+	var out []ScheduledFile
+	q := fmt.Sprintf("SELECT data_file_id, path, %s, schedule_start FROM %s WHERE schedule_start >= CAST('%s' AS TIMESTAMPTZ) ORDER BY data_file_id",
+		c.col(table, "", "path_is_relative", "NULL::BOOLEAN"), c.t(table), t.UTC().Format("2006-01-02 15:04:05.999999+00"))
+	err := c.query(ctx, q, func(r *sql.Rows) error {
+		var f ScheduledFile
+		var path sql.NullString
+		var rel sql.NullBool
+		var at sql.NullTime
+		if err := r.Scan(&f.ID, &path, &rel, &at); err != nil {
+			return err
+		}
+		f.ResolvedPath, f.Scheduled = path.String, at.Time
+		if isRelative(path.String, rel) {
+			f.ResolvedPath = base + path.String
+		}
+		out = append(out, f)
+		return nil
+	})
+	return out, err
 }

@@ -40,7 +40,7 @@ var (
 	// data file in DuckLake 0.4+); only rewriting it could take some back.
 	ErrCannotRestore = errors.New("cannot be taken back without rewriting a file")
 	// ErrSchemaDropped: a table would come back inside a schema dropped
-	// since (docs/spec.md §18); its old rows would name a schema id that
+	// since (docs/spec.md §19); its old rows would name a schema id that
 	// DuckLake's expire_snapshots deletes while it keeps the table's rows.
 	ErrSchemaDropped = errors.New("cannot bring back a table inside a schema dropped since")
 )

@@ -218,7 +218,7 @@ func TestRestoreRealExtension(t *testing.T) {
 						err = cerr
 					}
 					// Snapshots 10-17 hold table s.d in schema s, both
-					// dropped since: refused (docs/spec.md §18).
+					// dropped since: refused (docs/spec.md §19).
 					if wantRefused := at >= 10 && at < 18; wantRefused || errors.Is(err, ErrSchemaDropped) {
 						if !wantRefused || !errors.Is(err, ErrSchemaDropped) || !strings.Contains(fmt.Sprint(err), "s.d") {
 							t.Fatalf("restore to %d: got %v, want ErrSchemaDropped naming s.d only for snapshots 10-17", at, err)

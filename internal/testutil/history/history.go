@@ -5,15 +5,22 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -121,4 +128,95 @@ func CatalogFiles(t testing.TB, r *repo.Repo, rec *version.Record) []ducklake.Da
 		t.Fatal(err)
 	}
 	return files
+}
+
+// Records writes n versions on one first-parent line into r's store as
+// pushes and gc leave them, as far as history reads go: each one's
+// version.json (made with the version package) and, with packs, its
+// history pack (written oldest first by the library's pack writer, as
+// pushes write them); then it creates branch main at the last one and
+// retires every version as gc does (a marker each: they have no catalog). The ids are made every ms apart
+// (0: as fast as NewIDAfter makes them). It returns the records, oldest
+// first. Histories of thousands of versions take seconds, with no DuckDB.
+func Records(t testing.TB, r *repo.Repo, n int, packs bool, every time.Duration) []*version.Record {
+	t.Helper()
+	ctx := context.Background()
+	st := r.Store()
+	start := time.Now().Add(-time.Duration(n) * every).UTC().Truncate(time.Millisecond)
+	var recs []*version.Record
+	w := history.NewWriter(st, r)
+	var parent *version.Record
+	for i := 1; i <= n; i++ {
+		created := start.Add(time.Duration(i-1) * every)
+		var id version.ID
+		var err error
+		if every > 0 {
+			id, err = idAt(created)
+		} else if parent != nil {
+			id, err = version.NewIDAfter(parent.ID)
+		} else {
+			id, err = version.NewID()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := fmt.Sprintf("%064x", i)
+		rec := &version.Record{RecordFormat: version.RecordFormat, ID: id, Seq: int64(i), Parents: []version.ID{},
+			Author: "t", Message: fmt.Sprintf("version %d", i), CreatedAt: created,
+			Catalog:  version.Catalog{Size: 1, SHA256: sum, Storage: meta.Storage{Number: 68, MinDuckDB: "v1.5.0"}},
+			Dataset:  version.File{Size: 1, SHA256: sum},
+			DuckLake: version.DuckLake{Format: "1.0", Snapshot: int64(i), Adds: version.SnapshotRange{First: int64(i), Last: int64(i)}, DataPath: "/data/"},
+		}
+		if parent != nil {
+			rec.Parents = []version.ID{parent.ID}
+		} else {
+			rec.DuckLake.Adds.First = 0
+		}
+		b, err := rec.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Create(ctx, repo.VersionKey(id, version.RecordFile), bytes.NewReader(b)); err != nil {
+			t.Fatal(err)
+		}
+		if packs {
+			e, err := history.NewEntry(b, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write(ctx, e, history.NoBudget); err != nil {
+				t.Fatal(err)
+			}
+		}
+		recs = append(recs, rec)
+		parent = rec
+	}
+	if _, err := r.CreateBranch(ctx, "main", string(parent.ID)); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	for _, rec := range recs {
+		m := retention.Marker{Format: retention.Format, Version: rec.ID, RetiredAt: now, Floor: 1, Reason: "made without a catalog", DataFiles: []string{}}
+		b, err := m.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Create(ctx, repo.VersionKey(rec.ID, retention.MarkerFile), bytes.NewReader(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return recs
+}
+
+// idAt returns a fresh UUIDv7 whose timestamp is t's millisecond.
+func idAt(t time.Time) (version.ID, error) {
+	u, err := uuid.NewV7()
+	if err != nil {
+		return "", err
+	}
+	ms := uint64(t.UnixMilli())
+	for i := 0; i < 6; i++ {
+		u[i] = byte(ms >> (40 - 8*i))
+	}
+	return version.ParseID(u.String())
 }

@@ -5,7 +5,8 @@
 // needs the extension. It is imported only by tests.
 //
 // Environments are found under $FDL_PYENV, or <module root>/.venv:
-// duckdb-1.5 (DuckDB 1.5.5 with all four extensions) and duckdb-2.0 (DuckDB
+// duckdb-1.5 (DuckDB 1.5.5 with all four extensions), duckdb-1.5.1 (DuckDB
+// 1.5.1 with ducklake and sqlite_scanner) and duckdb-2.0 (DuckDB
 // 2.0.0 with the extensions PyPI serves for it, listed in its EXTENSIONS
 // file). A test that needs a missing environment or extension is skipped,
 // except under CI (env CI set), where it fails: .ci/run installs them.
@@ -30,7 +31,10 @@ type Release string
 // The releases scripts/pyenv.sh installs.
 const (
 	V15 Release = "1.5" // DuckDB 1.5.5, DuckLake format 1.0
-	V20 Release = "2.0" // DuckDB 2.0.0, DuckLake format 1.1
+	// V151 is DuckDB 1.5.1 (ducklake and sqlite extensions only), the last
+	// release whose ducklake extension reads and writes DuckLake 0.4.
+	V151 Release = "1.5.1"
+	V20  Release = "2.0" // DuckDB 2.0.0, DuckLake format 1.1
 )
 
 // DuckDB is one installed release: its Python, the runner script and the

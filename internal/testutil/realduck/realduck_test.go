@@ -12,7 +12,7 @@ func TestRealDuckDB(t *testing.T) {
 	for _, c := range []struct {
 		rel  Release
 		want string
-	}{{V15, "v1.5.5"}, {V20, "v2.0.0"}} {
+	}{{V15, "v1.5.5"}, {V151, "v1.5.1"}, {V20, "v2.0.0"}} {
 		t.Run(string(c.rel), func(t *testing.T) {
 			d := Find(t, c.rel)
 			res := d.MustQuery(t, "PRAGMA version")

@@ -7,5 +7,4 @@ package realduck
 const (
 	V132 Release = "1.3.2" // DuckDB 1.3.2, DuckLake 0.2
 	V144 Release = "1.4.4" // DuckDB 1.4.4, DuckLake 0.3
-	V151 Release = "1.5.1" // DuckDB 1.5.1, DuckLake 0.4
 )

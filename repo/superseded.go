@@ -1,0 +1,346 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// checkSuperseded refuses a commit whose working catalog deleted files that
+// a version in retention reads (docs/spec.md §9, "Only gc deletes data
+// files"). DuckLake's maintenance in a working catalog supersedes files
+// (ducklake_merge_adjacent_files, ducklake_rewrite_data_files,
+// ducklake_flush_inlined_data, ducklake_expire_snapshots): their rows go
+// into ducklake_files_scheduled_for_deletion. That is fine: the versions
+// published before keep reading them until gc finds none in retention that
+// does. ducklake_cleanup_old_files and ducklake_delete_orphaned_files
+// (CHECKPOINT runs both) delete them and drop them from the schedule.
+//
+// cat is the frozen copy of the working catalog. It returns the number of
+// files cat schedules (dataset.json's totals.scheduled_files). When the
+// base's dataset.json shows that nothing it read can have gone
+// (unchangedSince: one small read), that is all. Otherwise cat is compared
+// with the base's catalog (the local copy of a version committed here, the
+// store's file on a folder repository, else fetched). Two kinds of file
+// may have been deleted, each looked up in the store where it lies in the
+// repository's data/ (one Stat each):
+//   - a file the base's catalog lists that the working catalog no longer
+//     lists nor schedules: missing, the base is damaged when it reads the
+//     file at its snapshot, or by time travel to snapshots gc keeps (the
+//     version made last before the file's row ended is in retention);
+//   - a file the base's schedule lists and the working catalog's no longer
+//     does (a cleanup ran): missing, the version that last listed it (the
+//     newest first-parent ancestor made before it was scheduled) is damaged
+//     if it is in retention and reads it at its snapshot; otherwise gc was
+//     free to delete it.
+//
+// Errors: *DeletedFilesError.
+func (w *Workdir) checkSuperseded(ctx context.Context, cat *ducklake.Catalog) (int64, error) {
+	sched, err := cat.ScheduledSince(ctx, time.Time{})
+	if err != nil {
+		return 0, err
+	}
+	n := int64(len(sched))
+	b := w.BaseRecord
+	if b == nil {
+		return n, nil
+	}
+	r, err := Open(ctx, w.State.Repository)
+	if err != nil {
+		return n, fmt.Errorf("checking the files the working catalog superseded: %w", err)
+	}
+	defer r.Close()
+	if w.unchangedSince(ctx, r, cat, sched) {
+		return n, nil
+	}
+	return n, w.checkLost(ctx, r, cat, sched)
+}
+
+// unchangedSince reports whether nothing the base version read can have
+// been deleted, from the base's dataset.json alone: the working catalog's
+// state at the base's snapshot has the base's data files, data bytes and
+// delete files table by table, and it still schedules as many files made
+// before the base was committed as the base did.
+func (w *Workdir) unchangedSince(ctx context.Context, r *Repo, cat *ducklake.Catalog, sched []ducklake.ScheduledFile) bool {
+	b := w.BaseRecord
+	ds, err := w.LocalDataset(b.ID)
+	if err != nil {
+		if ds, err = r.Dataset(ctx, b.ID); err != nil {
+			return false
+		}
+	}
+	if ds.Totals.ScheduledFiles == nil {
+		return false
+	}
+	var carried int64
+	for _, f := range sched {
+		if !f.Scheduled.After(b.CreatedAt) {
+			carried++
+		}
+	}
+	if carried != *ds.Totals.ScheduledFiles {
+		return false
+	}
+	st, err := cat.State(ctx, b.DuckLake.Snapshot)
+	return err == nil && sameFiles(ds, st)
+}
+
+// sameFiles reports whether st has, table by table, the data files, data
+// bytes and delete files ds records.
+func sameFiles(ds *version.Dataset, st *meta.State) bool {
+	type files struct{ data, bytes, deletes int64 }
+	want := map[int64]files{}
+	for _, s := range ds.Schemas {
+		for _, t := range s.Tables {
+			want[t.ID] = files{t.DataFiles, t.DataBytes, t.DeleteFiles}
+		}
+	}
+	n := 0
+	for _, s := range st.Schemas {
+		for _, t := range s.Tables {
+			if want[t.ID] != (files{t.DataFiles, t.DataBytes, t.DeleteFiles}) {
+				return false
+			}
+			n++
+		}
+	}
+	return n == len(want)
+}
+
+// checkLost compares the working catalog with its base version's catalog
+// (see checkSuperseded).
+func (w *Workdir) checkLost(ctx context.Context, r *Repo, cat *ducklake.Catalog, sched []ducklake.ScheduledFile) error {
+	b := w.BaseRecord
+	norm, err := r.normaliser()
+	if err != nil {
+		return err
+	}
+	files, err := cat.DataFiles(ctx)
+	if err != nil {
+		return err
+	}
+	listed := map[int64]bool{}
+	for _, f := range files {
+		listed[f.ID] = true
+	}
+	scheduled := map[int64]bool{}
+	for _, f := range sched {
+		scheduled[f.ID] = true
+	}
+	baseFiles, baseSched, err := w.catalogFiles(ctx, r, b)
+	if err != nil {
+		return err
+	}
+	missing := func(path string) (string, bool, error) {
+		pl, err := norm.Place(path)
+		if err != nil || pl.Key == "" {
+			return "", false, nil // outside the repository: out of fdl's reach
+		}
+		_, err = r.st.Stat(ctx, pl.Key)
+		if errors.Is(err, store.ErrNotExist) {
+			return pl.Key, true, nil
+		}
+		return pl.Key, false, err
+	}
+	lost := map[version.ID][]string{}
+	var order []*version.Record
+	add := func(rec *version.Record, key string) {
+		if lost[rec.ID] == nil {
+			order = append(order, rec)
+		}
+		lost[rec.ID] = append(lost[rec.ID], key)
+	}
+	// The base's first parents, newest first, read as needed.
+	type ancestor struct {
+		rec     *version.Record
+		retired bool
+		files   map[int64]ducklake.DataFile // read as needed
+	}
+	var chain []*ancestor
+	next := b.Parent()
+	// newest returns the newest ancestor of the base for which ok holds,
+	// or nil.
+	newest := func(ok func(*version.Record) bool) (*ancestor, error) {
+		for i := 0; ; i++ {
+			if i == len(chain) {
+				if next == "" {
+					return nil, nil
+				}
+				rec, err := r.Record(ctx, next)
+				if err != nil {
+					return nil, err
+				}
+				ret, err := r.Retirement(ctx, rec.ID)
+				if err != nil {
+					return nil, err
+				}
+				chain = append(chain, &ancestor{rec: rec, retired: ret != nil})
+				next = rec.Parent()
+			}
+			if ok(chain[i].rec) {
+				return chain[i], nil
+			}
+		}
+	}
+	// accounted says the working catalog still lists or schedules a file.
+	accounted := func(id int64) bool { return listed[id] || scheduled[id] }
+	s := b.DuckLake.Snapshot
+	// Files the base lists: read at the base's snapshot, or (ended rows)
+	// by time travel to the snapshots the row covers, which gc keeps while
+	// the version made last before the row ended is in retention (then the
+	// floor is at or below its snapshot).
+	for _, f := range baseFiles {
+		if accounted(f.ID) || f.BeginSnapshot > s {
+			continue
+		}
+		if f.EndSnapshot != nil && *f.EndSnapshot <= s {
+			a, err := newest(func(rec *version.Record) bool { return rec.DuckLake.Snapshot < *f.EndSnapshot })
+			if err != nil {
+				return err
+			}
+			if a == nil || a.retired {
+				continue
+			}
+		}
+		if key, gone, err := missing(f.ResolvedPath); err != nil {
+			return err
+		} else if gone {
+			add(b, key)
+		}
+	}
+	// Files the base's schedule lists: read by the version that last listed
+	// them, the newest ancestor made before they were scheduled.
+	for _, f := range baseSched {
+		if accounted(f.ID) {
+			continue
+		}
+		key, isGone, err := missing(f.ResolvedPath)
+		if err != nil {
+			return err
+		}
+		if !isGone {
+			continue
+		}
+		a, err := newest(func(rec *version.Record) bool { return rec.DuckLake.SnapshotTime.Before(f.Scheduled) })
+		if err != nil {
+			return err
+		}
+		if a == nil || a.retired {
+			continue
+		}
+		if a.files == nil {
+			fs, _, err := w.catalogFiles(ctx, r, a.rec)
+			if err != nil {
+				return err
+			}
+			a.files = map[int64]ducklake.DataFile{}
+			for _, x := range fs {
+				a.files[x.ID] = x
+			}
+		}
+		x, ok := a.files[f.ID]
+		as := a.rec.DuckLake.Snapshot
+		if ok && x.BeginSnapshot <= as && (x.EndSnapshot == nil || as < *x.EndSnapshot) {
+			add(a.rec, key)
+		}
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	e := &DeletedFilesError{}
+	for _, rec := range order {
+		e.Versions = append(e.Versions, DamagedVersion{ID: rec.ID, Seq: rec.Seq, Files: lost[rec.ID]})
+	}
+	return e
+}
+
+// catalogFiles returns the data and delete files version rec's catalog
+// lists and the files its schedule (ducklake_files_scheduled_for_deletion)
+// lists.
+func (w *Workdir) catalogFiles(ctx context.Context, r *Repo, rec *version.Record) ([]ducklake.DataFile, []ducklake.ScheduledFile, error) {
+	path, cleanup, err := w.catalogOf(ctx, r, rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cleanup()
+	c, err := ducklake.Open(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer c.Close()
+	files, err := c.DataFiles(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sched, err := c.ScheduledSince(ctx, time.Time{})
+	return files, sched, err
+}
+
+// catalogOf returns a local path of version rec's catalog: the copy of a
+// version committed here and not pushed, the store's file on a folder
+// repository, else a fetched copy that cleanup removes.
+func (w *Workdir) catalogOf(ctx context.Context, r *Repo, rec *version.Record) (string, func(), error) {
+	none := func() {}
+	if p := w.LocalCatalog(rec.ID); fileExists(p) {
+		return p, none, nil
+	}
+	if p := r.st.Location(VersionKey(rec.ID, version.CatalogFile)); filepath.IsAbs(p) && fileExists(p) {
+		return p, none, nil
+	}
+	tmp, err := os.MkdirTemp(w.stateDir(), ".tmp-check-")
+	if err != nil {
+		return "", none, err
+	}
+	p := filepath.Join(tmp, version.CatalogFile)
+	if err := r.FetchCatalog(ctx, rec, p); err != nil {
+		os.RemoveAll(tmp)
+		return "", none, err
+	}
+	return p, func() { os.RemoveAll(tmp) }, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// DeletedFilesError: a working catalog deleted data files that published
+// versions read (DuckLake's cleanup ran on it; docs/spec.md §9). Commit
+// refuses it. It wraps ErrDataMissing.
+type DeletedFilesError struct {
+	Versions []DamagedVersion // newest first
+}
+
+// DamagedVersion is a published version and the store keys of the files
+// it reads that are gone.
+type DamagedVersion struct {
+	ID    version.ID
+	Seq   int64
+	Files []string
+}
+
+func (e *DeletedFilesError) Error() string {
+	var parts []string
+	n := 0
+	for _, v := range e.Versions {
+		n += len(v.Files)
+		shown := v.Files
+		if len(shown) > 5 {
+			shown = append(shown[:5:5], "…")
+		}
+		parts = append(parts, fmt.Sprintf("version %s (seq %d) reads %s", v.ID, v.Seq, strings.Join(shown, ", ")))
+	}
+	return fmt.Sprintf("the working catalog deleted %d data file(s) that published versions read: %s: %v. DuckLake's ducklake_cleanup_old_files or ducklake_delete_orphaned_files (CHECKPOINT runs both) ran on it; in a working catalog only gc deletes superseded files, once no version in retention reads them. Those versions are damaged. Restore the files (from a backup, or your bucket's object versions) and commit again, or check out the branch again and redo the change without deleting files",
+		n, strings.Join(parts, "; "), ErrDataMissing)
+}
+
+func (e *DeletedFilesError) Unwrap() error { return ErrDataMissing }

@@ -1,0 +1,126 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/fdl-dev/fdl/history"
+	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// verifyPacks checks the history packs (docs/spec.md §18) against the
+// records, which Verify has read already: every object under index/packs/
+// must be the pack of a version that has a record (else a note), parse,
+// hold the first-parent run its name promises and, entry by entry, the
+// bytes of each version's version.json (else a problem). Each version a
+// walk from a ref jumps to without a pack is noted (gc writes it).
+func (r *Repo) verifyPacks(ctx context.Context, rep *VerifyReport, heads []refs.Ref, add func(code Code, obj, format string, a ...any)) error {
+	note := func(code Code, obj, format string, a ...any) {
+		rep.Notes = append(rep.Notes, problem(code, obj, format, a...))
+	}
+	var keys []string
+	have := map[version.ID]bool{}
+	err := r.st.List(ctx, history.PacksPrefix, func(o store.ObjectInfo) error {
+		keys = append(keys, o.Key)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("list history packs: %w", err)
+	}
+	var mu sync.Mutex
+	err = parallel(ctx, len(keys), readWorkers, func(i int) error {
+		code, obj, msg, ok, err := r.checkPack(ctx, keys[i])
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err != nil:
+			return err
+		case ok:
+			rep.Packs++
+			id, _ := history.IDFromKey(keys[i])
+			have[id] = true
+		case code == "":
+		case code == CodePackOrphan:
+			note(code, obj, "%s", msg)
+		default:
+			add(code, obj, "%s", msg)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	seen := map[version.ID]bool{}
+	for _, ref := range heads {
+		for _, id := range r.jumps(ctx, ref.ID) {
+			if have[id] || seen[id] {
+				continue
+			}
+			seen[id] = true
+			rec, _ := r.Record(ctx, id)
+			note(CodePackMissing, string(id), "version %s (seq %d), on the history of %s, has no history pack (%s): readers read its records instead; fdl gc --yes writes it",
+				id, rec.Seq, ref.Name, history.PackKey(id))
+		}
+	}
+	return nil
+}
+
+// checkPack checks one object under index/packs/: ok, or the code, object
+// and message of what is wrong. Errors: the store's.
+func (r *Repo) checkPack(ctx context.Context, key string) (code Code, obj, msg string, ok bool, err error) {
+	id, named := history.IDFromKey(key)
+	if !named {
+		return CodePackInvalid, key, fmt.Sprintf("%s is not named index/packs/<version id>.json: it is no history pack (delete it)", key), false, nil
+	}
+	if _, rerr := r.Entry(ctx, id); rerr != nil {
+		if errors.Is(rerr, version.ErrBadRecord) {
+			return CodePackInvalid, string(id), fmt.Sprintf("%s: version %s's record does not parse, so its pack cannot be checked: %v", key, id, rerr), false, nil
+		}
+		return CodePackOrphan, string(id), fmt.Sprintf("%s is the history pack of version %s, which has no version.json (%v): gc deletes it", key, id, rerr), false, nil
+	}
+	b, _, err := store.ReadAll(ctx, r.st, key)
+	if errors.Is(err, store.ErrNotExist) {
+		return "", "", "", false, nil // deleted meanwhile
+	}
+	if err != nil {
+		return "", "", "", false, fmt.Errorf("read %s: %w", key, err)
+	}
+	p, perr := history.ParsePack(b, id)
+	if errors.Is(perr, history.ErrNewerPack) {
+		return "", "", "", false, nil // a newer fdl's: not this one's to judge
+	}
+	if perr == nil {
+		perr = history.Compare(p, func(id version.ID) (history.Entry, bool) {
+			e, err := r.Entry(ctx, id)
+			return e, err == nil
+		})
+	}
+	if perr != nil {
+		return CodePackInvalid, string(id), fmt.Sprintf("%v: readers do not use it; delete %s and run fdl gc --yes to write it again", perr, r.st.Location(key)), false, nil
+	}
+	return "", "", "", true, nil
+}
+
+// jumps returns the versions a walk from id reads packs of: id, then the
+// version Span(seq) first parents below, and so on, read from the records.
+func (r *Repo) jumps(ctx context.Context, id version.ID) []version.ID {
+	var out []version.ID
+	for id != "" {
+		rec, err := r.Record(ctx, id)
+		if err != nil {
+			return out
+		}
+		out = append(out, id)
+		for n := history.Span(rec.Seq); n > 0 && id != ""; n-- {
+			if rec, err = r.Record(ctx, id); err != nil {
+				return out
+			}
+			id = rec.Parent()
+		}
+	}
+	return out
+}
