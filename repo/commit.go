@@ -35,15 +35,6 @@ type CommitOptions struct {
 // The working directory's state moves to the new version only after all its
 // files are written.
 func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)) (*version.Record, error) {
-	if step == nil {
-		step = func(string) {}
-	}
-	if o.Author == "" {
-		o.Author = DefaultActor()
-	}
-	if strings.TrimSpace(o.Message) == "" {
-		return nil, NoMessageError{}
-	}
 	unlock, err := w.lock("commit")
 	if err != nil {
 		return nil, err
@@ -51,6 +42,25 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 	defer unlock()
 	if cur, err := OpenWorkdir(w.Dir); err == nil {
 		w.State, w.BaseRecord = cur.State, cur.BaseRecord
+	}
+	return w.commit(ctx, o, step)
+}
+
+// commit is Commit with the working directory's lock held and its state
+// read. A pending revert or restore (State.Undo) gives the message when o
+// has none, and is recorded in the record and cleared.
+func (w *Workdir) commit(ctx context.Context, o CommitOptions, step func(string)) (*version.Record, error) {
+	if step == nil {
+		step = func(string) {}
+	}
+	if o.Author == "" {
+		o.Author = DefaultActor()
+	}
+	if strings.TrimSpace(o.Message) == "" && w.State.Undo != nil {
+		o.Message = w.State.Undo.Message
+	}
+	if strings.TrimSpace(o.Message) == "" {
+		return nil, NoMessageError{}
 	}
 	if w.State.Pulling != nil {
 		return nil, &PullInterruptedError{Dir: w.Dir}
@@ -90,6 +100,7 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)
 		return nil, err
 	}
 	w.State.Base = id
+	w.State.Undo = nil
 	if err := w.save(rec); err != nil {
 		return nil, err
 	}
@@ -165,6 +176,13 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 		rec.Parents = []version.ID{w.BaseRecord.ID}
 	} else if w.State.MigratedFrom != "" && w.State.MigratedFrom != rec.DuckLake.Format {
 		rec.DuckLake.MigratedFrom = w.State.MigratedFrom // imported with Migrate
+	}
+	if u := w.State.Undo; u != nil {
+		if u.Kind == UndoRevert {
+			rec.Reverts = u.Version
+		} else {
+			rec.Restores = u.Version
+		}
 	}
 	dataset := version.NewDataset(id, info.Format, dataPath, st)
 	dataset.Totals.ScheduledFiles = &scheduled

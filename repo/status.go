@@ -55,6 +55,8 @@ type Status struct {
 	// commit includes them; PendingWALBytes is its size.
 	PendingWAL      string `json:"pending_wal,omitempty"`
 	PendingWALBytes int64  `json:"pending_wal_bytes,omitempty"`
+	// Undo is a revert or restore written and not committed yet.
+	Undo *PendingUndo `json:"undo,omitempty"`
 }
 
 // TrackingState says how a working directory's base relates to the head
@@ -109,7 +111,7 @@ type StatusOptions struct {
 // without a conversion). Errors:
 // ducklake.ErrLocked while another process holds the catalog.
 func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) {
-	st := &Status{Dir: w.Dir, Repository: store.RedactURL(w.State.Repository), Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, ContinuesBase: true}
+	st := &Status{Dir: w.Dir, Repository: store.RedactURL(w.State.Repository), Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, ContinuesBase: true, Undo: w.State.Undo}
 	if w.BaseRecord != nil {
 		st.BaseSeq = w.BaseRecord.Seq
 		st.BaseSnapshot = w.BaseRecord.DuckLake.Snapshot

@@ -63,6 +63,19 @@ type State struct {
 	// CheckoutOptions.Migrate before it was migrated; the first commit
 	// records it (version.DuckLake.MigratedFrom).
 	MigratedFrom string `json:"migrated_from,omitempty"`
+	// Undo is a revert or restore written into the working catalog and not
+	// committed yet (fdl revert --no-commit, fdl restore): the next commit
+	// records it (version.json reverts or restores) and takes its message
+	// when given none.
+	Undo *PendingUndo `json:"undo,omitempty"`
+}
+
+// PendingUndo is a revert or restore waiting for its commit.
+type PendingUndo struct {
+	Kind     UndoKind   `json:"kind"`
+	Version  version.ID `json:"version"`
+	Snapshot int64      `json:"snapshot"` // the snapshot it wrote
+	Message  string     `json:"message"`  // the commit message it proposes
 }
 
 // Workdir is an open working directory.

@@ -160,6 +160,11 @@ type Record struct {
 	// ducklake extension (from DuckLake.Format). Records written before
 	// fdl recorded it have none; EffectiveReaders derives it for them.
 	Readers *meta.Readers `json:"readers,omitempty"`
+	// Reverts is the version whose changes this one undoes (fdl revert),
+	// Restores the version whose state it brings back (fdl restore); both
+	// empty for any other version (docs/spec.md §6).
+	Reverts  ID `json:"reverts,omitempty"`
+	Restores ID `json:"restores,omitempty"`
 }
 
 // NewReaders returns the Readers of a catalog of DuckLake format format in
@@ -215,6 +220,11 @@ func (r *Record) Validate() error {
 	for _, p := range r.Parents {
 		if _, err := ParseID(string(p)); err != nil {
 			return bad("parent: %v", err)
+		}
+	}
+	for field, id := range map[string]ID{"reverts": r.Reverts, "restores": r.Restores} {
+		if _, err := ParseID(string(id)); id != "" && err != nil {
+			return bad("%s: %v", field, err)
 		}
 	}
 	if len(r.Parents) == 0 && r.Seq != 1 {

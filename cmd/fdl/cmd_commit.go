@@ -28,13 +28,16 @@ writing; their later snapshots wait for the next commit. A DuckDB-format one
 cannot be read while another process holds it (a DuckDB session with it
 attached): commit then refuses, DETACH it first.
 
+After fdl restore or fdl revert --no-commit, the new version records what it
+restores or reverts, and -m may be left out: the prepared message is taken.
+
 The author is --author, else $FDL_AUTHOR, else the login name.`,
 		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return runCommit(cmd.Context(), ios, g, o)
 		},
 	}
-	cmd.Flags().StringVarP(&o.Message, "message", "m", "", "what this version holds (required)")
+	cmd.Flags().StringVarP(&o.Message, "message", "m", "", "what this version holds (required, unless fdl restore or revert --no-commit prepared one)")
 	cmd.Flags().StringVar(&o.Author, "author", "", "who made it (default: $FDL_AUTHOR or the login name)")
 	return cmd
 }

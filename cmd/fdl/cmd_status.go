@@ -77,6 +77,10 @@ func runStatus(ctx context.Context, ios *term.IO, g *globals, o repo.StatusOptio
 	if len(st.Tables) > 0 {
 		ios.Printf("Tables touched: %s\n", strings.Join(st.Tables, ", "))
 	}
+	if u := st.Undo; u != nil {
+		ios.Printf("A %s of version %s (snapshot %d) waits for its commit: fdl commit takes its message\n", u.Kind, ios.ID(string(u.Version)), u.Snapshot)
+		return nil
+	}
 	ios.Printf("Commit them with: fdl commit -m MSG\n")
 	return nil
 }

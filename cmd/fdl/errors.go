@@ -91,6 +91,9 @@ func printError(ios *term.IO, g *globals, err error, code int) {
 // errorKind names an error for JSON output; the kinds are stable
 // (docs/cli.md §errors).
 func errorKind(err error, code int) string {
+	if errors.Is(err, repo.ErrRevertConflict) {
+		return "revert_conflict" // exit 3 (refused), its own kind
+	}
 	switch code {
 	case exitUsage:
 		return "usage"
@@ -106,6 +109,10 @@ func errorKind(err error, code int) string {
 		kind   string
 	}{
 		{repo.ErrGCRefused, "gc_refused"},
+		{repo.ErrNotInHistory, "not_in_history"},
+		{repo.ErrUncommitted, "uncommitted"},
+		{repo.ErrNotRestorable, "not_restorable"},
+		{repo.ErrNothingToUndo, "nothing_to_undo"},
 		{repo.ErrAheadOfFloor, "ahead_of_floor"},
 		{repo.ErrRetentionConflict, "retention_conflict"},
 		{repo.ErrRetired, "retired"},
@@ -252,6 +259,15 @@ func hinted(e error) (string, bool) {
 		return insertBefore(plain, ": "+repo.ErrNothingToPush.Error(), " (commit a change first: fdl commit -m MSG)"), true
 	case *refs.NoSuchRequestError:
 		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (list them with fdl request list)"), true
+	case *repo.RevertConflictError:
+		return insertAfter(insertAfter(plain, "revert the later versions first", " (fdl revert REV)"), "restore the state you want", " (fdl restore --source REV, then fdl commit)"), true
+	case *repo.UndoUncommittedError:
+		return insertAfter(insertAfter(plain, "commit them first", " (fdl commit -m MSG)"), "discard them by restoring the base", " (fdl restore --source "+string(e.Base)+")"), true
+	case *repo.NotInHistoryError:
+		if e.Base == "" || e.Expired {
+			return plain, false
+		}
+		return plain + ": check out the branch that holds it (fdl checkout URL NEWDIR --rev " + e.Rev + ")", true
 	case *repo.LocalWorkError:
 		how := "commit and push them first (fdl commit -m MSG, fdl push)"
 		if e.Unpushed > 0 {

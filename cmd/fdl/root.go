@@ -119,7 +119,7 @@ DuckDB ATTACH.
 	root.AddCommand(
 		newInitCmd(ios, g), newCheckoutCmd(ios, g), newStatusCmd(ios, g), newCommitCmd(ios, g),
 		newPushCmd(ios, g), newPullCmd(ios, g), newLogCmd(ios, g), newShowCmd(ios, g), newAttachCmd(ios, g), newTagCmd(ios, g),
-		newBranchCmd(ios, g), newVerifyCmd(ios, g),
+		newBranchCmd(ios, g), newVerifyCmd(ios, g), newDiffCmd(ios, g), newRevertCmd(ios, g), newRestoreCmd(ios, g),
 		newRetentionCmd(ios, g), newGCCmd(ios, g), newReflogCmd(ios, g), newRequestCmd(ios, g), newVersionCmd(ios, g),
 		newMigrateCmd(ios, g),
 	)
@@ -242,4 +242,22 @@ func (g *globals) withRepo(ctx context.Context, fn func(r *repo.Repo) error) err
 	}
 	defer r.Close()
 	return fn(r)
+}
+
+// withWorkdirRepo opens the working directory (-C DIR or the current one)
+// and the repository it came from, with the progress and step hooks, runs
+// fn and closes the repository.
+func (g *globals) withWorkdirRepo(ctx context.Context, fn func(w *repo.Workdir, r *repo.Repo) error) error {
+	w, err := g.workdir()
+	if err != nil {
+		return err
+	}
+	r, err := w.OpenRepo(ctx)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	opts, _ := g.hooks(g.ios)
+	r.SetOptions(opts)
+	return fn(w, r)
 }

@@ -328,6 +328,12 @@ func (s *sqliteSnapshot) resolveTypes(ctx context.Context, byName map[string]*sq
 type lakeColumns struct {
 	rows      []lakeColumnRow
 	snapshots [][2]int64 // (snapshot_id, schema_version) ordered by id
+	// begins maps (table_id, schema_version) to the snapshot that began
+	// that schema version, from ducklake_schema_versions; table_id is -1
+	// in formats before 1.0, whose table has no table_id column. The
+	// extension keeps these rows when it expires the snapshots
+	// (GetBeginSnapshotForSchemaVersion reads them).
+	begins map[[2]int64]int64
 }
 
 type lakeColumnRow struct {
@@ -370,7 +376,39 @@ func (s *sqliteSnapshot) readLakeColumns(ctx context.Context, byName map[string]
 		}
 		lc.snapshots = append(lc.snapshots, [2]int64{id, sv.Int64})
 	}
-	return lc, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, classifySQLiteError(s.path, "read ducklake_snapshot", err)
+	}
+	rows.Close()
+	return lc, s.readSchemaBegins(ctx, byName["ducklake_schema_versions"], lc)
+}
+
+// readSchemaBegins fills lc.begins from ducklake_schema_versions (t; nil
+// when the catalog has no such table).
+func (s *sqliteSnapshot) readSchemaBegins(ctx context.Context, t *sqliteTable, lc *lakeColumns) error {
+	if t == nil {
+		return nil
+	}
+	q := "SELECT -1, schema_version, begin_snapshot FROM ducklake_schema_versions"
+	if slices.Contains(t.cols, "table_id") {
+		q = "SELECT coalesce(table_id, -1), schema_version, begin_snapshot FROM ducklake_schema_versions"
+	}
+	rows, err := s.conn.QueryContext(ctx, q)
+	if err != nil {
+		return classifySQLiteError(s.path, "read ducklake_schema_versions", err)
+	}
+	defer rows.Close()
+	lc.begins = map[[2]int64]int64{}
+	for rows.Next() {
+		var table, sv, begin sql.NullInt64
+		if err := rows.Scan(&table, &sv, &begin); err != nil {
+			return classifySQLiteError(s.path, "read ducklake_schema_versions", err)
+		}
+		if sv.Valid && begin.Valid {
+			lc.begins[[2]int64{table.Int64, sv.Int64}] = begin.Int64
+		}
+	}
+	return rows.Err()
 }
 
 // typeInlined sets the DuckDB types of an inlined-data table
@@ -379,9 +417,10 @@ func (s *sqliteSnapshot) readLakeColumns(ctx context.Context, byName map[string]
 // "_ducklake_" from DuckLake 1.1 on) are BIGINT; the other columns are the table's top-level
 // columns at the first snapshot with that schema version, in column_order
 // (the extension creates the table from exactly these:
-// GetInlinedTableQuery). When that snapshot no longer exists (expired) each
-// column is looked up by name among the table's columns, which must then
-// all have one type.
+// GetInlinedTableQuery). When that snapshot no longer exists (expired) the
+// snapshot ducklake_schema_versions records as its beginning stands in;
+// failing that each column is looked up by name among the table's columns,
+// which must then all have one type.
 func (lc *lakeColumns) typeInlined(t *sqliteTable, internal []string) error {
 	m := inlinedDataRE.FindStringSubmatch(t.name)
 	tableID, _ := strconv.ParseInt(m[1], 10, 64)
@@ -438,9 +477,10 @@ func (lc *lakeColumns) columnTree(tableID int64) func(r lakeColumnRow, at int64)
 	return build
 }
 
-// topColumnsAt returns the first snapshot with schema version sv (-1 when
-// none is left) and table tableID's top-level columns visible there, in
-// column_order.
+// topColumnsAt returns the first snapshot with schema version sv (when
+// none is left, the snapshot ducklake_schema_versions says began it; -1
+// when neither is known) and table tableID's top-level columns visible
+// there, in column_order.
 func (lc *lakeColumns) topColumnsAt(tableID, sv int64) (int64, []lakeColumnRow) {
 	at := int64(-1)
 	for _, s := range lc.snapshots {
@@ -450,7 +490,16 @@ func (lc *lakeColumns) topColumnsAt(tableID, sv int64) (int64, []lakeColumnRow) 
 		}
 	}
 	if at < 0 {
-		return at, nil
+		// Every snapshot with that schema version expired: the snapshot
+		// that began it, as the extension records it.
+		b, ok := lc.begins[[2]int64{tableID, sv}]
+		if !ok {
+			b, ok = lc.begins[[2]int64{-1, sv}]
+		}
+		if !ok {
+			return -1, nil
+		}
+		at = b
 	}
 	var top []lakeColumnRow
 	for _, r := range lc.rows {

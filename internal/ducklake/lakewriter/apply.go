@@ -19,7 +19,9 @@ const Ops = `  create-table SCHEMA TABLE COL:TYPE[,COL:TYPE…]
   rename-column SCHEMA TABLE OLD NEW
   create-view SCHEMA VIEW SQL
   drop-view SCHEMA VIEW
-  create-schema SCHEMA`
+  create-schema SCHEMA
+  restore SNAPSHOT                 the state of SNAPSHOT, as a new snapshot
+  revert AFTER UPTO                undo snapshots AFTER+1..UPTO, as a new snapshot`
 
 // Apply runs one named operation (see Ops) with string arguments, as the
 // demo's and the CLI tests' "lakewrite" commands spell it. Each makes one
@@ -40,7 +42,8 @@ func Apply(ctx context.Context, w *Writer, op string, a []string) error {
 		return ColumnDef{Name: name, Type: typ, Nullable: true}, nil
 	}
 	arity := map[string]int{"create-table": 3, "insert": 3, "inline": 3, "delete": 3, "compact": 2, "rename-table": 3,
-		"drop-table": 2, "add-column": 3, "drop-column": 3, "rename-column": 4, "create-view": 3, "drop-view": 2, "create-schema": 1}
+		"drop-table": 2, "add-column": 3, "drop-column": 3, "rename-column": 4, "create-view": 3, "drop-view": 2, "create-schema": 1,
+		"restore": 1, "revert": 2}
 	n, ok := arity[op]
 	if !ok {
 		return fmt.Errorf("lakewrite: unknown operation %q; operations:\n%s", op, Ops)
@@ -86,6 +89,20 @@ func Apply(ctx context.Context, w *Writer, op string, a []string) error {
 		return w.CreateView(ctx, a[0], a[1], a[2])
 	case "drop-view":
 		return w.DropView(ctx, a[0], a[1])
+	case "restore", "revert":
+		var n [2]int64
+		for i, v := range a {
+			if _, err := fmt.Sscan(v, &n[i]); err != nil {
+				return fmt.Errorf("lakewrite %s: %q is not a snapshot id", op, v)
+			}
+		}
+		var err error
+		if op == "restore" {
+			_, err = w.Restore(ctx, n[0])
+		} else {
+			_, err = w.Revert(ctx, n[0], n[1])
+		}
+		return err
 	default: // create-schema
 		return w.CreateSchema(ctx, a[0])
 	}

@@ -142,6 +142,12 @@ type Writer struct {
 	// extension's CALL <lake>.set_commit_message). Catalogs without those
 	// columns (before 0.3) are not supported anyway.
 	Author, Message string
+	// CheckFiles, when set, is called by Restore and Revert with the
+	// resolved paths (DuckLake's path rules: a relative path under its
+	// table's, its schema's and data_path) of the data and delete files
+	// the new snapshot makes visible again, before it is committed; an
+	// error aborts the snapshot.
+	CheckFiles func(paths []string) error
 
 	path     string
 	db       *sql.DB
