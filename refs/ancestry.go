@@ -9,7 +9,7 @@ import (
 )
 
 // IsAncestor reports whether anc is id or reachable from id through
-// parents. This is the fast-forward rule (DESIGN.md §4.2): a branch holding
+// parents. This is the fast-forward rule (docs/spec.md §10.2): a branch holding
 // anc may move to id only when it is true.
 //
 // It reads anc's record for its seq, then walks id's first-parent history

@@ -106,7 +106,7 @@ func (e *MissingBranchError) Unwrap() error { return e.Err }
 
 // MoveRefusedError is returned when a branch would move to a version that
 // does not descend from the one it holds, without MoveOptions.Backwards
-// (DESIGN.md §4.4: moving back is explicit). It wraps ErrRefused.
+// (docs/spec.md §10.4: moving back is explicit). It wraps ErrRefused.
 type MoveRefusedError struct {
 	Branch Name
 	Old    version.ID

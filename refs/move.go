@@ -12,7 +12,7 @@ import (
 type MoveOptions struct {
 	// Backwards allows moving to a version that is not a descendant of the
 	// one the branch holds, and replacing a branch ref that does not parse
-	// (DESIGN.md §4.4: moving back is explicit).
+	// (docs/spec.md §10.4: moving back is explicit).
 	Backwards bool
 	// Why is recorded in the ref log entry (a default says what happened).
 	Why string
@@ -38,7 +38,7 @@ type MoveResult struct {
 // MoveBranch moves the existing branch name to rev's version with Update. A
 // forward move (the branch's version is an ancestor of rev's: IsAncestor)
 // always goes, logged as ActionForward; any other move only with
-// o.Backwards, logged as ActionMoveBack (DESIGN.md §4.4). A branch ref that
+// o.Backwards, logged as ActionMoveBack (docs/spec.md §10.4). A branch ref that
 // does not parse is replaced only with o.Backwards (what it held cannot be
 // compared), logged as ActionRepair with Old "".
 //

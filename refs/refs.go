@@ -1,13 +1,13 @@
 // Package refs is the ref manager of a repository (the model of lakeFS's
 // graveler ref manager): it reads refs — small files under refs/ that each
-// hold one version id and a newline (DESIGN.md §2) — and is the only code
+// hold one version id and a newline (docs/spec.md §1) — and is the only code
 // that moves them. It owns creating, moving (forward, backwards with a
 // reason, repairing a damaged ref) and deleting refs, the ref log that
 // records every move, revision parsing and resolution (main~2, main@12, id
 // prefixes), and the short ids shown to people.
 //
 // Every move goes through Manager.Update: the ref log entry, then one
-// compare-and-swap on the store (DESIGN.md §4.3), then, if the swap failed,
+// compare-and-swap on the store (docs/spec.md §10.3), then, if the swap failed,
 // the entry is removed. The caller's rule for the move (the fast-forward
 // check of a push, the retention check of a new ref) is passed in as a
 // Check. Records reach the manager through the Records interface, which the

@@ -15,7 +15,7 @@ import (
 // as a DuckLake database named alias. When the catalog's data_path is the
 // repository's data path as recorded at init but the repository is now
 // reached at another location, DATA_PATH and OVERRIDE_DATA_PATH point
-// DuckDB at the data/ folder as reached now (DESIGN.md §5a). When the
+// DuckDB at the data/ folder as reached now (docs/spec.md §8). When the
 // catalog or the data it reads lives in the repository's object store (S3,
 // GCS, Azure), the statement is preceded, on the same line, by the DuckDB
 // CREATE SECRET the reader needs (without credentials: a credential chain

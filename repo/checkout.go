@@ -91,7 +91,7 @@ type CheckoutResult struct {
 	Migration *ducklake.MigrateInfo `json:"migration,omitempty"`
 }
 
-// Checkout makes a working directory (DESIGN.md §6): DIR/ducklake.duckdb and
+// Checkout makes a working directory (docs/cli.md): DIR/ducklake.duckdb and
 // DIR/.fdl/. The catalog is a checked copy of a version (sha256 verified
 // before anything is written into DIR), a frozen copy of an existing catalog
 // file (From), or, for a branch with no version yet, a new empty catalog

@@ -24,7 +24,7 @@ type CommitOptions struct {
 }
 
 // Commit freezes the working catalog into a new version held locally in
-// DIR/.fdl/versions/<id>/ until pushed (DESIGN.md §1, §3). The working
+// DIR/.fdl/versions/<id>/ until pushed (docs/spec.md §6, §12). The working
 // catalog is read, never changed. It refuses (ErrNothingToCommit) when the
 // catalog has no snapshot after its base, and (ErrNotDescendant) when the
 // catalog's snapshots do not continue the base's: the base's last snapshot
@@ -199,7 +199,7 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 
 // checkLineage checks that snaps (sorted by id) continue the base version's
 // timeline and returns the first snapshot id the new version adds
-// (DESIGN.md §4.6).
+// (docs/spec.md §10.6).
 func (w *Workdir) checkLineage(snaps []ducklake.Snapshot) (int64, error) {
 	if len(snaps) == 0 {
 		return 0, fmt.Errorf("%s has no snapshot: %w", w.CatalogPath(), ErrNotDescendant)

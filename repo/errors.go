@@ -58,7 +58,7 @@ var (
 	// to be) deleted, its record stays. *RetiredError wraps it.
 	ErrRetired = errors.New("version is out of retention")
 	// ErrAheadOfFloor: a deletion of a version's bytes was asked before the
-	// floor took it out of retention (DESIGN.md §4.7).
+	// floor took it out of retention (docs/spec.md §10.7).
 	ErrAheadOfFloor = errors.New("refused: ahead of the retention floor")
 	// ErrRetentionConflict: the policy or the floor changed between read and
 	// write (another gc or a policy change); nothing was written.
@@ -122,7 +122,7 @@ func (NothingToPushError) Error() string {
 
 func (NothingToPushError) Unwrap() error { return ErrNothingToPush }
 
-// RefusedError says why a push did not move a branch (DESIGN.md §4.2,
+// RefusedError says why a push did not move a branch (docs/spec.md §10.2,
 // §4.3): the way on is to check the branch out again and redo the change.
 // It wraps refs.ErrRefused.
 type RefusedError struct {
@@ -148,7 +148,7 @@ func (e *RefusedError) Error() string {
 func (e *RefusedError) Unwrap() error { return refs.ErrRefused }
 
 // ChecksumError reports a catalog whose bytes differ from its record
-// (DESIGN.md §4.5). It wraps ErrChecksum.
+// (docs/spec.md §10.5). It wraps ErrChecksum.
 type ChecksumError struct {
 	Version           version.ID
 	WantSize, GotSize int64

@@ -47,7 +47,7 @@ type GCResult struct {
 
 // ApplyGC carries a plan out in four steps, each resumable: a crash at any
 // point leaves a repository that verify accepts and that the next gc
-// finishes (DESIGN.md §4.7; docs/spec.md §16):
+// finishes (docs/spec.md §10.7; docs/spec.md §16):
 //
 //  1. move the floor: one compare-and-swap of retention/floor.json from the
 //     version the plan read (ErrRetentionConflict if it changed: nothing

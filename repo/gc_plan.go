@@ -94,7 +94,7 @@ func (p *GCPlan) Empty() bool {
 
 // PlanGC computes what gc does, writing nothing to the repository (on
 // object stores catalogs are copied to a temporary folder to be read;
-// DESIGN.md §4.7; docs/spec.md §16). It reads the
+// docs/spec.md §10.7; docs/spec.md §16). It reads the
 // policy, the floor, every ref, every ref log entry, every version folder
 // (records and markers), the data-file table of every catalog it keeps or
 // retires (each checked against its record's sha256 first), and the listing
@@ -375,10 +375,10 @@ func (plan *GCPlan) total() {
 // disk, a folder inside data/ linked elsewhere). It keeps, with a warning,
 // every planned deletion whose file
 //   - lies, with links resolved, outside every data folder location (a
-//     link inside data/ pointing out of the repository: DESIGN.md §5a), or
+//     link inside data/ pointing out of the repository: docs/spec.md §8), or
 //   - is the same file (device and inode) as one a catalog in retention
 //     can read at or after its floor or names outside the repository,
-//     however each is spelled (DESIGN.md §4.7: nothing reachable is
+//     however each is spelled (docs/spec.md §10.7: nothing reachable is
 //     deleted).
 //
 // It returns the deletions that pass.
@@ -517,7 +517,7 @@ func (r *Repo) gcInput(ctx context.Context, now time.Time) (in *retention.Input,
 }
 
 // normaliser places data-file paths for this repository: its data/ folder
-// as reached now and as recorded in fdl.json at init (DESIGN.md §5a).
+// as reached now and as recorded in fdl.json at init (docs/spec.md §8).
 func (r *Repo) normaliser() (*retention.Normaliser, error) {
 	_, local := r.folder()
 	return retention.NewNormaliser([]string{r.DataLocation(), r.cfg.DataPath}, local)

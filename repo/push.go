@@ -109,7 +109,7 @@ type PushResult struct {
 
 // Push uploads pending versions (oldest first; each one's first parent is
 // the previous one or already in the store) and moves branch to head, fast-
-// forward only (DESIGN.md §4.1–4.3), as one refs.Manager.Update: the
+// forward only (docs/spec.md §10.1–10.3), as one refs.Manager.Update: the
 // branch is read, the fast-forward check (refs.IsAncestor, which walks
 // head's first parents down to the seq of the version the branch holds,
 // and no further) and the uploads run, then its ref log entry,

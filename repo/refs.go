@@ -217,7 +217,7 @@ func (r *Repo) DeleteBranch(ctx context.Context, name string) (*DeletedBranch, e
 // MoveOptions are the inputs of MoveBranch.
 type MoveOptions struct {
 	// Backwards allows moving to a version that is not a descendant of the
-	// one the branch holds (DESIGN.md §4.4: moving back is explicit).
+	// one the branch holds (docs/spec.md §10.4: moving back is explicit).
 	Backwards bool
 	// Why is recorded in the ref log entry.
 	Why string

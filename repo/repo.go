@@ -1,5 +1,5 @@
 // Package repo is a repository over a store: fdl.json, HEAD, refs and
-// versions (DESIGN.md §2), and the working directories checked out of it.
+// versions (docs/spec.md §1), and the working directories checked out of it.
 // It is the library the commands call, one method per command, each
 // returning a result value: Init, Checkout, Workdir.Status, Workdir.Commit,
 // Workdir.Push, History (log), Show, ListRefs, CreateTag, CreateBranch,

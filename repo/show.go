@@ -14,7 +14,7 @@ import (
 // Shown is one version as 'fdl show' presents it: its record and dataset,
 // its short id and the DuckDB statement a reader attaches it with; for a
 // version out of retention, when and why it left instead of the dataset
-// and with no statement (DESIGN.md §4.7: the record stays, the catalog
+// and with no statement (docs/spec.md §10.7: the record stays, the catalog
 // goes). Its JSON is 'fdl show --json'.
 type Shown struct {
 	Record  *version.Record  `json:"record"`

@@ -52,13 +52,13 @@ type VerifyReport struct {
 	Retired int `json:"retired_count"`
 	// DataFiles and DataOutside count, with Data, the distinct files inside
 	// data/ that catalogs in retention list, and the rows naming files
-	// outside the repository (not checked: DESIGN.md §5a).
+	// outside the repository (not checked: docs/spec.md §8).
 	DataFiles   int `json:"data_files_checked"`
 	DataOutside int `json:"data_files_outside"`
 	// Packs counts the history packs checked against the records.
 	Packs int `json:"packs_checked"`
 	// Incomplete lists version folders without version.json that no ref
-	// reaches: left by an interrupted push; harmless (DESIGN.md §4.1).
+	// reaches: left by an interrupted push; harmless (docs/spec.md §10.1).
 	Incomplete []version.ID `json:"incomplete"`
 }
 
@@ -75,7 +75,7 @@ type VerifyOptions struct {
 	Data bool
 }
 
-// Verify checks the repository (DESIGN.md §4, §5, §6 'fdl verify'): HEAD
+// Verify checks the repository (docs/spec.md §5.1, §10): HEAD
 // and every ref parse and point at a complete version in retention; every
 // record parses, its parents exist, seq is the first parent's + 1, ids and
 // snapshots grow along parents; the retention policy, floor, markers and

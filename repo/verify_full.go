@@ -54,7 +54,7 @@ const (
 	CodeCatalogRecord Code = "catalog-record-snapshot"
 	// CodeCatalogTimeline: the catalog no longer holds its first parent's
 	// last snapshot with the same snapshot_time, so it does not continue
-	// the parent's timeline (DESIGN.md §4.6).
+	// the parent's timeline (docs/spec.md §10.6).
 	CodeCatalogTimeline Code = "catalog-timeline"
 	// CodeTempLeftover (a note): a folder store's temporary file of an
 	// interrupted write under data/ or versions/ (store.TempCleaner).
@@ -240,10 +240,10 @@ func (r *Repo) verifyRetired(ctx context.Context, vs *verifyState, id version.ID
 }
 
 // verifyCatalog fetches a version's catalog (checking its size and sha256),
-// checks the DuckLake catalog invariants inside it (DESIGN.md §5; a gap in
+// checks the DuckLake catalog invariants inside it (docs/spec.md §5.1; a gap in
 // snapshot ids goes to note, not add), that its last snapshot is the one
 // its record names and that it still holds its first parent's last snapshot
-// (DESIGN.md §4.6) and, with --data, records the data files it can read at
+// (docs/spec.md §10.6) and, with --data, records the data files it can read at
 // or after its floor.
 func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.Record, add, note func(code Code, obj, format string, a ...any)) error {
 	dst := filepath.Join(vs.tmp, string(rec.ID)+".duckdb")
@@ -346,7 +346,7 @@ func (r *Repo) verifyReachable(rec *version.Record, files []ducklake.DataFile, a
 // verifyLineage checks a catalog against its record: its last snapshot is
 // rec.DuckLake.Snapshot made at rec.DuckLake.SnapshotTime, and it holds its
 // first parent's last snapshot with the parent record's snapshot_time (the
-// rule commit enforces, DESIGN.md §4.6; older snapshots may be expired).
+// rule commit enforces, docs/spec.md §10.6; older snapshots may be expired).
 func (r *Repo) verifyLineage(ctx context.Context, c *ducklake.Catalog, rec *version.Record, add func(code Code, obj, format string, a ...any)) error {
 	snaps, err := c.Snapshots(ctx)
 	if err != nil {

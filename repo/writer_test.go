@@ -33,7 +33,7 @@ func col(n, t string) lakewriter.ColumnDef {
 // files, deletes, inlined rows, compaction — commits and pushes each, and
 // checks every version's dataset.json, the snapshot ranges, and that each
 // ancestor's state read from the newest catalog equals its own dataset
-// (DESIGN.md §5).
+// (docs/spec.md §5.1).
 func TestWriterHistory(t *testing.T) {
 	ctx := context.Background()
 	steps := []step{

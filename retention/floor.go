@@ -48,7 +48,7 @@ type BranchFloor struct {
 	Floor version.ID `json:"floor"`
 	Seq   int64      `json:"seq"` // Floor's seq
 	// Snapshot is Floor's DuckLake snapshot: the branch's catalogs keep
-	// every data file visible at this snapshot or later (DESIGN.md §5).
+	// every data file visible at this snapshot or later (docs/spec.md §5.1).
 	Snapshot int64 `json:"snapshot"`
 }
 

@@ -25,7 +25,7 @@ type Place struct {
 	Canonical string
 	// Key is the store key ("data/…") when the file lies in the
 	// repository's data folder, else "" (outside the repository: gc never
-	// deletes it, DESIGN.md §5a).
+	// deletes it, docs/spec.md §8).
 	Key string
 	// Alias is a second store key the same text may name, else "": a
 	// file:// URL holding %XX escapes names the literal file for DuckDB

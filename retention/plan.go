@@ -160,7 +160,7 @@ type Decision struct {
 // store.MaxSwapSize, 1 MiB). A variable so tests can lower it.
 var maxFloorRetired = 4000
 
-// Decide applies the policy to the versions (DESIGN.md §4.7; docs/spec.md
+// Decide applies the policy to the versions (docs/spec.md §10.7; docs/spec.md
 // §16 steps 1, 2 and 4). It does no I/O. Errors name what makes gc refuse:
 // a ref holding a version without a complete record, a version in
 // retention whose catalog is missing without a marker, a version a ref
@@ -215,7 +215,7 @@ func (x *decider) rec(id version.ID) *version.Record {
 
 func (x *decider) reachable(id version.ID) bool { return x.fromRefs[id] || x.fromLogs[id] }
 
-// reach fills fromRefs and fromLogs, over every parent (DESIGN.md §4.7:
+// reach fills fromRefs and fromLogs, over every parent (docs/spec.md §10.7:
 // nothing reachable from a ref's retained versions is deleted). It refuses
 // a ref holding a version without a complete record, and an ancestor of a
 // ref that has a folder but no record.
@@ -525,7 +525,7 @@ func retireReason(p Policy, r *version.Record, onRefs bool, now time.Time) strin
 // FloorSnapshot returns the snapshot from which the catalog of version id
 // keeps its data files: the DuckLake snapshot of the oldest version of the
 // unbroken run of versions in retention that ends at id, following first
-// parents (DESIGN.md §5: a file stays while it is visible at any snapshot
+// parents (docs/spec.md §5.1: a file stays while it is visible at any snapshot
 // at or after the floor). rec returns a version's record (nil if unknown);
 // in reports whether a version is in retention.
 func FloorSnapshot(id version.ID, rec func(version.ID) *version.Record, in func(version.ID) bool) int64 {
@@ -553,7 +553,7 @@ func floorVersion(id version.ID, rec func(version.ID) *version.Record, in func(v
 }
 
 // VisibleFrom reports whether a data-file row is visible at some snapshot
-// at or after floor (DESIGN.md §5: visible at S when begin_snapshot <= S
+// at or after floor (docs/spec.md §5.1: visible at S when begin_snapshot <= S
 // and (end_snapshot IS NULL or S < end_snapshot); the catalog reaches every
 // snapshot up to its own, which is >= begin_snapshot). A closed row with
 // end_snapshot <= begin_snapshot breaks a catalog invariant: it counts as

@@ -1,5 +1,5 @@
 // Package retention decides what a repository keeps and what garbage
-// collection may delete (DESIGN.md §4.7, §5, §5a; docs/spec.md §13–§16).
+// collection may delete (docs/spec.md §5.1, §8, §10.7, §13–§16).
 //
 // It holds the formats fdl writes for retention — the policy
 // (retention/policy.json), the floor (retention/floor.json) and the
@@ -9,7 +9,7 @@
 // data/ listing) to what gc does. It performs no I/O: package repo reads the
 // store, calls the planner, and carries the plan out step by step.
 //
-// The safety model, in DESIGN.md §4.7's words: first move the retention
+// The safety model, as docs/spec.md §10.7 states it: first move the retention
 // floor (logical, always safe), then delete bytes below it; the second step
 // refuses to run ahead of the first. Nothing a version in retention needs is
 // ever deleted: no catalog of a kept version, no data file a kept catalog

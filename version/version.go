@@ -1,5 +1,5 @@
 // Package version defines a version's record (version.json) and its dataset
-// description (dataset.json), as docs/spec.md lays them out (DESIGN.md §3).
+// description (dataset.json), as docs/spec.md lays them out (docs/spec.md §6).
 package version
 
 import (
@@ -46,7 +46,7 @@ func NewID() (ID, error) {
 // NewIDAfter returns a fresh UUIDv7 id that sorts after parent, even when
 // this machine's clock is behind the one that made parent: its timestamp is
 // then parent's millisecond + 1 (RFC 9562 §6.2 allows a monotonic counter in
-// place of the clock). DESIGN.md §4.6: ids only grow along a branch.
+// place of the clock). docs/spec.md §10.6: ids only grow along a branch.
 func NewIDAfter(parent ID) (ID, error) {
 	id, err := NewID()
 	if err != nil || parent == "" || id > parent {
@@ -140,7 +140,7 @@ type DuckLake struct {
 	MigratedFrom string `json:"migrated_from,omitempty"`
 }
 
-// Record is version.json: the record of one version (DESIGN.md §3). It is
+// Record is version.json: the record of one version (docs/spec.md §6). It is
 // written once, last, and never changed.
 type Record struct {
 	RecordFormat int       `json:"format"`

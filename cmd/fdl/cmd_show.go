@@ -145,7 +145,7 @@ func printMigrationNote(ios *term.IO, v *repo.Shown) {
 }
 
 // printRetired prints the record of a version out of retention and when it
-// left; no ATTACH line (DESIGN.md §4.7: the record stays, the catalog goes).
+// left; no ATTACH line (docs/spec.md §10.7: the record stays, the catalog goes).
 func printRetired(ios *term.IO, v *repo.Shown) {
 	rec, ret := v.Record, v.Retirement
 	ios.Printf("%s %s %s\n", ios.Heading("version"), ios.ID(string(rec.ID)), ios.Bad("(retired)"))

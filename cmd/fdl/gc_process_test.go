@@ -183,7 +183,7 @@ func neededFiles(t *testing.T, url string) []string {
 // leaves its intent: the next gc on this host sees its process is gone) —
 // then checks that no file a kept catalog reads is missing, runs gc again,
 // and compares the end state with an uninterrupted run: the same objects,
-// verify --data clean (DESIGN.md §4.7).
+// verify --data clean (docs/spec.md §10.7).
 func TestGCKillAtEveryStep(t *testing.T) {
 	tmpl := gcTemplate(t)
 	env := []string{"TMPDIR=" + t.TempDir()}

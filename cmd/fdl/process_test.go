@@ -127,7 +127,7 @@ func verifyClean(t *testing.T, url string) {
 
 // TestConcurrentPushes: 16 separate processes push onto the same base, 20
 // rounds: exactly one wins each round, the others exit 3 (refused), verify
-// is clean and every winner is in main's history (DESIGN.md §4.3). The same
+// is clean and every winner is in main's history (docs/spec.md §10.3). The same
 // runs on the S3 and Azure servers (TestConcurrentPushesS3, …Azure).
 func TestConcurrentPushes(t *testing.T) { concurrentPushes(t, "") }
 
@@ -248,7 +248,7 @@ func fileDigest(t *testing.T, p string) string {
 // TestKillAtEveryStep kills (SIGKILL) fdl commit and fdl push at each of
 // their steps: the branch holds its old version or the new complete one,
 // verify is clean, the working catalog is unchanged, and running the
-// command again completes (DESIGN.md §4.1).
+// command again completes (docs/spec.md §10.1).
 func TestKillAtEveryStep(t *testing.T) {
 	ctx := context.Background()
 	steps := []string{"commit:freeze", "commit:dataset", "commit:record", "commit:state",

@@ -409,7 +409,7 @@ func (c *Catalog) snapshots(ctx context.Context, tail string) ([]Snapshot, error
 	return out, rows.Err()
 }
 
-// visible is the MVCC rule of DESIGN.md §5 / the DuckLake spec: a row is
+// visible is the MVCC rule of docs/spec.md §5.1 (the DuckLake spec's): a row is
 // visible at snapshot s when begin_snapshot <= s AND (end_snapshot IS NULL OR
 // s < end_snapshot). prefix qualifies the columns ("" or "x.").
 func visible(prefix string, s int64) string {

@@ -43,7 +43,7 @@ type Violation struct {
 	Note bool `json:"note,omitempty"`
 }
 
-// CheckInvariants checks the catalog invariants of DESIGN.md §5 over every
+// CheckInvariants checks the catalog invariants of docs/spec.md §5.1 over every
 // row, whatever its snapshots (DuckLake spec: ducklake_snapshot,
 // ducklake_schema, ducklake_table, ducklake_view, ducklake_column,
 // ducklake_data_file, ducklake_delete_file):

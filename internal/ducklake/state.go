@@ -15,7 +15,7 @@ import (
 )
 
 // State returns what the catalog holds at snapshot: the schemas, tables and
-// views visible there (DESIGN.md §5: begin_snapshot <= S AND (end_snapshot IS
+// views visible there (docs/spec.md §5.1: begin_snapshot <= S AND (end_snapshot IS
 // NULL OR S < end_snapshot); DuckLake spec: ducklake_schema, ducklake_table,
 // ducklake_view, ducklake_column), sorted by name. Each table carries its
 // top-level columns in column_order, nested fields under Children (matched by

@@ -8,7 +8,7 @@
 // httpstore) and is made known to Open by Register, which the program
 // calls for the kinds it links (cmd/fdl registers all of them).
 //
-// Every implementation gives the same guarantees (DESIGN.md §2, §4.3):
+// Every implementation gives the same guarantees (docs/spec.md §1, §10.3):
 //   - Create is create-only: of any number of concurrent Creates of one key,
 //     exactly one succeeds and the rest get ErrExist. A reader never sees a
 //     partly written object.

@@ -89,7 +89,7 @@ func hasColumn(t *testing.T, db *sql.DB, table, col string) bool {
 	return queryInt(t, db, "SELECT count(*) FROM duckdb_columns() WHERE database_name = 'cat' AND table_name = ? AND column_name = ?", table, col) > 0
 }
 
-// checkInvariants checks the catalog invariants of DESIGN.md §5 with plain
+// checkInvariants checks the catalog invariants of docs/spec.md §5.1 with plain
 // SQL: snapshot ids without gaps, every closed row has end_snapshot >
 // begin_snapshot, the last snapshot's counters exceed every id used, and
 // references between schemas, tables, columns and files hold. Data and

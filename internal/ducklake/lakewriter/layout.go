@@ -62,7 +62,7 @@ var createTableStatements11 = func() []string {
 }()
 
 // layout records which of the version-dependent columns a catalog has, read
-// from the catalog itself (DESIGN.md §5: the version string does not fix the
+// from the catalog itself (docs/spec.md §5.1: the version string does not fix the
 // table set).
 type layout struct {
 	v04 bool // 0.4 or 1.0 behaviour (else 0.3)

@@ -7,7 +7,7 @@
 // SQLite drivers that package ducklake reads them with.
 package meta
 
-// State is what a catalog holds at one snapshot (DESIGN.md §5 visibility rule).
+// State is what a catalog holds at one snapshot (docs/spec.md §5.1 visibility rule).
 type State struct {
 	Snapshot int64    `json:"snapshot"`
 	Schemas  []Schema `json:"schemas"`

@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite every store.Store must pass
-// (DESIGN.md §2, §4.3), and Faulty, a Store wrapper that injects faults for
+// (docs/spec.md §1, §10.3), and Faulty, a Store wrapper that injects faults for
 // crash tests of commit and push.
 package storetest
 
