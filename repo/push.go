@@ -533,7 +533,7 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		return fmt.Errorf("local version %s: %w", head.Record.ID, err)
 	}
 	defer keys.Close()
-	if len(local) > 0 {
+	if len(local) > 0 && !r.opts.AllowLocalData {
 		slices.Sort(local)
 		local = slices.Compact(local)
 		return &LocalDataError{Version: head.Record.ID, Seq: head.Record.Seq, Where: r.where, Paths: local[:min(len(local), 5)], Count: len(local)}

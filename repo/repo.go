@@ -87,6 +87,13 @@ type Options struct {
 	// Step, if set, is called with the name of each step of commit and push
 	// just before it runs ("push:catalog", …); tests use it to inject crashes.
 	Step func(name string)
+	// AllowLocalData lets push publish, and verify note rather than report,
+	// a version whose data files are read by a local path while the
+	// repository is not a folder of this machine (an object store): for
+	// setups whose readers share the writer's disk, and for tests whose
+	// writers cannot write to the store. Off, such a push is refused
+	// (*LocalDataError) and verify reports data-local-path (docs/spec.md §8).
+	AllowLocalData bool
 }
 
 // Repo is an open repository.

@@ -350,6 +350,48 @@ func (r *Repo) ShowRequest(ctx context.Context, name string) (*RequestView, erro
 	return v, nil
 }
 
+// DiffRequest returns what approving request name would change on its
+// target branch: the request's version against the last version it shares
+// with the target's head (Diff with MergeBase, as 'git diff
+// target...request'), so a target that moved on since does not show its
+// own changes as undone. Errors: *refs.NoSuchRequestError,
+// *NoSuchTargetError (the target branch is gone), Diff's.
+func (r *Repo) DiffRequest(ctx context.Context, name string) (*DiffResult, error) {
+	n, err := refs.Request(name)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := r.refs.Read(ctx, n)
+	if errors.Is(err, refs.ErrNotFound) {
+		return nil, &refs.NoSuchRequestError{Request: n, Where: r.where}
+	}
+	if err != nil {
+		return nil, err
+	}
+	q, err := r.describeRequest(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if q.TargetHead == "" {
+		return nil, &NoSuchTargetError{Request: n, Target: q.IntoRef}
+	}
+	return r.Diff(ctx, DiffOptions{From: string(q.TargetHead), To: string(ref.ID), MergeBase: true})
+}
+
+// NoSuchTargetError: a request's target branch does not exist (deleted
+// since the request was made), so there is nothing to compare it with or
+// approve it onto. It wraps refs.ErrNotFound.
+type NoSuchTargetError struct {
+	Request refs.Name
+	Target  refs.Name
+}
+
+func (e *NoSuchTargetError) Error() string {
+	return fmt.Sprintf("request %s is for branch %s, which does not exist: %v", e.Request.Short(), e.Target.Short(), refs.ErrNotFound)
+}
+
+func (e *NoSuchTargetError) Unwrap() error { return refs.ErrNotFound }
+
 // ApproveRequest moves the request's target branch forward to its version
 // (refs.Manager.Approve: a fast-forward, refused as any push is when it is
 // not one — refs.ErrRefused — or when another writer moved the target

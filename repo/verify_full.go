@@ -291,7 +291,11 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 		return nil
 	}
 	if !onDisk {
-		r.verifyReachable(rec, files, add)
+		if r.opts.AllowLocalData {
+			r.verifyReachable(rec, files, note)
+		} else {
+			r.verifyReachable(rec, files, add)
+		}
 	}
 	if vs.dp == nil || !vs.reached[rec.ID] {
 		return nil

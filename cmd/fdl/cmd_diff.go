@@ -64,24 +64,30 @@ func runDiff(ctx context.Context, ios *term.IO, g *globals, o *diffOptions, do r
 		if err != nil {
 			return err
 		}
-		if g.JSON {
-			return printJSON(ios, d)
-		}
-		ios.Printf("%s %s .. %s\n", ios.Heading("diff"), sideName(ios, d.From), sideName(ios, d.To))
-		if d.Catalogs == repo.TwoCatalogs {
-			ios.Printf("%s\n", ios.Dim("two timelines: each side read from its own catalog; rows inserted and deleted are not known"))
-		}
-		if d.Empty() {
-			ios.Printf("No changes\n")
-			return nil
-		}
-		if o.Stat {
-			printDiffStat(ios, d.Diff)
-			return nil
-		}
-		printDiff(ios, d.Diff)
-		return nil
+		return printDiffResult(ios, g, o, d)
 	})
+}
+
+// printDiffResult prints a diff (fdl diff, fdl request diff): JSON, or the
+// sides and the changes (one line per table with --stat).
+func printDiffResult(ios *term.IO, g *globals, o *diffOptions, d *repo.DiffResult) error {
+	if g.JSON {
+		return printJSON(ios, d)
+	}
+	ios.Printf("%s %s .. %s\n", ios.Heading("diff"), sideName(ios, d.From), sideName(ios, d.To))
+	if d.Catalogs == repo.TwoCatalogs {
+		ios.Printf("%s\n", ios.Dim("two timelines: each side read from its own catalog; rows inserted and deleted are not known"))
+	}
+	if d.Empty() {
+		ios.Printf("No changes\n")
+		return nil
+	}
+	if o.Stat {
+		printDiffStat(ios, d.Diff)
+		return nil
+	}
+	printDiff(ios, d.Diff)
+	return nil
 }
 
 // sideName names one side of a diff for people.

@@ -35,6 +35,7 @@ retention while it exists.
   fdl request update NAME [--from DIR|REV]
   fdl request list
   fdl request show NAME
+  fdl request diff NAME [--stat]
   fdl request approve NAME
   fdl request drop NAME
 
@@ -110,6 +111,26 @@ tab-separated line per request:
 			return runRequestShow(cmd.Context(), ios, g, a[0])
 		},
 	}
+	diffOpts := &diffOptions{}
+	diffCmd := &cobra.Command{
+		Use:   "diff NAME [--stat]",
+		Short: "Show what approving request NAME would change on its target branch",
+		Long: `Show what approving request NAME would change on its target branch: the
+request's version against the last version it shares with the target's head
+(as fdl diff TARGET...REQUEST), in fdl diff's form: schemas, tables, views
+and columns changed, rows inserted and deleted, data files and bytes.`,
+		Args: args(1, 1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return g.withRepo(cmd.Context(), func(r *repo.Repo) error {
+				d, err := r.DiffRequest(cmd.Context(), a[0])
+				if err != nil {
+					return err
+				}
+				return printDiffResult(ios, g, diffOpts, d)
+			})
+		},
+	}
+	diffCmd.Flags().BoolVar(&diffOpts.Stat, "stat", false, "one line per table changed, then a summary")
 	approve := repo.PushOptions{}
 	approveCmd := &cobra.Command{
 		Use:   "approve NAME",
@@ -136,7 +157,7 @@ format or DuckDB storage version than the target's head needs
 			return runRequestDrop(cmd.Context(), ios, g, a[0])
 		},
 	}
-	for _, c := range []*cobra.Command{createCmd, updateCmd, listCmd, showCmd, approveCmd, dropCmd} {
+	for _, c := range []*cobra.Command{createCmd, updateCmd, listCmd, showCmd, diffCmd, approveCmd, dropCmd} {
 		g.addRepoFlag(c)
 		cmd.AddCommand(c)
 	}

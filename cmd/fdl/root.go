@@ -202,6 +202,7 @@ func (g *globals) openRepo(ctx context.Context) (*repo.Repo, error) {
 func (g *globals) hooks(ios *term.IO) (repo.Options, *term.Progress) {
 	p := ios.NewProgress(g.JSON)
 	return repo.Options{
+		AllowLocalData: allowLocalData(),
 		Progress: func(e repo.Event) {
 			if e.Done == e.Total {
 				ios.Debugf("%s %s: %d bytes", e.Op, e.Name, e.Done)
@@ -241,8 +242,12 @@ func (g *globals) withRepo(ctx context.Context, fn func(r *repo.Repo) error) err
 		return err
 	}
 	defer r.Close()
+	r.SetOptions(repo.Options{AllowLocalData: allowLocalData()})
 	return fn(r)
 }
+
+// allowLocalData reads FDL_ALLOW_LOCAL_DATA (repo.Options.AllowLocalData).
+func allowLocalData() bool { return os.Getenv("FDL_ALLOW_LOCAL_DATA") == "1" }
 
 // withWorkdirRepo opens the working directory (-C DIR or the current one)
 // and the repository it came from, with the progress and step hooks, runs
