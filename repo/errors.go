@@ -532,7 +532,7 @@ type UndoUncommittedError struct {
 }
 
 func (e *UndoUncommittedError) Error() string {
-	return fmt.Sprintf("%s: %v (%d snapshot(s) after its base): commit them first, or discard them by restoring the base", e.Dir, ErrUncommitted, e.Snapshots)
+	return fmt.Sprintf("%s has uncommitted snapshots (%d snapshot(s) after its base): commit them first, or discard them by restoring the base: %v", e.Dir, e.Snapshots, ErrUncommitted)
 }
 
 func (e *UndoUncommittedError) Unwrap() error { return ErrUncommitted }
