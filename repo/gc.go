@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/store"
@@ -37,8 +38,13 @@ type GCRun struct {
 // GC plans (PlanGC) and, with o.Apply, applies the plan (ApplyGC; an
 // empty plan is not applied: its result says nothing was done). On an
 // error while applying, the run holds the plan and what was done so far.
-// Errors as PlanGC and ApplyGC.
+// Errors as PlanGC and ApplyGC, and store.ErrReadOnly (nothing planned)
+// for o.Apply on a store that is never written (store.ReadOnly).
 func (r *Repo) GC(ctx context.Context, o GCOptions) (*GCRun, error) {
+	if o.Apply && store.IsReadOnly(r.st) {
+		// Refused before planning: a plan it cannot carry out is no help.
+		return nil, fmt.Errorf("repository %s: %w: applying gc deletes files, and this store is never written (http(s)); apply it on the repository's own location (a folder, s3://, gs:// or azblob://)", r.Where(), store.ErrReadOnly)
+	}
 	plan, err := r.PlanGC(ctx, o)
 	if err != nil {
 		return nil, err
