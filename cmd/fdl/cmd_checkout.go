@@ -80,7 +80,7 @@ argument, DIR, the repository is $FDL_REPO.`,
 	f.StringVar(&o.From, "from", "", "start from this existing DuckLake catalog `FILE` instead")
 	f.StringVar(&o.Branch, "branch", "", "branch that push moves (default: the branch REV names, else HEAD's); a new branch starts at REV, else at the head of HEAD's branch")
 	f.BoolVar(&o.Orphan, "orphan", false, "start a new history with no parent (an empty catalog, or --from's) for a branch that does not exist yet")
-	f.StringVar(&o.Format, "format", "1.0", "DuckLake format of a new empty catalog: 1.0 (DuckDB 1.5.2 and later), 0.4 (DuckDB 1.5.0-1.5.1) or 1.1 (DuckDB 2.0)")
+	f.StringVar(&o.Format, "format", "", "DuckLake format of a new empty catalog (a branch with no version, or --orphan): 1.0 (the default; DuckDB 1.5.2 and later), 0.4 (DuckDB 1.5.0-1.5.1) or 1.1 (DuckDB 2.0)")
 	f.StringVar(&o.CatalogFormat, "catalog-format", "", "working catalog database: sqlite or duckdb (default: $FDL_CATALOG_FORMAT, else sqlite)")
 	f.BoolVar(&o.Migrate, "migrate", false, "with --from: migrate an older lake to DuckLake 1.0, the format current DuckDB reads")
 	return cmd
