@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -293,7 +294,12 @@ func OpenStore(ctx context.Context, st store.Store, url string) (*Repo, error) {
 				return nil, fmt.Errorf("open %s: %w", where, err)
 			}
 		}
-		return nil, &NotRepositoryError{URL: where}
+		e := &NotRepositoryError{URL: where, ReadOnly: store.IsReadOnly(st)}
+		if !strings.Contains(url, "://") {
+			_, err := os.Stat(filepath.Join(url, StateDir, StateFile))
+			e.IsWorkdir = err == nil
+		}
+		return nil, e
 	}
 	if err != nil {
 		st.Close()

@@ -137,6 +137,10 @@ func OpenWorkdir(dir string) (*Workdir, error) {
 // directory's branch, and log and show include its unpushed versions.
 func (w *Workdir) OpenRepo(ctx context.Context) (*Repo, error) {
 	r, err := Open(ctx, w.State.Repository)
+	var nr *NotRepositoryError
+	if errors.As(err, &nr) {
+		nr.Workdir = w.Dir
+	}
 	if err != nil {
 		return nil, err
 	}

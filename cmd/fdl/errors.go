@@ -224,6 +224,12 @@ func hinted(e error) (string, bool) {
 	case *refs.NoLogError:
 		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (list refs with fdl branch -l, fdl tag -l)"), true
 	case *repo.NotRepositoryError:
+		switch {
+		case e.IsWorkdir:
+			return plain + " (fdl -C " + shellQuote(e.URL) + " COMMAND)", true
+		case e.ReadOnly || e.Workdir != "":
+			return plain, true // init would make a new, empty repository: not what is wanted
+		}
 		return plain + ", or make one with 'fdl init " + e.URL + "'", true
 	case *repo.NotWorkdirError:
 		return plain + ": run 'fdl checkout URL DIR' to make one, or pass -C DIR", true

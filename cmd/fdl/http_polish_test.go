@@ -40,3 +40,19 @@ func TestHTTPGCUnknownTimes(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestHTTPReadOnlyMessages: over http(s) a missing repository is not
+// offered 'fdl init' (nothing is created over http), and a tag says first
+// that the repository is read-only, before any step of the move.
+func TestHTTPReadOnlyMessages(t *testing.T) {
+	folder, _ := newRepoWithBase(t)
+	u := serveFolder(t, folder)
+	code, out := fdlProc(t, nil, "log", "--repo", u+"/nope")
+	if code != 1 || !strings.Contains(out, u+"/nope: not an fdl repository") || !strings.Contains(out, "fdl cannot create one there") || strings.Contains(out, "fdl init") {
+		t.Errorf("log on a missing repository over http: exit %d\n%s", code, out)
+	}
+	code, out = fdlProc(t, nil, "tag", "t2", "--repo", u)
+	if want := "fdl: repository " + u + ": store is read-only over http(s): refs/tags/t2 is not written; writes go through the repository's own folder or object-store URL"; code != 1 || !strings.HasPrefix(out, want) || strings.Contains(out, "ref log entry") {
+		t.Errorf("tag over http: exit %d\n%s\nwant it to start with %q", code, out, want)
+	}
+}
