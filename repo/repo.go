@@ -130,6 +130,11 @@ func (r *Repo) URL() string { return r.url }
 // (store.RedactURL): how messages and output name the repository.
 func (r *Repo) Where() string { return r.where }
 
+// ReadOnly reports whether the repository's store is never written (an
+// http(s) URL, store.ReadOnly): every write to it fails with
+// store.ErrReadOnly.
+func (r *Repo) ReadOnly() bool { return store.IsReadOnly(r.st) }
+
 // Config returns fdl.json.
 func (r *Repo) Config() Config { return r.cfg }
 

@@ -115,6 +115,9 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 	if err != nil {
 		return err
 	}
+	if r.ReadOnly() {
+		warnReadOnlyCheckout(ios, r)
+	}
 	if g.JSON {
 		warnNotFastForward(ios, res)
 		return printJSON(ios, res)
@@ -148,6 +151,13 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 
 // warnNotFastForward warns (stderr) when a checkout's base is not the head
 // of its branch: a version committed there will not be a fast-forward.
+// warnReadOnlyCheckout warns that a checkout from a read-only (http(s))
+// repository is for reading only: DuckDB cannot write data files to its
+// data path there, and push cannot publish over http(s).
+func warnReadOnlyCheckout(ios *term.IO, r *repo.Repo) {
+	ios.Warnf("READ-ONLY CHECKOUT: the repository is read over http(s), where nothing can be written: DuckDB reads this working catalog, but an INSERT or UPDATE cannot write its data files to %s, and fdl push cannot publish a commit there. To change the lake, check out from the repository's own location instead (its folder, s3://, gs:// or azblob:// URL)", r.DataLocation())
+}
+
 func warnNotFastForward(ios *term.IO, res *repo.CheckoutResult) {
 	tr := res.Tracking
 	if tr == nil {

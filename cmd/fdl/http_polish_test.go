@@ -56,3 +56,19 @@ func TestHTTPReadOnlyMessages(t *testing.T) {
 		t.Errorf("tag over http: exit %d\n%s\nwant it to start with %q", code, out, want)
 	}
 }
+
+// TestHTTPCheckoutWarns: a checkout over http(s) is for reading only (its
+// data path is an http URL DuckDB cannot write to, and push cannot publish
+// there): it succeeds with a warning that says so and what to do instead.
+func TestHTTPCheckoutWarns(t *testing.T) {
+	folder, _ := newRepoWithBase(t)
+	u := serveFolder(t, folder)
+	code, out := fdlProc(t, nil, "checkout", u, filepath.Join(t.TempDir(), "w"))
+	if code != 0 || !strings.Contains(out, "warning: READ-ONLY CHECKOUT: the repository is read over http(s)") || !strings.Contains(out, "cannot write its data files to "+u+"/data/") || !strings.Contains(out, "check out from the repository's own location") {
+		t.Errorf("checkout over http: exit %d\n%s", code, out)
+	}
+	code, out = fdlProc(t, nil, "checkout", folder, filepath.Join(t.TempDir(), "w2"))
+	if code != 0 || strings.Contains(out, "READ-ONLY") {
+		t.Errorf("checkout of the folder warns: exit %d\n%s", code, out)
+	}
+}
