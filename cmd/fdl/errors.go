@@ -204,6 +204,9 @@ func walk(err error, fn func(error)) {
 // one.
 func hinted(e error) (string, bool) {
 	plain := e.Error()
+	if e == refs.ErrDeleteHead {
+		return plain + ": HEAD names the repository's default branch, set when it was made, and no fdl command points HEAD at another branch, so this branch cannot be deleted; to stop using it, move it (fdl branch -f NAME REV) or work on another branch (fdl checkout URL DIR --branch NEW)", true
+	}
 	switch e := e.(type) {
 	case *refs.CorruptError:
 		return insertAfter(plain, "point a branch at a version again", " (fdl branch -f NAME REV --backwards; fdl reflog NAME shows what it held)"), true
@@ -220,6 +223,9 @@ func hinted(e error) (string, bool) {
 	case *refs.NoVersionYetError:
 		return plain + "; publish the first one: fdl checkout " + shellQuote(e.Where) + " DIR, write to its catalog, then fdl commit and fdl push", true
 	case *refs.NoSuchRevError:
+		if alt := caretSpelling(e.Rev); alt != "" {
+			return insertBefore(plain, ": "+refs.ErrUnknownRev.Error(), " (fdl walks back along a branch with ~: write "+alt+")"), true
+		}
 		return insertBefore(plain, ": "+refs.ErrUnknownRev.Error(), " (list them with 'fdl branch -l', 'fdl tag -l', 'fdl log')"), true
 	case *refs.NoLogError:
 		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (list refs with fdl branch -l, fdl tag -l)"), true
@@ -389,4 +395,16 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// caretSpelling returns fdl's spelling of git's REV^ (REV^^, REV^2 is not
+// it: fdl follows first parents only) as REV~N, or "" when rev is not
+// NAME followed by carets only.
+func caretSpelling(rev string) string {
+	name := strings.TrimRight(rev, "^")
+	n := len(rev) - len(name)
+	if n == 0 || name == "" || strings.ContainsAny(name, "^~@") {
+		return ""
+	}
+	return fmt.Sprintf("%s~%d", name, n)
 }
