@@ -27,22 +27,26 @@ const (
 	exitOK        = 0
 	exitError     = 1
 	exitUsage     = 2
-	exitRefused   = 3 // push refused: not a fast-forward, or lost a race
+	exitRefused   = 3 // push, pull, request, branch -f or revert refused; nothing moved
 	exitExists    = 4 // a ref created once (tag, branch, request) holds another version
 	exitInterrupt = 130
 )
 
 const exitCodesHelp = `Exit codes:
   0    success
-  1    error (the message says what and what to do)
-  2    usage error (bad flags or arguments)
-  3    refused: the branch is not an ancestor of what you push, pull or
-       approve (not a fast-forward), or another writer moved it first;
-       nothing was moved
+  1    error (the message says what is wrong and what to do)
+  2    usage error (bad flags or arguments, a missing -m, fdl tag -d)
+  3    refused; nothing moved or written: a push or request whose version
+       is not a fast-forward of its branch, or that another writer moved
+       first; a pull whose branch's head does not descend from the base; a
+       request approve when the target moved on; branch -f without
+       --backwards on a move that would undo versions; a revert that
+       conflicts
   4    the tag (or branch, or request) already exists and holds another
        version; tags never move (creating it again at the same version
        succeeds)
-  130  interrupted (Ctrl-C); the repository is left as it was`
+  130  interrupted (Ctrl-C, SIGTERM); the command stops at a step boundary
+       and leaves the repository as it was`
 
 // usageError marks a usage problem (exit 2).
 type usageError struct{ err error }
