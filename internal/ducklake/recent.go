@@ -172,7 +172,7 @@ func openSQLiteRead(ctx context.Context, path string) (s *sqliteRead, err error)
 	if _, err = s.conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return nil, classifySQLiteError(path, "begin a read transaction", err)
 	}
-	for _, t := range []string{"ducklake_metadata", "ducklake_snapshot", "ducklake_snapshot_changes", "ducklake_table", "ducklake_schema"} {
+	for _, t := range []string{"ducklake_metadata", "ducklake_snapshot", "ducklake_snapshot_changes", "ducklake_table", "ducklake_schema", "ducklake_view"} {
 		if err := s.readColumns(ctx, t); err != nil {
 			return nil, err
 		}
