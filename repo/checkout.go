@@ -33,8 +33,8 @@ type CheckoutOptions struct {
 	// Format is the DuckLake format of a new catalog made for a repository
 	// without versions ("1.0", "0.4" or "1.1"; default "1.0", which DuckDB
 	// 1.5.2 and later attach; "1.1" only DuckDB 2.0 does). Another value,
-	// or a Format for a checkout that starts from a version (whose catalog
-	// keeps its format), is refused with ErrInvalidArguments.
+	// or a Format for a checkout that starts from a version or From (whose
+	// catalog keeps its format), is refused with ErrInvalidArguments.
 	Format string
 	// CatalogFormat is the database the working catalog is stored in:
 	// ducklake.BackendDuckDB (DIR/ducklake.duckdb, the version's frozen
@@ -222,6 +222,9 @@ func (r *Repo) checkoutTarget(o CheckoutOptions) (string, ducklake.Backend, erro
 	}
 	if o.Format != "" && !slices.Contains(creatableFormats, o.Format) {
 		return "", "", fmt.Errorf("DuckLake format %q: fdl creates new catalogs in DuckLake %s (DuckDB 1.5.2 and later), %s (DuckDB 1.5.0 and 1.5.1) or %s (DuckDB 2.0); choose one of them: %w", o.Format, lakewriter.Format10, lakewriter.Format04, lakewriter.Format11, ErrInvalidArguments)
+	}
+	if o.Format != "" && o.From != "" {
+		return "", "", fmt.Errorf("DuckLake format %s: the format is chosen only for a new empty catalog; a catalog copied from %s keeps its own format (migrated to %s when asked to): leave the format out: %w", o.Format, o.From, ducklake.CurrentFormat, ErrInvalidArguments)
 	}
 	if root := r.st.Location(""); filepath.IsAbs(root) && (dir == root || strings.HasPrefix(dir, root+string(filepath.Separator))) {
 		return "", "", fmt.Errorf("checkout into %s: it is inside the repository %s; choose a directory outside it: %w", dir, root, ErrInvalidArguments)
