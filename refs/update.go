@@ -62,8 +62,9 @@ type Check func(ctx context.Context, cur Ref, err error) (Move, error)
 // It returns the ref as step 1 read it (its ID is "" when it did not exist
 // or was damaged). Errors: what check returns (read errors other than
 // not-found and corrupt are returned without calling it); *ConflictError
-// (wrapping ErrConflict) when another writer moved n between 1 and 4; the
-// store's.
+// (wrapping ErrConflict) when another writer moved n between 1 and 4;
+// store.ErrReadOnly (nothing written) on a store that is never written;
+// the store's.
 func (m *Manager) Update(ctx context.Context, n Name, check Check) (Ref, error) {
 	cur, rerr := m.Read(ctx, n)
 	if rerr != nil && !errors.Is(rerr, ErrNotFound) && !errors.Is(rerr, ErrCorrupt) {
@@ -75,6 +76,10 @@ func (m *Manager) Update(ctx context.Context, n Name, check Check) (Ref, error) 
 	}
 	if mv.To == "" && mv.Action != ActionDelete {
 		return cur, fmt.Errorf("move %s: %s with no version to move to", n, mv.Action)
+	}
+	if store.IsReadOnly(m.st) {
+		// Said first, before any step of the move: nothing can be written.
+		return cur, fmt.Errorf("repository %s: %w over http(s): %s is not written; writes go through the repository's own folder or object-store URL (s3://, gs://, azblob://)", m.st.Location(""), store.ErrReadOnly, n)
 	}
 	m.step(string(mv.Action) + ":reflog")
 	entry, err := m.appendLog(ctx, n, cur.ID, mv)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
@@ -31,7 +32,9 @@ type CheckoutOptions struct {
 	Orphan bool
 	// Format is the DuckLake format of a new catalog made for a repository
 	// without versions ("1.0", "0.4" or "1.1"; default "1.0", which DuckDB
-	// 1.5.2 and later attach; "1.1" only DuckDB 2.0 does).
+	// 1.5.2 and later attach; "1.1" only DuckDB 2.0 does). Another value,
+	// or a Format for a checkout that starts from a version or From (whose
+	// catalog keeps its format), is refused with ErrInvalidArguments.
 	Format string
 	// CatalogFormat is the database the working catalog is stored in:
 	// ducklake.BackendDuckDB (DIR/ducklake.duckdb, the version's frozen
@@ -123,6 +126,9 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	if err != nil {
 		return nil, err
 	}
+	if o.Format != "" && o.From == "" && base != nil {
+		return nil, fmt.Errorf("DuckLake format %s: the format is chosen only for a new empty catalog; this checkout starts from version %s (seq %d) of branch %s, whose catalog keeps its own format (DuckLake %s): leave the format out, or start a new history (an orphan checkout): %w", o.Format, base.ID, base.Seq, branch.Short(), base.DuckLake.Format, ErrInvalidArguments)
+	}
 	if err := os.MkdirAll(filepath.Join(dir, StateDir, LocalVersions), 0o755); err != nil {
 		return nil, err
 	}
@@ -191,6 +197,10 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	return res, nil
 }
 
+// creatableFormats are the DuckLake formats a new empty catalog is made in
+// (lakewriter.Create).
+var creatableFormats = []string{lakewriter.Format10, lakewriter.Format04, lakewriter.Format11}
+
 // checkoutTarget checks a checkout's directory (absolute, outside the
 // repository) and catalog format. Errors: ErrInvalidArguments.
 func (r *Repo) checkoutTarget(o CheckoutOptions) (string, ducklake.Backend, error) {
@@ -209,6 +219,12 @@ func (r *Repo) checkoutTarget(o CheckoutOptions) (string, ducklake.Backend, erro
 		if backend, err = ducklake.ParseBackend(string(o.CatalogFormat)); err != nil {
 			return "", "", fmt.Errorf("%v: %w", err, ErrInvalidArguments)
 		}
+	}
+	if o.Format != "" && !slices.Contains(creatableFormats, o.Format) {
+		return "", "", fmt.Errorf("DuckLake format %q: fdl creates new catalogs in DuckLake %s (DuckDB 1.5.2 and later), %s (DuckDB 1.5.0 and 1.5.1) or %s (DuckDB 2.0); choose one of them: %w", o.Format, lakewriter.Format10, lakewriter.Format04, lakewriter.Format11, ErrInvalidArguments)
+	}
+	if o.Format != "" && o.From != "" {
+		return "", "", fmt.Errorf("DuckLake format %s: the format is chosen only for a new empty catalog; a catalog copied from %s keeps its own format (migrated to %s when asked to): leave the format out: %w", o.Format, o.From, ducklake.CurrentFormat, ErrInvalidArguments)
 	}
 	if root := r.st.Location(""); filepath.IsAbs(root) && (dir == root || strings.HasPrefix(dir, root+string(filepath.Separator))) {
 		return "", "", fmt.Errorf("checkout into %s: it is inside the repository %s; choose a directory outside it: %w", dir, root, ErrInvalidArguments)

@@ -3,6 +3,7 @@ package repo
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -71,9 +72,27 @@ var (
 
 // NotRepositoryError: there is no fdl.json at URL. It wraps
 // ErrNotRepository.
-type NotRepositoryError struct{ URL string }
+// ReadOnly is set when the store is never written (http(s)): no
+// repository can be made there. IsWorkdir is set when URL is a working
+// directory (it holds .fdl/state.json). Workdir names the working
+// directory whose state.json named URL, when it was opened for one (the
+// repository may have moved).
+type NotRepositoryError struct {
+	URL       string
+	ReadOnly  bool
+	IsWorkdir bool
+	Workdir   string
+}
 
 func (e *NotRepositoryError) Error() string {
+	switch {
+	case e.Workdir != "":
+		return fmt.Sprintf("%s: %v (no %s there): the repository of the working directory %s is missing; it may have moved or been deleted: check the location, and if it moved, set \"repository\" in %s to its new URL", e.URL, ErrNotRepository, ConfigKey, e.Workdir, filepath.Join(e.Workdir, StateDir, StateFile))
+	case e.IsWorkdir:
+		return fmt.Sprintf("%s: %v: it is a working directory (it holds %s), not a repository; run the command inside it, or pass its repository's URL", e.URL, ErrNotRepository, filepath.Join(StateDir, StateFile))
+	case e.ReadOnly:
+		return fmt.Sprintf("%s: %v (no %s there); check the URL: a repository is read over http(s), and fdl cannot create one there (make it at its own location, a folder or object store, and publish that)", e.URL, ErrNotRepository, ConfigKey)
+	}
 	return fmt.Sprintf("%s: %v (no %s there); check the URL", e.URL, ErrNotRepository, ConfigKey)
 }
 

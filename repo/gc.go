@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/store"
@@ -37,8 +38,13 @@ type GCRun struct {
 // GC plans (PlanGC) and, with o.Apply, applies the plan (ApplyGC; an
 // empty plan is not applied: its result says nothing was done). On an
 // error while applying, the run holds the plan and what was done so far.
-// Errors as PlanGC and ApplyGC.
+// Errors as PlanGC and ApplyGC, and store.ErrReadOnly (nothing planned)
+// for o.Apply on a store that is never written (store.ReadOnly).
 func (r *Repo) GC(ctx context.Context, o GCOptions) (*GCRun, error) {
+	if o.Apply && store.IsReadOnly(r.st) {
+		// Refused before planning: a plan it cannot carry out is no help.
+		return nil, fmt.Errorf("repository %s: %w: applying gc deletes files, and this store is never written (http(s)); apply it on the repository's own location (a folder, s3://, gs:// or azblob://)", r.Where(), store.ErrReadOnly)
+	}
 	plan, err := r.PlanGC(ctx, o)
 	if err != nil {
 		return nil, err
@@ -56,17 +62,15 @@ func (r *Repo) GC(ctx context.Context, o GCOptions) (*GCRun, error) {
 	return run, err
 }
 
-// temps calls fn for each temporary file of an interrupted write under
-// data/ and versions/ (store.TempCleaner; none on object stores).
+// temps calls fn for each temporary file of an interrupted write anywhere
+// in the repository (store.TempCleaner; none on object stores): data/ and
+// versions/, and also refs/, logs/, retention/, index/ and the root, where
+// a compare-and-swap or create-only write killed before its rename leaves
+// one (refs/heads/.tmp-…).
 func (r *Repo) temps(ctx context.Context, fn func(store.ObjectInfo) error) error {
 	tc, ok := r.st.(store.TempCleaner)
 	if !ok {
 		return nil
 	}
-	for _, prefix := range []string{DataPrefix, VersionsPrefix} {
-		if err := tc.Temps(ctx, prefix, fn); err != nil {
-			return err
-		}
-	}
-	return nil
+	return tc.Temps(ctx, "", fn)
 }

@@ -3,7 +3,6 @@ package repo
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/store"
@@ -30,7 +29,7 @@ func (r *Repo) planPacks(ctx context.Context, plan *GCPlan, in *retention.Input)
 			return nil // not a pack: gc leaves it alone
 		}
 		have[id] = true
-		if in.Versions[id] == nil && plan.Now.Sub(o.ModTime) > time.Duration(in.Policy.Grace) {
+		if in.Versions[id] == nil && !retention.Young(plan.Now, o.ModTime, in.Policy.Grace) {
 			plan.PackOrphans = append(plan.PackOrphans, o)
 		}
 		return nil

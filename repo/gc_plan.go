@@ -337,7 +337,7 @@ func (r *Repo) scanLeaving(ctx context.Context, plan *GCPlan, in *retention.Inpu
 func (r *Repo) planTemps(ctx context.Context, plan *GCPlan, grace retention.Duration) error {
 	plan.Temps = []store.ObjectInfo{}
 	return r.temps(ctx, func(oi store.ObjectInfo) error {
-		if plan.Now.Sub(oi.ModTime) > time.Duration(grace) {
+		if !retention.Young(plan.Now, oi.ModTime, grace) {
 			plan.Temps = append(plan.Temps, oi)
 		} else {
 			plan.YoungTemps++
@@ -352,22 +352,22 @@ func (plan *GCPlan) total() {
 	for _, rt := range plan.Retire {
 		if len(rt.Keys) > 0 {
 			t.Catalogs++
-			t.CatalogBytes += rt.Bytes
+			t.CatalogBytes = store.AddSize(t.CatalogBytes, rt.Bytes)
 		}
 	}
 	for _, f := range plan.DataFiles {
 		t.DataFiles++
-		t.DataBytes += f.Size
+		t.DataBytes = store.AddSize(t.DataBytes, f.Size)
 	}
 	for _, a := range plan.Abandoned {
 		t.Abandoned++
-		t.AbandonedBytes += a.Bytes
+		t.AbandonedBytes = store.AddSize(t.AbandonedBytes, a.Bytes)
 	}
 	for _, f := range plan.Temps {
 		t.Temps++
-		t.TempBytes += f.Size
+		t.TempBytes = store.AddSize(t.TempBytes, f.Size)
 	}
-	t.Bytes = t.CatalogBytes + t.DataBytes + t.AbandonedBytes + t.TempBytes
+	t.Bytes = store.AddSize(store.AddSize(t.CatalogBytes, t.DataBytes), store.AddSize(t.AbandonedBytes, t.TempBytes))
 }
 
 // guardFolderStore is the last check of gc's data step on a folder store,

@@ -42,6 +42,9 @@ func TestGCTempLeftovers(t *testing.T) {
 	oldData := place(filepath.ToSlash(filepath.Dir(keys[0]))+"/.tmp-killed1", old)
 	oldVersion := place(repo.VersionKey(h.Recs[0].ID, ".tmp-killed2"), old)
 	young := place(repo.VersionKey(h.Recs[1].ID, ".tmp-inprogress"), time.Now())
+	// A push killed during its ref's compare-and-swap or its ref log entry.
+	oldRef := place("refs/heads/.tmp-killed3", old)
+	oldLog := place("logs/refs/heads/main/.tmp-killed4", old)
 
 	rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: true})
 	if err != nil {
@@ -57,7 +60,7 @@ func TestGCTempLeftovers(t *testing.T) {
 		}
 	}
 	slices.Sort(noted)
-	want := []string{oldData, oldVersion, young}
+	want := []string{oldData, oldVersion, young, oldRef, oldLog}
 	slices.Sort(want)
 	if !slices.Equal(noted, want) {
 		t.Fatalf("verify notes %v, want %v", noted, want)
@@ -76,19 +79,19 @@ func TestGCTempLeftovers(t *testing.T) {
 		planned = append(planned, f.Key)
 	}
 	slices.Sort(planned)
-	wantPlanned := []string{oldData, oldVersion}
+	wantPlanned := []string{oldData, oldVersion, oldRef, oldLog}
 	slices.Sort(wantPlanned)
-	if !slices.Equal(planned, wantPlanned) || plan.YoungTemps != 1 || plan.Empty() || plan.Totals.TempBytes != 2*int64(len("half a catalog")) {
+	if !slices.Equal(planned, wantPlanned) || plan.YoungTemps != 1 || plan.Empty() || plan.Totals.TempBytes != 4*int64(len("half a catalog")) {
 		t.Fatalf("plan temps %v (young %d, bytes %d), want %v and 1 young", planned, plan.YoungTemps, plan.Totals.TempBytes, wantPlanned)
 	}
 	res, err := r.ApplyGC(ctx, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Temps != 2 {
+	if res.Temps != 4 {
 		t.Fatalf("result %+v", res)
 	}
-	for _, rel := range []string{oldData, oldVersion} {
+	for _, rel := range []string{oldData, oldVersion, oldRef, oldLog} {
 		if _, err := os.Stat(filepath.Join(h.URL, filepath.FromSlash(rel))); !os.IsNotExist(err) {
 			t.Errorf("%s is still there: %v", rel, err)
 		}

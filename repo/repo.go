@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -135,6 +136,11 @@ func (r *Repo) URL() string { return r.url }
 // Where returns the repository's URL with any credentials it holds hidden
 // (store.RedactURL): how messages and output name the repository.
 func (r *Repo) Where() string { return r.where }
+
+// ReadOnly reports whether the repository's store is never written (an
+// http(s) URL, store.ReadOnly): every write to it fails with
+// store.ErrReadOnly.
+func (r *Repo) ReadOnly() bool { return store.IsReadOnly(r.st) }
 
 // Config returns fdl.json.
 func (r *Repo) Config() Config { return r.cfg }
@@ -300,7 +306,12 @@ func OpenStore(ctx context.Context, st store.Store, url string) (*Repo, error) {
 				return nil, fmt.Errorf("open %s: %w", where, err)
 			}
 		}
-		return nil, &NotRepositoryError{URL: where}
+		e := &NotRepositoryError{URL: where, ReadOnly: store.IsReadOnly(st)}
+		if !strings.Contains(url, "://") {
+			_, err := os.Stat(filepath.Join(url, StateDir, StateFile))
+			e.IsWorkdir = err == nil
+		}
+		return nil, e
 	}
 	if err != nil {
 		st.Close()

@@ -34,8 +34,8 @@ type Status struct {
 	// Snapshots are the working catalog's snapshots after the base: work
 	// not committed yet.
 	Snapshots []ducklake.Snapshot `json:"snapshots"`
-	// Tables lists the tables the new snapshots touched, by the
-	// changes_made items naming them.
+	// Tables lists the tables and views the new snapshots touched, by
+	// the changes_made items naming them.
 	Tables []string `json:"tables_touched"`
 	// ContinuesBase is false when the working catalog does not continue
 	// its base's snapshots (it was replaced by another catalog, or the
@@ -166,8 +166,10 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 		st.Snapshots = append(st.Snapshots, s)
 		for _, c := range ducklake.ParseChanges(s.Changes) {
 			// Table changes: *_table, inlined_*, flushed_inlined, and
-			// merge_adjacent / rewrite_delete (compactions by table id).
-			if strings.Contains(c.Kind, "table") || strings.Contains(c.Kind, "inlined") || c.Kind == "merge_adjacent" || c.Kind == "rewrite_delete" {
+			// merge_adjacent / rewrite_delete (compactions by table id);
+			// view changes: created_view (by name), altered_view and
+			// dropped_view (by id).
+			if strings.Contains(c.Kind, "table") || strings.HasSuffix(c.Kind, "_view") || strings.Contains(c.Kind, "inlined") || c.Kind == "merge_adjacent" || c.Kind == "rewrite_delete" {
 				if n, ok := names[c.Value]; ok {
 					touched[n] = true
 				} else {

@@ -54,7 +54,7 @@ func (w *Workdir) checkSuperseded(ctx context.Context, cat *ducklake.Catalog) (i
 	if b == nil {
 		return n, nil
 	}
-	r, err := Open(ctx, w.State.Repository)
+	r, err := w.openRepository(ctx)
 	if err != nil {
 		return n, fmt.Errorf("checking the files the working catalog superseded: %w", err)
 	}

@@ -57,7 +57,7 @@ const (
 	// the parent's timeline (docs/spec.md §10.6).
 	CodeCatalogTimeline Code = "catalog-timeline"
 	// CodeTempLeftover (a note): a folder store's temporary file of an
-	// interrupted write under data/ or versions/ (store.TempCleaner).
+	// interrupted write anywhere in the repository (store.TempCleaner).
 	CodeTempLeftover Code = "temp-leftover"
 	// CodePackInvalid: a history pack does not parse, its records do not
 	// form the first-parent run its name promises, or one differs from the

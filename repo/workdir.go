@@ -136,12 +136,23 @@ func OpenWorkdir(dir string) (*Workdir, error) {
 // this way, the repository's log, show and new refs default to the working
 // directory's branch, and log and show include its unpushed versions.
 func (w *Workdir) OpenRepo(ctx context.Context) (*Repo, error) {
-	r, err := Open(ctx, w.State.Repository)
+	r, err := w.openRepository(ctx)
 	if err != nil {
 		return nil, err
 	}
 	r.wd = w
 	return r, nil
+}
+
+// openRepository opens the repository state.json names; when it is not
+// there, the error says the working directory's repository is missing
+// (NotRepositoryError.Workdir): it may have moved.
+func (w *Workdir) openRepository(ctx context.Context) (*Repo, error) {
+	r, err := Open(ctx, w.State.Repository)
+	if nr := (*NotRepositoryError)(nil); errors.As(err, &nr) {
+		nr.Workdir = w.Dir
+	}
+	return r, err
 }
 
 // save writes state.json and base.json atomically (temp file, fsync,

@@ -180,13 +180,13 @@ func (p *DataPlanner) Plan(listing []store.ObjectInfo, now time.Time, grace Dura
 		}
 		present[o.Key] = true
 		p.stats.Objects++
-		p.stats.Bytes += o.Size
+		p.stats.Bytes = store.AddSize(p.stats.Bytes, o.Size)
 		s := p.files[o.Key]
 		d := DataDeletion{Key: o.Key, Size: o.Size, ModTime: o.ModTime}
 		switch {
 		case s != nil && s.needed:
 			p.stats.Kept++
-			p.stats.KeptBytes += o.Size
+			p.stats.KeptBytes = store.AddSize(p.stats.KeptBytes, o.Size)
 			continue
 		case s != nil && s.listedLive:
 			d.Reason = ReasonEnded
@@ -194,7 +194,7 @@ func (p *DataPlanner) Plan(listing []store.ObjectInfo, now time.Time, grace Dura
 			d.Reason = ReasonRetired
 			d.RetiredBy = slices.Clone(s.retiredBy)
 			slices.Sort(d.RetiredBy)
-		case now.Sub(o.ModTime) > time.Duration(grace):
+		case !Young(now, o.ModTime, grace):
 			d.Reason = ReasonUnlisted
 		default:
 			p.stats.Young++

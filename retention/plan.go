@@ -373,7 +373,7 @@ func (x *decider) classify(id version.ID) error {
 func (x *decider) unreached(id version.ID, v *VersionState) {
 	d, r := x.d, v.Record
 	newest := v.Newest()
-	if x.in.Now.Sub(newest) <= time.Duration(x.in.Policy.Grace) {
+	if Young(x.in.Now, newest, x.in.Policy.Grace) {
 		d.Young = append(d.Young, id)
 		if r != nil && v.Has(catalogFile) {
 			d.Live[id] = 0 // floor filled by floors
@@ -387,7 +387,7 @@ func (x *decider) unreached(id version.ID, v *VersionState) {
 	a := Abandoned{ID: id, Complete: r != nil, Newest: newest, Reason: fmt.Sprintf("%s; last written %s, older than the grace period %s", why, newest.UTC().Format(time.RFC3339), x.in.Policy.Grace)}
 	for _, o := range v.Objects {
 		a.Keys = append(a.Keys, o.Key)
-		a.Bytes += o.Size
+		a.Bytes = store.AddSize(a.Bytes, o.Size)
 	}
 	sort.SliceStable(a.Keys, func(i, j int) bool {
 		return strings.HasSuffix(a.Keys[i], "/"+recordFile) && !strings.HasSuffix(a.Keys[j], "/"+recordFile)
@@ -502,7 +502,7 @@ func excisable(v *VersionState) ([]string, int64) {
 	for _, o := range v.Objects {
 		if strings.HasSuffix(o.Key, "/"+catalogFile) || strings.HasSuffix(o.Key, "/"+datasetFile) {
 			keys = append(keys, o.Key)
-			n += o.Size
+			n = store.AddSize(n, o.Size)
 		}
 	}
 	return keys, n

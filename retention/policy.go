@@ -45,6 +45,15 @@ const (
 // store's own modification time.
 const DefaultGrace = Duration(7 * 24 * time.Hour)
 
+// Young reports whether an object last modified at mod is still within
+// the grace period at now: a write that may still be in progress, which gc
+// leaves alone. An unknown modification time (the zero time: a store that
+// does not tell it, such as an http(s) listing) counts as young, so that gc
+// never deletes a file it cannot date.
+func Young(now, mod time.Time, grace Duration) bool {
+	return mod.IsZero() || now.Sub(mod) <= time.Duration(grace)
+}
+
 // MinGrace is the shortest grace period a policy is set to without being
 // asked for on purpose (repo.PolicyChange.AllowShortGrace, fdl retention
 // --allow-short-grace): below it, gc deletes the data files of working

@@ -221,7 +221,7 @@ func TestHTTPRepository(t *testing.T) {
 		t.Errorf("verify over http:\n%s", out)
 	}
 	code, out := fdlProc(t, nil, "tag", "v1", "--repo", u)
-	if code != 1 || !strings.Contains(out, "store is read-only") || !strings.Contains(out, u+"/") || !strings.Contains(out, "refs/tags/v1") {
+	if code != 1 || !strings.Contains(out, "store is read-only") || !strings.Contains(out, "repository "+u) || !strings.Contains(out, "refs/tags/v1") {
 		t.Errorf("tag over http: exit %d\n%s", code, out)
 	}
 

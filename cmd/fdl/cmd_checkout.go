@@ -80,7 +80,7 @@ argument, DIR, the repository is $FDL_REPO.`,
 	f.StringVar(&o.From, "from", "", "start from this existing DuckLake catalog `FILE` instead")
 	f.StringVar(&o.Branch, "branch", "", "branch that push moves (default: the branch REV names, else HEAD's); a new branch starts at REV, else at the head of HEAD's branch")
 	f.BoolVar(&o.Orphan, "orphan", false, "start a new history with no parent (an empty catalog, or --from's) for a branch that does not exist yet")
-	f.StringVar(&o.Format, "format", "1.0", "DuckLake format of a new empty catalog: 1.0 (DuckDB 1.5.2 and later), 0.4 (DuckDB 1.5.0-1.5.1) or 1.1 (DuckDB 2.0)")
+	f.StringVar(&o.Format, "format", "", "DuckLake format of a new empty catalog (a branch with no version, or --orphan): 1.0 (the default; DuckDB 1.5.2 and later), 0.4 (DuckDB 1.5.0-1.5.1) or 1.1 (DuckDB 2.0)")
 	f.StringVar(&o.CatalogFormat, "catalog-format", "", "working catalog database: sqlite or duckdb (default: $FDL_CATALOG_FORMAT, else sqlite)")
 	f.BoolVar(&o.Migrate, "migrate", false, "with --from: migrate an older lake to DuckLake 1.0, the format current DuckDB reads")
 	return cmd
@@ -115,6 +115,9 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 	if err != nil {
 		return err
 	}
+	if r.ReadOnly() {
+		warnReadOnlyCheckout(ios, r)
+	}
 	if g.JSON {
 		warnNotFastForward(ios, res)
 		return printJSON(ios, res)
@@ -148,6 +151,13 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 
 // warnNotFastForward warns (stderr) when a checkout's base is not the head
 // of its branch: a version committed there will not be a fast-forward.
+// warnReadOnlyCheckout warns that a checkout from a read-only (http(s))
+// repository is for reading only: DuckDB cannot write data files to its
+// data path there, and push cannot publish over http(s).
+func warnReadOnlyCheckout(ios *term.IO, r *repo.Repo) {
+	ios.Warnf("READ-ONLY CHECKOUT: the repository is read over http(s), where nothing can be written: DuckDB reads this working catalog, but an INSERT or UPDATE cannot write its data files to %s, and fdl push cannot publish a commit there. To change the lake, check out from the repository's own location instead (its folder, s3://, gs:// or azblob:// URL)", r.DataLocation())
+}
+
 func warnNotFastForward(ios *term.IO, res *repo.CheckoutResult) {
 	tr := res.Tracking
 	if tr == nil {

@@ -14,8 +14,9 @@ import (
 )
 
 func newReflogCmd(ios *term.IO, g *globals) *cobra.Command {
+	var max int
 	cmd := &cobra.Command{
-		Use:   "reflog [REF]",
+		Use:   "reflog [REF] [-n N]",
 		Short: "Show how refs moved: pushes, tags, branch creation, deletion and moves back",
 		Long: `Show the ref log of REF (a branch, tag or request name, or a full ref name
 such as refs/heads/main), or of every ref, newest first. Every ref move
@@ -30,17 +31,24 @@ On a terminal times are local and columns aligned; otherwise one
 tab-separated line per entry with RFC 3339 UTC times:
   time<TAB>ref<TAB>action<TAB>old<TAB>new<TAB>author<TAB>why`,
 		Example: `  fdl reflog main --repo /srv/repos/sales
+  fdl reflog -n 5
   fdl reflog --json`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return runReflog(cmd.Context(), ios, g, optionalArg(a, 0))
+			if cmd.Flags().Changed("max-count") && max < 1 {
+				return usageError{fmt.Errorf("-n takes a number of entries, 1 or more (got %d)", max)}
+			}
+			return runReflog(cmd.Context(), ios, g, optionalArg(a, 0), max)
 		},
 	}
 	g.addRepoFlag(cmd)
+	cmd.Flags().IntVarP(&max, "max-count", "n", 0, "show at most the newest N entries (N >= 1)")
 	return cmd
 }
 
-func runReflog(ctx context.Context, ios *term.IO, g *globals, name string) error {
+// runReflog is 'fdl reflog [REF] [-n N]': max > 0 keeps the newest max
+// entries.
+func runReflog(ctx context.Context, ios *term.IO, g *globals, name string, max int) error {
 	if name != "" && !strings.HasPrefix(name, "refs/") {
 		if err := refs.CheckShort(name); err != nil {
 			return usageError{fmt.Errorf("ref name %q: %v", name, err)}
@@ -50,6 +58,9 @@ func runReflog(ctx context.Context, ios *term.IO, g *globals, name string) error
 		l, err := r.RefLogOf(ctx, name)
 		if err != nil {
 			return err
+		}
+		if max > 0 && len(l.Entries) > max {
+			l.Entries = l.Entries[:max] // newest first
 		}
 		if g.JSON {
 			if err := printJSON(ios, l.Entries); err != nil {

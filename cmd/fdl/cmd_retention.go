@@ -138,7 +138,9 @@ func printRetention(ios *term.IO, st *repo.RetentionState) {
 	}
 	warnShortGrace(ios, p)
 	if f := st.Floor; f != nil {
-		ios.Printf("%s generation %d, moved %s by %s; %d version(s) out of retention awaiting deletion\n",
+		// The floor lists the versions it retired, not whether gc has
+		// deleted their catalogs yet (that would cost a look at each).
+		ios.Printf("%s generation %d, moved %s by %s; %d version(s) out of retention (records kept; fdl gc --yes deletes their catalogs where still present, fdl verify says which are gone)\n",
 			ios.Heading("Floor:"), f.Generation, f.MovedAt.UTC().Format(time.RFC3339), f.MovedBy, len(f.Retired))
 		for _, b := range f.Branches {
 			ios.Printf("  %s: versions from seq %d (snapshot %d) to the head are in retention\n", ios.Ref(refs.Name(b.Branch).Short()), b.Seq, b.Snapshot)

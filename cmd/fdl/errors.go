@@ -27,22 +27,26 @@ const (
 	exitOK        = 0
 	exitError     = 1
 	exitUsage     = 2
-	exitRefused   = 3 // push refused: not a fast-forward, or lost a race
+	exitRefused   = 3 // push, pull, request, branch -f or revert refused; nothing moved
 	exitExists    = 4 // a ref created once (tag, branch, request) holds another version
 	exitInterrupt = 130
 )
 
 const exitCodesHelp = `Exit codes:
   0    success
-  1    error (the message says what and what to do)
-  2    usage error (bad flags or arguments)
-  3    refused: the branch is not an ancestor of what you push, pull or
-       approve (not a fast-forward), or another writer moved it first;
-       nothing was moved
+  1    error (the message says what is wrong and what to do)
+  2    usage error (bad flags or arguments, a missing -m, fdl tag -d)
+  3    refused; nothing moved or written: a push or request whose version
+       is not a fast-forward of its branch, or that another writer moved
+       first; a pull whose branch's head does not descend from the base; a
+       request approve when the target moved on; branch -f without
+       --backwards on a move that would undo versions; a revert that
+       conflicts
   4    the tag (or branch, or request) already exists and holds another
        version; tags never move (creating it again at the same version
        succeeds)
-  130  interrupted (Ctrl-C); the repository is left as it was`
+  130  interrupted (Ctrl-C, SIGTERM); the command stops at a step boundary
+       and leaves the repository as it was`
 
 // usageError marks a usage problem (exit 2).
 type usageError struct{ err error }
@@ -204,6 +208,9 @@ func walk(err error, fn func(error)) {
 // one.
 func hinted(e error) (string, bool) {
 	plain := e.Error()
+	if e == refs.ErrDeleteHead {
+		return plain + ": HEAD names the repository's default branch, set when it was made, and no fdl command points HEAD at another branch, so this branch cannot be deleted; to stop using it, move it (fdl branch -f NAME REV) or work on another branch (fdl checkout URL DIR --branch NEW)", true
+	}
 	switch e := e.(type) {
 	case *refs.CorruptError:
 		return insertAfter(plain, "point a branch at a version again", " (fdl branch -f NAME REV --backwards; fdl reflog NAME shows what it held)"), true
@@ -220,10 +227,19 @@ func hinted(e error) (string, bool) {
 	case *refs.NoVersionYetError:
 		return plain + "; publish the first one: fdl checkout " + shellQuote(e.Where) + " DIR, write to its catalog, then fdl commit and fdl push", true
 	case *refs.NoSuchRevError:
+		if alt := caretSpelling(e.Rev); alt != "" {
+			return insertBefore(plain, ": "+refs.ErrUnknownRev.Error(), " (fdl walks back along a branch with ~: write "+alt+")"), true
+		}
 		return insertBefore(plain, ": "+refs.ErrUnknownRev.Error(), " (list them with 'fdl branch -l', 'fdl tag -l', 'fdl log')"), true
 	case *refs.NoLogError:
 		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (list refs with fdl branch -l, fdl tag -l)"), true
 	case *repo.NotRepositoryError:
+		switch {
+		case e.IsWorkdir:
+			return plain + " (fdl -C " + shellQuote(e.URL) + " COMMAND)", true
+		case e.ReadOnly || e.Workdir != "":
+			return plain, true // init would make a new, empty repository: not what is wanted
+		}
 		return plain + ", or make one with 'fdl init " + e.URL + "'", true
 	case *repo.NotWorkdirError:
 		return plain + ": run 'fdl checkout URL DIR' to make one, or pass -C DIR", true
@@ -383,4 +399,16 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// caretSpelling returns fdl's spelling of git's REV^ (REV^^, REV^2 is not
+// it: fdl follows first parents only) as REV~N, or "" when rev is not
+// NAME followed by carets only.
+func caretSpelling(rev string) string {
+	name := strings.TrimRight(rev, "^")
+	n := len(rev) - len(name)
+	if n == 0 || name == "" || strings.ContainsAny(name, "^~@") {
+		return ""
+	}
+	return fmt.Sprintf("%s~%d", name, n)
 }

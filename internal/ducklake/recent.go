@@ -31,9 +31,11 @@ type Recent struct {
 	// ordered by id, times in UTC (as Catalog.Snapshots gives them); when
 	// there is none, the last snapshot alone (where the catalog ends).
 	Snapshots []Snapshot
-	// Tables are the tables visible at the snapshot asked for (when it
-	// exists) and at the last snapshot, by id; where a table was renamed,
-	// its name at the last snapshot.
+	// Tables are the tables and views visible at the snapshot asked for
+	// (when it exists) and at the last snapshot, by id (DuckLake gives
+	// tables and views ids from one counter, and changes_made names a
+	// dropped or altered view by its id); where one was renamed, its name
+	// at the last snapshot.
 	Tables map[int64]TableName
 }
 
@@ -93,6 +95,10 @@ func (c *Catalog) Recent(ctx context.Context, from int64) (*Recent, error) {
 	for _, at := range recentAt(snaps, from) {
 		q := fmt.Sprintf(`SELECT t.table_id, s.schema_name, t.table_name FROM %s t JOIN %s s ON s.schema_id = t.schema_id AND %s WHERE %s`,
 			c.t("ducklake_table"), c.t("ducklake_schema"), visible("s.", at), visible("t.", at))
+		if c.has("ducklake_view") {
+			q += fmt.Sprintf(` UNION ALL SELECT v.view_id, s.schema_name, v.view_name FROM %s v JOIN %s s ON s.schema_id = v.schema_id AND %s WHERE %s`,
+				c.t("ducklake_view"), c.t("ducklake_schema"), visible("s.", at), visible("v.", at))
+		}
 		err := c.query(ctx, q, func(r *sql.Rows) error {
 			var tn TableName
 			if err := r.Scan(&tn.ID, &tn.Schema, &tn.Name); err != nil {
@@ -166,7 +172,7 @@ func openSQLiteRead(ctx context.Context, path string) (s *sqliteRead, err error)
 	if _, err = s.conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return nil, classifySQLiteError(path, "begin a read transaction", err)
 	}
-	for _, t := range []string{"ducklake_metadata", "ducklake_snapshot", "ducklake_snapshot_changes", "ducklake_table", "ducklake_schema"} {
+	for _, t := range []string{"ducklake_metadata", "ducklake_snapshot", "ducklake_snapshot_changes", "ducklake_table", "ducklake_schema", "ducklake_view"} {
 		if err := s.readColumns(ctx, t); err != nil {
 			return nil, err
 		}
@@ -259,6 +265,10 @@ func (s *sqliteRead) recent(ctx context.Context, from int64) (*Recent, error) {
 	for _, at := range recentAt(snaps, from) {
 		q := fmt.Sprintf(`SELECT t.table_id, s.schema_name, t.table_name FROM ducklake_table t JOIN ducklake_schema s ON s.schema_id = t.schema_id AND %s WHERE %s`,
 			visible("s.", at), visible("t.", at))
+		if s.cols["ducklake_view"] != nil {
+			q += fmt.Sprintf(` UNION ALL SELECT v.view_id, s.schema_name, v.view_name FROM ducklake_view v JOIN ducklake_schema s ON s.schema_id = v.schema_id AND %s WHERE %s`,
+				visible("s.", at), visible("v.", at))
+		}
 		rows, err := s.conn.QueryContext(ctx, q)
 		if err != nil {
 			return nil, s.fail("read ducklake_table", err)

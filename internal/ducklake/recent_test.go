@@ -105,6 +105,9 @@ func fullRead(t *testing.T, c *ducklake.Catalog, all []ducklake.Snapshot, from i
 			for _, tb := range sc.Tables {
 				want.Tables[tb.ID] = ducklake.TableName{ID: tb.ID, Schema: sc.Name, Name: tb.Name}
 			}
+			for _, v := range sc.Views { // views too: status names them as touched
+				want.Tables[v.ID] = ducklake.TableName{ID: v.ID, Schema: sc.Name, Name: v.Name}
+			}
 		}
 	}
 	return want

@@ -68,3 +68,14 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	}
 	return c.r.Read(p)
 }
+
+// AddSize adds the size n of an object to the sum total, both in bytes,
+// where -1 means unknown (an http(s) listing does not tell sizes): the sum
+// of a known and an unknown size is unknown (-1), never a figure made
+// smaller by the -1.
+func AddSize(total, n int64) int64 {
+	if total < 0 || n < 0 {
+		return -1
+	}
+	return total + n
+}

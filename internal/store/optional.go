@@ -103,3 +103,17 @@ type Linker interface {
 	// nothing the store shows.
 	CanLink(path string) bool
 }
+
+// ReadOnly is implemented by stores that can never be written (the
+// http(s) store): every write of theirs fails with ErrReadOnly. Callers ask
+// it to refuse a whole operation that writes before taking any step.
+type ReadOnly interface {
+	// ReadOnly reports true when every write fails with ErrReadOnly.
+	ReadOnly() bool
+}
+
+// IsReadOnly reports whether st says it can never be written (ReadOnly).
+func IsReadOnly(st Store) bool {
+	ro, ok := st.(ReadOnly)
+	return ok && ro.ReadOnly()
+}

@@ -160,9 +160,13 @@ func (p *Progress) Done() {
 	p.bar = nil
 }
 
-// Bytes formats a byte count for people (1.5 MiB).
+// Bytes formats a byte count for people (1.5 MiB); a negative count is an
+// unknown size ("unknown size").
 func Bytes(n int64) string {
 	const unit = 1024
+	if n < 0 {
+		return "unknown size" // a store that does not tell it (store.AddSize)
+	}
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
 	}

@@ -237,6 +237,9 @@ func (h *Store) readOnly(ctx context.Context, key string) error {
 	return fmt.Errorf("%s: %w: fdl does not write over http(s); write to the repository's own location (a folder, s3://, gs:// or azblob://) and publish it again", h.Location(key), store.ErrReadOnly)
 }
 
+// ReadOnly reports true: fdl never writes over http(s) (store.ReadOnly).
+func (h *Store) ReadOnly() bool { return true }
+
 // Create fails with store.ErrReadOnly (store.ErrInvalidKey for an invalid key).
 func (h *Store) Create(ctx context.Context, key string, _ io.Reader) error {
 	return h.readOnly(ctx, key)
