@@ -195,7 +195,7 @@ func TestPushLinksCatalog(t *testing.T) {
 // copied): a separate file, matching its record.
 func TestPushCopiesAcrossFileSystems(t *testing.T) {
 	ctx := context.Background()
-	s := newPushSetup(t, filepath.Join(otherFileSystem(t), "w"), 2)
+	s := newPushSetup(t, filepath.Join(testutil.OtherFileSystem(t), "w"), 2)
 	local := s.wd.LocalCatalog(s.commit.ID)
 	before, err := os.Stat(local)
 	if err != nil {
@@ -226,7 +226,7 @@ func TestPushRefusesChangedLocalCatalog(t *testing.T) {
 			ctx := context.Background()
 			base := t.TempDir()
 			if where == "other file system" {
-				base = otherFileSystem(t)
+				base = testutil.OtherFileSystem(t)
 			}
 			s := newPushSetup(t, filepath.Join(base, "w"), 1)
 			local := s.wd.LocalCatalog(s.commit.ID)
@@ -259,30 +259,4 @@ func reopenWithStep(t *testing.T, url string, step func(string)) *repo.Repo {
 	r.SetOptions(repo.Options{Step: step})
 	t.Cleanup(func() { r.Close() })
 	return r
-}
-
-// otherFileSystem returns a temporary folder on another file system than
-// os.TempDir() (FDL_OTHER_FS, else /dev/shm when it is one), or skips.
-func otherFileSystem(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("FDL_OTHER_FS")
-	if base == "" {
-		base = "/dev/shm"
-	}
-	a, errA := os.Stat(base)
-	b, errB := os.Stat(os.TempDir())
-	if errA != nil || errB != nil || !a.IsDir() {
-		t.Skip("no second file system (set FDL_OTHER_FS to a folder on one)")
-	}
-	sa, okA := a.Sys().(*syscall.Stat_t)
-	sb, okB := b.Sys().(*syscall.Stat_t)
-	if !okA || !okB || sa.Dev == sb.Dev {
-		t.Skipf("%s is on the file system of %s (set FDL_OTHER_FS to a folder on another)", base, os.TempDir())
-	}
-	dir, err := os.MkdirTemp(base, "fdl-test-*")
-	if err != nil {
-		t.Skipf("%s: %v", base, err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }

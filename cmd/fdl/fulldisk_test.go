@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
@@ -47,7 +46,7 @@ func TestPushFullDisk(t *testing.T) {
 				// On the repository's file system push hard-links the
 				// catalog (no byte written, nothing for the limit to stop):
 				// the working directory goes to another, so push copies.
-				wd = filepath.Join(otherFileSystem(t), "w")
+				wd = filepath.Join(testutil.OtherFileSystem(t), "w")
 			}
 			if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: wd}); err != nil {
 				t.Fatal(err)
@@ -125,31 +124,4 @@ echo $? >"$OUT/push.code"`
 			}
 		})
 	}
-}
-
-// otherFileSystem returns a new folder on a file system other than the
-// temporary directory's ($FDL_OTHER_FS, else /dev/shm), removed when the
-// test ends; it skips the test where there is none.
-func otherFileSystem(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("FDL_OTHER_FS")
-	if base == "" {
-		base = "/dev/shm"
-	}
-	a, errA := os.Stat(base)
-	b, errB := os.Stat(os.TempDir())
-	if errA != nil || errB != nil || !a.IsDir() {
-		t.Skip("no second file system (set FDL_OTHER_FS to a folder on one)")
-	}
-	sa, okA := a.Sys().(*syscall.Stat_t)
-	sb, okB := b.Sys().(*syscall.Stat_t)
-	if !okA || !okB || sa.Dev == sb.Dev {
-		t.Skipf("%s is on the file system of %s (set FDL_OTHER_FS to a folder on another)", base, os.TempDir())
-	}
-	dir, err := os.MkdirTemp(base, "fdl-test-*")
-	if err != nil {
-		t.Skipf("%s: %v", base, err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }

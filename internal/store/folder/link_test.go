@@ -9,10 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/internal/testutil"
 )
 
 // TestCreateLink: the linked object is the local file itself (one inode,
@@ -90,7 +90,7 @@ func TestCreateLink(t *testing.T) {
 // second file system: FDL_OTHER_FS names a folder on one, else /dev/shm
 // (tmpfs on Linux) is used when it is one.
 func TestCreateLinkOtherFileSystem(t *testing.T) {
-	other := otherFileSystem(t)
+	other := testutil.OtherFileSystem(t)
 	ctx := t.Context()
 	l := newLocal(t)
 	local := filepath.Join(other, "catalog.duckdb")
@@ -113,32 +113,6 @@ func TestCreateLinkOtherFileSystem(t *testing.T) {
 	if len(keys) != 0 {
 		t.Errorf("objects after a refused link: %v", keys)
 	}
-}
-
-// otherFileSystem returns a temporary folder on another file system than
-// os.TempDir(), or skips the test.
-func otherFileSystem(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("FDL_OTHER_FS")
-	if base == "" {
-		base = "/dev/shm"
-	}
-	a, errA := os.Stat(base)
-	b, errB := os.Stat(os.TempDir())
-	if errA != nil || errB != nil || !a.IsDir() {
-		t.Skipf("no second file system (set FDL_OTHER_FS to a folder on one)")
-	}
-	sa, okA := a.Sys().(*syscall.Stat_t)
-	sb, okB := b.Sys().(*syscall.Stat_t)
-	if !okA || !okB || sa.Dev == sb.Dev {
-		t.Skipf("%s is on the same file system as %s (set FDL_OTHER_FS to a folder on another)", base, os.TempDir())
-	}
-	dir, err := os.MkdirTemp(base, "fdl-test-*")
-	if err != nil {
-		t.Skipf("%s: %v", base, err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }
 
 // TestListKeysLargeFolder: ListKeys of a folder gives exactly List's keys
