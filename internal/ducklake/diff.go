@@ -483,22 +483,7 @@ func (r *diffReader) countInlined(ctx context.Context) error {
 	if !c.has("ducklake_inlined_data_tables", "table_id", "table_name") {
 		return nil
 	}
-	type reg struct {
-		tid  int64
-		name string
-	}
-	var regs []reg
-	err := c.query(ctx, fmt.Sprintf("SELECT DISTINCT table_id, table_name FROM %s ORDER BY table_id, table_name",
-		c.t("ducklake_inlined_data_tables")), func(rows *sql.Rows) error {
-		var x reg
-		var name sql.NullString
-		if err := rows.Scan(&x.tid, &name); err != nil {
-			return err
-		}
-		x.name = name.String
-		regs = append(regs, x)
-		return nil
-	})
+	regs, err := c.inlinedRegistrations(ctx)
 	if err != nil {
 		return err
 	}

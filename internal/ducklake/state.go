@@ -339,22 +339,7 @@ func (c *Catalog) countInlined(ctx context.Context, s int64, table func(int64) *
 	if !c.has("ducklake_inlined_data_tables", "table_id", "table_name") {
 		return nil
 	}
-	type reg struct {
-		tid  int64
-		name string
-	}
-	var regs []reg
-	err := c.query(ctx, fmt.Sprintf("SELECT table_id, table_name FROM %s ORDER BY table_id, table_name",
-		c.t("ducklake_inlined_data_tables")), func(r *sql.Rows) error {
-		var x reg
-		var name sql.NullString
-		if err := r.Scan(&x.tid, &name); err != nil {
-			return err
-		}
-		x.name = name.String
-		regs = append(regs, x)
-		return nil
-	})
+	regs, err := c.inlinedRegistrations(ctx)
 	if err != nil {
 		return err
 	}
@@ -739,4 +724,30 @@ func (c *Catalog) InexactAt(ctx context.Context, s int64) (map[int64]bool, error
 		}
 	}
 	return out, nil
+}
+
+// inlinedReg is one row of ducklake_inlined_data_tables: the inlined-data
+// table name registered for a table (one per schema version).
+type inlinedReg struct {
+	tid  int64
+	name string
+}
+
+// inlinedRegistrations returns the distinct (table_id, table_name) rows of
+// ducklake_inlined_data_tables, by table id and name. The caller checks
+// that the table exists (c.has).
+func (c *Catalog) inlinedRegistrations(ctx context.Context) ([]inlinedReg, error) {
+	var regs []inlinedReg
+	err := c.query(ctx, fmt.Sprintf("SELECT DISTINCT table_id, table_name FROM %s ORDER BY table_id, table_name",
+		c.t("ducklake_inlined_data_tables")), func(r *sql.Rows) error {
+		var x inlinedReg
+		var name sql.NullString
+		if err := r.Scan(&x.tid, &name); err != nil {
+			return err
+		}
+		x.name = name.String
+		regs = append(regs, x)
+		return nil
+	})
+	return regs, err
 }
