@@ -95,11 +95,29 @@ func need(t testing.TB, env, what string) string {
 
 // S3 returns a fresh repository URL on the real S3-compatible server named
 // by FDL_TEST_S3_URL, making its bucket if missing.
+//
+// The prefix gets a folder marker (an empty object named "<prefix>/", which
+// fdl's listings skip), so that tests may put several repositories under it
+// (WithPrefix): versitygw's posix backend removes a folder when a delete
+// leaves it empty, and a put under the same folder at that moment fails
+// with 409 ExistingObjectIsDirectory; a folder made by a put of its marker
+// is never removed. Real S3 has no folders and no such race.
 func S3(t testing.TB) string {
 	t.Helper()
 	base := need(t, EnvS3, "S3 (versitygw)")
-	ensureS3Bucket(t, base)
-	return WithPrefix(base, t.Name())
+	client, bucket := ensureS3Bucket(t, base)
+	u := WithPrefix(base, t.Name())
+	pu, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	key := strings.TrimPrefix(pu.Path, "/") + "/"
+	if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: strings.NewReader("")}); err != nil {
+		t.Fatalf("put folder marker %s on %s: %v", key, bucket, err)
+	}
+	return u
 }
 
 // Azure returns a fresh repository URL on the Azure server named by
@@ -194,7 +212,9 @@ func Endpoint(s3url string) string {
 	return u.Query().Get("endpoint")
 }
 
-func ensureS3Bucket(t testing.TB, base string) {
+// ensureS3Bucket makes the bucket of base if missing and returns a client
+// of its server and the bucket's name.
+func ensureS3Bucket(t testing.TB, base string) (*s3.Client, string) {
 	t.Helper()
 	u, err := url.Parse(base)
 	if err != nil {
@@ -217,6 +237,7 @@ func ensureS3Bucket(t testing.TB, base string) {
 	if err != nil && !strings.Contains(err.Error(), "BucketAlreadyOwnedByYou") && !strings.Contains(err.Error(), "BucketAlreadyExists") {
 		t.Fatalf("make bucket %s on %s: %v", u.Host, q.Get("endpoint"), err)
 	}
+	return client, u.Host
 }
 
 func ensureAzureContainer(t testing.TB, base string) {
