@@ -23,6 +23,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
 	"github.com/fdl-dev/fdl/internal/testutil"
+	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
@@ -90,6 +91,8 @@ func TestScriptsGCS(t *testing.T) { runScripts(t, cloudtest.FakeGCS(t)) }
 // downloaded), so scripts point new catalogs there with setdatapath.
 func runScripts(t *testing.T, base string) {
 	shared := testutil.CatalogsDir(t)
+	// The scripts' pipelines write with the real DuckDB (duckCmd).
+	duck := realduck.Find(t, realduck.V15, "ducklake", "sqlite")
 	dir := "testdata/script"
 	if base != "" {
 		dir = scriptsUsingRepo(t, dir)
@@ -100,6 +103,8 @@ func runScripts(t *testing.T, base string) {
 		RequireExplicitExec: false,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("SHARED", shared)
+			e.Setenv("DUCK_PYTHON", duck.Python)
+			e.Setenv("DUCK_RUNNER", duck.Runner)
 			e.Setenv("FDL_AUTHOR", "tester")
 			// The scripts written before SQLite working catalogs test the
 			// DuckDB-format one; sqlite.txtar sets its own.
@@ -378,6 +383,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 			ts.Check(err)
 			ts.Setenv(args[1], string(w.State.Base))
 		},
+		"duck":      duckCmd,
 		"lakewrite": lakewriteCmd,
 		"sqlexec":   sqlexecCmd,
 	}
