@@ -58,18 +58,37 @@ func (f FormatInfo) String() string {
 
 // formatUpgrade compares the records of the version a branch holds (cur)
 // and of the one a push moves it to (next). It returns the change when
-// next has a newer DuckLake format (meta.CompareFormats) or a storage
-// version a newer DuckDB release is needed for (min_duckdb), else nil.
+// next has a newer DuckLake format (meta.CompareFormats) or needs a newer
+// DuckDB release to open (readerFloor), else nil: a storage version that
+// grows below what the format already needs loses no reader (DuckDB 1.5's
+// ducklake extension moves a storage-64 catalog to 65 on its first write,
+// and both need DuckDB 1.5.2 for DuckLake 1.0).
 func formatUpgrade(cur, next *version.Record) (*FormatChange, error) {
 	byFormat, err := meta.CompareFormats(next.DuckLake.Format, cur.DuckLake.Format)
 	if err != nil {
 		return nil, fmt.Errorf("compare the formats of versions %s and %s: %w", cur.ID, next.ID, err)
 	}
-	byStorage := meta.CompareReleases(next.Catalog.Storage.MinDuckDB, cur.Catalog.Storage.MinDuckDB)
+	byStorage := meta.CompareReleases(readerFloor(next), readerFloor(cur))
 	if byFormat <= 0 && byStorage <= 0 {
 		return nil, nil
 	}
 	return &FormatChange{From: formatInfo(cur), To: formatInfo(next)}, nil
+}
+
+// readerFloor returns the oldest DuckDB release a reader of rec's catalog
+// needs for its storage version (Storage.MinDuckDB, e.g. "v1.2.0" for 65)
+// and, when the format has published readers, for its DuckLake format (the
+// ducklake extension's oldest release, e.g. "1.5.2" for 1.0): the later of
+// the two. An unknown storage release is returned as is ("").
+func readerFloor(rec *version.Record) string {
+	min := rec.Catalog.Storage.MinDuckDB
+	if min == "" {
+		return min
+	}
+	if f, ok := meta.LookupFormat(rec.DuckLake.Format); ok && f.Extension != nil && meta.CompareReleases(f.Extension.Min, min) > 0 {
+		return f.Extension.Min
+	}
+	return min
 }
 
 // Pending is a version committed locally and not yet in the store: its
