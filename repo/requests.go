@@ -189,7 +189,7 @@ func (r *Repo) publishRequest(ctx context.Context, n refs.Name, into string, hea
 				return refs.Move{}, err
 			}
 		case !create && errors.Is(err, refs.ErrNotFound):
-			return refs.Move{}, &refs.NoSuchRequestError{Request: n, Where: r.url}
+			return refs.Move{}, &refs.NoSuchRequestError{Request: n, Where: r.where}
 		case err != nil:
 			return refs.Move{}, err
 		case cur.ID == head:
@@ -308,22 +308,33 @@ func (r *Repo) describeRequest(ctx context.Context, ref refs.Ref) (Request, erro
 	return q, nil
 }
 
+// readRequest reads request name: its ref name, the ref and its
+// description. Errors: refs.Request's for a bad name,
+// *refs.NoSuchRequestError, the store's.
+func (r *Repo) readRequest(ctx context.Context, name string) (refs.Name, refs.Ref, Request, error) {
+	n, err := refs.Request(name)
+	if err != nil {
+		return "", refs.Ref{}, Request{}, err
+	}
+	ref, err := r.refs.Read(ctx, n)
+	if errors.Is(err, refs.ErrNotFound) {
+		return "", refs.Ref{}, Request{}, &refs.NoSuchRequestError{Request: n, Where: r.where}
+	}
+	if err != nil {
+		return "", refs.Ref{}, Request{}, err
+	}
+	q, err := r.describeRequest(ctx, ref)
+	if err != nil {
+		return "", refs.Ref{}, Request{}, err
+	}
+	return n, ref, q, nil
+}
+
 // ShowRequest returns request name with the versions it would add to its
 // target (newest first) and its ref log. Errors: *refs.NoSuchRequestError,
 // the store's.
 func (r *Repo) ShowRequest(ctx context.Context, name string) (*RequestView, error) {
-	n, err := refs.Request(name)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := r.refs.Read(ctx, n)
-	if errors.Is(err, refs.ErrNotFound) {
-		return nil, &refs.NoSuchRequestError{Request: n, Where: r.url}
-	}
-	if err != nil {
-		return nil, err
-	}
-	q, err := r.describeRequest(ctx, ref)
+	n, ref, q, err := r.readRequest(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -357,18 +368,7 @@ func (r *Repo) ShowRequest(ctx context.Context, name string) (*RequestView, erro
 // own changes as undone. Errors: *refs.NoSuchRequestError,
 // *NoSuchTargetError (the target branch is gone), Diff's.
 func (r *Repo) DiffRequest(ctx context.Context, name string) (*DiffResult, error) {
-	n, err := refs.Request(name)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := r.refs.Read(ctx, n)
-	if errors.Is(err, refs.ErrNotFound) {
-		return nil, &refs.NoSuchRequestError{Request: n, Where: r.where}
-	}
-	if err != nil {
-		return nil, err
-	}
-	q, err := r.describeRequest(ctx, ref)
+	n, ref, q, err := r.readRequest(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -407,7 +407,7 @@ func (r *Repo) ApproveRequest(ctx context.Context, name string, o PushOptions) (
 	open, err := r.refs.RequestOpening(ctx, n)
 	if err != nil {
 		if _, rerr := r.refs.Read(ctx, n); errors.Is(rerr, refs.ErrNotFound) {
-			return nil, &refs.NoSuchRequestError{Request: n, Where: r.url}
+			return nil, &refs.NoSuchRequestError{Request: n, Where: r.where}
 		}
 		return nil, err
 	}
