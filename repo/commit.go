@@ -92,6 +92,9 @@ func (w *Workdir) commit(ctx context.Context, o CommitOptions, step func(string)
 	if err := writeFileAtomic(filepath.Join(tmp, version.RecordFile), rb); err != nil {
 		return nil, err
 	}
+	if err := sealCatalog(tmp); err != nil {
+		return nil, err
+	}
 	if err := os.Rename(tmp, w.stateDir(LocalVersions, string(id))); err != nil {
 		return nil, err
 	}

@@ -219,33 +219,64 @@ func TestPushCopiesAcrossFileSystems(t *testing.T) {
 
 // TestPushRefusesChangedLocalCatalog: a local catalog changed after commit
 // is refused with a checksum error naming it, on the link path and on the
-// copy path, and nothing reaches the store.
+// copy path, and nothing reaches the store: grown, and overwritten in
+// place with its size and modification time put back (commit's stamp
+// still differs in the change time, so the link path hashes it again).
 func TestPushRefusesChangedLocalCatalog(t *testing.T) {
-	for _, where := range []string{"same file system", "other file system"} {
-		t.Run(where, func(t *testing.T) {
-			ctx := context.Background()
-			base := t.TempDir()
-			if where == "other file system" {
-				base = testutil.OtherFileSystem(t)
-			}
-			s := newPushSetup(t, filepath.Join(base, "w"), 1)
-			local := s.wd.LocalCatalog(s.commit.ID)
-			f, err := os.OpenFile(local, os.O_WRONLY|os.O_APPEND, 0)
+	changes := map[string]func(t *testing.T, path string){
+		"appended": func(t *testing.T, path string) {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			f.Write([]byte{0})
 			f.Close()
-			digest := testutil.TreeDigest(t, s.url)
-			_, err = s.wd.Push(ctx, s.r, "")
-			var ce *repo.ChecksumError
-			if !errors.As(err, &ce) || ce.Location != local {
-				t.Fatalf("push of a changed local catalog: %v", err)
+		},
+		"overwritten, same size and mtime": func(t *testing.T, path string) {
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if testutil.TreeDigest(t, s.url) != digest {
-				t.Fatal("a refused push changed the repository")
+			os.Chmod(path, 0o644)
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
 			}
-		})
+			if _, err := f.WriteAt([]byte("changed"), fi.Size()-64); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			os.Chmod(path, 0o444)
+			if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for _, where := range []string{"same file system", "other file system"} {
+		for name, change := range changes {
+			t.Run(where+"/"+name, func(t *testing.T) {
+				ctx := context.Background()
+				base := t.TempDir()
+				if where == "other file system" {
+					base = testutil.OtherFileSystem(t)
+				}
+				s := newPushSetup(t, filepath.Join(base, "w"), 1)
+				local := s.wd.LocalCatalog(s.commit.ID)
+				if fi, err := os.Stat(local); err != nil || fi.Mode().Perm() != 0o444 {
+					t.Fatalf("commit left the local catalog %v (%v), want mode 0444", fi.Mode(), err)
+				}
+				change(t, local)
+				digest := testutil.TreeDigest(t, s.url)
+				_, err := s.wd.Push(ctx, s.r, "")
+				var ce *repo.ChecksumError
+				if !errors.As(err, &ce) || ce.Location != local {
+					t.Fatalf("push of a changed local catalog: %v", err)
+				}
+				if testutil.TreeDigest(t, s.url) != digest {
+					t.Fatal("a refused push changed the repository")
+				}
+			})
+		}
 	}
 }
 

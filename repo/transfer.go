@@ -182,9 +182,12 @@ func (r *Repo) uploadFile(ctx context.Context, key, path string) error {
 //
 //   - where the store can take the local file itself (store.Linker: a
 //     folder store on the working directory's file system), the local file
-//     is made read-only (mode 0444, before it is read, so no later writer
-//     can open it), hashed, and hard-linked into the store: no byte is
-//     copied. The stored catalog and the local pending
+//     is read-only (commit left it mode 0444; an older one is made so
+//     before it is read, so no later writer can open it) and is
+//     hard-linked into the store: no byte is copied. It is hashed again
+//     unless its stamp (device, inode, size, modification and change
+//     times) is still the one commit wrote when it hashed it
+//     (sealCatalog), as Git's index skips rehashing unchanged files. The stored catalog and the local pending
 //     copy are then one file until the push removes the local name after
 //     its ref move; nothing fdl does writes to a committed catalog, and the
 //     mode refuses writers other than root;
@@ -202,10 +205,17 @@ func (r *Repo) uploadCatalog(ctx context.Context, p Pending) error {
 	path := filepath.Join(p.Dir, version.CatalogFile)
 	want := version.File{Size: p.Record.Catalog.Size, SHA256: p.Record.Catalog.SHA256}
 	progress := r.progress(OpUpload, key, want.Size)
-	if lk, ok := r.st.(store.Linker); ok && lk.CanLink(path) {
-		err := r.linkCatalog(ctx, lk, p, key, path, want, progress)
-		if !errors.Is(err, store.ErrCannotLink) {
-			return r.catalogStored(ctx, p, key, path, want, err)
+	if lk, ok := r.st.(store.Linker); ok {
+		// Looked at before CanLink, whose probe link changes the stamp.
+		sealed := false
+		if fi, err := os.Stat(path); err == nil {
+			sealed = unchangedSinceCommit(p.Dir, fi, want.Size)
+		}
+		if lk.CanLink(path) {
+			err := r.linkCatalog(ctx, lk, p, key, path, want, sealed, progress)
+			if !errors.Is(err, store.ErrCannotLink) {
+				return r.catalogStored(ctx, p, key, path, want, err)
+			}
 		}
 	}
 	f, err := os.Open(path)
@@ -220,23 +230,32 @@ func (r *Repo) uploadCatalog(ctx context.Context, p Pending) error {
 }
 
 // linkCatalog is uploadCatalog's hard-link path.
-func (r *Repo) linkCatalog(ctx context.Context, lk store.Linker, p Pending, key, path string, want version.File, progress func(int64)) error {
-	if err := os.Chmod(path, 0o444); err != nil {
-		return fmt.Errorf("local version %s: %w", p.Record.ID, err)
+// sealed says the catalog's stamp was the one commit left (sealCatalog):
+// it holds the bytes commit hashed, so it is not hashed again; any other
+// is made read-only and hashed.
+func (r *Repo) linkCatalog(ctx context.Context, lk store.Linker, p Pending, key, path string, want version.File, sealed bool, progress func(int64)) error {
+	sum := want.SHA256
+	if !sealed {
+		if err := os.Chmod(path, 0o444); err != nil {
+			return fmt.Errorf("local version %s: %w", p.Record.ID, err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("local version %s: %w", p.Record.ID, err)
+		}
+		var n int64
+		n, sum, err = filecopy.Digest(ctx, f, progress)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("local version %s: %w", p.Record.ID, err)
+		}
+		if err := localMismatch(p, path, want, n, sum); err != nil {
+			return err
+		}
+	} else if progress != nil {
+		progress(want.Size)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("local version %s: %w", p.Record.ID, err)
-	}
-	n, sum, err := filecopy.Digest(ctx, f, progress)
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("local version %s: %w", p.Record.ID, err)
-	}
-	if err := localMismatch(p, path, want, n, sum); err != nil {
-		return err
-	}
-	// The file hashed above is the one linked: only its size is looked at
+	// The file checked above is the one linked: only its size is looked at
 	// again, through the new name.
 	return lk.CreateLink(ctx, key, path, func(f *os.File) error {
 		fi, err := f.Stat()

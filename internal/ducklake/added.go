@@ -331,9 +331,11 @@ func commonPrefix(a, b string) string {
 // Missing returns the keys (the first limit distinct ones, in byte order)
 // not among the keys that list emits, and how many distinct keys are
 // missing. list is called once; it emits the keys a store lists, in any
-// order, duplicates and keys that were not added allowed. The listed keys
-// go to a temporary table a batch at a time (one statement per batch, the
-// keys as one newline-separated string DuckDB splits), and DuckDB's anti
+// order, duplicates and keys that were not added allowed, from a goroutine
+// of its own (the next batch is listed while the last is loaded). The
+// listed keys go to a temporary table a batch at a time (one statement per
+// batch, the keys as one newline-separated string DuckDB splits), and
+// DuckDB's anti
 // join, which spills beyond the memory limit, compares the two sets.
 func (a *AddedKeys) Missing(ctx context.Context, list func(emit func(key string) error) error, limit int) ([]string, int64, error) {
 	a.c.mu.Lock()
@@ -346,32 +348,57 @@ func (a *AddedKeys) Missing(ctx context.Context, list func(emit func(key string)
 		return nil, 0, err
 	}
 	defer c.exec(context.Background(), "DROP TABLE IF EXISTS "+listedTable)
-	var batch strings.Builder
-	k := 0
-	flush := func() error {
-		if k == 0 {
+	// The listing runs in its own goroutine, a batch ahead of DuckDB's
+	// inserts, so reading the store and loading the keys overlap.
+	batches := make(chan string, 1)
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	listErr := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		var batch strings.Builder
+		k := 0
+		send := func() error {
+			if k == 0 {
+				return nil
+			}
+			select {
+			case batches <- batch.String():
+			case <-lctx.Done():
+				return lctx.Err()
+			}
+			batch.Reset()
+			k = 0
 			return nil
 		}
-		err := c.exec(ctx, fmt.Sprintf("INSERT INTO %s SELECT unnest(string_split(?, chr(10)))", listedTable), batch.String())
-		batch.Reset()
-		k = 0
-		return err
+		err := list(func(key string) error {
+			if strings.ContainsRune(key, '\n') {
+				return nil // not a valid key (store.CheckKey), never an added file's
+			}
+			if k > 0 {
+				batch.WriteByte('\n')
+			}
+			batch.WriteString(key)
+			if k++; k == listedBatch {
+				return send()
+			}
+			return nil
+		})
+		if err == nil {
+			err = send()
+		}
+		listErr <- err
+	}()
+	var err error
+	for b := range batches {
+		if err == nil {
+			if err = c.exec(ctx, fmt.Sprintf("INSERT INTO %s SELECT unnest(string_split(?, chr(10)))", listedTable), b); err != nil {
+				cancel() // the listing stops; its batches are drained
+			}
+		}
 	}
-	err := list(func(key string) error {
-		if strings.ContainsRune(key, '\n') {
-			return nil // not a valid key (store.CheckKey), never an added file's
-		}
-		if k > 0 {
-			batch.WriteByte('\n')
-		}
-		batch.WriteString(key)
-		if k++; k == listedBatch {
-			return flush()
-		}
-		return nil
-	})
-	if err == nil {
-		err = flush()
+	if lerr := <-listErr; err == nil {
+		err = lerr
 	}
 	if err != nil {
 		return nil, 0, err
