@@ -161,17 +161,24 @@ func Windows(ids []version.ID, max int) []string {
 	if len(hexes) == 0 {
 		return nil
 	}
-	for p := MinShort; ; p-- {
-		set := map[string]bool{}
-		for _, h := range hexes {
-			set[h[:p]] = true
-		}
-		if len(set) <= max || p == 1 {
-			out := make([]string, 0, len(set))
-			for k := range set {
-				out = append(out, k)
+	sort.Strings(hexes)
+	// distinct returns the p-digit prefixes of the sorted hexes, in order,
+	// or nil once there are more than max (and p > 1).
+	distinct := func(p int) []string {
+		var out []string
+		for i, h := range hexes {
+			if i > 0 && h[:p] == hexes[i-1][:p] {
+				continue
 			}
-			sort.Strings(out)
+			if len(out) == max && p > 1 {
+				return nil
+			}
+			out = append(out, h[:p])
+		}
+		return out
+	}
+	for p := MinShort; ; p-- {
+		if out := distinct(p); out != nil {
 			return out
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -121,7 +122,9 @@ func (r *Repo) listNames(lf store.LocalFiles) (*listing, error) {
 	return l, nil
 }
 
-// narrow returns the part of l whose ids begin with hex.
+// narrow returns the part of l whose ids begin with hex: l.ids is sorted,
+// and the canonical ids that begin with hex are those that begin with its
+// dashed form, one run of them (a binary search, not a scan).
 func (l *listing) narrow(hex string) *listing {
 	if hex == l.hex {
 		return l
@@ -130,12 +133,13 @@ func (l *listing) narrow(hex string) *listing {
 	if l.marked != nil {
 		out.marked = map[version.ID]bool{}
 	}
-	for _, id := range l.ids {
-		if strings.HasPrefix(id.Hex(), hex) {
-			out.ids = append(out.ids, id)
-			if l.marked[id] {
-				out.marked[id] = true
-			}
+	dp := refs.DashedPrefix(hex)
+	i := sort.Search(len(l.ids), func(i int) bool { return string(l.ids[i]) >= dp })
+	for ; i < len(l.ids) && strings.HasPrefix(string(l.ids[i]), dp); i++ {
+		id := l.ids[i]
+		out.ids = append(out.ids, id)
+		if l.marked[id] {
+			out.marked[id] = true
 		}
 	}
 	return out
@@ -200,8 +204,8 @@ func (r *Repo) MarkedIDs(ctx context.Context) (map[version.ID]bool, error) {
 // markedAmong returns which of ids have a retirement marker: from the
 // listings made so far where they cover an id (History lists the windows
 // of the ids it shows first), else one Stat of the marker each,
-// readWorkers at a time (one at a time on a folder store, where a Stat
-// costs less than handing it to another goroutine).
+// readWorkers at a time (on a folder store, where a Stat costs less than
+// handing it to another goroutine, in one run of ids per CPU).
 func (r *Repo) markedAmong(ctx context.Context, ids []version.ID) (map[version.ID]bool, error) {
 	out := map[version.ID]bool{}
 	var ask []version.ID
@@ -215,12 +219,8 @@ func (r *Repo) markedAmong(ctx context.Context, ids []version.ID) (map[version.I
 		}
 	}
 	var mu sync.Mutex
-	workers := readWorkers
-	if _, local := r.folder(); local {
-		workers = 1
-	}
-	err := parallel(ctx, len(ask), workers, func(i int) error {
-		_, err := r.st.Stat(ctx, VersionKey(ask[i], retention.MarkerFile))
+	mark := func(id version.ID) error {
+		_, err := r.st.Stat(ctx, VersionKey(id, retention.MarkerFile))
 		if errors.Is(err, store.ErrNotExist) {
 			return nil
 		}
@@ -228,10 +228,25 @@ func (r *Repo) markedAmong(ctx context.Context, ids []version.ID) (map[version.I
 			return err
 		}
 		mu.Lock()
-		out[ask[i]] = true
+		out[id] = true
 		mu.Unlock()
 		return nil
-	})
+	}
+	if _, local := r.folder(); local {
+		// A Stat on a folder costs less than handing it to a goroutine:
+		// the ids go in one run per CPU.
+		workers := min(runtime.GOMAXPROCS(0), len(ask)/256+1)
+		per := (len(ask) + workers - 1) / max(workers, 1)
+		return out, parallel(ctx, workers, workers, func(w int) error {
+			for _, id := range ask[w*per : min((w+1)*per, len(ask))] {
+				if err := mark(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	err := parallel(ctx, len(ask), readWorkers, func(i int) error { return mark(ask[i]) })
 	return out, err
 }
 

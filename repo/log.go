@@ -104,17 +104,39 @@ func (r *Repo) History(ctx context.Context, rev string, max int) (*History, erro
 			recs = append(recs, stored...)
 		}
 	}
-	abbrev, err := r.Abbrev(ctx, ids(recs)...)
-	if err != nil {
-		return nil, err
+	shown := ids(recs)
+	var (
+		abbrev  refs.Abbrev
+		retired map[version.ID]bool
+		aerr    error
+		err     error
+	)
+	if _, local := r.folder(); local {
+		// On a folder the markers are looked at one by one, not in the
+		// short ids' listings: both run at once.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			retired, err = r.retiredAmong(ctx, shown)
+		}()
+		abbrev, aerr = r.Abbrev(ctx, shown...)
+		<-done
+	} else {
+		// The short ids' listings tell which of the shown versions have
+		// a marker: they come first.
+		if abbrev, aerr = r.Abbrev(ctx, shown...); aerr == nil {
+			retired, err = r.retiredAmong(ctx, shown)
+		}
+	}
+	if aerr != nil {
+		return nil, aerr
 	}
 	h := &History{Entries: make([]LogEntry, len(recs)), Warnings: r.PackProblems()}
-	retired, err := r.retiredAmong(ctx, ids(recs))
 	if errors.Is(err, retention.ErrInvalid) {
 		// A damaged floor must not hide the history: markers still say
 		// which catalogs are gone.
 		h.Warnings = append(h.Warnings, err)
-		retired, err = r.markedAmong(ctx, ids(recs))
+		retired, err = r.markedAmong(ctx, shown)
 	}
 	if err != nil {
 		return nil, err

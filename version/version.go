@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	jsonv2 "github.com/go-json-experiment/json"
 	"strings"
 	"time"
 
@@ -70,16 +71,51 @@ func NewIDAfter(parent ID) (ID, error) {
 
 // ParseID checks that s is a canonical UUIDv7 string and returns it as an ID.
 // Errors: ErrInvalidID wrapped with s.
+// Canonical means what uuid.UUID.String writes: 36 characters, lower-case
+// hex digits with dashes after the 8th, 12th, 16th and 20th, and version
+// digit 7 (a listing of versions/ checks thousands of names: no parse, no
+// allocation).
 func ParseID(s string) (ID, error) {
-	u, err := uuid.Parse(s)
-	if err != nil || u.Version() != 7 || u.String() != s {
+	if !canonicalV7(s) {
 		return "", fmt.Errorf("%q: %w", s, ErrInvalidID)
 	}
 	return ID(s), nil
 }
 
+// canonicalV7 reports whether s is a UUIDv7 in canonical form.
+func canonicalV7(s string) bool {
+	if len(s) != 36 || s[14] != '7' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Hex returns the id's 32 hex digits without dashes.
-func (id ID) Hex() string { return strings.ReplaceAll(string(id), "-", "") }
+func (id ID) Hex() string {
+	if len(id) != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' || strings.Count(string(id), "-") != 4 {
+		return strings.ReplaceAll(string(id), "-", "")
+	}
+	var b [32]byte
+	n := copy(b[:], id[:8])
+	n += copy(b[n:], id[9:13])
+	n += copy(b[n:], id[14:18])
+	n += copy(b[n:], id[19:23])
+	copy(b[n:], id[24:])
+	return string(b[:])
+}
 
 // String returns the canonical form.
 func (id ID) String() string { return string(id) }
@@ -222,9 +258,14 @@ func (r *Record) Validate() error {
 			return bad("parent: %v", err)
 		}
 	}
-	for field, id := range map[string]ID{"reverts": r.Reverts, "restores": r.Restores} {
-		if _, err := ParseID(string(id)); id != "" && err != nil {
-			return bad("%s: %v", field, err)
+	if r.Reverts != "" {
+		if _, err := ParseID(string(r.Reverts)); err != nil {
+			return bad("reverts: %v", err)
+		}
+	}
+	if r.Restores != "" {
+		if _, err := ParseID(string(r.Restores)); err != nil {
+			return bad("restores: %v", err)
 		}
 	}
 	if len(r.Parents) == 0 && r.Seq != 1 {
@@ -315,11 +356,15 @@ func (r *Record) Marshal() ([]byte, error) {
 }
 
 // ParseRecord decodes and validates version.json. want, if not empty, is the
-// id the record must carry (the folder it was read from). Errors:
-// ErrBadRecord.
+// id the record must carry (the folder it was read from). The JSON is read
+// as RFC 8259 strictly says (github.com/go-json-experiment/json, the
+// encoding/json v2 design, about twice as fast as encoding/json: a log of
+// 10,000 versions parses 10,000 records): member names match exactly, a
+// repeated name or invalid UTF-8 makes the record invalid, unknown members
+// are ignored. Errors: ErrBadRecord.
 func ParseRecord(b []byte, want ID) (*Record, error) {
 	var r Record
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := jsonv2.Unmarshal(b, &r); err != nil {
 		name := string(want)
 		if name == "" {
 			name = "(unknown)"

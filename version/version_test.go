@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/google/uuid"
 )
 
 func TestParseID(t *testing.T) {
@@ -140,5 +141,34 @@ func TestRecordReaders(t *testing.T) {
 	}
 	if rd, recorded := got.EffectiveReaders(); !recorded || rd != want {
 		t.Errorf("new record: %+v recorded=%v", rd, recorded)
+	}
+}
+
+// TestParseIDCanonical: ParseID accepts exactly what uuid.Parse reads as a
+// version 7 UUID and writes back unchanged, and Hex drops the dashes.
+func TestParseIDCanonical(t *testing.T) {
+	valid := "01a23301-4fe6-76f6-864a-5014eb7cdc2c"
+	cases := []string{valid, strings.ToUpper(valid), "{" + valid + "}", "urn:uuid:" + valid,
+		strings.Replace(valid, "-76f6", "-46f6", 1), strings.ReplaceAll(valid, "-", ""),
+		valid[:35], valid + "0", "01a23301-4fe6-76f6-864a5-014eb7cdc2c", "01a23301-4fe6-76f6-864a-5014eb7cdc2g",
+		"01a23301x4fe6-76f6-864a-5014eb7cdc2c", "", "01a23301-4fe6-76f6-864a-5014eb7cdc-c"}
+	for i := 0; i < 256; i++ {
+		b := []byte(valid)
+		b[i%36] = byte(i)
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		u, err := uuid.Parse(s)
+		want := err == nil && u.Version() == 7 && u.String() == s
+		id, err := ParseID(s)
+		if got := err == nil; got != want {
+			t.Errorf("ParseID(%q) ok = %v, want %v", s, got, want)
+		}
+		if err == nil && id.Hex() != strings.ReplaceAll(s, "-", "") {
+			t.Errorf("Hex(%q) = %q", s, id.Hex())
+		}
+		if h := ID(s).Hex(); h != strings.ReplaceAll(s, "-", "") {
+			t.Errorf("ID(%q).Hex() = %q", s, h)
+		}
 	}
 }

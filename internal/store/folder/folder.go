@@ -4,7 +4,6 @@
 package folder
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -138,14 +137,17 @@ func (l *Store) Get(ctx context.Context, key string) (io.ReadCloser, store.Token
 	if fi.Size() <= store.MaxSwapSize {
 		// Objects are never written in place (Create links, Swap renames), so
 		// the open file keeps the bytes it had when it was opened.
-		b, err := io.ReadAll(io.LimitReader(f, store.MaxSwapSize+1))
-		if err != nil {
+		// One read of the size the file has (plus one byte, to see it
+		// grow), not a buffer doubled as it fills.
+		b := make([]byte, fi.Size()+1)
+		n, err := io.ReadFull(f, b)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 			f.Close()
 			return nil, "", fmt.Errorf("%s: %w", key, err)
 		}
-		if len(b) <= store.MaxSwapSize {
+		if b = b[:n]; int64(n) <= fi.Size() {
 			f.Close()
-			return io.NopCloser(bytes.NewReader(b)), hashToken(b), nil
+			return store.BytesBody(b), hashToken(b), nil
 		}
 		// The file grew although nobody writes in place; stream it.
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
