@@ -232,18 +232,18 @@ func (r *Repo) markedAmong(ctx context.Context, ids []version.ID) (map[version.I
 		mu.Unlock()
 		return nil
 	}
-	if _, local := r.folder(); local {
-		// A Stat on a folder costs less than handing it to a goroutine:
-		// the ids go in one run per CPU.
+	if lf, local := r.folder(); local {
+		// A stat on a folder costs less than handing it to a goroutine:
+		// the ids go in one run per CPU, each relative to versions/.
+		dir := lf.LocalPath(strings.TrimSuffix(VersionsPrefix, "/"))
 		workers := min(runtime.GOMAXPROCS(0), len(ask)/256+1)
 		per := (len(ask) + workers - 1) / max(workers, 1)
 		return out, parallel(ctx, workers, workers, func(w int) error {
-			for _, id := range ask[w*per : min((w+1)*per, len(ask))] {
-				if err := mark(id); err != nil {
-					return err
-				}
-			}
-			return nil
+			return markersIn(dir, ask[w*per:min((w+1)*per, len(ask))], func(id version.ID) {
+				mu.Lock()
+				out[id] = true
+				mu.Unlock()
+			})
 		})
 	}
 	err := parallel(ctx, len(ask), readWorkers, func(i int) error { return mark(ask[i]) })
