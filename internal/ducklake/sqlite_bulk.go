@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -269,8 +270,13 @@ func (c *Catalog) writeTables(ctx context.Context, conn *sql.Conn, tables []*duc
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	streamed := pipesWork
 	exports := make(chan exported, 1)
-	go c.exportAll(ctx, tables, decls, work, exports)
+	if !streamed {
+		go c.exportAll(ctx, tables, decls, work, exports)
+	} else {
+		close(exports)
+	}
 	defer func() {
 		cancel()
 		for e := range exports {
@@ -291,12 +297,23 @@ func (c *Catalog) writeTables(ctx context.Context, conn *sql.Conn, tables []*duc
 			counts[t.name] = n
 			continue
 		}
+		if streamed {
+			n, err := c.streamTable(ctx, conn, t, decls[i], kinds, filepath.Join(work, "table-"+strconv.Itoa(i)+".pipe"))
+			if err != nil {
+				return nil, err
+			}
+			counts[t.name] = n
+			continue
+		}
 		e := <-exports
 		if e.err != nil {
 			return nil, e.err
 		}
-		n, err := loadExport(ctx, conn, t, e, kinds)
+		n, err := loadCSV(ctx, conn, t, e.path, nil, kinds)
 		os.Remove(e.path)
+		if err == nil && n != e.rows {
+			err = fmt.Errorf("write %s: SQLite inserted %d rows, DuckDB wrote %d", t.name, n, e.rows)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -305,8 +322,12 @@ func (c *Catalog) writeTables(ctx context.Context, conn *sql.Conn, tables []*duc
 	return counts, nil
 }
 
-// loadExport inserts an exported table's CSV file into its SQLite table.
-func loadExport(ctx context.Context, conn *sql.Conn, t *duckTable, e exported, kinds []sqlitebulk.Kind) (int64, error) {
+// loadCSV is loadExport; tests replace it to fail or cancel a load.
+var loadCSV = loadExport
+
+// loadExport inserts the CSV rows of from (an open pipe), or else of the
+// file at path, into t's SQLite table and returns how many it inserted.
+func loadExport(ctx context.Context, conn *sql.Conn, t *duckTable, path string, from *os.File, kinds []sqlitebulk.Kind) (int64, error) {
 	names := make([]string, len(t.cols))
 	marks := make([]string, len(t.cols))
 	for i, col := range t.cols {
@@ -316,49 +337,99 @@ func loadExport(ctx context.Context, conn *sql.Conn, t *duckTable, e exported, k
 	var n int64
 	err := conn.Raw(func(dc any) error {
 		var err error
-		n, err = sqlitebulk.Load(ctx, dc, insert, e.path, kinds)
+		if from != nil {
+			n, err = sqlitebulk.LoadFrom(ctx, dc, insert, from, kinds)
+		} else {
+			n, err = sqlitebulk.Load(ctx, dc, insert, path, kinds)
+		}
 		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("write %s: %w", t.name, err)
 	}
-	if n != e.rows {
+	return n, nil
+}
+
+// streamTable copies t in bulk through a named pipe at path: DuckDB's COPY
+// writes the CSV rows into it while the C loop inserts them into SQLite,
+// so the table is read and written at once and no CSV reaches the disk.
+// fdl opens both ends first (makePipe): the loop reads from fdl's read
+// end, so it never waits to open the pipe, and fdl's write end, closed
+// once the COPY is over, keeps the loop from meeting the end of the rows
+// before DuckDB has opened its own. If the loop stops early, what DuckDB
+// still writes is read and dropped, so the COPY never waits on a full
+// pipe. Errors: ctx's, the COPY's, the loop's, a row count that differs
+// between the two.
+func (c *Catalog) streamTable(ctx context.Context, conn *sql.Conn, t *duckTable, decls []string, kinds []sqlitebulk.Kind, path string) (int64, error) {
+	r, w, err := makePipe(path)
+	if err != nil {
+		return 0, fmt.Errorf("write %s: %w", t.name, err)
+	}
+	defer os.Remove(path)
+	defer r.Close()
+	exportDone := make(chan exported, 1)
+	go func() {
+		e := c.exportTable(ctx, t, decls, path)
+		w.Close()
+		exportDone <- e
+	}()
+	n, lerr := loadCSV(ctx, conn, t, path, r, kinds)
+	if lerr != nil {
+		go io.Copy(io.Discard, r) // to the end: the COPY is over and w closed
+	}
+	e := <-exportDone
+	switch {
+	case ctx.Err() != nil:
+		return 0, ctx.Err()
+	case e.err != nil:
+		return 0, e.err
+	case lerr != nil:
+		return 0, lerr
+	case n != e.rows:
 		return 0, fmt.Errorf("write %s: SQLite inserted %d rows, DuckDB wrote %d", t.name, n, e.rows)
 	}
 	return n, nil
 }
 
+// exportTable writes t's rows, each value cast to its SQLite column's
+// declared type (decls), as CSV to path with DuckDB's COPY, and says how
+// many it wrote (or why not).
+func (c *Catalog) exportTable(ctx context.Context, t *duckTable, decls []string, path string) exported {
+	e := exported{t: t, path: path}
+	sel := make([]string, len(t.cols))
+	var quote []string
+	for j, col := range t.cols {
+		name := "c" + strconv.Itoa(j)
+		sel[j] = fmt.Sprintf("CAST(%s AS %s) AS %s", sqlquote.Ident(col), decls[j], name)
+		if decls[j] == tVarchar {
+			quote = append(quote, name)
+		}
+	}
+	opts := csvCopyOptions
+	if len(quote) > 0 {
+		opts += ", FORCE_QUOTE (" + strings.Join(quote, ", ") + ")"
+	}
+	q := fmt.Sprintf("COPY (SELECT %s FROM %s) TO %s (%s)", strings.Join(sel, ", "), c.t(t.name), sqlquote.String(path), opts)
+	res, err := c.conn.ExecContext(ctx, q)
+	if err == nil {
+		e.rows, err = res.RowsAffected()
+	}
+	if err != nil {
+		e.err = fmt.Errorf("read %s: %w", t.name, err)
+	}
+	return e
+}
+
 // exportAll writes, in order, each table that can be copied in bulk to a
 // CSV file in work and sends it on out (which it closes); it stops at the
-// first error.
+// first error. (Where named pipes work, streamTable is used instead.)
 func (c *Catalog) exportAll(ctx context.Context, tables []*duckTable, decls [][]string, work string, out chan<- exported) {
 	defer close(out)
 	for i, t := range tables {
 		if _, bulk := sqliteKinds(decls[i]); !bulk {
 			continue
 		}
-		e := exported{t: t, path: filepath.Join(work, "table-"+strconv.Itoa(i)+".csv")}
-		sel := make([]string, len(t.cols))
-		var quote []string
-		for j, col := range t.cols {
-			name := "c" + strconv.Itoa(j)
-			sel[j] = fmt.Sprintf("CAST(%s AS %s) AS %s", sqlquote.Ident(col), decls[i][j], name)
-			if decls[i][j] == tVarchar {
-				quote = append(quote, name)
-			}
-		}
-		opts := csvCopyOptions
-		if len(quote) > 0 {
-			opts += ", FORCE_QUOTE (" + strings.Join(quote, ", ") + ")"
-		}
-		q := fmt.Sprintf("COPY (SELECT %s FROM %s) TO %s (%s)", strings.Join(sel, ", "), c.t(t.name), sqlquote.String(e.path), opts)
-		res, err := c.conn.ExecContext(ctx, q)
-		if err == nil {
-			e.rows, err = res.RowsAffected()
-		}
-		if err != nil {
-			e.err = fmt.Errorf("read %s: %w", t.name, err)
-		}
+		e := c.exportTable(ctx, t, decls[i], filepath.Join(work, "table-"+strconv.Itoa(i)+".csv"))
 		select {
 		case out <- e:
 		case <-ctx.Done():

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 // The SQLite C API (sqlite.org/c3ref), as linked by go-sqlite3.
 #define SQLITE_OK 0
@@ -158,15 +159,17 @@ static int insert_row(sqlite3 *db, sqlite3_stmt *st, int ncols, const unsigned c
 	return 0;
 }
 
-void fdl_load_csv(sqlite3 *db, const char *sql, const char *path, int ncols, const unsigned char *kinds, volatile int *cancel, fdl_result *res) {
+void fdl_load_csv(sqlite3 *db, const char *sql, const char *path, int fd, int ncols, const unsigned char *kinds, volatile int *cancel, fdl_result *res) {
 	memset(res, 0, sizeof *res);
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK) {
+		if (fd >= 0) close(fd);
 		fail_sqlite(res, db, rc, "prepare");
 		return;
 	}
-	FILE *in = fopen(path, "rb");
+	FILE *in = fd >= 0 ? fdopen(fd, "rb") : fopen(path, "rb");
+	if (!in && fd >= 0) close(fd);
 	size_t cap = BUF, pos = 0, end = 0;
 	char *b = malloc(cap);
 	if (!in || !b) {

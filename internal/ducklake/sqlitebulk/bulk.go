@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"unsafe"
 
@@ -64,10 +65,37 @@ func (e *Error) Is(target error) bool {
 // driverConn, binding each field as kinds says. It returns the rows
 // inserted. Errors: *Error (SQLite's, or a malformed file), ctx's error.
 func Load(ctx context.Context, driverConn any, insert, path string, kinds []Kind) (int64, error) {
+	return loadCSV(ctx, driverConn, insert, path, -1, kinds)
+}
+
+// LoadFrom is Load reading from f (a pipe, say) instead of a file it
+// opens: from a duplicate of f's descriptor, closed at the end; f stays
+// open. Errors: those of Load, and of the duplication.
+func LoadFrom(ctx context.Context, driverConn any, insert string, f *os.File, kinds []Kind) (int64, error) {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	fd := -1
+	var derr error
+	if err := sc.Control(func(raw uintptr) { fd, derr = dupCloexec(int(raw)) }); err != nil {
+		return 0, err
+	}
+	if derr != nil {
+		return 0, fmt.Errorf("duplicate %s: %w", f.Name(), derr)
+	}
+	return loadCSV(ctx, driverConn, insert, f.Name(), fd, kinds)
+}
+
+func loadCSV(ctx context.Context, driverConn any, insert, path string, fd int, kinds []Kind) (int64, error) {
 	var res C.fdl_result
 	err := run(ctx, driverConn, insert, path, kinds, &res, func(db unsafe.Pointer, sql, p *C.char, k *C.uchar, cancel *C.int) {
-		C.fdl_load_csv((*C.sqlite3)(db), sql, p, C.int(len(kinds)), k, cancel, &res)
+		C.fdl_load_csv((*C.sqlite3)(db), sql, p, C.int(fd), C.int(len(kinds)), k, cancel, &res)
+		fd = -1 // closed by the loop
 	})
+	if fd >= 0 {
+		closeFD(fd) // run stopped before the loop
+	}
 	return int64(res.rows), err
 }
 

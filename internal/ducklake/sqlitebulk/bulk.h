@@ -25,11 +25,12 @@ typedef struct {
 	char err[512];   // what failed
 } fdl_result;
 
-// fdl_load_csv inserts the rows of the CSV file at path with the INSERT
-// statement sql (one parameter per column), binding kind FDL_INTEGER
-// columns as 64-bit integers and FDL_TEXT columns as text; an empty
-// unquoted field is NULL. *cancel set non-zero stops it.
-void fdl_load_csv(sqlite3 *db, const char *sql, const char *path, int ncols, const unsigned char *kinds, volatile int *cancel, fdl_result *res);
+// fdl_load_csv inserts the rows of the CSV file at path (or, when fd is
+// not negative, read from the open file descriptor fd, which it closes)
+// with the INSERT statement sql (one parameter per column), binding kind
+// FDL_INTEGER columns as 64-bit integers and FDL_TEXT columns as text; an
+// empty unquoted field is NULL. *cancel set non-zero stops it.
+void fdl_load_csv(sqlite3 *db, const char *sql, const char *path, int fd, int ncols, const unsigned char *kinds, volatile int *cancel, fdl_result *res);
 
 // fdl_dump_csv runs the query sql and writes its rows as CSV to path:
 // NULL as an empty field, integers as digits, text quoted. A value a

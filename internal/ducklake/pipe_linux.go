@@ -1,0 +1,40 @@
+//go:build linux
+
+package ducklake
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// pipesWork says that ConvertToSQLite streams each table through a named
+// pipe (streamTable) instead of a CSV file.
+const pipesWork = true
+
+// makePipe makes a named pipe at path (mode 0600) and opens both of its
+// ends without waiting for the other: r, for blocking reads, and w, held
+// so that a reader meets the end of the rows only once w is closed (and
+// every other writer). Errors: the file system's.
+func makePipe(path string) (r, w *os.File, err error) {
+	if err := unix.Mkfifo(path, 0o600); err != nil {
+		return nil, nil, &os.PathError{Op: "mkfifo", Path: path, Err: err}
+	}
+	rfd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	// A write end opens at once now that a read end is open.
+	wfd, err := unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == nil {
+		err = unix.SetNonblock(rfd, false)
+	}
+	if err != nil {
+		unix.Close(rfd)
+		if wfd >= 0 {
+			unix.Close(wfd)
+		}
+		return nil, nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(rfd), path), os.NewFile(uintptr(wfd), path), nil
+}
