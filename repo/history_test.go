@@ -301,7 +301,7 @@ func copyRecord(t *testing.T, rec *version.Record, url string) {
 // with the same bytes a push wrote.
 func TestPacksVerifiedAndRewritten(t *testing.T) {
 	ctx := context.Background()
-	h := thist.Build(t, 6, historyOps)
+	h := thist.BuildReal(t, 6, historySQL)
 	r := h.Repo
 	key := func(seq int) string { return history.PackKey(h.Recs[seq-1].ID) }
 	st := r.Store()
@@ -390,7 +390,7 @@ func TestPacksVerifiedAndRewritten(t *testing.T) {
 // the packs below it.
 func TestPacksUnderRacingPushes(t *testing.T) {
 	ctx := context.Background()
-	h := thist.Build(t, 3, historyOps)
+	h := thist.BuildReal(t, 3, historySQL)
 	for round := 0; round < 2; round++ {
 		const n = 6
 		dirs := make([]string, n)
