@@ -22,30 +22,59 @@ type Session struct {
 	cmd *exec.Cmd
 	in  io.WriteCloser
 	out *bufio.Reader
-	err strings.Builder
+	err lockedBuffer // the process's standard error
+}
+
+// lockedBuffer is a strings.Builder that the process's stderr copier and
+// Query's error messages may use at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // Start starts a session of d (scripts/realduck.py --session). It ends
 // when t ends.
 func (d *DuckDB) Start(t testing.TB) *Session {
 	t.Helper()
+	s, err := d.Launch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Launch starts a session of d that lives until Close, or until the test
+// binary ends (its input closes then): one session a package's tests share.
+func (d *DuckDB) Launch() (*Session, error) {
 	s := &Session{d: d}
 	s.cmd = exec.Command(d.Python, d.Runner, "--session")
 	in, err := s.cmd.StdinPipe()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	s.in, s.out = in, bufio.NewReader(out)
 	s.cmd.Stderr = &s.err
 	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("DuckDB %s session: %v", d.Release, err)
+		return nil, fmt.Errorf("DuckDB %s session: %v", d.Release, err)
 	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return s, nil
 }
 
 // Query runs sql (one or more statements, in order) in the session and
