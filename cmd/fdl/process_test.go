@@ -91,8 +91,10 @@ func newRepoWithBaseAt(t *testing.T, url string) (string, version.ID) {
 	return url, rec.ID
 }
 
-// write opens the working catalog in dir with the writer and runs f; on
-// an object store the data goes through a local mirror (writeLake).
+// write opens the working catalog in dir with the spec-following writer and
+// runs f; on an object store the data goes through a local mirror
+// (writeLake). Tests write with the real DuckDB (duckWrite); this is for
+// what it cannot do, each caller saying why.
 func write(t *testing.T, dir string, f func(w *lakewriter.Writer) error) {
 	t.Helper()
 	if err := writeLake(t, filepath.Join(dir, repo.CatalogName), "", f); err != nil {
