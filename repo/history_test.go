@@ -396,10 +396,11 @@ func TestPacksUnderRacingPushes(t *testing.T) {
 		dirs := make([]string, n)
 		for i := range dirs {
 			dirs[i] = filepath.Join(t.TempDir(), "w")
-			if _, err := h.Repo.Checkout(ctx, repo.CheckoutOptions{Dir: dirs[i]}); err != nil {
+			res, err := h.Repo.Checkout(ctx, repo.CheckoutOptions{Dir: dirs[i]})
+			if err != nil {
 				t.Fatal(err)
 			}
-			commitPush(t, h.Repo, dirs[i], 100*round+i, false)
+			commitPush(t, h, dirs[i], res.Attach, 100*round+i, false)
 		}
 		errs := make(chan error, n)
 		for _, dir := range dirs {
