@@ -46,7 +46,10 @@ type Ops func(ctx context.Context, w *lakewriter.Writer, i int) error
 // Build makes a folder repository in a temporary folder and a working
 // directory of its main branch (a DuckDB working catalog), then makes n
 // versions: for each, ops writes the working catalog, and the version is
-// committed ("version i", author "t") and pushed.
+// committed ("version i", author "t") and pushed. ops writes with the
+// spec-following writer: tests use BuildReal (the real DuckDB) unless the
+// real extension cannot write what they need (an old format, a crafted
+// catalog), and say so.
 func Build(t testing.TB, n int, ops Ops) *History {
 	t.Helper()
 	return BuildPrepared(t, n, ops, nil)
