@@ -8,19 +8,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
 )
 
-// publishedOps is historyOps with two inlined rows in main.small in every
+// publishedSQL is historySQL with two inlined rows in main.small in every
 // version, so a version publishes rows from data files and inlined rows.
-func publishedOps(ctx context.Context, w *lakewriter.Writer, i int) error {
-	if err := historyOps(ctx, w, i); err != nil {
-		return err
-	}
-	return w.InsertInlined(ctx, "main", "small", fmt.Sprintf("SELECT (%d * 10 + i)::INTEGER AS k FROM range(2) t(i)", i))
+func publishedSQL(i int) string {
+	return historySQL(i) + fmt.Sprintf(`;
+SET ducklake_default_data_inlining_row_limit = 10;
+INSERT INTO small SELECT (%d * 10 + i)::INTEGER AS k FROM range(2) t(i);
+SET ducklake_default_data_inlining_row_limit = 0`, i)
 }
 
 // queryInt runs one query returning one integer on a DuckDB catalog.
@@ -77,14 +76,7 @@ func TestCommitRefusesRewrittenHistory(t *testing.T) {
 			execCatalog(t, cat, fmt.Sprintf("UPDATE ducklake_data_file SET end_snapshot = %d WHERE data_file_id = %s", s, visibleOrder))
 		}, "main.orders"},
 		{"delete-file-back-dated", func(t *testing.T, h *history.History, cat string, s int64) {
-			w, err := lakewriter.Open(ctx, cat)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := w.DeleteWhere(ctx, "main", "orders", "id % 10 = 3"); err != nil {
-				t.Fatal(err)
-			}
-			w.Close()
+			h.Write(t, "DELETE FROM orders WHERE id % 10 = 3")
 			execCatalog(t, cat, fmt.Sprintf("UPDATE ducklake_delete_file SET begin_snapshot = %d WHERE begin_snapshot > %d", s, s))
 		}, "main.orders"},
 		{"inlined-rows-removed", func(t *testing.T, h *history.History, cat string, s int64) {
@@ -104,32 +96,18 @@ func TestCommitRefusesRewrittenHistory(t *testing.T) {
 		{"files-merged", func(t *testing.T, h *history.History, cat string, s int64) {
 			const orders = "SELECT count(*) FROM ducklake_data_file f JOIN ducklake_table t USING (table_id) WHERE t.table_name = 'orders' AND f.end_snapshot IS NULL"
 			before := queryInt(t, cat, orders)
-			w, err := lakewriter.Open(ctx, cat)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Compact(ctx, "main", "orders"); err != nil {
-				t.Fatal(err)
-			}
-			w.Close()
+			h.Write(t, "CALL ducklake_merge_adjacent_files('lake', 'orders')")
 			if after := queryInt(t, cat, orders); after >= before {
 				t.Fatalf("compaction left %d data files of %d", after, before)
 			}
 		}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := history.Build(t, 3, publishedOps)
+			h := history.BuildReal(t, 3, publishedSQL)
 			cat := h.WD + "/" + repo.CatalogName
 			s := h.Recs[len(h.Recs)-1].DuckLake.Snapshot
 			c.rewrite(t, h, cat, s)
-			w, err := lakewriter.Open(ctx, cat)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Insert(ctx, "main", "events", "SELECT 99::INTEGER AS k"); err != nil {
-				t.Fatal(err)
-			}
-			w.Close()
+			h.Write(t, "INSERT INTO events VALUES (99)")
 			wd, err := repo.OpenWorkdir(h.WD)
 			if err != nil {
 				t.Fatal(err)
@@ -156,7 +134,7 @@ func TestCommitRefusesRewrittenHistory(t *testing.T) {
 func TestCommitAcceptsRealMaintenance(t *testing.T) {
 	d := realduck.Find(t, realduck.V15, "ducklake")
 	ctx := context.Background()
-	h := history.Build(t, 3, publishedOps)
+	h := history.BuildReal(t, 3, publishedSQL)
 	cat := h.WD + "/" + repo.CatalogName
 	const orders = "SELECT count(*) FROM ducklake_data_file f JOIN ducklake_table t USING (table_id) WHERE t.table_name = 'orders' AND f.end_snapshot IS NULL"
 	before := queryInt(t, cat, orders)

@@ -55,6 +55,7 @@ func buildBenchRepo(b *testing.B, nversions, nfiles int) string {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// lakewriter: a very large synthetic benchmark catalog (its file rows written by hand below); the writer gives the table and its id.
 	w, err := lakewriter.Open(ctx, res.Catalog)
 	if err != nil {
 		b.Fatal(err)

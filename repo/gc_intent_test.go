@@ -60,7 +60,7 @@ func TestGCIntentsBetweenGCs(t *testing.T) {
 		{"killed here", host, deadPID(t), time.Minute, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := history.Build(t, 4, historyOps)
+			h := history.BuildReal(t, 4, historySQL)
 			r := h.Repo
 			if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 1; return nil }); err != nil {
 				t.Fatal(err)
@@ -104,7 +104,7 @@ func TestGCIntentsBetweenGCs(t *testing.T) {
 func TestPushHonoursIntent(t *testing.T) {
 	ctx := context.Background()
 	for _, expired := range []bool{false, true} {
-		h := history.Build(t, 2, historyOps)
+		h := history.BuildReal(t, 2, historySQL)
 		r := h.Repo
 		writeUncommitted(t, h, 77)
 		wd, err := repo.OpenWorkdir(h.WD)

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/repo"
 )
@@ -20,13 +19,12 @@ import (
 // file each.
 func linkedRepo(t *testing.T, n int, links func(repoDir string)) (*repo.Repo, string) {
 	t.Helper()
-	h := history.BuildPrepared(t, n, func(ctx context.Context, w *lakewriter.Writer, i int) error {
+	h := history.BuildRealPrepared(t, n, func(i int) string {
+		q := fmt.Sprintf("INSERT INTO t VALUES (%d)", i)
 		if i == 1 {
-			if _, err := w.CreateTable(ctx, "main", "t", []lakewriter.ColumnDef{history.Col("id", "int64")}); err != nil {
-				return err
-			}
+			q = "CREATE TABLE t(id BIGINT); " + q
 		}
-		return w.Insert(ctx, "main", "t", fmt.Sprintf("SELECT %d AS id", i))
+		return q
 	}, links)
 	return h.Repo, h.URL
 }

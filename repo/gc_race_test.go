@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/repo"
@@ -41,7 +40,7 @@ func TestGCChangesWhilePlanning(t *testing.T) {
 	}
 
 	t.Run("policy", func(t *testing.T) {
-		h := history.Build(t, 6, historyOps)
+		h := history.BuildReal(t, 6, historySQL)
 		r := h.Repo
 		if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
 			t.Fatal(err)
@@ -74,7 +73,7 @@ func TestGCChangesWhilePlanning(t *testing.T) {
 	})
 
 	t.Run("branch", func(t *testing.T) {
-		h := history.Build(t, 6, historyOps)
+		h := history.BuildReal(t, 6, historySQL)
 		r := h.Repo
 		if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
 			t.Fatal(err)
@@ -118,7 +117,7 @@ func TestGCChangesWhilePlanning(t *testing.T) {
 // the branch stays.
 func TestPushRefusesDataGCDeleted(t *testing.T) {
 	ctx := context.Background()
-	h := history.Build(t, 2, historyOps)
+	h := history.BuildReal(t, 2, historySQL)
 	r := h.Repo
 	writeUncommitted(t, h, 4242)
 	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(8 * 24 * time.Hour)})
@@ -153,7 +152,7 @@ func TestPushRefusesDataGCDeleted(t *testing.T) {
 // unread, with a warning; a damaged catalog in retention still stops gc.
 func TestGCDamagedLeavingCatalog(t *testing.T) {
 	ctx := context.Background()
-	h := history.Build(t, 4, historyOps)
+	h := history.BuildReal(t, 4, historySQL)
 	r := h.Repo
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 1; return nil }); err != nil {
 		t.Fatal(err)
@@ -202,7 +201,7 @@ func TestGCDamagedLeavingCatalog(t *testing.T) {
 // not move.
 func TestGCPushWhilePlanning(t *testing.T) {
 	ctx := context.Background()
-	h := history.Build(t, 2, historyOps)
+	h := history.BuildReal(t, 2, historySQL)
 	r := h.Repo
 	writeUncommitted(t, h, 777)
 	later := repo.GCOptions{Now: time.Now().Add(8 * 24 * time.Hour)}
@@ -253,12 +252,5 @@ func TestGCPushWhilePlanning(t *testing.T) {
 // committing it: a new data file that no catalog in the store lists.
 func writeUncommitted(t *testing.T, h *history.History, k int) {
 	t.Helper()
-	w, err := lakewriter.Open(context.Background(), filepath.Join(h.WD, repo.CatalogName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if err := w.Insert(context.Background(), "main", "events", fmt.Sprintf("SELECT %d::INTEGER AS k", k)); err != nil {
-		t.Fatal(err)
-	}
+	h.Write(t, fmt.Sprintf("INSERT INTO events VALUES (%d)", k))
 }

@@ -21,7 +21,7 @@ import (
 // be in progress). Nothing else changes.
 func TestGCTempLeftovers(t *testing.T) {
 	ctx := context.Background()
-	h := history.Build(t, 2, historyOps)
+	h := history.BuildReal(t, 2, historySQL)
 	r := h.Repo
 	old := time.Now().Add(-8 * 24 * time.Hour)
 	place := func(rel string, mod time.Time) string {

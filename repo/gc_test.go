@@ -15,7 +15,6 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
@@ -25,70 +24,43 @@ import (
 	"github.com/fdl-dev/fdl/version"
 )
 
-// historyOps is what version i (1-based) does: appends every time,
-// deletes, compaction (rewrite of files with deletes, and merge of
-// adjacent files, which removes the merged files' rows), dropped tables,
-// inlined rows.
-func historyOps(ctx context.Context, w *lakewriter.Writer, i int) error {
-	ok, c := history.AllowNoChange, history.Col
+// historySQL is what version i (1-based) does, run by the real DuckDB on
+// the working catalog (history.BuildReal, data inlining off): appends every
+// time, deletes, compaction (ducklake_rewrite_data_files of orders' files
+// with deletes, ducklake_merge_adjacent_files of events', which removes the
+// merged files' rows from the catalog), dropped tables, inlined rows.
+func historySQL(i int) string {
+	var q []string
 	if i == 1 {
-		for _, tb := range []struct {
-			name string
-			cols []lakewriter.ColumnDef
-		}{{"orders", []lakewriter.ColumnDef{c("id", "int64"), c("amount", "float64")}}, {"events", []lakewriter.ColumnDef{c("k", "int32")}},
-			{"tmp", []lakewriter.ColumnDef{c("x", "int32")}}, {"small", []lakewriter.ColumnDef{c("k", "int32")}}} {
-			if _, err := w.CreateTable(ctx, "main", tb.name, tb.cols); err != nil {
-				return err
-			}
-		}
-		if err := w.Insert(ctx, "main", "tmp", "SELECT i::INTEGER AS x FROM range(10) t(i)"); err != nil {
-			return err
-		}
+		q = append(q, "CREATE TABLE orders(id BIGINT, amount DOUBLE)", "CREATE TABLE events(k INTEGER)",
+			"CREATE TABLE tmp(x INTEGER)", "CREATE TABLE small(k INTEGER)",
+			"INSERT INTO tmp SELECT i::INTEGER AS x FROM range(10) t(i)")
 	}
-	if err := w.Insert(ctx, "main", "orders", fmt.Sprintf("SELECT %d + i AS id, i * 1.5 AS amount FROM range(100) t(i)", i*1000)); err != nil {
-		return err
-	}
-	if err := w.Insert(ctx, "main", "events", fmt.Sprintf("SELECT %d::INTEGER AS k", i)); err != nil {
-		return err
-	}
+	q = append(q, fmt.Sprintf("INSERT INTO orders SELECT %d + i AS id, i * 1.5 AS amount FROM range(100) t(i)", i*1000),
+		fmt.Sprintf("INSERT INTO events VALUES (%d)", i))
 	if i%5 == 0 {
-		if err := ok(w.DeleteWhere(ctx, "main", "orders", fmt.Sprintf("id %% 10 = %d", i%10))); err != nil {
-			return err
-		}
+		q = append(q, fmt.Sprintf("DELETE FROM orders WHERE id %% 10 = %d", i%10))
 	}
 	if i%7 == 0 {
-		if err := ok(w.Compact(ctx, "main", "orders")); err != nil {
-			return err
-		}
+		q = append(q, "CALL ducklake_rewrite_data_files('lake', 'orders', delete_threshold => 0)")
 	}
 	if i%9 == 0 {
-		if err := ok(w.Compact(ctx, "main", "events")); err != nil {
-			return err
-		}
+		q = append(q, "CALL ducklake_merge_adjacent_files('lake', 'events')")
 	}
 	switch i {
 	case 9:
-		if err := w.DropTable(ctx, "main", "tmp"); err != nil {
-			return err
-		}
+		q = append(q, "DROP TABLE tmp")
 	case 12:
-		if _, err := w.CreateTable(ctx, "main", "tmp2", []lakewriter.ColumnDef{c("y", "int64")}); err != nil {
-			return err
-		}
-		if err := w.Insert(ctx, "main", "tmp2", "SELECT i AS y FROM range(5) t(i)"); err != nil {
-			return err
-		}
+		q = append(q, "CREATE TABLE tmp2(y BIGINT)", "INSERT INTO tmp2 SELECT i AS y FROM range(5) t(i)")
 	case 20:
-		if err := w.DropTable(ctx, "main", "tmp2"); err != nil {
-			return err
-		}
+		q = append(q, "DROP TABLE tmp2")
 	}
 	if i%4 == 0 {
-		if err := w.InsertInlined(ctx, "main", "small", fmt.Sprintf("SELECT %d::INTEGER AS k", i)); err != nil {
-			return err
-		}
+		q = append(q, "SET ducklake_default_data_inlining_row_limit = 10",
+			fmt.Sprintf("INSERT INTO small VALUES (%d)", i),
+			"SET ducklake_default_data_inlining_row_limit = 0")
 	}
-	return nil
+	return strings.Join(q, ";\n")
 }
 
 // dataKeys lists the keys under data/.
@@ -126,7 +98,7 @@ func keyOf(t testing.TB, r *repo.Repo, p string) string {
 // clean, log marks the retired versions, checkout refuses them.
 func TestGCKeepLastFive(t *testing.T) {
 	ctx := context.Background()
-	h := history.Build(t, 32, historyOps)
+	h := history.BuildReal(t, 32, historySQL)
 	r := h.Repo
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 5; return nil }); err != nil {
 		t.Fatal(err)
@@ -303,7 +275,7 @@ func TestGCKeepLastFive(t *testing.T) {
 // catalog spelling it another (docs/spec.md §16).
 func TestGCSpellings(t *testing.T) {
 	ctx := context.Background()
-	h := history.Build(t, 2, historyOps)
+	h := history.BuildReal(t, 2, historySQL)
 	r := h.Repo
 	cat := filepath.Join(h.WD, repo.CatalogName)
 	db, err := sql.Open("duckdb", cat)
@@ -318,14 +290,7 @@ func TestGCSpellings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := lakewriter.Open(ctx, cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Insert(ctx, "main", "events", "SELECT 99::INTEGER AS k"); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	h.Write(t, "INSERT INTO events VALUES (99)")
 	wd, _ := repo.OpenWorkdir(h.WD)
 	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "odd spellings", Author: "t"}, nil); err != nil {
 		t.Fatal(err)
@@ -389,7 +354,7 @@ func mustHead(t testing.TB, r *repo.Repo) version.ID {
 // survive within the grace period, and go after it.
 func TestGCReachability(t *testing.T) {
 	ctx := context.Background()
-	h := history.Build(t, 8, historyOps)
+	h := history.BuildReal(t, 8, historySQL)
 	r := h.Repo
 	v := h.Recs
 	// A tag on seq 2, a request ref on seq 3, main moved back to seq 6
@@ -418,14 +383,7 @@ func TestGCReachability(t *testing.T) {
 	inflight := v[7].ID // placeholder replaced below
 	{
 		wd, _ := repo.OpenWorkdir(h.WD)
-		w, err := lakewriter.Open(ctx, wd.CatalogPath())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Insert(ctx, "main", "events", "SELECT 1000::INTEGER AS k"); err != nil {
-			t.Fatal(err)
-		}
-		w.Close()
+		h.Write(t, "INSERT INTO events VALUES (1000)")
 		rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "in flight", Author: "t"}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -443,14 +401,7 @@ func TestGCReachability(t *testing.T) {
 		}
 	}
 	// A working catalog's uncommitted data file.
-	w, err := lakewriter.Open(ctx, filepath.Join(h.WD, repo.CatalogName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Insert(ctx, "main", "orders", "SELECT 777777 AS id, 1.0 AS amount"); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	h.Write(t, "INSERT INTO orders VALUES (777777, 1.0)")
 	listed := map[string]bool{}
 	for _, rec := range v {
 		for _, f := range history.CatalogFiles(t, r, rec) {
@@ -553,7 +504,7 @@ func idsOf(recs []*version.Record) []version.ID {
 // refuse to plan, naming the ref.
 func TestGCRefusesBadRefs(t *testing.T) {
 	ctx := context.Background()
-	h := history.Build(t, 2, historyOps)
+	h := history.BuildReal(t, 2, historySQL)
 	r := h.Repo
 	missing, _ := version.NewID()
 	for name, content := range map[string]string{"empty": "", "garbage": "not an id\n", "dangling": string(missing) + "\n"} {
@@ -576,7 +527,7 @@ func TestGCRefusesBadRefs(t *testing.T) {
 // floor takes it out of retention.
 func TestExciseAheadOfFloor(t *testing.T) {
 	ctx := context.Background()
-	h := history.Build(t, 3, historyOps)
+	h := history.BuildReal(t, 3, historySQL)
 	r := h.Repo
 	err := r.Excise(ctx, h.Recs[0].ID, nil)
 	if !errors.Is(err, repo.ErrAheadOfFloor) || !strings.Contains(err.Error(), string(h.Recs[0].ID)) {
@@ -639,7 +590,7 @@ func TestExciseAheadOfFloor(t *testing.T) {
 // (--data) and ref log entries that do not parse.
 func TestVerifyFull(t *testing.T) {
 	ctx := context.Background()
-	h := history.Build(t, 2, historyOps)
+	h := history.BuildReal(t, 2, historySQL)
 	r := h.Repo
 	// A catalog that breaks the invariants but matches its record: break
 	// the working catalog, then commit and push it.
@@ -648,14 +599,7 @@ func TestVerifyFull(t *testing.T) {
 		"INSERT INTO ducklake_column (column_id, begin_snapshot, end_snapshot, table_id, column_order, column_name, column_type, nulls_allowed) VALUES (1, 1, NULL, 424242, 1, 'ghost', 'int32', true)",
 		"UPDATE ducklake_data_file SET end_snapshot = begin_snapshot WHERE data_file_id = (SELECT min(data_file_id) FROM ducklake_data_file)",
 		"UPDATE ducklake_snapshot SET next_file_id = 0 WHERE snapshot_id = (SELECT max(snapshot_id) FROM ducklake_snapshot)")
-	w, err := lakewriter.Open(ctx, cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.CreateTable(ctx, "main", "later", []lakewriter.ColumnDef{{Name: "x", Type: "int32", Nullable: true}}); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	h.Write(t, "CREATE TABLE later(x INTEGER)")
 	// Commit refuses a catalog that rewrote what its base published
 	// (TestCommitRefusesRewrittenHistory); a working directory made before
 	// fdl kept the base's dataset (or another tool) does not check it, and

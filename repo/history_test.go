@@ -301,7 +301,7 @@ func copyRecord(t *testing.T, rec *version.Record, url string) {
 // with the same bytes a push wrote.
 func TestPacksVerifiedAndRewritten(t *testing.T) {
 	ctx := context.Background()
-	h := thist.Build(t, 6, historyOps)
+	h := thist.BuildReal(t, 6, historySQL)
 	r := h.Repo
 	key := func(seq int) string { return history.PackKey(h.Recs[seq-1].ID) }
 	st := r.Store()
@@ -390,16 +390,17 @@ func TestPacksVerifiedAndRewritten(t *testing.T) {
 // the packs below it.
 func TestPacksUnderRacingPushes(t *testing.T) {
 	ctx := context.Background()
-	h := thist.Build(t, 3, historyOps)
+	h := thist.BuildReal(t, 3, historySQL)
 	for round := 0; round < 2; round++ {
 		const n = 6
 		dirs := make([]string, n)
 		for i := range dirs {
 			dirs[i] = filepath.Join(t.TempDir(), "w")
-			if _, err := h.Repo.Checkout(ctx, repo.CheckoutOptions{Dir: dirs[i]}); err != nil {
+			res, err := h.Repo.Checkout(ctx, repo.CheckoutOptions{Dir: dirs[i]})
+			if err != nil {
 				t.Fatal(err)
 			}
-			commitPush(t, h.Repo, dirs[i], 100*round+i, false)
+			commitPush(t, h, dirs[i], res.Attach, 100*round+i, false)
 		}
 		errs := make(chan error, n)
 		for _, dir := range dirs {

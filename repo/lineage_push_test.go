@@ -35,7 +35,7 @@ func TestPushRefusesBrokenLineage(t *testing.T) {
 		{"snapshot-order", func(p, r *version.Record) { r.DuckLake.Adds.First = p.DuckLake.Snapshot }},
 	} {
 		t.Run(c.code, func(t *testing.T) {
-			h := history.Build(t, 2, historyOps)
+			h := history.BuildReal(t, 2, historySQL)
 			r := h.Repo
 			writeUncommitted(t, h, 7)
 			wd, err := repo.OpenWorkdir(h.WD)
@@ -90,7 +90,7 @@ func TestPushRefusesBrokenLineage(t *testing.T) {
 	}
 
 	t.Run("clock behind", func(t *testing.T) {
-		h := history.Build(t, 1, historyOps)
+		h := history.BuildReal(t, 1, historySQL)
 		writeUncommitted(t, h, 8)
 		wd, err := repo.OpenWorkdir(h.WD)
 		if err != nil {

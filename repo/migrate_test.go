@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/refs"
@@ -122,14 +122,8 @@ func TestMigrateBranch(t *testing.T) {
 	if res2.Format != "1.0" || res2.NeedsMigration || res2.Base != rec.ID {
 		t.Fatalf("checkout of the migrated branch: %+v", res2)
 	}
-	lw, err := lakewriter.Open(ctx, res2.Catalog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lw.CreateTable(ctx, "main", "after", []lakewriter.ColumnDef{{Name: "x", Type: "int32", Nullable: true}}); err != nil {
-		t.Fatal(err)
-	}
-	lw.Close()
+	// DuckDB 1.5.5 writes the migrated catalog through the line checkout printed.
+	realduck.Find(t, realduck.V15, "ducklake").MustQuery(t, realduck.OnLake(res2.Attach, "CREATE TABLE after(x INTEGER)", false))
 	w2, err := repo.OpenWorkdir(res2.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -167,15 +161,9 @@ func TestMigrateBranchRefusals(t *testing.T) {
 	if _, err := empty.MigrateBranch(ctx, repo.MigrateOptions{}); !errors.As(err, &noVersion) {
 		t.Fatalf("HEAD's branch without a version: %v, want *refs.NoVersionYetError", err)
 	}
-	// Uncommitted snapshots.
-	lw, err := lakewriter.Open(ctx, w.CatalogPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lw.CreateTable(ctx, "main", "local", []lakewriter.ColumnDef{{Name: "x", Type: "int32", Nullable: true}}); err != nil {
-		t.Fatal(err)
-	}
-	lw.Close()
+	// Uncommitted snapshots, written by DuckDB 1.4.4, whose ducklake
+	// extension writes DuckLake 0.3 (1.5.5 would migrate the catalog).
+	realduck.Find(t, realduck.V144, "ducklake").MustQuery(t, "ATTACH "+sqlquote.String("ducklake:"+w.CatalogPath())+" AS lake; CREATE TABLE lake.local(x INTEGER);")
 	rw := workdirRepo(t, w)
 	if _, err := rw.MigrateBranch(ctx, repo.MigrateOptions{}); !errors.Is(err, repo.ErrLocalWork) || !strings.Contains(err.Error(), "1 snapshot(s) not committed") {
 		t.Fatalf("uncommitted: %v, want ErrLocalWork", err)

@@ -11,9 +11,8 @@ import (
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/testutil"
-	"github.com/fdl-dev/fdl/internal/testutil/history"
+	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -43,19 +42,9 @@ func newPushSetup(t *testing.T, wdDir string, files int) *pushSetup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := func(fn func(w *lakewriter.Writer) error) {
-		w, err := lakewriter.Open(ctx, res.Catalog)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := fn(w); err != nil {
-			w.Close()
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// The real DuckDB writes, through the line checkout printed.
+	duck := realduck.Find(t, realduck.V15, "ducklake").Start(t)
+	write := func(sql string) { duck.MustQuery(t, realduck.OnLake(res.Attach, sql, false)) }
 	commit := func(msg string) *version.Record {
 		wd, err := repo.OpenWorkdir(res.Dir)
 		if err != nil {
@@ -68,22 +57,17 @@ func newPushSetup(t *testing.T, wdDir string, files int) *pushSetup {
 		s.wd = wd
 		return rec
 	}
-	write(func(w *lakewriter.Writer) error {
-		_, err := w.CreateTable(ctx, "main", "events", []lakewriter.ColumnDef{history.Col("k", "int32")})
-		return err
-	})
+	write("CREATE TABLE events(k INTEGER)")
 	commit("first")
 	if _, err := s.wd.Push(ctx, r, ""); err != nil {
 		t.Fatal(err)
 	}
-	write(func(w *lakewriter.Writer) error {
-		for i := range files {
-			if err := w.Insert(ctx, "main", "events", fmt.Sprintf("SELECT %d::INTEGER AS k", i)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	// One insert a statement: one data file each.
+	var inserts []string
+	for i := range files {
+		inserts = append(inserts, fmt.Sprintf("INSERT INTO events VALUES (%d)", i))
+	}
+	write(strings.Join(inserts, ";\n"))
 	s.commit = commit("many files")
 	c, err := ducklake.Open(ctx, s.wd.LocalCatalog(s.commit.ID))
 	if err != nil {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	thist "github.com/fdl-dev/fdl/internal/testutil/history"
+	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
@@ -94,23 +94,19 @@ func collect(t *testing.T, r *repo.Repo, wd string, push *repo.PushResult, p pri
 	p.add(t, "status", string(st.Base), st.Base)
 }
 
-// commitPush writes one more snapshot in the working directory, commits
-// it and, with push, pushes it.
-func commitPush(t *testing.T, r *repo.Repo, wd string, i int, push bool) (*version.Record, *repo.PushResult) {
+// commitPush writes one more snapshot in the working directory wd of h's
+// repository (an inlined row of main.small, with h's real DuckDB session,
+// through attach: the line checkout printed for wd), commits it and, with
+// push, pushes it.
+func commitPush(t *testing.T, h *thist.History, wd, attach string, i int, push bool) (*version.Record, *repo.PushResult) {
 	t.Helper()
 	ctx := context.Background()
+	r := h.Repo
 	w, err := repo.OpenWorkdir(wd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lw, err := lakewriter.Open(ctx, w.CatalogPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lw.InsertInlined(ctx, "main", "small", fmt.Sprintf("SELECT %d AS k", i)); err != nil {
-		t.Fatal(err)
-	}
-	lw.Close()
+	h.Duck.MustQuery(t, realduck.OnLake(attach, fmt.Sprintf("INSERT INTO small VALUES (%d)", i), true))
 	rec, err := w.Commit(ctx, repo.CommitOptions{Message: fmt.Sprint("more ", i), Author: "t"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -131,18 +127,17 @@ func commitPush(t *testing.T, r *repo.Repo, wd string, i int, push bool) (*versi
 // millisecond, the short ids printed from then on are longer and resolve.
 func TestShortIDsStayValid(t *testing.T) {
 	ctx := context.Background()
-	h := thist.Build(t, 2, func(ctx context.Context, w *lakewriter.Writer, i int) error {
+	h := thist.BuildReal(t, 2, func(i int) string {
+		q := "SET ducklake_default_data_inlining_row_limit = 10; INSERT INTO small VALUES (" + fmt.Sprint(i) + ")"
 		if i == 1 {
-			if _, err := w.CreateTable(ctx, "main", "small", []lakewriter.ColumnDef{thist.Col("k", "int64")}); err != nil {
-				return err
-			}
+			q = "CREATE TABLE small(k BIGINT); " + q
 		}
-		return w.InsertInlined(ctx, "main", "small", fmt.Sprintf("SELECT %d AS k", i))
+		return q
 	})
 	r := h.Repo
 	p := printed{}
-	_, push := commitPush(t, r, h.WD, 3, true)
-	local, _ := commitPush(t, r, h.WD, 4, false) // committed, not pushed
+	_, push := commitPush(t, h, h.WD, h.Attach, 3, true)
+	local, _ := commitPush(t, h, h.WD, h.Attach, 4, false) // committed, not pushed
 	collect(t, r, h.WD, push, p)
 	if _, ok := p[strings.SplitN(string(local.ID), "-", 3)[0]+"-"+strings.SplitN(string(local.ID), "-", 3)[1]]; !ok {
 		t.Fatalf("log in the working directory did not print the local version %s as 12 hex digits: %v", local.ID, p)
@@ -154,7 +149,7 @@ func TestShortIDsStayValid(t *testing.T) {
 	}
 	// More versions within the same minute, the local one pushed.
 	for i := 5; i <= 8; i++ {
-		commitPush(t, r, h.WD, i, true)
+		commitPush(t, h, h.WD, h.Attach, i, true)
 	}
 	resolveAll(t, h.URL, p)
 

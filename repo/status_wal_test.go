@@ -43,7 +43,7 @@ func leaveWAL(t *testing.T, path string) {
 // the snapshots status listed.
 func TestStatusSeesWAL(t *testing.T) {
 	ctx := context.Background()
-	h := history.Build(t, 1, historyOps)
+	h := history.BuildReal(t, 1, historySQL)
 	cat := filepath.Join(h.WD, repo.CatalogName)
 	leaveWAL(t, cat)
 	wd, err := repo.OpenWorkdir(h.WD)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/refs"
@@ -22,22 +21,12 @@ import (
 // problem: verify passes.
 func TestVerifySnapshotGapIsANote(t *testing.T) {
 	ctx := context.Background()
-	h := history.Build(t, 2, historyOps)
+	h := history.BuildReal(t, 2, historySQL)
 	r := h.Repo
-	cat := h.WD + "/" + repo.CatalogName
-	// Expire snapshot 1 as the extension does: its snapshot row and its
+	// Expire snapshot 1 with the extension: its snapshot row and its
 	// changes row go; rows that began there keep their begin_snapshot.
-	execCatalog(t, cat,
-		"DELETE FROM ducklake_snapshot WHERE snapshot_id = 1",
-		"DELETE FROM ducklake_snapshot_changes WHERE snapshot_id = 1")
-	w, err := lakewriter.Open(ctx, cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Insert(ctx, "main", "events", "SELECT 99::INTEGER AS k"); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	h.Write(t, `SELECT count(*) FROM ducklake_expire_snapshots('lake', versions => [1]);
+		INSERT INTO events VALUES (99)`)
 	wd, _ := repo.OpenWorkdir(h.WD)
 	rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "after expiry", Author: "t"}, nil)
 	if err != nil {
@@ -65,7 +54,7 @@ func TestVerifySnapshotGapIsANote(t *testing.T) {
 // catalog matches its record's digest.
 func TestVerifyLineage(t *testing.T) {
 	ctx := context.Background()
-	h := history.Build(t, 2, historyOps)
+	h := history.BuildReal(t, 2, historySQL)
 	r := h.Repo
 	first, head := h.Recs[0], h.Recs[1]
 	// A forged version after head whose catalog is the first version's.

@@ -7,6 +7,8 @@ come only from that environment's extensions/ folder: autoinstall is off,
 so a missing extension is an error, never a download.
 
     realduck.py [--json] [--database FILE] [-f FILE | SQL ...]
+    realduck.py --session [--database FILE]
+
 
 SQL comes from -f FILE, the arguments, or standard input. Statements run in
 order; each query (SELECT, CALL, PRAGMA, EXPLAIN) prints its rows as tab-separated lines (NULL
@@ -14,6 +16,13 @@ for null), or with --json one JSON object per statement:
 {"sql": ..., "columns": [...], "rows": [[...], ...]} (values that JSON lacks
 are strings). On the first error it prints "realduck: statement N: <error>"
 on stderr and exits 1.
+
+With --session it keeps one connection open (a notebook or pipeline that
+stays up) and serves requests: each line of standard input is one JSON
+string of SQL statements, run in order as above; each answer is one line,
+{"results": [<one object per query, as with --json>]} or, at the first
+failing statement, {"error": "statement N: <error>"}. It ends at the end
+of its input.
 """
 import argparse
 import json
@@ -29,20 +38,45 @@ def text(v):
     return str(v)
 
 
+def run(con, sql):
+    """Runs sql's statements in order; returns the results of the queries,
+    or raises RuntimeError naming the failing statement."""
+    out = []
+    for i, st in enumerate(duckdb.extract_statements(sql), 1):
+        q = st.query if hasattr(st, "query") else str(st)
+        try:
+            cur = con.execute(q)
+            cols = [d[0] for d in cur.description] if cur.description else None
+            rows = cur.fetchall() if cols is not None else []
+        except Exception as e:  # noqa: BLE001 - every DuckDB error is reported the same way
+            raise RuntimeError(f"statement {i}: {e}\n  {q.strip()}") from e
+        kind = getattr(getattr(st, "type", None), "name", "SELECT")
+        if cols is None or kind not in ("SELECT", "CALL", "PRAGMA", "EXPLAIN"):
+            continue
+        out.append({"sql": q.strip(), "columns": cols, "rows": [list(r) for r in rows]})
+    return out
+
+
+def session(con):
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            ans = {"results": run(con, json.loads(line))}
+        except Exception as e:  # noqa: BLE001 - reported to the caller
+            ans = {"error": str(e)}
+        print(json.dumps(ans, default=str), flush=True)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description="run SQL with the real DuckDB")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--session", action="store_true")
     ap.add_argument("--database", default=":memory:")
     ap.add_argument("-f", "--file")
     ap.add_argument("sql", nargs="*")
     a = ap.parse_args()
-    if a.file:
-        with open(a.file) as f:
-            sql = f.read()
-    elif a.sql:
-        sql = " ".join(a.sql)
-    else:
-        sql = sys.stdin.read()
     env = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
     config = {
         "extension_directory": os.path.join(env, "extensions"),
@@ -50,6 +84,15 @@ def main():
         "autoload_known_extensions": True,
     }
     con = duckdb.connect(a.database, config=config)
+    if a.session:
+        return session(con)
+    if a.file:
+        with open(a.file) as f:
+            sql = f.read()
+    elif a.sql:
+        sql = " ".join(a.sql)
+    else:
+        sql = sys.stdin.read()
     for i, st in enumerate(duckdb.extract_statements(sql), 1):
         q = st.query if hasattr(st, "query") else str(st)
         try:

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
 	"github.com/fdl-dev/fdl/repo"
@@ -62,10 +63,7 @@ func commitChange(t *testing.T, url, table string) (dir string, id version.ID) {
 	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	write(t, dir, func(w *lakewriter.Writer) error {
-		_, err := w.CreateTable(ctx, "main", table, []lakewriter.ColumnDef{{Name: "x", Type: "int32", Nullable: true}})
-		return err
-	})
+	duckWrite(t, duckSession(t), dir, "CREATE TABLE "+sqlquote.Ident(table)+"(x INTEGER)")
 	wd, err := repo.OpenWorkdir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -313,6 +311,8 @@ func killMidUpload(t *testing.T, base string, via func(repoURL, proxyURL string)
 	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: big}); err != nil {
 		t.Fatal(err)
 	}
+	// lakewriter: a very large synthetic catalog — 400,000 inlined rows
+	// (34 MB); the real extension inlines about 1 MB a second, minutes here.
 	write(t, big, func(w *lakewriter.Writer) error {
 		if _, err := w.CreateTable(ctx, "main", "big", []lakewriter.ColumnDef{{Name: "id", Type: "int64", Nullable: true}, {Name: "s", Type: "varchar", Nullable: true}}); err != nil {
 			return err

@@ -2,16 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
-
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
-	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
 // duckCmd is the script command "duck [-inline] CATALOG SQL...": run the SQL
@@ -39,31 +33,9 @@ func duckCmd(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: duck [-inline] CATALOG SQL...")
 	}
 	catalog := ts.MkAbs(args[0])
-	w, err := lakewriter.Open(context.Background(), catalog)
+	attach, mirror, dataPath, err := lakeAttach(catalog, func(string) string { return ts.Getenv("DATA") }, inline)
 	ts.Check(err)
-	dataPath := w.DataPath()
-	ts.Check(w.Close())
-
-	opts := []string{}
-	if !inline {
-		opts = append(opts, "DATA_INLINING_ROW_LIMIT 0")
-	}
-	var mirror string
-	if strings.Contains(dataPath, "://") {
-		sum := sha256.Sum256([]byte(dataPath))
-		mirror = filepath.Join(ts.Getenv("DATA"), hex.EncodeToString(sum[:6]))
-		ts.Check(os.MkdirAll(mirror, 0o755))
-		opts = append(opts, "DATA_PATH "+sqlquote.String(filepath.ToSlash(mirror)+"/"), "OVERRIDE_DATA_PATH true")
-	}
-	target := "ducklake:" + filepath.ToSlash(catalog)
-	if strings.HasSuffix(catalog, ".sqlite") {
-		target = "ducklake:sqlite:" + filepath.ToSlash(catalog)
-	}
-	attach := "ATTACH " + sqlquote.String(target) + " AS lake"
-	if len(opts) > 0 {
-		attach += " (" + strings.Join(opts, ", ") + ")"
-	}
-	sql := attach + ";\nUSE lake;\n" + strings.Join(args[1:], ";\n") + ";\n"
+	sql := attach + "\nUSE lake;\n" + strings.Join(args[1:], ";\n") + ";\n"
 	err = ts.Exec(ts.Getenv("DUCK_PYTHON"), ts.Getenv("DUCK_RUNNER"), sql)
 	if err == nil && mirror != "" {
 		err = uploadMirror(context.Background(), filepath.Dir(catalog), mirror, dataPath)

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/repo"
 )
@@ -51,9 +50,7 @@ func TestPushFullDisk(t *testing.T) {
 			if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: wd}); err != nil {
 				t.Fatal(err)
 			}
-			write(t, wd, func(w *lakewriter.Writer) error {
-				return w.Insert(ctx, "main", "base", "SELECT 100 + i AS id FROM range(1000) t(i)")
-			})
+			duckWrite(t, duckSession(t), wd, "INSERT INTO base SELECT 100 + i AS id FROM range(1000) t(i)")
 			mustFdl(t, "-C", wd, "commit", "-m", "big")
 			before := testutil.TreeDigest(t, url)
 

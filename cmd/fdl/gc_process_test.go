@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/repo"
@@ -28,7 +27,7 @@ import (
 func gcTemplate(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
-	h := history.Build(t, 10, gcOps)
+	h := history.BuildReal(t, 10, gcSQL)
 	url := h.URL
 	if _, err := h.Repo.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 3; return nil }); err != nil {
 		t.Fatal(err)
@@ -58,48 +57,33 @@ func gcTemplate(t *testing.T) string {
 	return url
 }
 
-// gcOps is what version i of gcTemplate writes.
-func gcOps(ctx context.Context, w *lakewriter.Writer, i int) error {
+// gcSQL is what version i of gcTemplate writes, with the real DuckDB
+// (history.BuildReal: data inlining off but for small): compaction is the
+// extension's own, ducklake_rewrite_data_files of orders' files with
+// deletes and ducklake_merge_adjacent_files of events'.
+func gcSQL(i int) string {
+	var q []string
 	if i == 1 {
-		for _, tb := range []string{"orders", "events", "tmp", "small"} {
-			if _, err := w.CreateTable(ctx, "main", tb, []lakewriter.ColumnDef{history.Col("id", "int64")}); err != nil {
-				return err
-			}
-		}
-		if err := w.Insert(ctx, "main", "tmp", "SELECT 1 AS id"); err != nil {
-			return err
-		}
+		q = append(q, "CREATE TABLE orders(id BIGINT)", "CREATE TABLE events(id BIGINT)", "CREATE TABLE tmp(id BIGINT)",
+			"CREATE TABLE small(id BIGINT)", "INSERT INTO tmp VALUES (1)")
 	}
-	if err := w.Insert(ctx, "main", "orders", fmt.Sprintf("SELECT %d + i AS id FROM range(20) t(i)", i*100)); err != nil {
-		return err
-	}
-	if err := w.Insert(ctx, "main", "events", fmt.Sprintf("SELECT %d AS id", i)); err != nil {
-		return err
-	}
+	q = append(q, fmt.Sprintf("INSERT INTO orders SELECT %d + i AS id FROM range(20) t(i)", i*100), fmt.Sprintf("INSERT INTO events VALUES (%d)", i))
 	if i%3 == 0 {
-		if err := history.AllowNoChange(w.DeleteWhere(ctx, "main", "orders", fmt.Sprintf("id %% 7 = %d", i%7))); err != nil {
-			return err
-		}
+		q = append(q, fmt.Sprintf("DELETE FROM orders WHERE id %% 7 = %d", i%7))
 	}
 	if i%4 == 0 {
-		if err := history.AllowNoChange(w.Compact(ctx, "main", "orders")); err != nil {
-			return err
-		}
+		q = append(q, "CALL ducklake_rewrite_data_files('lake', 'orders', delete_threshold => 0)")
 	}
 	if i%5 == 0 {
-		if err := history.AllowNoChange(w.Compact(ctx, "main", "events")); err != nil {
-			return err
-		}
+		q = append(q, "CALL ducklake_merge_adjacent_files('lake', 'events')")
 	}
 	if i == 5 {
-		if err := w.DropTable(ctx, "main", "tmp"); err != nil {
-			return err
-		}
+		q = append(q, "DROP TABLE tmp")
 	}
 	if i == 6 {
-		return w.InsertInlined(ctx, "main", "small", "SELECT 6 AS id")
+		q = append(q, "SET ducklake_default_data_inlining_row_limit = 10", "INSERT INTO small VALUES (6)")
 	}
-	return nil
+	return strings.Join(q, ";\n")
 }
 
 // copyTree copies a repository keeping modification times.

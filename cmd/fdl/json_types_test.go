@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/internal/testutil"
 )
@@ -100,7 +98,6 @@ func (k jsonKinds) walk(where string, v any) {
 func TestJSONFieldTypes(t *testing.T) {
 	t.Setenv("FDL_AUTHOR", "tester")
 	t.Setenv("FDL_CATALOG_FORMAT", "duckdb")
-	ctx := context.Background()
 	dir := t.TempDir()
 	url := filepath.Join(dir, "repo")
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
@@ -118,18 +115,12 @@ func TestJSONFieldTypes(t *testing.T) {
 		_, errOut := jsonRun(t, code, args...)
 		doc(strings.Join(args, " ")+" (error)", errOut)
 	}
-	insert := func(w string, n int) {
-		write(t, w, func(lw *lakewriter.Writer) error {
-			return lw.Insert(ctx, "main", "t", fmt.Sprintf("SELECT %d AS x", n))
-		})
-	}
+	duck := duckSession(t)
+	insert := func(w string, n int) { duckWrite(t, duck, w, fmt.Sprintf("INSERT INTO t VALUES (%d)", n)) }
 
 	cmd("init", url)
 	cmd("checkout", url, a)
-	write(t, a, func(lw *lakewriter.Writer) error {
-		_, err := lw.CreateTable(ctx, "main", "t", []lakewriter.ColumnDef{{Name: "x", Type: "int32", Nullable: true}})
-		return err
-	})
+	duckWrite(t, duck, a, "CREATE TABLE t(x INTEGER)")
 	cmd("-C", a, "status")
 	cmd("-C", a, "commit", "-m", "one")
 	cmd("-C", a, "push")

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
 	"github.com/fdl-dev/fdl/internal/testutil"
@@ -52,9 +51,7 @@ func TestLocalDataOnObjectStore(t *testing.T) {
 				t.Fatal(err)
 			}
 			db.Close()
-			write(t, dir, func(w *lakewriter.Writer) error {
-				return w.Insert(ctx, "main", "base", "SELECT 100 AS id")
-			})
+			duckWrite(t, duckSession(t), dir, "INSERT INTO base VALUES (100)")
 			mustFdl(t, "-C", dir, "commit", "-m", "local data")
 			before := testutil.TreeDigest(t, filepath.Join(dir, ".fdl"))
 			code, out := fdlProc(t, nil, "--json", "-C", dir, "push")

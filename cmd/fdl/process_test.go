@@ -50,7 +50,8 @@ func mustFdl(t *testing.T, args ...string) string {
 }
 
 // newRepoWithBase makes a folder repository whose main holds one version
-// built by the spec-following writer, and returns its path and that id.
+// written by the real DuckDB (table base, ids 0..9), and returns its path
+// and that id.
 func newRepoWithBase(t *testing.T) (string, version.ID) {
 	t.Helper()
 	return newRepoWithBaseAt(t, "")
@@ -59,7 +60,7 @@ func newRepoWithBase(t *testing.T) (string, version.ID) {
 // newRepoWithBaseAt is newRepoWithBase at url (a fresh object-store
 // location), or in a new folder when url is "". On an object store the
 // Parquet files are written through a local mirror and uploaded to the
-// repository's data/ (writeLake).
+// repository's data/ (duckLake).
 func newRepoWithBaseAt(t *testing.T, url string) (string, version.ID) {
 	t.Helper()
 	ctx := context.Background()
@@ -75,12 +76,7 @@ func newRepoWithBaseAt(t *testing.T, url string) (string, version.ID) {
 	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "seed")}); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(dir, "seed"), func(w *lakewriter.Writer) error {
-		if _, err := w.CreateTable(ctx, "main", "base", []lakewriter.ColumnDef{{Name: "id", Type: "int64", Nullable: true}}); err != nil {
-			return err
-		}
-		return w.Insert(ctx, "main", "base", "SELECT i AS id FROM range(10) t(i)")
-	})
+	duckWrite(t, duckSession(t), filepath.Join(dir, "seed"), "CREATE TABLE base(id BIGINT); INSERT INTO base SELECT i AS id FROM range(10) t(i)")
 	wd, err := repo.OpenWorkdir(filepath.Join(dir, "seed"))
 	if err != nil {
 		t.Fatal(err)
@@ -95,8 +91,10 @@ func newRepoWithBaseAt(t *testing.T, url string) (string, version.ID) {
 	return url, rec.ID
 }
 
-// write opens the working catalog in dir with the writer and runs f; on
-// an object store the data goes through a local mirror (writeLake).
+// write opens the working catalog in dir with the spec-following writer and
+// runs f; on an object store the data goes through a local mirror
+// (writeLake). Tests write with the real DuckDB (duckWrite); this is for
+// what it cannot do, each caller saying why.
 func write(t *testing.T, dir string, f func(w *lakewriter.Writer) error) {
 	t.Helper()
 	if err := writeLake(t, filepath.Join(dir, repo.CatalogName), "", f); err != nil {
@@ -152,6 +150,7 @@ func concurrentPushes(t *testing.T, url string) {
 	}
 	defer r.Close()
 	winners := []version.ID{base}
+	duck := duckSession(t)
 	for round := 0; round < rounds; round++ {
 		dirs := make([]string, procs)
 		ids := map[version.ID]int{}
@@ -160,10 +159,7 @@ func concurrentPushes(t *testing.T, url string) {
 			if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dirs[i]}); err != nil {
 				t.Fatal(err)
 			}
-			write(t, dirs[i], func(w *lakewriter.Writer) error {
-				_, err := w.CreateTable(ctx, "main", fmt.Sprintf("r%d_p%d", round, i), []lakewriter.ColumnDef{{Name: "x", Type: "int32", Nullable: true}})
-				return err
-			})
+			duckWrite(t, duck, dirs[i], fmt.Sprintf("CREATE TABLE r%d_p%d(x INTEGER)", round, i))
 			wd, err := repo.OpenWorkdir(dirs[i])
 			if err != nil {
 				t.Fatal(err)
@@ -265,9 +261,7 @@ func TestKillAtEveryStep(t *testing.T) {
 			if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dir}); err != nil {
 				t.Fatal(err)
 			}
-			write(t, dir, func(w *lakewriter.Writer) error {
-				return w.Insert(ctx, "main", "base", "SELECT 100 + i AS id FROM range(5) t(i)")
-			})
+			duckWrite(t, duckSession(t), dir, "INSERT INTO base SELECT 100 + i AS id FROM range(5) t(i)")
 			catalog := filepath.Join(dir, repo.CatalogName)
 			before := fileDigest(t, catalog)
 			kill := []string{"FDL_TEST_KILL_AT=" + step}

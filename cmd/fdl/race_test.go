@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
@@ -128,9 +127,7 @@ func makeRaceCase(t *testing.T, url string) raceCase {
 	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	write(t, dir, func(w *lakewriter.Writer) error {
-		return w.Insert(ctx, "main", "base", "SELECT 1000 + i AS id FROM range(3) t(i)")
-	})
+	duckWrite(t, duckSession(t), dir, "INSERT INTO base SELECT 1000 + i AS id FROM range(3) t(i)")
 	wd, err := repo.OpenWorkdir(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
+	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
@@ -170,17 +170,12 @@ func pushWithDataPath(t *testing.T, r *repo.Repo, spelling string, i int) *versi
 		t.Fatal(err)
 	}
 	db.Close()
-	w, err := lakewriter.Open(ctx, cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = w.CreateTable(ctx, "main", "t"+string(rune('a'+i)), []lakewriter.ColumnDef{{Name: "x", Type: "int32", Nullable: true}})
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A new table writes no data file: DATA_PATH with OVERRIDE_DATA_PATH
+	// (not stored in the catalog, which keeps the spelling set above) only
+	// keeps DuckDB from loading the extension of the spelled scheme, which
+	// this environment may lack (azure).
+	attach := "ATTACH " + sqlquote.String("ducklake:"+cat) + " AS lake (DATA_PATH " + sqlquote.String(filepath.ToSlash(t.TempDir())+"/") + ", OVERRIDE_DATA_PATH true);"
+	duckSession(t).MustQuery(t, realduck.OnLake(attach, "CREATE TABLE t"+string(rune('a'+i))+"(x INTEGER)", false))
 	wd, err := repo.OpenWorkdir(dir)
 	if err != nil {
 		t.Fatal(err)

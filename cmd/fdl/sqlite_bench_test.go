@@ -25,6 +25,7 @@ func benchCatalog(tb testing.TB, dir string) string {
 	tb.Helper()
 	ctx := context.Background()
 	path := filepath.Join(dir, "lake.duckdb")
+	// lakewriter: a very large synthetic benchmark catalog (100,000 file rows written by hand below); only its table comes from the writer.
 	if err := lakewriter.Create(ctx, path, lakewriter.CreateOptions{DataPath: filepath.Join(dir, "data")}); err != nil {
 		tb.Fatal(err)
 	}

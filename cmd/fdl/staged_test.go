@@ -47,6 +47,7 @@ func mirrorFor(t testing.TB, dataPath string) string {
 // with mirrorFor), runs f, and uploads what the write added.
 func writeLake(t testing.TB, catalog, mirror string, f func(w *lakewriter.Writer) error) error {
 	ctx := context.Background()
+	// lakewriter: behind write and the lakewrite script command, for old formats, crafted and very large catalogs only.
 	w, err := lakewriter.Open(ctx, catalog)
 	if err != nil {
 		return err

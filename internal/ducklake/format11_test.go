@@ -32,6 +32,7 @@ func makeLake11(t *testing.T, dir string) lake11 {
 	t.Helper()
 	ctx := context.Background()
 	l := lake11{path: filepath.Join(dir, "lake.ducklake"), rows: map[int64]int64{}}
+	// lakewriter: DuckLake 1.1, which no installed real extension writes (PyPI serves none for DuckDB 2.0).
 	if err := lakewriter.Create(ctx, l.path, lakewriter.CreateOptions{Format: lakewriter.Format11, DataPath: filepath.Join(dir, "data")}); err != nil {
 		t.Fatal(err)
 	}

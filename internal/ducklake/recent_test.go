@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/testutil"
+	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 )
 
 // TestReadRecentSQLiteEqualsDuckDB: what status reads of a SQLite catalog
@@ -16,7 +17,7 @@ import (
 // the base and the last snapshot) equals what it reads of the same
 // catalog in DuckDB form, and what the full readers give (Snapshots and
 // State), for every real catalog of the corpus (each converted to the
-// other form) and a history made by the writer with renames, drops,
+// other form) and a history the real DuckDB writes with renames, drops,
 // schema changes, views, inlined rows and deletes, for every base.
 func TestReadRecentSQLiteEqualsDuckDB(t *testing.T) {
 	ctx := context.Background()
@@ -114,50 +115,27 @@ func fullRead(t *testing.T, c *ducklake.Catalog, all []ducklake.Snapshot, from i
 }
 
 // writtenHistory writes a DuckDB catalog through many snapshots of
-// different kinds and returns its path.
+// different kinds with the real DuckDB (1.5.5 and its ducklake extension;
+// each statement is its own snapshot) and returns its path.
 func writtenHistory(t *testing.T) string {
 	t.Helper()
-	ctx := context.Background()
+	d := realduck.Find(t, realduck.V15, "ducklake")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hist.duckdb")
-	if err := lakewriter.Create(ctx, path, lakewriter.CreateOptions{DataPath: filepath.ToSlash(dir) + "/data/"}); err != nil {
-		t.Fatal(err)
-	}
-	w, err := lakewriter.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	col := func(n, typ string) lakewriter.ColumnDef {
-		return lakewriter.ColumnDef{Name: n, Type: typ, Nullable: true}
-	}
-	steps := []func() error{
-		func() error {
-			_, err := w.CreateTable(ctx, "main", "a", []lakewriter.ColumnDef{col("k", "int32")})
-			return err
-		},
-		func() error {
-			_, err := w.CreateTable(ctx, "main", "b", []lakewriter.ColumnDef{col("s", "varchar")})
-			return err
-		},
-		func() error { return w.Insert(ctx, "main", "a", "SELECT i::INTEGER AS k FROM range(5) t(i)") },
-		func() error { return w.InsertInlined(ctx, "main", "b", "SELECT 'x' AS s") },
-		func() error { return w.RenameTable(ctx, "main", "a", "a2") },
-		func() error { return w.AddColumn(ctx, "main", "a2", col("v", "float64")) },
-		func() error { return w.CreateSchema(ctx, "Other Schema") },
-		func() error {
-			_, err := w.CreateTable(ctx, "Other Schema", "My T", []lakewriter.ColumnDef{col("k", "int64")})
-			return err
-		},
-		func() error { return w.CreateView(ctx, "main", "v", "SELECT 1 AS one") },
-		func() error { return w.DeleteWhere(ctx, "main", "a2", "k = 3") },
-		func() error { return w.DropTable(ctx, "main", "b") },
-		func() error { return w.Insert(ctx, "main", "a2", "SELECT 9::INTEGER AS k, 1.5::DOUBLE AS v") },
-	}
-	for i, step := range steps {
-		if err := step(); err != nil {
-			t.Fatalf("step %d: %v", i, err)
-		}
-	}
+	attach := "ATTACH " + sqlquote.String("ducklake:"+path) + " AS lake (DATA_PATH " + sqlquote.String(filepath.ToSlash(dir)+"/data/") + ");"
+	d.MustQuery(t, realduck.OnLake(attach, `CREATE TABLE a(k INTEGER);
+		CREATE TABLE b(s VARCHAR);
+		INSERT INTO a SELECT i::INTEGER AS k FROM range(5) t(i);
+		SET ducklake_default_data_inlining_row_limit = 10;
+		INSERT INTO b VALUES ('x');
+		SET ducklake_default_data_inlining_row_limit = 0;
+		ALTER TABLE a RENAME TO a2;
+		ALTER TABLE a2 ADD COLUMN v DOUBLE;
+		CREATE SCHEMA "Other Schema";
+		CREATE TABLE "Other Schema"."My T"(k BIGINT);
+		CREATE VIEW v AS SELECT 1 AS one;
+		DELETE FROM a2 WHERE k = 3;
+		DROP TABLE b;
+		INSERT INTO a2 VALUES (9, 1.5)`, false))
 	return path
 }

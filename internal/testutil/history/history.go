@@ -19,6 +19,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
@@ -31,6 +32,12 @@ type History struct {
 	Repo *repo.Repo        // open until the test ends
 	Recs []*version.Record // the versions on main, oldest first
 	WD   string            // the working directory, Dir/w
+	// Attach is the ATTACH statement checkout printed for the working
+	// catalog (naming it lake).
+	Attach string
+	// Duck is the real DuckDB session that wrote the versions (BuildReal;
+	// nil for Build), for the test's further writes (Write).
+	Duck *realduck.Session
 }
 
 // Ops writes version i (1-based) into the working catalog.
@@ -39,7 +46,10 @@ type Ops func(ctx context.Context, w *lakewriter.Writer, i int) error
 // Build makes a folder repository in a temporary folder and a working
 // directory of its main branch (a DuckDB working catalog), then makes n
 // versions: for each, ops writes the working catalog, and the version is
-// committed ("version i", author "t") and pushed.
+// committed ("version i", author "t") and pushed. ops writes with the
+// spec-following writer: tests use BuildReal (the real DuckDB) unless the
+// real extension cannot write what they need (an old format, a crafted
+// catalog), and say so.
 func Build(t testing.TB, n int, ops Ops) *History {
 	t.Helper()
 	return BuildPrepared(t, n, ops, nil)
@@ -49,6 +59,61 @@ func Build(t testing.TB, n int, ops Ops) *History {
 // repository's folder before anything else is written to it (to make
 // data/ or a folder in it a symbolic link, say).
 func BuildPrepared(t testing.TB, n int, ops Ops, prepare func(repoDir string)) *History {
+	t.Helper()
+	return build(t, n, func(ctx context.Context, h *History, catalog string, i int) error {
+		w, err := lakewriter.Open(ctx, catalog)
+		if err != nil {
+			return err
+		}
+		if err := ops(ctx, w, i); err != nil {
+			w.Close()
+			return err
+		}
+		return w.Close()
+	}, prepare)
+}
+
+// SQLOps returns the SQL statements that write version i (1-based) into
+// the working catalog, run with the real DuckDB on the catalog attached as
+// lake and made the default database (realduck.OnLake: data inlining off).
+type SQLOps func(i int) string
+
+// BuildReal is Build with the real DuckDB (1.5.5 and DuckDB's own ducklake
+// extension) writing the versions, as a pipeline would: ops(i) runs on the
+// working catalog attached with the ATTACH statement checkout printed. One
+// DuckDB session (History.Duck) writes every version. Without the real
+// DuckDB the test is skipped (failed under CI: realduck.Find).
+func BuildReal(t testing.TB, n int, ops SQLOps) *History {
+	t.Helper()
+	return BuildRealPrepared(t, n, ops, nil)
+}
+
+// BuildRealPrepared is BuildReal with prepare as in BuildPrepared.
+func BuildRealPrepared(t testing.TB, n int, ops SQLOps, prepare func(repoDir string)) *History {
+	t.Helper()
+	s := realduck.Find(t, realduck.V15, "ducklake").Start(t)
+	h := build(t, n, func(ctx context.Context, h *History, catalog string, i int) error {
+		_, err := s.Query(realduck.OnLake(h.Attach, ops(i), false))
+		return err
+	}, prepare)
+	h.Duck = s
+	return h
+}
+
+// Write runs sql with the real DuckDB session that built h (BuildReal) on
+// its working catalog, as the versions were written (realduck.OnLake,
+// data inlining off).
+func (h *History) Write(t testing.TB, sql string) []realduck.Result {
+	t.Helper()
+	if h.Duck == nil {
+		t.Fatal("history.Write: the history was not built with the real DuckDB (BuildReal)")
+	}
+	return h.Duck.MustQuery(t, realduck.OnLake(h.Attach, sql, false))
+}
+
+// build makes the repository and its working directory, then n versions,
+// each written by write and then committed and pushed.
+func build(t testing.TB, n int, write func(ctx context.Context, h *History, catalog string, i int) error, prepare func(repoDir string)) *History {
 	t.Helper()
 	ctx := context.Background()
 	h := &History{Dir: t.TempDir()}
@@ -66,18 +131,10 @@ func BuildPrepared(t testing.TB, n int, ops Ops, prepare func(repoDir string)) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.WD = res.Dir
+	h.WD, h.Attach = res.Dir, res.Attach
 	for i := 1; i <= n; i++ {
-		w, err := lakewriter.Open(ctx, res.Catalog)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ops(ctx, w, i); err != nil {
-			w.Close()
+		if err := write(ctx, h, res.Catalog, i); err != nil {
 			t.Fatalf("version %d: %v", i, err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
 		}
 		wd, err := repo.OpenWorkdir(res.Dir)
 		if err != nil {

@@ -2,6 +2,7 @@ package realduck
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -33,6 +34,30 @@ func TestRealDuckDB(t *testing.T) {
 		if out != "10\t45\n1.0\n" {
 			t.Fatalf("got %q", out)
 		}
+	})
+	t.Run("session", func(t *testing.T) {
+		d := Find(t, V15, "ducklake")
+		s := d.Start(t)
+		dir := t.TempDir()
+		attach := "ATTACH 'ducklake:" + filepath.Join(dir, "l.ducklake") + "' AS lake (DATA_PATH '" + filepath.Join(dir, "data") + "/');"
+		// Two writes through one session; between them the catalog is
+		// detached, so the session keeps no state but the connection.
+		s.MustQuery(t, OnLake(attach, "CREATE TABLE t(i INTEGER); INSERT INTO t VALUES (1)", false))
+		s.MustQuery(t, OnLake(attach, "INSERT INTO t VALUES (2)", true))
+		res := s.MustQuery(t, OnLake(attach, `SELECT sum(i)::INTEGER FROM t;
+			SELECT string_agg(changes_made, ' ' ORDER BY snapshot_id) FROM __ducklake_metadata_lake.ducklake_snapshot_changes`, false))
+		if len(res) != 2 || res[0].Rows[0][0] != float64(3) || res[1].Rows[0][0] != `created_schema:"main" created_table:"main"."t" inserted_into_table:1 inlined_insert:1` {
+			t.Fatalf("got %+v", res)
+		}
+		if dbs := s.MustQuery(t, "SELECT count(*) FROM duckdb_databases() WHERE database_name = 'lake'"); dbs[0].Rows[0][0] != float64(0) {
+			t.Fatal("OnLake left lake attached")
+		}
+		// An error names the statement; the session goes on, and the next
+		// OnLake attaches again although the failed one left lake attached.
+		if _, err := s.Query(OnLake(attach, "INSERT INTO nope VALUES (1)", false)); err == nil || !strings.Contains(err.Error(), "nope") {
+			t.Fatalf("error %v", err)
+		}
+		s.MustQuery(t, OnLake(attach, "INSERT INTO t VALUES (3)", false))
 	})
 	t.Run("no-download", func(t *testing.T) {
 		d := Find(t, V15)
