@@ -7,7 +7,6 @@ package history
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
-	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
@@ -25,7 +23,7 @@ import (
 	"github.com/fdl-dev/fdl/version"
 )
 
-// History is a folder repository built by Build.
+// History is a folder repository built by BuildReal.
 type History struct {
 	Dir  string            // holds repo/ and the working directory w/
 	URL  string            // the repository, Dir/repo
@@ -40,46 +38,16 @@ type History struct {
 	Duck *realduck.Session
 }
 
-// Ops writes version i (1-based) into the working catalog.
-type Ops func(ctx context.Context, w *lakewriter.Writer, i int) error
-
-// Build makes a folder repository in a temporary folder and a working
-// directory of its main branch (a DuckDB working catalog), then makes n
-// versions: for each, ops writes the working catalog, and the version is
-// committed ("version i", author "t") and pushed. ops writes with the
-// spec-following writer: tests use BuildReal (the real DuckDB) unless the
-// real extension cannot write what they need (an old format, a crafted
-// catalog), and say so.
-func Build(t testing.TB, n int, ops Ops) *History {
-	t.Helper()
-	return BuildPrepared(t, n, ops, nil)
-}
-
-// BuildPrepared is Build with prepare (if not nil) called on the new
-// repository's folder before anything else is written to it (to make
-// data/ or a folder in it a symbolic link, say).
-func BuildPrepared(t testing.TB, n int, ops Ops, prepare func(repoDir string)) *History {
-	t.Helper()
-	return build(t, n, func(ctx context.Context, h *History, catalog string, i int) error {
-		w, err := lakewriter.Open(ctx, catalog)
-		if err != nil {
-			return err
-		}
-		if err := ops(ctx, w, i); err != nil {
-			w.Close()
-			return err
-		}
-		return w.Close()
-	}, prepare)
-}
-
 // SQLOps returns the SQL statements that write version i (1-based) into
 // the working catalog, run with the real DuckDB on the catalog attached as
 // lake and made the default database (realduck.OnLake: data inlining off).
 type SQLOps func(i int) string
 
-// BuildReal is Build with the real DuckDB (1.5.5 and DuckDB's own ducklake
-// extension) writing the versions, as a pipeline would: ops(i) runs on the
+// BuildReal makes a folder repository in a temporary folder and a working
+// directory of its main branch (a DuckDB working catalog), then makes n
+// versions, each committed ("version i", author "t") and pushed, written by
+// the real DuckDB (1.5.5 and DuckDB's own ducklake extension) as a
+// pipeline would: ops(i) runs on the
 // working catalog attached with the ATTACH statement checkout printed. One
 // DuckDB session (History.Duck) writes every version. Without the real
 // DuckDB the test is skipped (failed under CI: realduck.Find).
@@ -88,7 +56,9 @@ func BuildReal(t testing.TB, n int, ops SQLOps) *History {
 	return BuildRealPrepared(t, n, ops, nil)
 }
 
-// BuildRealPrepared is BuildReal with prepare as in BuildPrepared.
+// BuildRealPrepared is BuildReal with prepare (if not nil) called on the
+// new repository's folder before anything else is written to it (to make
+// data/ or a folder in it a symbolic link, say).
 func BuildRealPrepared(t testing.TB, n int, ops SQLOps, prepare func(repoDir string)) *History {
 	t.Helper()
 	s := realduck.Find(t, realduck.V15, "ducklake").Start(t)
@@ -150,20 +120,6 @@ func build(t testing.TB, n int, write func(ctx context.Context, h *History, cata
 		h.Recs = append(h.Recs, rec)
 	}
 	return h
-}
-
-// Col is a nullable column named name of type typ, for CreateTable.
-func Col(name, typ string) lakewriter.ColumnDef {
-	return lakewriter.ColumnDef{Name: name, Type: typ, Nullable: true}
-}
-
-// AllowNoChange returns err, or nil when err is lakewriter.ErrNoChange: a
-// delete or compaction an Ops asks for may find nothing to do.
-func AllowNoChange(err error) error {
-	if errors.Is(err, lakewriter.ErrNoChange) {
-		return nil
-	}
-	return err
 }
 
 // CatalogFiles fetches a version's catalog (checked against its record)
