@@ -38,10 +38,10 @@ def text(v):
     return str(v)
 
 
-def run(con, sql):
-    """Runs sql's statements in order; returns the results of the queries,
-    or raises RuntimeError naming the failing statement."""
-    out = []
+def run(con, sql, emit):
+    """Runs sql's statements in order, calling emit with the result of each
+    query as it completes ({"sql", "columns", "rows"}); raises RuntimeError
+    naming the failing statement."""
     for i, st in enumerate(duckdb.extract_statements(sql), 1):
         q = st.query if hasattr(st, "query") else str(st)
         try:
@@ -53,16 +53,17 @@ def run(con, sql):
         kind = getattr(getattr(st, "type", None), "name", "SELECT")
         if cols is None or kind not in ("SELECT", "CALL", "PRAGMA", "EXPLAIN"):
             continue
-        out.append({"sql": q.strip(), "columns": cols, "rows": [list(r) for r in rows]})
-    return out
+        emit({"sql": q.strip(), "columns": cols, "rows": [list(r) for r in rows]})
 
 
 def session(con):
     for line in sys.stdin:
         if not line.strip():
             continue
+        out = []
         try:
-            ans = {"results": run(con, json.loads(line))}
+            run(con, json.loads(line), out.append)
+            ans = {"results": out}
         except Exception as e:  # noqa: BLE001 - reported to the caller
             ans = {"error": str(e)}
         print(json.dumps(ans, default=str), flush=True)
@@ -93,23 +94,19 @@ def main():
         sql = " ".join(a.sql)
     else:
         sql = sys.stdin.read()
-    for i, st in enumerate(duckdb.extract_statements(sql), 1):
-        q = st.query if hasattr(st, "query") else str(st)
-        try:
-            cur = con.execute(q)
-            cols = [d[0] for d in cur.description] if cur.description else None
-            rows = cur.fetchall() if cols is not None else []
-        except Exception as e:  # noqa: BLE001 - every DuckDB error is reported the same way
-            print(f"realduck: statement {i}: {e}\n  {q.strip()}", file=sys.stderr)
-            return 1
-        kind = getattr(getattr(st, "type", None), "name", "SELECT")
-        if cols is None or kind not in ("SELECT", "CALL", "PRAGMA", "EXPLAIN"):
-            continue
+
+    def emit(res):
         if a.json:
-            print(json.dumps({"sql": q.strip(), "columns": cols, "rows": [list(r) for r in rows]}, default=str))
+            print(json.dumps(res, default=str))
         else:
-            for r in rows:
+            for r in res["rows"]:
                 print("\t".join(text(v) for v in r))
+
+    try:
+        run(con, sql, emit)
+    except RuntimeError as e:
+        print(f"realduck: {e}", file=sys.stderr)
+        return 1
     return 0
 
 
