@@ -363,7 +363,10 @@ func loadExport(ctx context.Context, conn *sql.Conn, t *duckTable, path string, 
 func (c *Catalog) streamTable(ctx context.Context, conn *sql.Conn, t *duckTable, decls []string, kinds []sqlitebulk.Kind, path string) (int64, error) {
 	r, w, err := makePipe(path)
 	if err != nil {
-		return 0, fmt.Errorf("write %s: %w", t.name, err)
+		// A file system without named pipes (vfat, SMB, many FUSE mounts
+		// refuse mkfifo): the table goes through a CSV file instead, as
+		// where pipesWork is false; a real fault shows there too.
+		return c.fileTable(ctx, conn, t, decls, kinds, strings.TrimSuffix(path, ".pipe")+".csv")
 	}
 	defer os.Remove(path)
 	defer r.Close()
@@ -387,6 +390,25 @@ func (c *Catalog) streamTable(ctx context.Context, conn *sql.Conn, t *duckTable,
 		return 0, lerr
 	case n != e.rows:
 		return 0, fmt.Errorf("write %s: SQLite inserted %d rows, DuckDB wrote %d", t.name, n, e.rows)
+	}
+	return n, nil
+}
+
+// fileTable copies t in bulk through a CSV file at path, removed after:
+// streamTable's way where the file system makes no named pipe. Errors:
+// the COPY's, the loop's, a row count that differs between the two.
+func (c *Catalog) fileTable(ctx context.Context, conn *sql.Conn, t *duckTable, decls []string, kinds []sqlitebulk.Kind, path string) (int64, error) {
+	defer os.Remove(path)
+	e := c.exportTable(ctx, t, decls, path)
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := loadCSV(ctx, conn, t, path, nil, kinds)
+	if err == nil && n != e.rows {
+		err = fmt.Errorf("write %s: SQLite inserted %d rows, DuckDB wrote %d", t.name, n, e.rows)
+	}
+	if err != nil {
+		return 0, err
 	}
 	return n, nil
 }

@@ -1,6 +1,7 @@
 package ducklake
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,5 +76,45 @@ func TestConvertToSQLiteStopsCleanly(t *testing.T) {
 				t.Errorf("left behind: %v", got)
 			}
 		})
+	}
+}
+
+// TestConvertToSQLiteWithoutFIFOs: on a file system that refuses named
+// pipes (vfat, SMB, many FUSE mounts answer mkfifo with EPERM), a
+// conversion still succeeds, through a CSV file per table as it did
+// before tables were streamed, gives the same file as with pipes and
+// leaves nothing beside the destination.
+func TestConvertToSQLiteWithoutFIFOs(t *testing.T) {
+	if !pipesWork {
+		t.Skip("tables pass through CSV files on this platform")
+	}
+	src := bigCatalog(t, t.TempDir(), 1<<20)
+	ctx := context.Background()
+	piped := filepath.Join(t.TempDir(), "piped.sqlite")
+	if err := ConvertToSQLite(ctx, src, piped); err != nil {
+		t.Fatal(err)
+	}
+	orig := makePipe
+	makePipe = func(path string) (r, w *os.File, err error) {
+		return nil, nil, &os.PathError{Op: "mkfifo", Path: path, Err: syscall.EPERM}
+	}
+	defer func() { makePipe = orig }()
+	out := filepath.Join(t.TempDir(), "work.sqlite")
+	if err := ConvertToSQLite(ctx, src, out); err != nil {
+		t.Fatalf("ConvertToSQLite on a file system without named pipes: %v", err)
+	}
+	a, err := os.ReadFile(piped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Errorf("SQLite file made through CSV files (%d bytes) differs from the one made through pipes (%d bytes)", len(b), len(a))
+	}
+	if got := listDir(t, filepath.Dir(out)); !slices.Equal(got, []string{"work.sqlite"}) {
+		t.Errorf("beside the destination: %v, want only work.sqlite", got)
 	}
 }
