@@ -243,7 +243,32 @@ func (w *Workdir) lock(what string) (func(), error) {
 	if errors.Is(err, filelock.ErrBusy) {
 		return nil, &BusyError{Op: what, Dir: w.Dir, Err: err}
 	}
+	if err == nil {
+		w.removeStaleWork()
+	}
 	return unlock, err
+}
+
+// staleWork are the prefixes of the work folders the conversions fdl runs
+// in a working directory make beside their output (ConvertToSQLite,
+// Freeze, Migrate: each removes its own unless it is killed).
+var staleWork = []string{".fdl-sqlite-", ".fdl-freeze-", ".fdl-migrate-"}
+
+// removeStaleWork removes, in DIR and DIR/.fdl, the work folders of a
+// conversion that was killed (a checkout or a pull into SQLite can leave a
+// partial catalog and its pipes or CSV files there). Only the lock's
+// holder converts in a working directory, so none of them is in use.
+func (w *Workdir) removeStaleWork() {
+	for _, dir := range []string{w.Dir, w.stateDir()} {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			for _, p := range staleWork {
+				if e.IsDir() && strings.HasPrefix(e.Name(), p) {
+					os.RemoveAll(filepath.Join(dir, e.Name()))
+				}
+			}
+		}
+	}
 }
 
 // removeStaleTemps removes .fdl/versions/.tmp-* folders left by a commit that

@@ -1,0 +1,55 @@
+package repo_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fdl-dev/fdl/repo"
+)
+
+// TestLockRemovesStaleWork: the work folders a killed conversion leaves in
+// a working directory (a checkout or a pull into SQLite killed midway:
+// DIR/.fdl-sqlite-*, DIR/.fdl/.fdl-sqlite-*, and the like for a freeze or
+// a migration) are removed by the next command that takes the working
+// directory's lock; files and folders of other names stay.
+func TestLockRemovesStaleWork(t *testing.T) {
+	ctx := context.Background()
+	url := filepath.Join(t.TempDir(), "repo")
+	r, err := repo.Init(ctx, url, repo.InitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "w")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := []string{".fdl-sqlite-1/catalog.sqlite", ".fdl-sqlite-1/table-6.pipe", ".fdl/.fdl-sqlite-2/catalog.sqlite", ".fdl/.fdl-freeze-3/x", ".fdl-migrate-4/x"}
+	kept := []string{".fdl-sqlite-file", ".fdl-other/x", "notes/.fdl-sqlite-5/x", ".fdl/.fdl-keep/x"}
+	for _, p := range append(append([]string{}, stale...), kept...) {
+		full := filepath.Join(res.Dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wd, err := repo.OpenWorkdir(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd.Commit(ctx, repo.CommitOptions{Message: "nothing new", Author: "t"}, nil) // takes the lock; may refuse: nothing to commit
+	for _, p := range stale {
+		if _, err := os.Stat(filepath.Join(res.Dir, filepath.Dir(p))); !os.IsNotExist(err) {
+			t.Errorf("%s: still there after a command took the lock (%v)", filepath.Dir(p), err)
+		}
+	}
+	for _, p := range kept {
+		if _, err := os.Stat(filepath.Join(res.Dir, p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
