@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
@@ -262,10 +263,8 @@ func (w *Workdir) removeStaleWork() {
 	for _, dir := range []string{w.Dir, w.stateDir()} {
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
-			for _, p := range staleWork {
-				if e.IsDir() && strings.HasPrefix(e.Name(), p) {
-					os.RemoveAll(filepath.Join(dir, e.Name()))
-				}
+			if e.IsDir() && slices.ContainsFunc(staleWork, func(p string) bool { return strings.HasPrefix(e.Name(), p) }) {
+				os.RemoveAll(filepath.Join(dir, e.Name()))
 			}
 		}
 	}

@@ -335,8 +335,8 @@ func commonPrefix(a, b string) string {
 // of its own (the next batch is listed while the last is loaded). The
 // listed keys go to a temporary table a batch at a time (one statement per
 // batch, the keys as one newline-separated string DuckDB splits), and
-// DuckDB's anti
-// join, which spills beyond the memory limit, compares the two sets.
+// DuckDB's anti join, which spills beyond the memory limit, compares the
+// two sets.
 func (a *AddedKeys) Missing(ctx context.Context, list func(emit func(key string) error) error, limit int) ([]string, int64, error) {
 	a.c.mu.Lock()
 	defer a.c.mu.Unlock()

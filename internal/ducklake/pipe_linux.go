@@ -8,10 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pipesWork says that ConvertToSQLite streams each table through a named
-// pipe (streamTable) instead of a CSV file.
-const pipesWork = true
-
 // makePipe makes a named pipe at path (mode 0600) and opens both of its
 // ends without waiting for the other: r, for blocking reads, and w, held
 // so that a reader meets the end of the rows only once w is closed (and

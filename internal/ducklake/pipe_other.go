@@ -7,8 +7,6 @@ import (
 	"os"
 )
 
-// pipesWork is false: each table goes through a CSV file (exportAll).
-const pipesWork = false
-
-// makePipe is not used where pipesWork is false.
+// makePipe fails here (ErrUnsupported): streamTable then passes each table
+// through a CSV file (fileTable).
 var makePipe = func(string) (r, w *os.File, err error) { return nil, nil, errors.ErrUnsupported }

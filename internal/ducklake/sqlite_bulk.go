@@ -15,11 +15,13 @@ import (
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
-// The bulk copies between SQLite and DuckDB: each table passes through a
-// CSV file in a work folder, written and read by C loops on the SQLite
-// side (package sqlitebulk) and by DuckDB's own COPY and read_csv on the
-// other, so no value is handled in Go. The next table is being written
-// while the last is read (two cores). Tables with a column the bulk copy
+// The bulk copies between SQLite and DuckDB: each table passes as CSV
+// text, written and read by C loops on the SQLite side (package
+// sqlitebulk) and by DuckDB's own COPY and read_csv on the other, so no
+// value is handled in Go. Into SQLite each table streams through a named
+// pipe (streamTable; a CSV file where no pipe can be made); out of SQLite
+// through CSV files, the next table written while the last is read (two
+// cores). Tables with a column the bulk copy
 // cannot carry exactly go row by row (copyRows, writeSQLiteTable's row
 // path).
 
@@ -256,63 +258,25 @@ func sqliteKinds(decls []string) ([]sqlitebulk.Kind, bool) {
 // writeTables creates every table in the SQLite file of conn (inside its
 // open transaction) and copies its rows, in the catalog's order: a table
 // whose SQLite columns are all BIGINT or VARCHAR (every ducklake_* table)
-// in bulk — DuckDB writes it, each value cast to the SQLite column's type,
-// to a CSV file in work with COPY (in the table's order), and a C loop
-// binds the fields into SQLite (sqlitebulk.Load); DuckDB writes the next
-// table while SQLite reads the last — and the others row by row
+// in bulk — DuckDB writes it as CSV, each value cast to the SQLite column's
+// type, with COPY (in the table's order) into a named pipe in work, and a
+// C loop binds the fields into SQLite as they come (streamTable; a CSV file
+// where no pipe can be made) — and the others row by row
 // (writeSQLiteTable). It returns each table's row count, checked against
 // what DuckDB wrote.
 func (c *Catalog) writeTables(ctx context.Context, conn *sql.Conn, tables []*duckTable, keywords map[string]bool, work string) (map[string]int64, error) {
-	decls := make([][]string, len(tables))
-	ddls := make([]string, len(tables))
-	for i, t := range tables {
-		ddls[i], decls[i] = sqliteCreateTable(t, keywords)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	streamed := pipesWork
-	exports := make(chan exported, 1)
-	if !streamed {
-		go c.exportAll(ctx, tables, decls, work, exports)
-	} else {
-		close(exports)
-	}
-	defer func() {
-		cancel()
-		for e := range exports {
-			os.Remove(e.path)
-		}
-	}()
 	counts := map[string]int64{}
 	for i, t := range tables {
-		if _, err := conn.ExecContext(ctx, ddls[i]); err != nil {
-			return nil, fmt.Errorf("%s: %w", ddls[i], err)
+		ddl, decls := sqliteCreateTable(t, keywords)
+		if _, err := conn.ExecContext(ctx, ddl); err != nil {
+			return nil, fmt.Errorf("%s: %w", ddl, err)
 		}
-		kinds, bulk := sqliteKinds(decls[i])
-		if !bulk {
-			n, err := c.writeSQLiteTable(ctx, conn, t, decls[i])
-			if err != nil {
-				return nil, err
-			}
-			counts[t.name] = n
-			continue
-		}
-		if streamed {
-			n, err := c.streamTable(ctx, conn, t, decls[i], kinds, filepath.Join(work, "table-"+strconv.Itoa(i)+".pipe"))
-			if err != nil {
-				return nil, err
-			}
-			counts[t.name] = n
-			continue
-		}
-		e := <-exports
-		if e.err != nil {
-			return nil, e.err
-		}
-		n, err := loadCSV(ctx, conn, t, e.path, nil, kinds)
-		os.Remove(e.path)
-		if err == nil && n != e.rows {
-			err = fmt.Errorf("write %s: SQLite inserted %d rows, DuckDB wrote %d", t.name, n, e.rows)
+		var n int64
+		var err error
+		if kinds, bulk := sqliteKinds(decls); bulk {
+			n, err = c.streamTable(ctx, conn, t, decls, kinds, filepath.Join(work, "table-"+strconv.Itoa(i)+".pipe"))
+		} else {
+			n, err = c.writeSQLiteTable(ctx, conn, t, decls)
 		}
 		if err != nil {
 			return nil, err
@@ -363,9 +327,9 @@ func loadExport(ctx context.Context, conn *sql.Conn, t *duckTable, path string, 
 func (c *Catalog) streamTable(ctx context.Context, conn *sql.Conn, t *duckTable, decls []string, kinds []sqlitebulk.Kind, path string) (int64, error) {
 	r, w, err := makePipe(path)
 	if err != nil {
-		// A file system without named pipes (vfat, SMB, many FUSE mounts
-		// refuse mkfifo): the table goes through a CSV file instead, as
-		// where pipesWork is false; a real fault shows there too.
+		// No named pipe here (a platform without them; vfat, SMB, many
+		// FUSE mounts refuse mkfifo): the table goes through a CSV file
+		// instead; a real fault shows there too.
 		return c.fileTable(ctx, conn, t, decls, kinds, strings.TrimSuffix(path, ".pipe")+".csv")
 	}
 	defer os.Remove(path)
@@ -440,28 +404,6 @@ func (c *Catalog) exportTable(ctx context.Context, t *duckTable, decls []string,
 		e.err = fmt.Errorf("read %s: %w", t.name, err)
 	}
 	return e
-}
-
-// exportAll writes, in order, each table that can be copied in bulk to a
-// CSV file in work and sends it on out (which it closes); it stops at the
-// first error. (Where named pipes work, streamTable is used instead.)
-func (c *Catalog) exportAll(ctx context.Context, tables []*duckTable, decls [][]string, work string, out chan<- exported) {
-	defer close(out)
-	for i, t := range tables {
-		if _, bulk := sqliteKinds(decls[i]); !bulk {
-			continue
-		}
-		e := c.exportTable(ctx, t, decls[i], filepath.Join(work, "table-"+strconv.Itoa(i)+".csv"))
-		select {
-		case out <- e:
-		case <-ctx.Done():
-			os.Remove(e.path)
-			return
-		}
-		if e.err != nil {
-			return
-		}
-	}
 }
 
 // Memory of the freeze of a SQLite catalog. DuckDB spills table data

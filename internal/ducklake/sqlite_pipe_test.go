@@ -85,7 +85,7 @@ func TestConvertToSQLiteStopsCleanly(t *testing.T) {
 // before tables were streamed, gives the same file as with pipes and
 // leaves nothing beside the destination.
 func TestConvertToSQLiteWithoutFIFOs(t *testing.T) {
-	if !pipesWork {
+	if runtime.GOOS != "linux" {
 		t.Skip("tables pass through CSV files on this platform")
 	}
 	src := bigCatalog(t, t.TempDir(), 1<<20)
