@@ -108,6 +108,12 @@ type sqliteSnapshot struct {
 	// before the next table: memory stays within DuckDB's limit whatever
 	// the catalog's size.
 	ownTx bool
+	// checkLast: PRAGMA quick_check was not run on opening; copyInto's
+	// dumper runs it, in the same read transaction, once every table is
+	// dumped, while DuckDB is still reading the dumps, and copyInto fails
+	// with its error (freeze: the check, a read of every page, is then
+	// off the command's critical path).
+	checkLast bool
 }
 
 // openSQLiteSnapshot checks the file and its WAL (checkSQLiteFile), opens it
@@ -117,7 +123,7 @@ type sqliteSnapshot struct {
 // layout inside it. In WAL mode the transaction sees the last commit before it started
 // while other processes go on writing. Busy errors are returned as they are
 // (withSQLiteSnapshot retries them).
-func openSQLiteSnapshot(ctx context.Context, path string) (s *sqliteSnapshot, err error) {
+func openSQLiteSnapshot(ctx context.Context, path string, checkLast bool) (s *sqliteSnapshot, err error) {
 	if _, err := checkSQLiteFile(path); err != nil {
 		return nil, err
 	}
@@ -126,7 +132,7 @@ func openSQLiteSnapshot(ctx context.Context, path string) (s *sqliteSnapshot, er
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	s = &sqliteSnapshot{path: path, db: db}
+	s = &sqliteSnapshot{path: path, db: db, checkLast: checkLast}
 	snap := s
 	defer func() {
 		if err != nil {
@@ -147,8 +153,10 @@ func openSQLiteSnapshot(ctx context.Context, path string) (s *sqliteSnapshot, er
 		}
 		return nil, classifySQLiteError(path, "read the schema", err)
 	}
-	if err = s.quickCheck(ctx); err != nil {
-		return nil, err
+	if !checkLast {
+		if err = s.quickCheck(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if err = s.readLayout(ctx); err != nil {
 		return nil, err
@@ -552,8 +560,15 @@ func visibleAt(r lakeColumnRow, at int64) bool {
 // most sqliteRetryFor; fn must undo its own partial work before returning an
 // error. Then the error is ErrLocked, naming the file.
 func withSQLiteSnapshot(ctx context.Context, path string, fn func(s *sqliteSnapshot) error) error {
+	return withSQLiteSnapshotCheck(ctx, path, false, fn)
+}
+
+// withSQLiteSnapshotCheck is withSQLiteSnapshot; with checkLast, the
+// snapshot's quick_check is left to copyInto (sqliteSnapshot.checkLast),
+// which fn must call.
+func withSQLiteSnapshotCheck(ctx context.Context, path string, checkLast bool, fn func(s *sqliteSnapshot) error) error {
 	return retrySQLiteBusy(ctx, path, func() error {
-		s, err := openSQLiteSnapshot(ctx, path)
+		s, err := openSQLiteSnapshot(ctx, path, checkLast)
 		if err != nil {
 			return err
 		}
@@ -907,7 +922,7 @@ func freezeSQLite(ctx context.Context, srcAbs, dstAbs string) (info FreezeInfo, 
 	defer os.RemoveAll(work)
 	tmp := filepath.Join(work, "catalog.duckdb")
 	var storage meta.Storage
-	err = withSQLiteSnapshot(ctx, srcAbs, func(s *sqliteSnapshot) error {
+	err = withSQLiteSnapshotCheck(ctx, srcAbs, true, func(s *sqliteSnapshot) error {
 		var err error
 		storage, err = s.freezeInto(ctx, tmp, work)
 		return err

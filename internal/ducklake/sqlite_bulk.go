@@ -83,7 +83,9 @@ type dumped struct {
 func (s *sqliteSnapshot) copyInto(ctx context.Context, duck *sql.Conn, alias, work string) (map[string]int64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	dumps := make(chan dumped, 1)
+	// The dumper may run ahead by every table (each a file on disk), so
+	// that with checkLast its quick_check overlaps DuckDB's reading.
+	dumps := make(chan dumped, len(s.tables)+1)
 	go s.dumpAll(ctx, work, dumps)
 	defer func() {
 		cancel()
@@ -100,6 +102,15 @@ func (s *sqliteSnapshot) copyInto(ctx context.Context, duck *sql.Conn, alias, wo
 		counts[t.name] = n
 		if testHookAfterTable != nil {
 			testHookAfterTable(t.name)
+		}
+	}
+	if s.checkLast {
+		d, ok := <-dumps // the dumper's last word: the quick_check
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("convert %s: the dump stopped before its check", s.path)
+		case d.err != nil:
+			return nil, d.err
 		}
 	}
 	return counts, nil
@@ -165,7 +176,8 @@ func (s *sqliteSnapshot) bulkKinds(t *sqliteTable) ([]sqlitebulk.Kind, bool) {
 
 // dumpAll writes, in order, each bulk table of the snapshot to a CSV file
 // in work and sends it on out (which it closes); it stops at the first
-// error other than ErrOdd.
+// error other than ErrOdd. With s.checkLast, the last thing it sends is
+// the snapshot's quick_check (no table; err its error).
 func (s *sqliteSnapshot) dumpAll(ctx context.Context, work string, out chan<- dumped) {
 	defer close(out)
 	for i, t := range s.tables {
@@ -201,6 +213,12 @@ func (s *sqliteSnapshot) dumpAll(ctx context.Context, work string, out chan<- du
 		}
 		if d.err != nil && !errors.Is(d.err, sqlitebulk.ErrOdd) {
 			return
+		}
+	}
+	if s.checkLast {
+		select {
+		case out <- dumped{err: s.quickCheck(ctx)}:
+		case <-ctx.Done():
 		}
 	}
 }

@@ -364,7 +364,7 @@ func TestSQLiteRefusals(t *testing.T) {
 			}
 		}
 		if got := dirState(t, filepath.Dir(path)); got != state {
-			t.Errorf("%s: the folder changed", name)
+			t.Errorf("%s: the folder changed:\n%s\n--\n%s", name, state, got)
 		}
 	}
 
@@ -392,6 +392,43 @@ func TestSQLiteRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(fmt.Sprint("truncated at ", cut), p, ErrCorrupt, "truncated")
+	}
+
+	// A damaged index that no read of the rows touches (the primary key
+	// index of an empty ducklake_delete_file): only SQLite's quick_check
+	// finds it, which Freeze runs after its dumps.
+	{
+		d := filepath.Join(dir, "index")
+		os.Mkdir(d, 0o755)
+		p := filepath.Join(d, "lake.sqlite")
+		if err := ConvertToSQLite(ctx, gunzipCatalog(t, "dltest-v04.ducklake", t.TempDir(), ""), p); err != nil {
+			t.Fatal(err)
+		}
+		db := sqliteDB(t, p, false)
+		var root, pageSize int64
+		if err := db.QueryRow("SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_ducklake_delete_file_1'").Scan(&root); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt([]byte{0x07}, (root-1)*pageSize); err != nil { // no such b-tree page type
+			t.Fatal(err)
+		}
+		f.Close()
+		// A reader has had it open (as after any fdl status): the -wal
+		// and -shm files SQLite keeps beside it exist before the check.
+		ro := sqliteDB(t, p, true)
+		if _, err := ro.Exec("SELECT count(*) FROM sqlite_master"); err != nil {
+			t.Fatal(err)
+		}
+		ro.Close()
+		check("damaged index", p, ErrCorrupt, "quick_check")
 	}
 
 	// A damaged WAL: a catalog with committed transactions in its -wal
