@@ -499,8 +499,9 @@ func localMismatch(p Pending, path string, want version.File, size int64, sum st
 // folder, limited to the prefix that folder's new keys share (DuckDB file
 // names begin with a time-ordered UUID, so new files share a long prefix;
 // a folder store lists names without a stat per file), the listings
-// running listWorkers at a time on object stores, and DuckDB compares the
-// two sets. Neither the keys nor a listing is held in Go memory.
+// running listWorkers at a time on object stores while DuckDB computes
+// the keys, and DuckDB compares the two sets. Neither the keys nor a
+// listing is held in Go memory.
 // Errors: *DataMissingError and *LocalDataError naming the version, the
 // files (or the local folders) and what to do.
 func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {

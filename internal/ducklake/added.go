@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -42,7 +43,9 @@ type FolderKey struct {
 const simplePath = `NOT (starts_with(f.path, '.') OR starts_with(f.path, '/') OR ends_with(f.path, '/') OR f.path = ''
 	OR contains(f.path, '/.') OR contains(f.path, '//') OR regexp_matches(f.path, '[\\\x00-\x1f\x7f\x{80}-\x{9f}\x{fffd}]'))`
 
-// Temporary tables in the catalog's private DuckDB.
+// Tables in the catalog's private DuckDB: temporary ones of the catalog's
+// connection, but fdl_listed, which Missing fills on a connection of its
+// own (so in the database's main schema, which both see).
 const (
 	addedTable   = "fdl_added"   // key, table_id (NULL for a file placed on its own)
 	basesTable   = "fdl_bases"   // table_id, prefix, nested
@@ -67,6 +70,14 @@ const listedBatch = 65536
 type AddedKeys struct {
 	c *Catalog
 	n int64
+	// fast is the query of the keys of the files with a simple relative
+	// path (their folder's prefix plus the path), not yet in addedTable
+	// while pending: Missing computes them while the store is listed.
+	fast    string
+	pending bool
+	// groups are the fast keys' groups, one per table, from one pass
+	// over the added rows (KeyGroup).
+	groups []KeyGroup
 }
 
 // AddedKeys collects the store keys of the rows of ducklake_data_file and
@@ -105,17 +116,56 @@ func (c *Catalog) AddedKeys(ctx context.Context, since int64, readAt []int64, fo
 		return nil, err
 	}
 	fast := "f.rel AND " + simplePath + " AND (b.nested OR strpos(f.path, '/') = 0)"
-	if err := c.exec(ctx, fmt.Sprintf(`INSERT INTO %s SELECT b.prefix || f.path, f.table_id FROM (%s) f JOIN %s b USING (table_id) WHERE b.prefix <> '' AND %s`,
-		addedTable, added, basesTable, fast)); err != nil {
+	from := fmt.Sprintf("FROM (%s) f JOIN %s b USING (table_id) WHERE b.prefix <> '' AND %s", added, basesTable, fast)
+	// One pass over the added rows: the fast keys' groups and count (the
+	// keys themselves are made when they are compared, materialize), and
+	// how many files the fast rule does not cover.
+	var odd int64
+	q := fmt.Sprintf(`SELECT any_value(prefix), count(*) FILTER (WHERE prefix <> '' AND ok), min(path) FILTER (WHERE prefix <> '' AND ok),
+		max(path) FILTER (WHERE prefix <> '' AND ok), count(*) FILTER (WHERE NOT ok)
+		FROM (SELECT f.table_id, f.path, b.prefix, coalesce(%s, false) AS ok FROM (%s) f JOIN %s b USING (table_id)) GROUP BY table_id`, fast, added, basesTable)
+	err = c.query(ctx, q, func(r *sql.Rows) error {
+		var prefix string
+		var lo, hi sql.NullString
+		var n, o int64
+		if err := r.Scan(&prefix, &n, &lo, &hi, &o); err != nil {
+			return err
+		}
+		if n > 0 {
+			a.groups = append(a.groups, KeyGroup{Prefix: prefix + commonPrefix(lo.String, hi.String), Count: n})
+			a.n += n
+		}
+		odd += o
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := c.placeOdd(ctx, added, fast, paths, place); err != nil {
-		return nil, err
-	}
-	if err := c.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+addedTable).Scan(&a.n); err != nil {
-		return nil, fmt.Errorf("query %s: %w", c.path, err)
+	a.fast = "SELECT b.prefix || f.path, f.table_id " + from
+	a.pending = a.n > 0
+	if odd > 0 {
+		if err := c.placeOdd(ctx, added, fast, paths, place); err != nil {
+			return nil, err
+		}
+		if err := c.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+addedTable).Scan(&odd); err != nil {
+			return nil, fmt.Errorf("query %s: %w", c.path, err)
+		}
+		a.n += odd
 	}
 	return a, nil
+}
+
+// materialize adds the fast keys to addedTable, once, on conn (the
+// catalog's connection, or one of its own while another is in use).
+func (a *AddedKeys) materialize(ctx context.Context, conn *sql.Conn) error {
+	if !a.pending {
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, "INSERT INTO "+addedTable+" "+a.fast); err != nil {
+		return fmt.Errorf("query %s: %w", a.c.path, err)
+	}
+	a.pending = false
+	return nil
 }
 
 // bigQuerySettings gives the catalog's DuckDB a memory limit and a spill
@@ -204,7 +254,8 @@ func (c *Catalog) loadBases(ctx context.Context, added string, paths *pathTree, 
 }
 
 // placeOdd places, one by one, the added files the fast rule does not
-// cover (absolute paths, paths that are not simple) and adds their keys.
+// cover (absolute paths, paths that are not simple) and adds their keys
+// (those place gives a key for).
 func (c *Catalog) placeOdd(ctx context.Context, added, fast string, paths *pathTree, place func(string) (string, error)) error {
 	var keys []string
 	q := fmt.Sprintf("SELECT f.table_id, f.path, f.rel FROM (%s) f JOIN %s b USING (table_id) WHERE NOT (%s)", added, basesTable, fast)
@@ -264,6 +315,12 @@ func (a *AddedKeys) Count() int64 { return a.n }
 func (a *AddedKeys) Keys(ctx context.Context, limit int) ([]string, error) {
 	a.c.mu.Lock()
 	defer a.c.mu.Unlock()
+	if err := a.c.ready(); err != nil {
+		return nil, err
+	}
+	if err := a.materialize(ctx, a.c.conn); err != nil {
+		return nil, err
+	}
 	return a.c.keys(ctx, fmt.Sprintf("SELECT DISTINCT key FROM %s ORDER BY key LIMIT %d", addedTable, limit))
 }
 
@@ -301,10 +358,8 @@ func (a *AddedKeys) Groups(ctx context.Context) ([]KeyGroup, error) {
 	if err := c.ready(); err != nil {
 		return nil, err
 	}
-	var out []KeyGroup
-	q := fmt.Sprintf(`SELECT min(key), max(key), count(*) FROM %[1]s WHERE table_id IS NOT NULL GROUP BY table_id
-		UNION ALL SELECT min(key), max(key), count(*) FROM %[1]s WHERE table_id IS NULL GROUP BY regexp_extract(key, '^(.*/)', 1)
-		ORDER BY 1`, addedTable)
+	out := slices.Clone(a.groups)
+	q := fmt.Sprintf(`SELECT min(key), max(key), count(*) FROM %s WHERE table_id IS NULL GROUP BY regexp_extract(key, '^(.*/)', 1)`, addedTable)
 	err := c.query(ctx, q, func(r *sql.Rows) error {
 		var lo, hi string
 		var n int64
@@ -314,6 +369,7 @@ func (a *AddedKeys) Groups(ctx context.Context) ([]KeyGroup, error) {
 		out = append(out, KeyGroup{Prefix: commonPrefix(lo, hi), Count: n})
 		return nil
 	})
+	slices.SortFunc(out, func(x, y KeyGroup) int { return strings.Compare(x.Prefix, y.Prefix) })
 	return out, err
 }
 
@@ -333,10 +389,11 @@ func commonPrefix(a, b string) string {
 // missing. list is called once; it emits the keys a store lists, in any
 // order, duplicates and keys that were not added allowed, from a goroutine
 // of its own (the next batch is listed while the last is loaded). The
-// listed keys go to a temporary table a batch at a time (one statement per
-// batch, the keys as one newline-separated string DuckDB splits), and
-// DuckDB's anti join, which spills beyond the memory limit, compares the
-// two sets.
+// listed keys go, a batch at a time (one statement per batch, the keys as
+// one newline-separated string DuckDB splits), to a table filled on a
+// DuckDB connection of its own, while the catalog's connection computes
+// the added keys still pending; then DuckDB's anti join, which spills
+// beyond the memory limit, compares the two sets.
 func (a *AddedKeys) Missing(ctx context.Context, list func(emit func(key string) error) error, limit int) ([]string, int64, error) {
 	a.c.mu.Lock()
 	defer a.c.mu.Unlock()
@@ -344,15 +401,25 @@ func (a *AddedKeys) Missing(ctx context.Context, list func(emit func(key string)
 	if err := c.ready(); err != nil {
 		return nil, 0, err
 	}
-	if err := c.exec(ctx, "CREATE OR REPLACE TEMP TABLE "+listedTable+" (key VARCHAR)"); err != nil {
-		return nil, 0, err
+	c.db.SetMaxOpenConns(2)
+	lconn, err := c.db.Conn(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("query %s: %w", c.path, err)
+	}
+	defer lconn.Close()
+	// In the database's main schema (not a connection's temp one), so
+	// that the catalog's connection sees it.
+	if _, err := lconn.ExecContext(ctx, "CREATE OR REPLACE TABLE "+listedTable+" (key VARCHAR)"); err != nil {
+		return nil, 0, fmt.Errorf("query %s: %w", c.path, err)
 	}
 	defer c.exec(context.Background(), "DROP TABLE IF EXISTS "+listedTable)
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	keysDone := make(chan error, 1)
+	go func() { keysDone <- a.materialize(lctx, c.conn) }()
 	// The listing runs in its own goroutine, a batch ahead of DuckDB's
 	// inserts, so reading the store and loading the keys overlap.
 	batches := make(chan string, 1)
-	lctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	listErr := make(chan error, 1)
 	go func() {
 		defer close(batches)
@@ -367,7 +434,12 @@ func (a *AddedKeys) Missing(ctx context.Context, list func(emit func(key string)
 			case <-lctx.Done():
 				return lctx.Err()
 			}
+			// The next batch is about as long: grown once, not
+			// doubled from nothing (that copying and its garbage
+			// took as long as reading the folder).
+			n := batch.Len()
 			batch.Reset()
+			batch.Grow(n + n/8)
 			k = 0
 			return nil
 		}
@@ -389,16 +461,22 @@ func (a *AddedKeys) Missing(ctx context.Context, list func(emit func(key string)
 		}
 		listErr <- err
 	}()
-	var err error
 	for b := range batches {
 		if err == nil {
-			if err = c.exec(ctx, fmt.Sprintf("INSERT INTO %s SELECT unnest(string_split(?, chr(10)))", listedTable), b); err != nil {
-				cancel() // the listing stops; its batches are drained
+			if _, err = lconn.ExecContext(lctx, fmt.Sprintf("INSERT INTO %s SELECT unnest(string_split(?, chr(10)))", listedTable), b); err != nil {
+				err = fmt.Errorf("query %s: %w", c.path, err)
+				cancel() // the listing and the keys stop; the batches are drained
 			}
 		}
 	}
 	if lerr := <-listErr; err == nil {
 		err = lerr
+	}
+	if err != nil {
+		cancel()
+	}
+	if kerr := <-keysDone; err == nil {
+		err = kerr
 	}
 	if err != nil {
 		return nil, 0, err
@@ -419,7 +497,7 @@ func (a *AddedKeys) Missing(ctx context.Context, list func(emit func(key string)
 	return shown, count, err
 }
 
-// Close drops the temporary tables.
+// Close drops the tables.
 func (a *AddedKeys) Close() error {
 	a.c.mu.Lock()
 	defer a.c.mu.Unlock()

@@ -2,6 +2,7 @@ package ducklake
 
 import (
 	"context"
+	"errors"
 	"path"
 	"slices"
 	"strconv"
@@ -123,6 +124,34 @@ func TestAddedKeys(t *testing.T) {
 	}
 	if n != 1 || !slices.Equal(shown, []string{"data/main/test/k=1/ducklake-0193-b.parquet"}) {
 		t.Errorf("Missing = %q, %d", shown, n)
+	}
+
+	// Straight to Missing (no Keys first): the keys still pending are
+	// computed while the listing loads, on the catalog's connection.
+	keys.Close()
+	again, err := c.AddedKeys(ctx, 2, []int64{3}, folder, place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	shown, n, err = again.Missing(ctx, func(emit func(string) error) error {
+		for _, k := range want[:len(want)-1] { // not k=1/…-b
+			if err := emit(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, 5)
+	if err != nil || n != 1 || !slices.Equal(shown, []string{"data/main/test/k=1/ducklake-0193-b.parquet"}) {
+		t.Errorf("Missing without Keys = %q, %d, %v", shown, n, err)
+	}
+	// A listing that fails fails Missing, and the catalog stays usable.
+	boom := errors.New("listing failed")
+	if _, _, err := again.Missing(ctx, func(emit func(string) error) error { return boom }, 5); !errors.Is(err, boom) {
+		t.Errorf("Missing with a failing listing = %v, want %v", err, boom)
+	}
+	if got, err := again.Keys(ctx, 100); err != nil || !slices.Equal(got, want) {
+		t.Errorf("Keys after a failed Missing = %q, %v", got, err)
 	}
 }
 

@@ -477,43 +477,35 @@ func (l *Store) streamKeys(ctx context.Context, dirKey, prefix string, fn func(s
 		return fmt.Errorf("list %s: %w", prefix, err)
 	}
 	defer f.Close()
-	for {
-		entries, err := f.ReadDir(listBatch)
-		for _, e := range entries {
-			if cerr := ctx.Err(); cerr != nil {
-				return cerr
-			}
-			it, ok, ierr := l.walkEntry(dir, dirKey, prefix, e, false)
-			if ierr != nil {
-				return ierr
-			}
-			switch {
-			case !ok:
-			case strings.HasSuffix(it.sortKey, "/"):
-				if err := l.streamKeys(ctx, dirKey+it.sortKey, prefix, fn); err != nil {
-					return err
-				}
-			default:
-				if err := fn(dirKey + it.sortKey); err != nil {
-					return err
-				}
-			}
+	err = readEntries(f, dirKey, func(key string, typ fs.FileMode) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
 		}
-		if errors.Is(err, io.EOF) {
+		it, ok, ierr := l.walkEntry(dir, dirKey, prefix, key, typ, false)
+		switch {
+		case ierr != nil:
+			return ierr
+		case !ok:
 			return nil
+		case strings.HasSuffix(it.sortKey, "/"):
+			return l.streamKeys(ctx, it.key, prefix, fn)
 		}
-		if err != nil {
-			if errors.Is(err, syscall.ENOTDIR) {
-				return nil
-			}
-			return fmt.Errorf("list %s: %w", prefix, err)
-		}
+		return fn(it.key)
+	})
+	var pe *os.PathError
+	switch {
+	case errors.Is(err, syscall.ENOTDIR):
+		return nil
+	case errors.As(err, &pe) && pe.Path == f.Name():
+		return fmt.Errorf("list %s: %w", prefix, err)
 	}
+	return err
 }
 
 // walkItem is one entry of a folder walk.
 type walkItem struct {
 	sortKey string // the name, plus "/" for a folder
+	key     string // the folder's key plus sortKey
 	info    fs.FileInfo
 }
 
@@ -533,7 +525,7 @@ func (l *Store) walk(ctx context.Context, dirKey, prefix string, fn func(store.O
 	}
 	items := make([]walkItem, 0, len(entries))
 	for _, e := range entries {
-		it, ok, err := l.walkEntry(dir, dirKey, prefix, e, true)
+		it, ok, err := l.walkEntry(dir, dirKey, prefix, dirKey+e.Name(), e.Type(), true)
 		if err != nil {
 			return err
 		}
@@ -546,7 +538,7 @@ func (l *Store) walk(ctx context.Context, dirKey, prefix string, fn func(store.O
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		full := dirKey + it.sortKey
+		full := it.key
 		if strings.HasSuffix(it.sortKey, "/") {
 			if err := l.walk(ctx, full, prefix, fn); err != nil {
 				return err
@@ -560,21 +552,21 @@ func (l *Store) walk(ctx context.Context, dirKey, prefix string, fn func(store.O
 	return nil
 }
 
-// walkEntry decides whether the entry e of the folder dir (key dirKey) is
-// listed: an object (a regular file, or a link to one) whose key starts
-// with prefix, or a folder that can hold such keys. It stats the entry
-// when info is wanted or its type is not known from the folder alone.
-func (l *Store) walkEntry(dir, dirKey, prefix string, e fs.DirEntry, info bool) (walkItem, bool, error) {
-	name := e.Name()
+// walkEntry decides whether the entry of the folder dir (key dirKey) whose
+// key is full (dirKey plus its name), of type typ (fs.FileMode's type bits,
+// as the folder gives them), is listed: an object (a regular file, or a
+// link to one) whose key starts with prefix, or a folder that can hold
+// such keys. It stats the entry when info is wanted or its type is not
+// known from the folder alone (a link, fs.ModeIrregular).
+func (l *Store) walkEntry(dir, dirKey, prefix, full string, typ fs.FileMode, info bool) (walkItem, bool, error) {
+	name := full[len(dirKey):]
 	if store.CheckElement(name) != nil {
 		return walkItem{}, false, nil // temp, lock, or not a valid key element
 	}
-	full := dirKey + name
 	// Prune: keep names that can still lead to a key with the prefix.
 	if !strings.HasPrefix(full, prefix) && !strings.HasPrefix(prefix, full) {
 		return walkItem{}, false, nil
 	}
-	typ := e.Type()
 	var fi fs.FileInfo
 	if info || (typ != 0 && !typ.IsDir()) { // regular files and folders are known from the entry
 		var err error
@@ -592,11 +584,11 @@ func (l *Store) walkEntry(dir, dirKey, prefix string, e fs.DirEntry, info bool) 
 		if !strings.HasPrefix(full+"/", prefix) && !strings.HasPrefix(prefix, full+"/") {
 			return walkItem{}, false, nil // "x/" cannot hold keys starting with "x-"
 		}
-		return walkItem{name + "/", fi}, true, nil
+		return walkItem{name + "/", full + "/", fi}, true, nil
 	case !typ.IsRegular() || !strings.HasPrefix(full, prefix):
 		return walkItem{}, false, nil
 	}
-	return walkItem{name, fi}, true, nil
+	return walkItem{name, full, fi}, true, nil
 }
 
 // Delete removes key's file, then the parent folders it leaves empty, up to
