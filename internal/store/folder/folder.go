@@ -492,11 +492,14 @@ func (l *Store) streamKeys(ctx context.Context, dirKey, prefix string, fn func(s
 		}
 		return fn(it.key)
 	})
+	// Only the folder's own read error means it went (ENOTDIR: replaced
+	// by a file): an entry's Stat or fn may fail with ENOTDIR too, and
+	// that must not end the listing as if it were complete.
 	var pe *os.PathError
-	switch {
-	case errors.Is(err, syscall.ENOTDIR):
-		return nil
-	case errors.As(err, &pe) && pe.Path == f.Name():
+	if errors.As(err, &pe) && pe.Path == f.Name() {
+		if errors.Is(err, syscall.ENOTDIR) {
+			return nil
+		}
 		return fmt.Errorf("list %s: %w", prefix, err)
 	}
 	return err
