@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -172,11 +171,11 @@ func (a *AddedKeys) materialize(ctx context.Context, conn *sql.Conn) error {
 // folder (removed by Close), for queries whose size grows with the files.
 func (c *Catalog) bigQuerySettings(ctx context.Context) error {
 	if c.spill == "" {
-		dir, err := os.MkdirTemp("", "fdl-duckdb-*")
+		dir, release, err := newSpillDir()
 		if err != nil {
 			return err
 		}
-		c.spill = dir
+		c.spill, c.spillRelease = dir, release
 	}
 	if err := c.exec(ctx, "SET memory_limit = "+sqlquote.String(addedMemoryLimit)); err != nil {
 		return err

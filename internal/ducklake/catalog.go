@@ -47,6 +47,8 @@ type Catalog struct {
 	tables   map[string][]string // present tables -> columns in physical order
 	backend  Backend             // the file's catalog database
 	spill    string              // DuckDB's spill folder, removed by Close (SQLite catalogs)
+	// spillRelease lets go of spill's owner lock (newSpillDir).
+	spillRelease func()
 }
 
 // Open opens the DuckLake catalog at path read-only.
@@ -296,7 +298,8 @@ func (c *Catalog) Close() error {
 	}
 	if c.spill != "" {
 		errs = append(errs, os.RemoveAll(c.spill))
-		c.spill = ""
+		c.spillRelease()
+		c.spill, c.spillRelease = "", nil
 	}
 	return errors.Join(errs...)
 }
