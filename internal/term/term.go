@@ -29,6 +29,9 @@ type IO struct {
 	Quiet bool
 	// Verbose sends debug lines to ErrOut.
 	Verbose bool
+	// Start is when the command began: debug lines give the seconds since
+	// (zero: no time is shown).
+	Start time.Time
 }
 
 // System returns the process's streams. Colour is on when stdout is a
@@ -40,7 +43,8 @@ func System() *IO {
 	errTTY := term.IsTerminal(os.Stderr.Fd())
 	dumb := os.Getenv("TERM") == "dumb"
 	return &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, OutTTY: outTTY, ErrTTY: errTTY,
-		Color: ColorWanted(outTTY, os.Getenv("NO_COLOR"), os.Getenv("TERM")), Quiet: dumb, Verbose: os.Getenv("FDL_DEBUG") == "1"}
+		Color: ColorWanted(outTTY, os.Getenv("NO_COLOR"), os.Getenv("TERM")), Quiet: dumb, Verbose: os.Getenv("FDL_DEBUG") == "1",
+		Start: time.Now()}
 }
 
 // ColorWanted decides colour from whether stdout is a terminal and the
@@ -100,11 +104,17 @@ func (t *IO) Warnf(format string, a ...any) {
 	fmt.Fprintf(t.ErrOut, t.style(styleBad, "warning:")+" "+format+"\n", a...)
 }
 
-// Debugf writes a debug line to ErrOut when Verbose is set.
+// Debugf writes a debug line to ErrOut when Verbose is set, with the
+// seconds since Start (when set).
 func (t *IO) Debugf(format string, a ...any) {
-	if t.Verbose {
-		fmt.Fprintf(t.ErrOut, "debug: "+format+"\n", a...)
+	if !t.Verbose {
+		return
 	}
+	if t.Start.IsZero() {
+		fmt.Fprintf(t.ErrOut, "debug: "+format+"\n", a...)
+		return
+	}
+	fmt.Fprintf(t.ErrOut, "debug: %6.3fs "+format+"\n", append([]any{time.Since(t.Start).Seconds()}, a...)...)
 }
 
 // Progress draws transfer progress on ErrOut with
