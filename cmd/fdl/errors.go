@@ -82,6 +82,10 @@ func exitCode(ctx context.Context, err error) int {
 func printError(ios *term.IO, g *globals, err error, code int) {
 	msg := message(err)
 	if code == exitInterrupt {
+		// The first line says where the command stopped; what follows
+		// is an engine's own echo of the cancellation (DuckDB's
+		// "INTERRUPT Error: Interrupted!").
+		msg, _, _ = strings.Cut(msg, "\n")
 		msg = "interrupted; nothing was changed past the last complete step: " + msg
 	}
 	if g.JSON {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/filelock"
+	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
@@ -173,5 +174,21 @@ func TestLoopErrors(t *testing.T) {
 		if got := errorKind(c.err, c.code); got != c.kind {
 			t.Errorf("%T: kind %q, want %q", c.err, got, c.kind)
 		}
+	}
+}
+
+// An interrupted command prints one line: where it stopped, without
+// DuckDB's echo of the cancellation that duckdb-go joins to ctx's error.
+func TestPrintInterrupted(t *testing.T) {
+	ios, _, errOut := term.Test()
+	err := fmt.Errorf("local version x: query /w/ducklake.duckdb: %w", errors.Join(context.Canceled, errors.New("INTERRUPT Error: Interrupted!")))
+	code := exitCode(context.Background(), err)
+	if code != exitInterrupt {
+		t.Fatalf("exit code %d, want %d", code, exitInterrupt)
+	}
+	printError(ios, &globals{}, err, code)
+	want := "fdl: interrupted; nothing was changed past the last complete step: local version x: query /w/ducklake.duckdb: context canceled\n"
+	if got := errOut.String(); got != want {
+		t.Errorf("printed %q, want %q", got, want)
 	}
 }
