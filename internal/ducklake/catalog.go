@@ -298,7 +298,9 @@ func (c *Catalog) Close() error {
 	}
 	if c.spill != "" {
 		errs = append(errs, os.RemoveAll(c.spill))
-		c.spillRelease()
+		if c.spillRelease != nil {
+			c.spillRelease()
+		}
 		c.spill, c.spillRelease = "", nil
 	}
 	return errors.Join(errs...)

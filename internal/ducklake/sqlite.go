@@ -855,19 +855,20 @@ func stageValue(v any, stage string) (driver.Value, error) {
 // attached as the catalog, so every Catalog method reads it as it reads a
 // DuckDB-format catalog. The file is opened read-only. So that memory does
 // not grow with the catalog, the copy is a temporary DuckDB file (in a
-// folder "fdl-sqlite-*" under os.TempDir() that Close removes, also DuckDB's
+// spill folder, newSpillDir, that Close removes, also DuckDB's
 // spill folder) written a table at a time with memory_limit 64MB, as Freeze
 // writes one (in memory, spilled there, when that folder's path holds '?').
 func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 	var c *Catalog
 	err := withSQLiteSnapshot(ctx, path, func(s *sqliteSnapshot) error {
-		spill, err := os.MkdirTemp("", "fdl-sqlite-*")
+		spill, release, err := newSpillDir()
 		if err != nil {
 			return fmt.Errorf("open %s: %w", path, err)
 		}
 		limit, err := s.memoryLimit(ctx)
 		if err != nil {
 			os.RemoveAll(spill)
+			release()
 			return err
 		}
 		db, conn, err := newDuckDB(ctx, []string{
@@ -877,9 +878,10 @@ func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 		})
 		if err != nil {
 			os.RemoveAll(spill)
+			release()
 			return err
 		}
-		cc := &Catalog{path: path, db: db, conn: conn, backend: BackendSQLite, spill: spill}
+		cc := &Catalog{path: path, db: db, conn: conn, backend: BackendSQLite, spill: spill, spillRelease: release}
 		copyPath := filepath.Join(spill, "catalog.duckdb")
 		if strings.Contains(copyPath, "?") {
 			copyPath = ":memory:" // DuckDB misplaces the WAL of such a path (walPath); spilled instead
