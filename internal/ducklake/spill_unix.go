@@ -10,14 +10,23 @@ import (
 )
 
 // lockOwner creates the owner file path and locks it (flock, exclusive)
-// until release is called or the process ends.
+// until release is called or the process ends. The file is locked under
+// another name and then renamed into place, so a sweep never finds it
+// unlocked while its process lives.
 func lockOwner(path string) (release func(), err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	tmp := path + ".new"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	if err := flockRetry(f, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
+		os.Remove(tmp)
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		f.Close()
+		os.Remove(tmp)
 		return nil, err
 	}
 	return func() { f.Close() }, nil
