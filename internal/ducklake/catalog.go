@@ -47,7 +47,7 @@ type Catalog struct {
 	tables   map[string][]string // present tables -> columns in physical order
 	backend  Backend             // the file's catalog database
 	spill    string              // DuckDB's spill folder, removed by Close (SQLite catalogs)
-	// spillRelease lets go of spill's owner lock (newSpillDir).
+	// spillRelease lets go of spill's owner file (newSpillDir).
 	spillRelease func()
 }
 
@@ -297,10 +297,10 @@ func (c *Catalog) Close() error {
 		c.db = nil
 	}
 	if c.spill != "" {
-		errs = append(errs, os.RemoveAll(c.spill))
 		if c.spillRelease != nil {
-			c.spillRelease()
+			c.spillRelease() // first: the owner file is closed before its folder goes
 		}
+		errs = append(errs, os.RemoveAll(c.spill))
 		c.spill, c.spillRelease = "", nil
 	}
 	return errors.Join(errs...)

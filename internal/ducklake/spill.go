@@ -1,50 +1,64 @@
 package ducklake
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/fdl-dev/fdl/internal/filelock"
 )
 
 // DuckDB's spill folders. A query whose size grows with the files (push's
 // data check, a conversion) lets DuckDB spill to a folder of its own in
 // the system's temporary folder, which Catalog.Close removes. A process
 // killed before Close (kill -9, a power cut) cannot remove it; the next
-// fdl that makes one removes such leftovers: each folder holds a lock file
-// (spillOwner) that its process holds locked (flock) while it lives, and
-// the kernel lets go of when the process ends however it ends, so a folder
-// whose lock can be taken has no owner left.
+// fdl that makes one removes such leftovers: each folder holds an owner
+// file its process keeps locked (filelock) while it lives, and the kernel
+// lets go of the lock when the process ends however it ends, so a folder
+// whose owner file can be locked has no owner left.
 const (
 	spillPattern = "fdl-duckdb-*"
 	spillOwner   = ".fdl-owner"
+	// spillLockGrace: an owner file is locked the moment after it is
+	// made; one that can be locked is taken for abandoned only once it
+	// is this old, so a sweep never takes a folder in that moment.
+	spillLockGrace = time.Minute
 	// spillOrphanAge: a folder without an owner file (made by an fdl
-	// before the owner files, or killed between making it and locking
-	// it) is removed once it is this old.
+	// before the owner files, or killed between making the folder and
+	// the file) is removed once it is this old.
 	spillOrphanAge = time.Hour
 )
 
 // newSpillDir makes a spill folder in the system's temporary folder, with
-// its owner file locked for as long as this process holds the returned
-// release (call it after removing the folder). It first removes the spill
-// folders no process owns (sweepSpill).
+// its owner file locked until release is called (call it before removing
+// the folder). It first removes the spill folders no process owns
+// (sweepSpill). Where the platform has no file lock, the owner file is
+// left unlocked and such folders are never swept.
 func newSpillDir() (dir string, release func(), err error) {
 	sweepSpill(os.TempDir(), time.Now())
 	dir, err = os.MkdirTemp("", spillPattern)
 	if err != nil {
 		return "", nil, err
 	}
-	release, err = lockOwner(filepath.Join(dir, spillOwner))
+	f, err := os.OpenFile(filepath.Join(dir, spillOwner), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		os.RemoveAll(dir)
 		return "", nil, err
 	}
-	return dir, release, nil
+	if locked, err := filelock.TryLock(f); err == nil && !locked {
+		f.Close()
+		os.RemoveAll(dir)
+		return "", nil, errors.New("spill folder " + dir + ": its new owner file is locked by another process")
+	}
+	return dir, func() { f.Close() }, nil
 }
 
 // sweepSpill removes the spill folders in tmp that no live process owns:
-// those whose owner file this process can lock, and those without one
-// that are older than spillOrphanAge at now. Errors are ignored: a
-// folder that cannot be examined or removed is left for a later sweep.
+// those whose owner file this process can lock and which is older than
+// spillLockGrace at now, and those without an owner file that are older
+// than spillOrphanAge. Errors are ignored: a folder that cannot be
+// examined or removed is left for a later sweep.
 func sweepSpill(tmp string, now time.Time) {
 	dirs, _ := filepath.Glob(filepath.Join(tmp, spillPattern))
 	for _, d := range dirs {
@@ -52,11 +66,17 @@ func sweepSpill(tmp string, now time.Time) {
 		if err != nil || !fi.IsDir() {
 			continue
 		}
-		owned, err := ownerAlive(filepath.Join(d, spillOwner))
-		switch {
-		case err == nil && !owned:
-			os.RemoveAll(d)
-		case os.IsNotExist(err) && now.Sub(fi.ModTime()) > spillOrphanAge:
+		f, err := os.Open(filepath.Join(d, spillOwner))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && now.Sub(fi.ModTime()) > spillOrphanAge {
+				os.RemoveAll(d)
+			}
+			continue
+		}
+		ofi, serr := f.Stat()
+		locked, lerr := filelock.TryLock(f)
+		f.Close() // lets go of the lock just taken
+		if serr == nil && lerr == nil && locked && now.Sub(ofi.ModTime()) > spillLockGrace {
 			os.RemoveAll(d)
 		}
 	}

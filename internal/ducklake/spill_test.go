@@ -1,5 +1,3 @@
-//go:build unix
-
 package ducklake
 
 import (
@@ -9,9 +7,11 @@ import (
 	"time"
 )
 
-// A spill folder whose owner is gone (its lock free) is swept, so is an
-// old one without an owner file; one whose owner holds its lock, a young
-// one without an owner file (being made), and anything else are kept.
+// A spill folder whose owner is gone (its owner file unlocked, and not
+// just made) is swept, so is an old one without an owner file; one whose
+// owner holds its lock, one whose owner file was made a moment ago (about
+// to be locked), a young one without an owner file (being made), and
+// anything else are kept.
 func TestSweepSpill(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -24,18 +24,23 @@ func TestSweepSpill(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(d, "duckdb_temp_block-1.block"), []byte("x"), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		when := time.Now().Add(-age)
 		if owner {
-			if err := os.WriteFile(filepath.Join(d, spillOwner), nil, 0o600); err != nil {
+			o := filepath.Join(d, spillOwner)
+			if err := os.WriteFile(o, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(o, when, when); err != nil {
 				t.Fatal(err)
 			}
 		}
-		when := time.Now().Add(-age)
 		if err := os.Chtimes(d, when, when); err != nil {
 			t.Fatal(err)
 		}
 		return d
 	}
-	dead := mk("fdl-duckdb-dead", true, 0)
+	dead := mk("fdl-duckdb-dead", true, 2*spillLockGrace)
+	justMade := mk("fdl-duckdb-justmade", true, 0)
 	oldOrphan := mk("fdl-duckdb-old", false, 2*spillOrphanAge)
 	youngOrphan := mk("fdl-duckdb-young", false, time.Minute)
 	other := mk("not-fdl-duckdb", true, 0)
@@ -49,7 +54,7 @@ func TestSweepSpill(t *testing.T) {
 	for _, c := range []struct {
 		dir  string
 		kept bool
-	}{{dead, false}, {oldOrphan, false}, {youngOrphan, true}, {other, true}, {filepath.Join(tmp, "fdl-duckdb-file"), true}, {live, true}} {
+	}{{dead, false}, {justMade, true}, {oldOrphan, false}, {youngOrphan, true}, {other, true}, {filepath.Join(tmp, "fdl-duckdb-file"), true}, {live, true}} {
 		_, err := os.Lstat(c.dir)
 		if kept := err == nil; kept != c.kept {
 			t.Errorf("%s: kept %v, want %v", filepath.Base(c.dir), kept, c.kept)
@@ -65,7 +70,7 @@ func TestSweepSpill(t *testing.T) {
 		t.Errorf("the live spill folder was swept: %v", err)
 	}
 	release()
-	sweepSpill(tmp, time.Now())
+	sweepSpill(tmp, time.Now().Add(2*spillLockGrace))
 	if _, err := os.Stat(live); err == nil {
 		t.Errorf("the spill folder of a released owner was kept")
 	}
