@@ -603,7 +603,7 @@ func (r *Repo) missingData(ctx context.Context, keys *ducklake.AddedKeys) ([]str
 	for i, g := range groups {
 		prefixes[i] = g.Prefix
 	}
-	return keys.Missing(ctx, func(emit func(string) error) error {
+	return keys.Missing(ctx, func(emit func([]byte) error) error {
 		return r.listKeys(ctx, prefixes, emit)
 	}, missingShown)
 }
@@ -642,13 +642,14 @@ func (r *Repo) statMissing(ctx context.Context, keys []string) ([]string, error)
 // listKeys lists the store's keys under each prefix and hands them to
 // emit, from the calling goroutine: a folder store one prefix after the
 // other (its disk is the limit), another store listWorkers prefixes at
-// once, each listing's keys passed on in batches.
-func (r *Repo) listKeys(ctx context.Context, prefixes []string, emit func(string) error) error {
-	list := func(ctx context.Context, prefix string, fn func(string) error) error {
+// once, each listing's keys passed on in batches. emit may be given a
+// store's buffer (store.KeyLister): it copies what it keeps.
+func (r *Repo) listKeys(ctx context.Context, prefixes []string, emit func([]byte) error) error {
+	list := func(ctx context.Context, prefix string, fn func([]byte) error) error {
 		if kl, ok := r.st.(store.KeyLister); ok {
 			return kl.ListKeys(ctx, prefix, fn)
 		}
-		return r.st.List(ctx, prefix, func(oi store.ObjectInfo) error { return fn(oi.Key) })
+		return r.st.List(ctx, prefix, func(oi store.ObjectInfo) error { return fn([]byte(oi.Key)) })
 	}
 	if _, local := r.folder(); local || len(prefixes) == 1 {
 		for _, p := range prefixes {
@@ -675,8 +676,8 @@ func (r *Repo) listKeys(ctx context.Context, prefixes []string, emit func(string
 		for _, p := range prefixes {
 			g.Go(func() error {
 				batch := make([]string, 0, listedBatchKeys)
-				err := list(gctx, p, func(k string) error {
-					if batch = append(batch, k); len(batch) < listedBatchKeys {
+				err := list(gctx, p, func(k []byte) error {
+					if batch = append(batch, string(k)); len(batch) < listedBatchKeys {
 						return nil
 					}
 					b := batch
@@ -698,7 +699,7 @@ func (r *Repo) listKeys(ctx context.Context, prefixes []string, emit func(string
 			if emitErr != nil {
 				break // drain: the listings stop
 			}
-			if emitErr = emit(k); emitErr != nil {
+			if emitErr = emit([]byte(k)); emitErr != nil {
 				cancel()
 			}
 		}

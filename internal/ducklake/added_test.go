@@ -109,15 +109,15 @@ func TestAddedKeys(t *testing.T) {
 		t.Errorf("groups count %d, Count %d, want 8", total, keys.Count())
 	}
 	// The store holds all but one (and more besides); it lists them twice.
-	shown, n, err := keys.Missing(ctx, func(emit func(string) error) error {
+	shown, n, err := keys.Missing(ctx, func(emit func([]byte) error) error {
 		for _, k := range append(slices.Clone(want), want...) {
 			if k != "data/main/test/k=1/ducklake-0193-b.parquet" {
-				if err := emit(k); err != nil {
+				if err := emit([]byte(k)); err != nil {
 					return err
 				}
 			}
 		}
-		return emit("data/main/test/unrelated.parquet")
+		return emit([]byte("data/main/test/unrelated.parquet"))
 	}, 5)
 	if err != nil {
 		t.Fatal(err)
@@ -134,9 +134,9 @@ func TestAddedKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Close()
-	shown, n, err = again.Missing(ctx, func(emit func(string) error) error {
+	shown, n, err = again.Missing(ctx, func(emit func([]byte) error) error {
 		for _, k := range want[:len(want)-1] { // not k=1/…-b
-			if err := emit(k); err != nil {
+			if err := emit([]byte(k)); err != nil {
 				return err
 			}
 		}
@@ -147,7 +147,7 @@ func TestAddedKeys(t *testing.T) {
 	}
 	// A listing that fails fails Missing, and the catalog stays usable.
 	boom := errors.New("listing failed")
-	if _, _, err := again.Missing(ctx, func(emit func(string) error) error { return boom }, 5); !errors.Is(err, boom) {
+	if _, _, err := again.Missing(ctx, func(emit func([]byte) error) error { return boom }, 5); !errors.Is(err, boom) {
 		t.Errorf("Missing with a failing listing = %v, want %v", err, boom)
 	}
 	if got, err := again.Keys(ctx, 100); err != nil || !slices.Equal(got, want) {
@@ -168,7 +168,7 @@ func TestAddedKeysNoFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer keys.Close()
-	shown, n, err := keys.Missing(ctx, func(func(string) error) error { return nil }, 5)
+	shown, n, err := keys.Missing(ctx, func(func([]byte) error) error { return nil }, 5)
 	if keys.Count() != 0 || n != 0 || len(shown) != 0 || err != nil {
 		t.Errorf("Count %d, Missing %q %d %v", keys.Count(), shown, n, err)
 	}

@@ -35,3 +35,18 @@ var makePipe = func(path string) (r, w *os.File, err error) {
 	}
 	return os.NewFile(uintptr(rfd), path), os.NewFile(uintptr(wfd), path), nil
 }
+
+// growPipe asks for a 1 MiB buffer on the pipe of f (F_SETPIPE_SZ); where
+// the system refuses (a smaller /proc/sys/fs/pipe-max-size), the pipe
+// keeps its size.
+func growPipe(f *os.File) {
+	unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+}
+
+// pipeEmpty reports whether the pipe of f holds no bytes (FIONREAD, which
+// Linux names TIOCINQ); an
+// error counts as empty.
+func pipeEmpty(f *os.File) bool {
+	n, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCINQ)
+	return err != nil || n == 0
+}

@@ -70,8 +70,11 @@ type RootChecker interface {
 type KeyLister interface {
 	// ListKeys calls fn once for every key List gives for prefix, in no
 	// particular order (so a store need not hold a folder's names to sort
-	// them), and stops at fn's error. Errors as List gives them.
-	ListKeys(ctx context.Context, prefix string, fn func(key string) error) error
+	// them), and stops at fn's error. key is the store's buffer, valid
+	// only until fn returns (so a listing of a million keys need not make
+	// a million strings): fn copies what it keeps. Errors as List gives
+	// them.
+	ListKeys(ctx context.Context, prefix string, fn func(key []byte) error) error
 }
 
 // ErrCannotLink: Linker.CreateLink cannot make the file an object (it lies

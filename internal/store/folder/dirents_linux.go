@@ -15,16 +15,16 @@ const direntBuf = 64 << 10
 // u64, off s64, reclen u16, type u8, then the name, NUL-terminated).
 const direntName = 19
 
-// readEntries calls fn with the key of each entry of the open folder f
-// (dirKey plus its name; not "." or "..") and its type, in the order the
-// file system gives them, reading the folder a buffer at a time with
-// getdents64. Unlike os.File.ReadDir it makes no DirEntry and no name
-// apart from the key (one string an entry): listing a folder of a million
-// data files is allocation-bound otherwise. typ is fs.ModeIrregular when
-// the file system does not say (DT_UNKNOWN): the caller stats such an
-// entry. fn's error stops the reading and is returned; so are the system
-// call's, as *os.PathError.
-func readEntries(f *os.File, dirKey string, fn func(key string, typ fs.FileMode) error) error {
+// readEntries calls fn with the name of each entry of the open folder f
+// (not "." or "..") and its type, in the order the file system gives
+// them, reading the folder a buffer at a time with getdents64. name is
+// the buffer's bytes, valid only until fn returns: unlike os.File.ReadDir
+// this makes no DirEntry and no string, so listing a folder of a million
+// data files costs the system calls, not a million allocations. typ is
+// fs.ModeIrregular when the file system does not say (DT_UNKNOWN): the
+// caller stats such an entry. fn's error stops the reading and is
+// returned; so are the system call's, as *os.PathError.
+func readEntries(f *os.File, fn func(name []byte, typ fs.FileMode) error) error {
 	buf := make([]byte, direntBuf)
 	fd := int(f.Fd())
 	for {
@@ -57,7 +57,7 @@ func readEntries(f *os.File, dirKey string, fn func(key string, typ fs.FileMode)
 			if ino == 0 || string(name) == "." || string(name) == ".." {
 				continue
 			}
-			if err := fn(dirKey+string(name), direntType(typ)); err != nil {
+			if err := fn(name, direntType(typ)); err != nil {
 				return err
 			}
 		}

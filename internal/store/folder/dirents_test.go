@@ -47,8 +47,8 @@ func TestReadEntriesMatchesReadDir(t *testing.T) {
 		typ fs.FileMode
 	}
 	var got []entry
-	if err := readEntries(f, "data/main/t/", func(key string, typ fs.FileMode) error {
-		got = append(got, entry{key, typ})
+	if err := readEntries(f, func(name []byte, typ fs.FileMode) error {
+		got = append(got, entry{"data/main/t/" + string(name), typ})
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/fdl-dev/fdl/internal/filelock"
 	"github.com/fdl-dev/fdl/internal/store"
@@ -448,8 +449,9 @@ func (l *Store) List(ctx context.Context, prefix string, fn func(store.ObjectInf
 // examines a file (stat) only when its entry is a symbolic link or of
 // unknown type, so listing a folder of a million files costs a read of
 // the folder, not a million stats, and memory holds one batch per level
-// of depth (store.KeyLister).
-func (l *Store) ListKeys(ctx context.Context, prefix string, fn func(key string) error) error {
+// of depth. key is a buffer reused for every key, valid only until fn
+// returns (store.KeyLister).
+func (l *Store) ListKeys(ctx context.Context, prefix string, fn func(key []byte) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -457,14 +459,16 @@ func (l *Store) ListKeys(ctx context.Context, prefix string, fn func(key string)
 		return err
 	}
 	dirKey := prefix[:strings.LastIndexByte(prefix, '/')+1]
-	return l.streamKeys(ctx, dirKey, prefix, fn)
+	key := make([]byte, 0, store.MaxKeyLen)
+	return l.streamKeys(ctx, dirKey, prefix, &key, fn)
 }
 
 // listBatch is how many folder entries ListKeys reads at a time.
 const listBatch = 1024
 
-// streamKeys lists the folder of dirKey for ListKeys.
-func (l *Store) streamKeys(ctx context.Context, dirKey, prefix string, fn func(string) error) error {
+// streamKeys lists the folder of dirKey for ListKeys, making each key in
+// *key (the folder's key, then the entry's name).
+func (l *Store) streamKeys(ctx context.Context, dirKey, prefix string, key *[]byte, fn func([]byte) error) error {
 	dir := l.root
 	if dirKey != "" {
 		dir = l.Location(strings.TrimSuffix(dirKey, "/"))
@@ -477,21 +481,31 @@ func (l *Store) streamKeys(ctx context.Context, dirKey, prefix string, fn func(s
 		return fmt.Errorf("list %s: %w", prefix, err)
 	}
 	defer f.Close()
-	err = readEntries(f, dirKey, func(key string, typ fs.FileMode) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
+	n := 0
+	err = readEntries(f, func(name []byte, typ fs.FileMode) error {
+		if n++; n%listBatch == 0 {
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
 		}
-		it, ok, ierr := l.walkEntry(dir, dirKey, prefix, key, typ, false)
+		*key = append(append((*key)[:0], dirKey...), name...)
+		// A string over the buffer, for the checks only: walkEntry keeps
+		// nothing of it but in a folder's key, which it builds anew.
+		full := unsafe.String(unsafe.SliceData(*key), len(*key))
+		it, ok, ierr := l.walkEntry(dir, dirKey, prefix, full, typ, false)
 		switch {
 		case ierr != nil:
 			return ierr
 		case !ok:
 			return nil
 		case strings.HasSuffix(it.sortKey, "/"):
-			return l.streamKeys(ctx, it.key, prefix, fn)
+			return l.streamKeys(ctx, it.key, prefix, key, fn)
 		}
-		return fn(it.key)
+		return fn(*key)
 	})
+	if err == nil {
+		err = ctx.Err()
+	}
 	// Only the folder's own read error means it went (ENOTDIR: replaced
 	// by a file): an entry's Stat or fn may fail with ENOTDIR too, and
 	// that must not end the listing as if it were complete.

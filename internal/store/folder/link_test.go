@@ -140,7 +140,7 @@ func TestListKeysLargeFolder(t *testing.T) {
 		if err := l.List(ctx, prefix, func(oi store.ObjectInfo) error { list = append(list, oi.Key); return nil }); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.ListKeys(ctx, prefix, func(k string) error { keys = append(keys, k); return nil }); err != nil {
+		if err := l.ListKeys(ctx, prefix, func(k []byte) error { keys = append(keys, string(k)); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		slices.Sort(keys)

@@ -38,7 +38,7 @@ func TestListKeysLinkThroughFileDoesNotTruncate(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := 0
-	err = s.ListKeys(t.Context(), "data/", func(string) error { got++; return nil })
+	err = s.ListKeys(t.Context(), "data/", func([]byte) error { got++; return nil })
 	if err == nil && got != n {
 		t.Fatalf("ListKeys: no error, but %d of the %d files listed", got, n)
 	}

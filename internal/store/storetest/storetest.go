@@ -568,7 +568,7 @@ func testList(t *testing.T, s store.Store) {
 		// A store that lists keys alone gives the same keys, once each.
 		if kl, ok := s.(store.KeyLister); ok {
 			var keys []string
-			if err := kl.ListKeys(t.Context(), c.prefix, func(k string) error { keys = append(keys, k); return nil }); err != nil {
+			if err := kl.ListKeys(t.Context(), c.prefix, func(k []byte) error { keys = append(keys, string(k)); return nil }); err != nil {
 				t.Errorf("ListKeys(%q): %v", c.prefix, err)
 			}
 			slices.Sort(keys)

@@ -1,0 +1,4 @@
+package ducklake
+
+// SimplePathSQL is simplePath, for the external tests.
+const SimplePathSQL = simplePath
