@@ -16,7 +16,7 @@ import (
 )
 
 // gc and push exclude each other for the objects at stake (docs/spec.md
-// §16, "gc and push"). Before deleting anything, gc writes a deletion
+// §16.1). Before deleting anything, gc writes a deletion
 // intent listing every key it may delete (create-only), then reads what
 // pushes announce: the ref logs (a push writes its move's entry before its
 // compare-and-swap) and the version folders. A push writes its entry, then

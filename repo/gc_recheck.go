@@ -14,7 +14,7 @@ import (
 // recheck runs once the floor holds what the plan wrote and the deletion
 // intent is written, before anything is deleted: it reads again what
 // pushes and ref moves announce (refs, ref log entries, version folders;
-// docs/spec.md §16, "gc and push"), so that what changed while gc planned
+// docs/spec.md §16.1), so that what changed while gc planned
 // never loses a version the repository now keeps or a file it reads:
 //   - recheckAfterFloor: the policy, every ref, every branch moved since
 //     the plan (stop, nothing deleted);

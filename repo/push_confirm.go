@@ -13,7 +13,7 @@ import (
 
 // confirmPush is a push's last check, made after its ref log entry (the
 // announcement gc reads) and before its compare-and-swap (docs/spec.md §9
-// and §16, "gc and push"): the branch moves only if, at this point,
+// and §16.1): the branch moves only if, at this point,
 //
 //  1. no deletion intent of a running gc lists an object the versions need
 //     (their version folders' files, the data and delete files they read at

@@ -27,7 +27,7 @@ const (
 // Intent is retention/deleting/<id>.json: written create-only by gc before
 // it deletes anything, listing every key it may delete; a push that needs
 // one of them does not move its branch while the intent holds (docs/spec.md
-// §16, "gc and push").
+// §16.1).
 type Intent struct {
 	Format int `json:"format"`
 	// ID is a UUIDv7 made by the writer; the key is IntentPrefix + ID +
