@@ -14,9 +14,11 @@ build: ## build bin/fdl
 pyenv: ## install the real DuckDB 1.5.5 (+ ducklake, sqlite, httpfs, aws) and 2.0.0 from PyPI into .venv
 	./scripts/pyenv.sh >/dev/null
 
+# -timeout is per test binary: cmd/fdl, the longest, takes 20-25 minutes on
+# 2 cores and reached 40 on a slow run; CI allows 90 for everything.
 test: pyenv ## run every test (needs ../shared/testdata for the real-catalog tests)
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 40m ./...
+	$(GO) test -count=1 -timeout 60m ./...
 
 demo: build pyenv ## the main job end to end: the real DuckDB CLI writes through the lines fdl prints
 	./scripts/demo.sh
