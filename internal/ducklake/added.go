@@ -46,22 +46,20 @@ type FolderKey struct {
 // or control character. DuckDB's own file names
 // ("ducklake-<uuid>.parquet", partition folders "k=v/") pass; other paths
 // are placed one by one. An ASCII path (as many bytes as characters) is
-// checked without a regular expression, which took most of a pass over
-// the added rows: to_json escapes exactly the control characters below
-// 0x20, the backslash and the double quote (a path with a quote is then
-// placed one by one, as exactly), and DEL is looked for on its own.
+// checked without a regular expression (which took half the time of a
+// pass over the added rows): to_json escapes exactly the control
+// characters below 0x20, the backslash and the double quote (a path with
+// a quote is then placed one by one, as exactly), and DEL is looked for
+// on its own.
 const simplePath = `NOT (starts_with(f.path, '.') OR starts_with(f.path, '/') OR ends_with(f.path, '/') OR f.path = ''
 	OR contains(f.path, '/.') OR contains(f.path, '//') OR CASE WHEN strlen(f.path) = length(f.path)
 	THEN strlen(to_json(f.path)) <> strlen(f.path) + 2 OR contains(f.path, chr(127))
 	ELSE regexp_matches(f.path, '[\\\x00-\x1f\x7f\x{80}-\x{9f}\x{fffd}]') END)`
 
-// Tables in the catalog's private DuckDB: temporary ones of the catalog's
-// connection, but fdl_listed, which Missing fills on a connection of its
-// own (so in the database's main schema, which both see).
+// Temporary tables of the catalog's connection in its private DuckDB.
 const (
 	addedTable   = "fdl_added"   // key, table_id (NULL for a file placed on its own)
 	basesTable   = "fdl_bases"   // table_id, prefix, nested
-	listedTable  = "fdl_listed"  // key: what the store listed
 	missingTable = "fdl_missing" // key: added and not listed
 )
 
@@ -125,8 +123,9 @@ func (c *Catalog) AddedKeys(ctx context.Context, since int64, readAt []int64, fo
 	fast := "f.rel AND " + simplePath + " AND (b.nested OR strpos(f.path, '/') = 0)"
 	from := fmt.Sprintf("FROM (%s) f JOIN %s b USING (table_id) WHERE b.prefix <> '' AND %s", added, basesTable, fast)
 	// One pass over the added rows: the fast keys' groups and count (the
-	// keys themselves are made when they are compared, materialize), and
-	// how many files the fast rule does not cover.
+	// keys themselves are made when they are compared: Missing, or
+	// materialize for Keys), and how many files the fast rule does not
+	// cover.
 	var odd int64
 	q := fmt.Sprintf(`SELECT any_value(prefix), count(*) FILTER (WHERE prefix <> '' AND ok), min(path) FILTER (WHERE prefix <> '' AND ok),
 		max(path) FILTER (WHERE prefix <> '' AND ok), count(*) FILTER (WHERE NOT ok)
@@ -162,13 +161,12 @@ func (c *Catalog) AddedKeys(ctx context.Context, since int64, readAt []int64, fo
 	return a, nil
 }
 
-// materialize adds the fast keys to addedTable, once, on conn (the
-// catalog's connection, or one of its own while another is in use).
-func (a *AddedKeys) materialize(ctx context.Context, conn *sql.Conn) error {
+// materialize adds the fast keys to addedTable, once.
+func (a *AddedKeys) materialize(ctx context.Context) error {
 	if !a.pending {
 		return nil
 	}
-	if _, err := conn.ExecContext(ctx, "INSERT INTO "+addedTable+" "+a.fast); err != nil {
+	if _, err := a.c.conn.ExecContext(ctx, "INSERT INTO "+addedTable+" "+a.fast); err != nil {
 		return fmt.Errorf("query %s: %w", a.c.path, err)
 	}
 	a.pending = false
@@ -325,7 +323,7 @@ func (a *AddedKeys) Keys(ctx context.Context, limit int) ([]string, error) {
 	if err := a.c.ready(); err != nil {
 		return nil, err
 	}
-	if err := a.materialize(ctx, a.c.conn); err != nil {
+	if err := a.materialize(ctx); err != nil {
 		return nil, err
 	}
 	return a.c.keys(ctx, fmt.Sprintf("SELECT DISTINCT key FROM %s ORDER BY key LIMIT %d", addedTable, limit))
@@ -445,7 +443,7 @@ func (a *AddedKeys) Close() error {
 		return nil
 	}
 	var errs []error
-	for _, t := range []string{addedTable, basesTable, listedTable, missingTable} {
+	for _, t := range []string{addedTable, basesTable, missingTable} {
 		if _, err := a.c.conn.ExecContext(context.Background(), "DROP TABLE IF EXISTS "+t); err != nil {
 			errs = append(errs, err)
 		}
