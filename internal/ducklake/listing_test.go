@@ -70,6 +70,7 @@ func TestWithListingExact(t *testing.T) {
 		"data/main/t/ducklake-0193.parquet", "data/a,b.parquet", `data/"q".parquet`, `"`, `""`, "data/it's",
 		" data/lead", "data/trail ", "#data/hash", "NULL", "null", "", "data/ünï €", "data/x\u0085y", "data/\ufffd",
 		"data/semi;colon|pipe\t", strings.Repeat("k", maxListedKey), "data/🦆.parquet",
+		`data/a\x01b.parquet`, // the text of an escape, not the control character
 	}
 	drop := map[string]bool{}
 	var all []string
