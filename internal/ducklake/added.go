@@ -453,10 +453,12 @@ func (a *AddedKeys) Close() error {
 
 // listedCSV is read_csv's dialect for a listing: one key a line, no
 // header, no quoting or escaping, and a delimiter (U+0001) no key holds,
-// so each line is one VARCHAR exactly as written (keysForCSV keeps out
+// so each line is one VARCHAR exactly as written (csvKey keeps out
 // what could not pass so). A key is at most store.MaxKeyLen bytes; the
 // buffer stays small (read_csv holds one per thread).
-const listedCSV = `columns = {'key': 'VARCHAR'}, header = false, delim = '\x01', quote = '', escape = '',
+// The delimiter is the byte itself: DuckDB reads no escapes in a string
+// literal and takes the text '\x01' as a 4-byte delimiter.
+const listedCSV = `columns = {'key': 'VARCHAR'}, header = false, delim = '` + "\x01" + `', quote = '', escape = '',
 	new_line = '\n', auto_detect = false, strict_mode = true, max_line_size = 65536, buffer_size = 1048576`
 
 // maxListedKey is the longest key a listing passes on: a store's longest
