@@ -33,6 +33,9 @@ var (
 	// is not a folder of this machine whose versions read data files by a
 	// local path (its readers cannot reach them).
 	ErrDataLocal = errors.New("the version reads data files by a local path")
+	// ErrDataPath is wrapped by the error of a push whose versions read a
+	// data file by a path fdl cannot place (docs/spec.md §16, Paths).
+	ErrDataPath = errors.New("the version reads a data file by a path fdl cannot place")
 	// ErrExtraFiles is wrapped by the error for a version folder that holds
 	// files besides the version's own.
 	ErrExtraFiles = errors.New("the version folder holds files that are not the version's")
@@ -223,6 +226,26 @@ func (e *LocalDataError) Error() string {
 }
 
 func (e *LocalDataError) Unwrap() error { return ErrDataLocal }
+
+// DataPathError: a push whose versions read data files (or a table's
+// folder) by a path fdl cannot place: empty, holding a control character,
+// relative, a file:// URL of another host, a URL key with "." or ".."
+// elements (retention.ErrPath). gc refuses to plan and verify --data
+// reports such a path, so the version is not published. It wraps
+// ErrDataPath.
+type DataPathError struct {
+	Version version.ID
+	Seq     int64
+	Paths   []string // at most 5 of them, each with why (the normaliser's error)
+	Count   int      // all of them
+}
+
+func (e *DataPathError) Error() string {
+	return fmt.Sprintf("version %s (seq %d) reads %d data file(s) by a path fdl cannot place (%s): %v; nothing was pushed. gc and verify --data refuse such a path, so the repository could not be cleaned while the version is kept. Give the file a plain path (rename it, or remove it from its table) in the working catalog, then commit again",
+		e.Version, e.Seq, e.Count, strings.Join(e.Paths, "; "), ErrDataPath)
+}
+
+func (e *DataPathError) Unwrap() error { return ErrDataPath }
 
 // LineageError: a version a push would upload does not follow its first
 // parent (version.CheckChild: seq, id order, snapshots, created_at), so

@@ -14,6 +14,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 	"golang.org/x/sync/errgroup"
 )
@@ -534,11 +535,23 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		pl, err := norm.Place(p)
 		return err == nil && pl.Key == "" && strings.HasPrefix(pl.Canonical, "/")
 	}
+	// A path the normaliser refuses (retention.ErrPath) would make gc
+	// refuse to plan: such paths are collected and refused.
+	var bad []string
+	badCount := 0
+	refuse := func(err error) {
+		if errors.Is(err, retention.ErrPath) {
+			if badCount++; len(bad) < 5 {
+				bad = append(bad, err.Error())
+			}
+		}
+	}
 	folder := func(dir string) (ducklake.FolderKey, error) {
 		dp, err := norm.PlaceDir(dir)
 		if err == nil && dp.KeyPrefix == "" && isLocal(dir+"x") {
 			local = append(local, dir)
 		}
+		refuse(err)
 		return ducklake.FolderKey{Prefix: dp.KeyPrefix, Nested: dp.Nested}, err
 	}
 	place := func(p string) (string, error) {
@@ -546,6 +559,7 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		if err == nil && pl.Key == "" && isLocal(p) {
 			local = append(local, p)
 		}
+		refuse(err)
 		return pl.Key, err
 	}
 	keys, err := c.AddedKeys(ctx, pending[0].Record.DuckLake.Adds.First, readAt, folder, place)
@@ -553,6 +567,9 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		return fmt.Errorf("local version %s: %w", head.Record.ID, err)
 	}
 	defer keys.Close()
+	if badCount > 0 {
+		return &DataPathError{Version: head.Record.ID, Seq: head.Record.Seq, Paths: bad, Count: badCount}
+	}
 	if len(local) > 0 && !r.opts.AllowLocalData {
 		slices.Sort(local)
 		local = slices.Compact(local)
@@ -588,6 +605,11 @@ func (r *Repo) missingData(ctx context.Context, keys *ducklake.AddedKeys) ([]str
 		ks, err := keys.Keys(ctx, statMaxKeys)
 		if err != nil {
 			return nil, 0, err
+		}
+		if slices.ContainsFunc(ks, func(k string) bool { return len(k) > store.MaxKeyLen }) {
+			// A folder store holds files whose keys are longer than a
+			// Stat takes (store.CheckKey), and lists them: list.
+			break
 		}
 		missing, err := r.statMissing(ctx, ks)
 		if err != nil {

@@ -133,6 +133,7 @@ func errorKind(err error, code int) string {
 		{repo.ErrPullRace, "locked"},
 		{repo.ErrDataMissing, "data_missing"},
 		{repo.ErrDataLocal, "data_local"},
+		{repo.ErrDataPath, "data_path"},
 		{repo.ErrExtraFiles, "extra_files"},
 		{repo.ErrGCDeleting, "gc_deleting"},
 		{repo.ErrFormatUpgrade, "format_upgrade"},

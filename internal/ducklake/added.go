@@ -453,18 +453,21 @@ func (a *AddedKeys) Close() error {
 
 // listedCSV is read_csv's dialect for a listing: one key a line, no
 // header, no quoting or escaping, and a delimiter (U+0001) no key holds,
-// so each line is one VARCHAR exactly as written (csvKey keeps out
-// what could not pass so). A key is at most store.MaxKeyLen bytes; the
-// buffer stays small (read_csv holds one per thread).
+// so each line is one VARCHAR exactly as written (csvKey keeps out what
+// could not pass so). A line is at most max_line_size bytes, well above
+// maxListedKey; the buffer stays small (read_csv holds one per thread).
 // The delimiter is the byte itself: DuckDB reads no escapes in a string
-// literal and takes the text '\x01' as a 4-byte delimiter.
+// literal and takes the text '\x01' as a 4-byte delimiter (new_line, by
+// contrast, takes the text '\n').
 const listedCSV = `columns = {'key': 'VARCHAR'}, header = false, delim = '` + "\x01" + `', quote = '', escape = '',
 	new_line = '\n', auto_detect = false, strict_mode = true, max_line_size = 65536, buffer_size = 1048576`
 
-// maxListedKey is the longest key a listing passes on: a store's longest
-// (store.MaxKeyLen); no added file's key is longer, or it could not be
-// listed.
-const maxListedKey = 1024
+// maxListedKey is the longest key a listing passes on. An object store's
+// keys are at most store.MaxKeyLen (1,024) bytes, but a folder store
+// lists the path of any file under its folder, which can be longer (hive
+// partition folders of long values): such a file is in the store, and its
+// key must reach the comparison.
+const maxListedKey = 32 << 10
 
 // csvKey reports whether a listed key can stand for an added file's key
 // and pass listedCSV's lines unchanged: not empty, at most maxListedKey
@@ -521,14 +524,14 @@ func withListing(ctx context.Context, base string, list func(emit func(key []byt
 	}
 	path := base + ".pipe"
 	os.Remove(path)
-	r, w, err := makePipe(path)
-	if err != nil {
+	r, w, perr := makePipe(path)
+	if perr != nil {
 		// No named pipe here (see streamTable): the listing goes
 		// through a file.
 		path = base + ".csv"
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
-			return err
+			return fmt.Errorf("the store's listing has no way into DuckDB: no named pipe (%v) and no file (%w) in the temporary folder %s; free space there, or set TMPDIR to another folder", perr, err, filepath.Dir(base))
 		}
 		defer os.Remove(path)
 		err = write(f)

@@ -139,8 +139,18 @@ func TestWithListingFailures(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
+	// Neither a pipe nor a file can be made: the error says where and
+	// what to do.
+	old := makePipe
+	makePipe = func(string) (r, w *os.File, err error) { return nil, nil, errors.ErrUnsupported }
+	gone := filepath.Join(t.TempDir(), "gone")
+	err := withListing(ctx, filepath.Join(gone, "listed"), many(10, nil), func(string) error { return nil })
+	makePipe = old
+	if err == nil || !strings.Contains(err.Error(), gone) || !strings.Contains(err.Error(), "TMPDIR") || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("no pipe, no file: %v", err)
+	}
 	readErr := errors.New("read failed")
-	err := withListing(ctx, filepath.Join(t.TempDir(), "listed"), many(200000, nil), func(string) error { return readErr })
+	err = withListing(ctx, filepath.Join(t.TempDir(), "listed"), many(200000, nil), func(string) error { return readErr })
 	if !errors.Is(err, readErr) {
 		t.Errorf("read that fails at once: %v, want %v", err, readErr)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/filelock"
@@ -19,6 +20,7 @@ import (
 // whose owner file can be locked has no owner left.
 const (
 	spillPattern = "fdl-duckdb-*"
+	spillPrefix  = "fdl-duckdb-" // spillPattern's fixed part
 	spillOwner   = ".fdl-owner"
 	// spillLockGrace: an owner file is locked the moment after it is
 	// made; one that can be locked is taken for abandoned only once it
@@ -60,8 +62,13 @@ func newSpillDir() (dir string, release func(), err error) {
 // than spillOrphanAge. Errors are ignored: a folder that cannot be
 // examined or removed is left for a later sweep.
 func sweepSpill(tmp string, now time.Time) {
-	dirs, _ := filepath.Glob(filepath.Join(tmp, spillPattern))
-	for _, d := range dirs {
+	// Not filepath.Glob: tmp may hold '[' or '*' itself.
+	entries, _ := os.ReadDir(tmp)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), spillPrefix) {
+			continue
+		}
+		d := filepath.Join(tmp, e.Name())
 		fi, err := os.Lstat(d)
 		if err != nil || !fi.IsDir() {
 			continue

@@ -11,9 +11,13 @@ import (
 // just made) is swept, so is an old one without an owner file; one whose
 // owner holds its lock, one whose owner file was made a moment ago (about
 // to be locked), a young one without an owner file (being made), and
-// anything else are kept.
+// anything else are kept. The temporary folder's own name holds
+// characters a glob pattern would read ('[', '*').
 func TestSweepSpill(t *testing.T) {
-	tmp := t.TempDir()
+	tmp := filepath.Join(t.TempDir(), "tmp [1]*")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("TMPDIR", tmp)
 	mk := func(name string, owner bool, age time.Duration) string {
 		t.Helper()
