@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin/fdl
 GOLANGCI_VERSION ?= v2.15.0
 
-.PHONY: help build pyenv test demo bench lint docs clean
+.PHONY: help build pyenv test soak demo bench lint docs clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -19,6 +19,9 @@ pyenv: ## install the real DuckDB 1.5.5 (+ ducklake, sqlite, httpfs, aws) and 2.
 test: pyenv ## run every test (needs ../shared/testdata for the real-catalog tests)
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 60m ./...
+
+soak: pyenv ## the long races, for a scheduled job: 20 rounds of 16 concurrent pushes per store, 50 push/gc races on S3 (needs the test servers, as .ci/run starts them)
+	FDL_SOAK_ROUNDS=20 FDL_RACE_SOAK=50 $(GO) test -count=1 -timeout 90m -run 'TestConcurrentPushes|TestGCPushRaceS3' ./cmd/fdl
 
 demo: build pyenv ## the main job end to end: the real DuckDB CLI writes through the lines fdl prints
 	./scripts/demo.sh
