@@ -562,6 +562,7 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		refuse(err)
 		return pl.Key, err
 	}
+	r.step("push:data-keys")
 	keys, err := c.AddedKeys(ctx, pending[0].Record.DuckLake.Adds.First, readAt, folder, place)
 	if err != nil {
 		return fmt.Errorf("local version %s: %w", head.Record.ID, err)
@@ -575,6 +576,7 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		local = slices.Compact(local)
 		return &LocalDataError{Version: head.Record.ID, Seq: head.Record.Seq, Where: r.where, Paths: local[:min(len(local), 5)], Count: len(local)}
 	}
+	r.step("push:data-compare")
 	missing, count, err := r.missingData(ctx, keys)
 	if err != nil || count == 0 {
 		return err
