@@ -34,7 +34,8 @@ var (
 	// local path (its readers cannot reach them).
 	ErrDataLocal = errors.New("the version reads data files by a local path")
 	// ErrDataPath is wrapped by the error of a push whose versions read a
-	// data file by a path fdl cannot place (docs/spec.md §16, Paths).
+	// data file by a path holding a control character, which fdl cannot
+	// place (docs/spec.md §9, §16 Paths).
 	ErrDataPath = errors.New("the version reads a data file by a path fdl cannot place")
 	// ErrExtraFiles is wrapped by the error for a version folder that holds
 	// files besides the version's own.
@@ -227,12 +228,10 @@ func (e *LocalDataError) Error() string {
 
 func (e *LocalDataError) Unwrap() error { return ErrDataLocal }
 
-// DataPathError: a push whose versions read data files (or a table's
-// folder) by a path fdl cannot place: empty, holding a control character,
-// relative, a file:// URL of another host, a URL key with "." or ".."
-// elements (retention.ErrPath). gc refuses to plan and verify --data
-// reports such a path, so the version is not published. It wraps
-// ErrDataPath.
+// DataPathError: a push whose versions read data files (or have a
+// table's folder) by a path holding a control character, which fdl cannot
+// place (retention.ErrPath): gc refuses to plan and verify --data reports
+// such a path, so the version is not published. It wraps ErrDataPath.
 type DataPathError struct {
 	Version version.ID
 	Seq     int64
@@ -241,7 +240,7 @@ type DataPathError struct {
 }
 
 func (e *DataPathError) Error() string {
-	return fmt.Sprintf("version %s (seq %d) reads %d data file(s) by a path fdl cannot place (%s): %v; nothing was pushed. gc and verify --data refuse such a path, so the repository could not be cleaned while the version is kept. Give the file a plain path (rename it, or remove it from its table) in the working catalog, then commit again",
+	return fmt.Sprintf("version %s (seq %d) reads %d data file(s) by a path holding a control character (%s): %v; nothing was pushed. gc and verify --data refuse such a path, so the repository could not be cleaned while the version is kept. Give the file a plain name (rename it, or remove it from its table) in the working catalog, then commit again",
 		e.Version, e.Seq, e.Count, strings.Join(e.Paths, "; "), ErrDataPath)
 }
 

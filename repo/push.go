@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
@@ -535,12 +536,15 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		pl, err := norm.Place(p)
 		return err == nil && pl.Key == "" && strings.HasPrefix(pl.Canonical, "/")
 	}
-	// A path the normaliser refuses (retention.ErrPath) would make gc
-	// refuse to plan: such paths are collected and refused.
+	// A path holding a control character (which DuckDB's own writer never
+	// makes: it percent-encodes partition values) cannot be placed, and
+	// would make gc refuse to plan: such paths are collected and refused.
+	// Other paths the normaliser cannot place (a relative data_path,
+	// another host's file:// URL) are left unchecked, as ever.
 	var bad []string
 	badCount := 0
-	refuse := func(err error) {
-		if errors.Is(err, retention.ErrPath) {
+	refuse := func(p string, err error) {
+		if errors.Is(err, retention.ErrPath) && strings.ContainsFunc(p, unicode.IsControl) {
 			if badCount++; len(bad) < 5 {
 				bad = append(bad, err.Error())
 			}
@@ -551,7 +555,7 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		if err == nil && dp.KeyPrefix == "" && isLocal(dir+"x") {
 			local = append(local, dir)
 		}
-		refuse(err)
+		refuse(dir, err)
 		return ducklake.FolderKey{Prefix: dp.KeyPrefix, Nested: dp.Nested}, err
 	}
 	place := func(p string) (string, error) {
@@ -559,7 +563,7 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		if err == nil && pl.Key == "" && isLocal(p) {
 			local = append(local, p)
 		}
-		refuse(err)
+		refuse(p, err)
 		return pl.Key, err
 	}
 	r.step("push:data-keys")
