@@ -21,16 +21,7 @@ import (
 // Before, the file was left unchecked and the version published.
 func TestPushRefusesUnplaceablePath(t *testing.T) {
 	ctx := context.Background()
-	url := filepath.Join(t.TempDir(), "repo")
-	r, err := repo.Init(ctx, url, repo.InitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "w")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	url, r, res := folderRepoCheckout(t)
 	duck := realduck.Find(t, realduck.V15, "ducklake").Start(t)
 	duck.MustQuery(t, realduck.OnLake(res.Attach, `CREATE TABLE t(k INTEGER); INSERT INTO t VALUES (1)`, false))
 	var file string
@@ -67,4 +58,24 @@ func TestPushRefusesUnplaceablePath(t *testing.T) {
 	if after, _ := r.Ref(ctx, main); after.ID != before.ID {
 		t.Errorf("main moved from %q to %q", before.ID, after.ID)
 	}
+}
+
+// folderRepoCheckout makes a new folder repository (closed when the test
+// ends) and a working directory checked out from it, in the test's
+// temporary folders: the repository's URL, the repository and the
+// checkout.
+func folderRepoCheckout(t *testing.T) (string, *repo.Repo, *repo.CheckoutResult) {
+	t.Helper()
+	ctx := context.Background()
+	url := filepath.Join(t.TempDir(), "repo")
+	r, err := repo.Init(ctx, url, repo.InitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "w")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url, r, res
 }

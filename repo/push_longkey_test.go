@@ -23,16 +23,7 @@ func TestPushDataCheckLongKeyPresent(t *testing.T) {
 	ctx := context.Background()
 	long := strings.Repeat("v", 200)
 	for _, listing := range []bool{false, true} {
-		url := filepath.Join(t.TempDir(), "repo")
-		r, err := repo.Init(ctx, url, repo.InitOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "w")})
-		if err != nil {
-			t.Fatal(err)
-		}
+		url, r, res := folderRepoCheckout(t)
 		duck := realduck.Find(t, realduck.V15, "ducklake").Start(t)
 		duck.MustQuery(t, realduck.OnLake(res.Attach, `CREATE TABLE events(a VARCHAR, b VARCHAR, c VARCHAR, d VARCHAR, e VARCHAR, k INTEGER);
 INSERT INTO events VALUES ('x', 'x', 'x', 'x', 'x', -1);

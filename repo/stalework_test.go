@@ -16,16 +16,7 @@ import (
 // directory's lock; files and folders of other names stay.
 func TestLockRemovesStaleWork(t *testing.T) {
 	ctx := context.Background()
-	url := filepath.Join(t.TempDir(), "repo")
-	r, err := repo.Init(ctx, url, repo.InitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "w")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, res := folderRepoCheckout(t)
 	stale := []string{".fdl-sqlite-1/catalog.sqlite", ".fdl-sqlite-1/table-6.pipe", ".fdl/.fdl-sqlite-2/catalog.sqlite", ".fdl/.fdl-freeze-3/x", ".fdl-migrate-4/x"}
 	kept := []string{".fdl-sqlite-file", ".fdl-other/x", "notes/.fdl-sqlite-5/x", ".fdl/.fdl-keep/x"}
 	for _, p := range append(append([]string{}, stale...), kept...) {
