@@ -556,16 +556,20 @@ func withListing(ctx context.Context, base string, list func(emit func(key []byt
 	// writer never waits on a full pipe.
 	listed := make(chan error, 1)
 	readDone := make(chan struct{})
-	go func() {
-		err := write(w)
+	drainedByReader := func() {
+		tick := time.NewTicker(100 * time.Microsecond)
+		defer tick.Stop()
 		for !pipeEmpty(r) {
 			select {
 			case <-readDone:
-			case <-time.After(100 * time.Microsecond):
-				continue
+				return
+			case <-tick.C:
 			}
-			break
 		}
+	}
+	go func() {
+		err := write(w)
+		drainedByReader()
 		w.Close()
 		listed <- err
 	}()

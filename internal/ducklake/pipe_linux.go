@@ -44,8 +44,7 @@ func growPipe(f *os.File) {
 }
 
 // pipeEmpty reports whether the pipe of f holds no bytes (FIONREAD, which
-// Linux names TIOCINQ); an
-// error counts as empty.
+// Linux names TIOCINQ); an error counts as empty.
 func pipeEmpty(f *os.File) bool {
 	n, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCINQ)
 	return err != nil || n == 0

@@ -19,8 +19,8 @@ import (
 // lets go of the lock when the process ends however it ends, so a folder
 // whose owner file can be locked has no owner left.
 const (
-	spillPattern = "fdl-duckdb-*"
-	spillPrefix  = "fdl-duckdb-" // spillPattern's fixed part
+	spillPrefix  = "fdl-duckdb-"
+	spillPattern = spillPrefix + "*" // os.MkdirTemp's
 	spillOwner   = ".fdl-owner"
 	// spillLockGrace: an owner file is locked the moment after it is
 	// made; one that can be locked is taken for abandoned only once it
