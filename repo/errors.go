@@ -237,9 +237,18 @@ type DataPathError struct {
 	Seq     int64
 	Paths   []string // at most 5 of them, each with why (the normaliser's error)
 	Count   int      // all of them
+	// Disputed: the paths lie in the repository's data folder as written,
+	// but DuckDB reads them elsewhere (the repository's location holds a
+	// '?', which DuckDB reads as the start of query parameters); else they
+	// hold a control character.
+	Disputed bool
 }
 
 func (e *DataPathError) Error() string {
+	if e.Disputed {
+		return fmt.Sprintf("version %s (seq %d) reads %d data file(s) by a path that DuckDB reads outside the repository (%s): %v; nothing was pushed. The repository's location holds a '?', which DuckDB reads as the start of query parameters, so no DuckDB reader or writer reaches its data folder: publish from a repository at a location without '?'",
+			e.Version, e.Seq, e.Count, strings.Join(e.Paths, "; "), ErrDataPath)
+	}
 	return fmt.Sprintf("version %s (seq %d) reads %d data file(s) by a path holding a control character (%s): %v; nothing was pushed. gc and verify --data refuse such a path, so the repository could not be cleaned while the version is kept. Give the file a plain name (rename it, or remove it from its table) in the working catalog, then commit again",
 		e.Version, e.Seq, e.Count, strings.Join(e.Paths, "; "), ErrDataPath)
 }

@@ -392,8 +392,8 @@ func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, also []version
 		for _, f := range files {
 			if pl, err := norm.Place(f.ResolvedPath); err == nil && pl.Key != "" {
 				listed[pl.Key] = true
-				if pl.Alias != "" {
-					listed[pl.Alias] = true
+				for _, a := range pl.Aliases {
+					listed[a] = true
 				}
 			}
 		}

@@ -541,12 +541,21 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 	// would make gc refuse to plan: such paths are collected and refused.
 	// Other paths the normaliser cannot place (a relative data_path,
 	// another host's file:// URL) are left unchecked, as ever.
-	var bad []string
-	badCount := 0
+	// A path DuckDB reads outside the repository while its text lies
+	// inside (a location holding '?') reaches no reader: refused too.
+	var bad, disputed []string
+	badCount, disputedCount := 0, 0
 	refuse := func(p string, err error) {
 		if errors.Is(err, retention.ErrPath) && strings.ContainsFunc(p, unicode.IsControl) {
 			if badCount++; len(bad) < 5 {
 				bad = append(bad, err.Error())
+			}
+		}
+	}
+	dispute := func(p string, yes bool) {
+		if yes {
+			if disputedCount++; len(disputed) < 5 {
+				disputed = append(disputed, fmt.Sprintf("%q", p))
 			}
 		}
 	}
@@ -556,6 +565,7 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 			local = append(local, dir)
 		}
 		refuse(dir, err)
+		dispute(dir, dp.Disputed)
 		return ducklake.FolderKey{Prefix: dp.KeyPrefix, Nested: dp.Nested}, err
 	}
 	place := func(p string) (string, error) {
@@ -564,6 +574,7 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 			local = append(local, p)
 		}
 		refuse(p, err)
+		dispute(p, pl.Disputed)
 		return pl.Key, err
 	}
 	r.step("push:data-keys")
@@ -574,6 +585,9 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 	defer keys.Close()
 	if badCount > 0 {
 		return &DataPathError{Version: head.Record.ID, Seq: head.Record.Seq, Paths: bad, Count: badCount}
+	}
+	if disputedCount > 0 {
+		return &DataPathError{Version: head.Record.ID, Seq: head.Record.Seq, Paths: disputed, Count: disputedCount, Disputed: true}
 	}
 	if len(local) > 0 && !r.opts.AllowLocalData {
 		slices.Sort(local)

@@ -133,9 +133,7 @@ func (r *Repo) neededKeys(ctx context.Context, head version.ID, pending []Pendin
 		}
 		if pl, err := norm.Place(f.ResolvedPath); err == nil && pl.Key != "" {
 			keys = append(keys, pl.Key)
-			if pl.Alias != "" {
-				keys = append(keys, pl.Alias)
-			}
+			keys = append(keys, pl.Aliases...)
 		}
 	}
 	slices.Sort(keys)

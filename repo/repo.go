@@ -193,6 +193,13 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 		return nil, err
 	}
 	where := store.RedactURL(url)
+	if loc := st.Location(""); strings.Contains(loc, "://") && strings.Contains(loc, "?") {
+		// DuckDB reads '?' in an object-store path as the start of query
+		// parameters ("Invalid query parameters found"): every line fdl
+		// printed for such a repository would fail (docs/spec.md §8).
+		st.Close()
+		return nil, fmt.Errorf("init %s: its location %s holds '?', which DuckDB reads as the start of query parameters in an object-store path, so no DuckDB reader or writer could reach the repository's files; choose a prefix without '?': %w", where, loc, ErrInvalidArguments)
+	}
 	if rc, ok := st.(store.RootChecker); ok {
 		if err := rc.CheckRoot(ctx); err != nil {
 			st.Close()

@@ -45,6 +45,11 @@ const (
 	CodeRetiredNoMarker   Code = "retired-no-marker"   // the floor retires a version whose catalog is gone without a marker
 	CodeDataMissing       Code = "data-missing"        // --data: a file a catalog in retention can read is not in the store
 	CodeDataPathInvalid   Code = "data-path-invalid"   // --data: a data-file path cannot be normalised
+	// CodeDataPathDisputed: --data: DuckDB reads a data file's path
+	// outside the repository while the same text names a file inside it
+	// (a prefix holding '?', which DuckDB reads as query parameters): gc
+	// keeps the file, but no DuckDB reader reaches it by that path.
+	CodeDataPathDisputed Code = "data-path-disputed"
 	// CodeDataLocalPath: in a repository that is not a folder of this
 	// machine, a version reads data files by a local path (its data_path
 	// or a file's path is one), which no reader of the repository reaches.
@@ -399,6 +404,9 @@ func (r *Repo) verifyData(ctx context.Context, vs *verifyState, rep *VerifyRepor
 	vs.dp.Plan(listing, time.Time{}, 0) // only Missing is used
 	for _, k := range vs.dp.Missing() {
 		add(CodeDataMissing, k, "%s is not in the store, but a catalog in retention can read it (at or after its floor snapshot)", r.st.Location(k))
+	}
+	for _, d := range vs.dp.Disputed() {
+		add(CodeDataPathDisputed, d.Key, "version %s reads %q, which DuckDB reads as %s, outside the repository, while the repository holds it at %s: no DuckDB reader reaches that file by this path", d.Version, d.Path, d.Reads, r.st.Location(d.Key))
 	}
 	st := vs.dp.Stats()
 	rep.DataFiles, rep.DataOutside = st.Listed, st.Outside

@@ -72,6 +72,20 @@ type DataPlanner struct {
 	// retention can read at or after its floor, or names outside the
 	// repository (see Protected).
 	protected map[string]bool
+	// disputed are the files of catalogs in retention that DuckDB reads
+	// outside the repository by a path whose text lies inside it.
+	disputed []DisputedFile
+}
+
+// DisputedFile is a data or delete file of a catalog in retention whose
+// path DuckDB reads outside the repository, while the same text read
+// another way lies inside it (Place.Disputed): gc keeps the file at Key,
+// and verify reports it, since no DuckDB reader reaches it by that path.
+type DisputedFile struct {
+	Version version.ID
+	Path    string // the resolved path, as the catalog spells it
+	Reads   string // where DuckDB reads it (Place.Canonical)
+	Key     string // the store key the text names inside the repository
 }
 
 // NewDataPlanner returns a planner that places paths with norm.
@@ -100,6 +114,9 @@ func (p *DataPlanner) AddLive(id version.ID, floor int64, files []ducklake.DataF
 			return pathError(id, f, err)
 		}
 		need := VisibleFrom(f, floor)
+		if pl.Disputed {
+			p.disputed = append(p.disputed, DisputedFile{Version: id, Path: f.ResolvedPath, Reads: pl.Canonical, Key: pl.Key})
+		}
 		if (pl.Key == "" || need) && strings.HasPrefix(pl.Canonical, "/") {
 			p.protected[pl.Canonical] = true
 		}
@@ -110,11 +127,11 @@ func (p *DataPlanner) AddLive(id version.ID, floor int64, files []ducklake.DataF
 		s := p.state(pl.Key)
 		s.listedLive, s.primary = true, true
 		s.needed = s.needed || need
-		if pl.Alias != "" {
-			a := p.state(pl.Alias)
+		for _, alias := range pl.Aliases {
+			a := p.state(alias)
 			a.listedLive, a.needed = true, true
-			if !slices.Contains(s.aliases, pl.Alias) {
-				s.aliases = append(s.aliases, pl.Alias)
+			if !slices.Contains(s.aliases, alias) {
+				s.aliases = append(s.aliases, alias)
 			}
 		}
 	}
@@ -236,6 +253,9 @@ func (p *DataPlanner) Protected() []string {
 // Missing returns, after Plan, the keys a catalog in retention can read
 // that the listing lacks, sorted.
 func (p *DataPlanner) Missing() []string { return slices.Clone(p.missing) }
+
+// Disputed returns the disputed files AddLive met, in the order met.
+func (p *DataPlanner) Disputed() []DisputedFile { return slices.Clone(p.disputed) }
 
 // Stats returns the counts gathered so far.
 func (p *DataPlanner) Stats() DataStats { return p.stats }

@@ -19,19 +19,30 @@ var ErrPath = errors.New("data file path cannot be normalised")
 
 // Place is where a data-file path points, normalised.
 type Place struct {
-	// Canonical is the normalised path: "/abs/path" for a local file,
-	// "scheme://bucket/key" for an object (scheme in lower case, "gcs"
-	// written "gs").
+	// Canonical is the normalised path as DuckDB reads it: "/abs/path" for
+	// a local file, "scheme://bucket/key" for an object (scheme in lower
+	// case, "gcs" written "gs").
 	Canonical string
 	// Key is the store key ("data/…") when the file lies in the
 	// repository's data folder, else "" (outside the repository: gc never
-	// deletes it, docs/spec.md §8).
+	// deletes it, docs/spec.md §8). It is the key of DuckDB's reading
+	// (Canonical) when that lies inside, else of another reading of the
+	// text that does (Disputed).
 	Key string
-	// Alias is a second store key the same text may name, else "": a
-	// file:// URL holding %XX escapes names the literal file for DuckDB
-	// (which does not decode them) and the decoded file for RFC 8089. gc
-	// protects both and deletes neither on the strength of the alias alone.
-	Alias string
+	// Aliases are the other store keys the same text may name inside the
+	// repository, sorted: a file:// URL holding %XX escapes names the
+	// literal file for DuckDB (which does not decode them) and the decoded
+	// file for RFC 8089; an object URL's '#' is part of the key for DuckDB
+	// and a fragment for URL parsers; a '?' starts DuckDB's query
+	// parameters. gc protects every one and deletes none on the strength of
+	// an alias alone.
+	Aliases []string
+	// Disputed says that DuckDB's reading of the path lies outside the
+	// repository while another reading of the same text lies inside it (a
+	// prefix holding '?', which DuckDB reads as the start of query
+	// parameters): gc keeps the file at Key, verify reports it, and a push
+	// refuses it, as no DuckDB reader reaches it by that path.
+	Disputed bool
 }
 
 // Normaliser maps data-file paths, as DuckLake resolves them (DataFile
@@ -46,13 +57,23 @@ type Place struct {
 //     resolve too (a repository reached through a link);
 //   - URLs: the scheme is lower-cased ("gcs" becomes "gs"), "//" runs in the
 //     key collapse and a trailing "/" goes; a key with "." or ".." elements
-//     is refused (object stores do not resolve them);
+//     is refused (object stores do not resolve them); on object stores
+//     (s3, gs, az and their aliases) a '?' starts DuckDB's query
+//     parameters and '#' is part of the key, as DuckDB's S3 reader takes
+//     them (a file written through s3://b/p#x/data/ lands at "p#x/data/…");
+//     on http(s) both end the path, as URLs say;
+//   - every other reading of the same text (the path with its query or
+//     fragment, the percent-decoded path) that lies inside the repository
+//     is an alias, which gc protects too; when only such a reading lies
+//     inside, the place is disputed (Place.Disputed);
 //   - a path is inside the repository when it lies under one of the data
 //     folder locations given to NewNormaliser (the data/ folder as reached
 //     now, and as recorded in fdl.json at init: a moved folder keeps both;
-//     with FollowSymlinks, also each location with its links resolved),
-//     tried first as written and then with links resolved, so a file under
-//     a linked folder inside data/ keeps the key the listing gives it.
+//     with FollowSymlinks, also each location with its links resolved;
+//     and each location's readings, so a location whose text holds '?' or
+//     '#' is found however it is read), tried first as written and then
+//     with links resolved, so a file under a linked folder inside data/
+//     keeps the key the listing gives it.
 //
 // Refused with ErrPath: an empty path, control characters, a relative path
 // (a relative data_path is relative to the reader's working directory,
@@ -80,11 +101,23 @@ func NewNormaliser(dataLocations []string, followSymlinks bool) (*Normaliser, er
 		if loc == "" {
 			continue
 		}
-		c, _, err := n.canonical(loc)
+		c, alts, err := n.canonical(loc)
 		if err != nil {
 			return nil, fmt.Errorf("data folder location: %w", err)
 		}
-		forms := []string{c}
+		// The readings of the location's text that name its data folder
+		// (one cut at a '?' or '#' before it names some other folder, and
+		// is no root).
+		name := path.Base(strings.TrimRight(loc, "/"))
+		var forms []string
+		for _, f := range append([]string{c}, alts...) {
+			if path.Base(f) == name {
+				forms = append(forms, f)
+			}
+		}
+		if len(forms) == 0 {
+			forms = []string{c}
+		}
 		if followSymlinks && strings.HasPrefix(c, "/") {
 			// The folder itself may be a link (data/ on a bigger disk):
 			// catalog paths whose folders resolve land under its target.
@@ -120,7 +153,7 @@ func (n *Normaliser) Place(p string) (Place, error) {
 }
 
 func (n *Normaliser) place(p string) (Place, error) {
-	c, alias, err := n.canonical(p)
+	c, alts, err := n.canonical(p)
 	if err != nil {
 		return Place{}, err
 	}
@@ -137,9 +170,20 @@ func (n *Normaliser) place(p string) (Place, error) {
 			}
 		}
 	}
-	if alias != "" && alias != c {
-		pl.Alias = n.key(alias)
+	for _, a := range alts {
+		k := n.key(a)
+		switch {
+		case k == "" || k == pl.Key || slices.Contains(pl.Aliases, k):
+		case pl.Key == "":
+			// DuckDB reads the path outside the repository, while the
+			// same text read another way lies inside it: never "outside,
+			// not checked".
+			pl.Key, pl.Disputed = k, true
+		default:
+			pl.Aliases = append(pl.Aliases, k)
+		}
 	}
+	slices.Sort(pl.Aliases)
 	return pl, nil
 }
 
@@ -154,11 +198,13 @@ func (n *Normaliser) key(canonical string) string {
 
 var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):`)
 
-// canonical returns p's canonical form and, for a file:// URL with %XX
-// escapes, the canonical form of its percent-decoded reading.
-func (n *Normaliser) canonical(p string) (string, string, error) {
-	bad := func(why string) (string, string, error) {
-		return "", "", fmt.Errorf("%q: %s: %w", p, why, ErrPath)
+// canonical returns p's canonical form (DuckDB's reading) and the
+// canonical forms of its other readings: for a file:// URL with %XX
+// escapes, the percent-decoded one; for a URL, the readings with and
+// without its query and fragment, and percent-decoded.
+func (n *Normaliser) canonical(p string) (string, []string, error) {
+	bad := func(why string) (string, []string, error) {
+		return "", nil, fmt.Errorf("%q: %s: %w", p, why, ErrPath)
 	}
 	if p == "" {
 		return bad("the path is empty")
@@ -202,7 +248,7 @@ func (n *Normaliser) canonical(p string) (string, string, error) {
 		}
 		return n.local(rest, decoded)
 	default:
-		return canonicalURL(p, m[1], p[len(m[0]):], bad)
+		return canonicalURL(p[len(m[0]):], m[1], bad)
 	}
 }
 
@@ -214,27 +260,67 @@ var schemeAliases = map[string]string{
 	"az": "az", "azure": "az", "abfs": "az", "abfss": "az", "azblob": "az",
 }
 
-// canonicalURL is canonical for a URL with scheme and the text after the
-// colon (rest). Object-store URLs are one canonical form whatever the
-// spelling DuckDB accepts for them: the scheme's aliases (s3a, gcs, azure,
-// abfss, …), any case of the scheme and the bucket, the account-qualified
-// Azure forms, the public HTTPS endpoints of S3, GCS and Azure, "//" runs
-// anywhere in the key (also right after the bucket), a trailing "/", and a
-// query (DuckDB reads "?s3_region=…" as settings, not part of the key: the
-// key without it is protected, and with it as an alias).
-func canonicalURL(p, rawScheme, rest string, bad func(string) (string, string, error)) (string, string, error) {
+// canonicalURL is canonical for a URL with scheme rawScheme and the text
+// after the colon (rest). Object-store URLs are one canonical form
+// whatever the spelling DuckDB accepts for them: the scheme's aliases
+// (s3a, gcs, azure, abfss, …), any case of the scheme and the bucket, the
+// account-qualified Azure forms, the public HTTPS endpoints of S3, GCS and
+// Azure, "//" runs anywhere in the key (also right after the bucket), a
+// trailing "/", and a query (DuckDB reads "?s3_region=…" as settings, not
+// part of the key: the key without it is canonical, with it an alias).
+// On an object store '#' belongs to the key (DuckDB's S3 reader sends it
+// as part of the object's name); on http(s) it starts a fragment. The
+// other reading of each, and the percent-decoded key, are the aliases.
+func canonicalURL(rest, rawScheme string, bad func(string) (string, []string, error)) (string, []string, error) {
 	scheme := strings.ToLower(rawScheme)
 	rest, ok := strings.CutPrefix(rest, "//")
 	if !ok {
 		return bad("a URL needs scheme://bucket/key")
 	}
-	host, key, _ := strings.Cut(rest, "/")
-	literal := key
-	if i := strings.IndexAny(key, "?#"); i >= 0 {
-		key = key[:i]
-	} else if i := strings.IndexAny(host, "?#"); i >= 0 {
-		host, key = host[:i], ""
+	_, objectStore := schemeAliases[scheme]
+	// DuckDB's reading: an object store's path ends at '?'; an http(s)
+	// URL's at '?' or '#'.
+	cut := "?#"
+	if objectStore {
+		cut = "?"
 	}
+	duck := rest
+	if i := strings.IndexAny(rest, cut); i >= 0 {
+		duck = rest[:i]
+	}
+	c, err := urlForm(scheme, duck)
+	if err != nil {
+		return bad(err.Error())
+	}
+	var alts []string
+	add := func(text string) {
+		a, err := urlForm(scheme, text)
+		if err == nil && a != c && !slices.Contains(alts, a) {
+			alts = append(alts, a)
+		}
+		if strings.Contains(text, "%") {
+			if d, err := url.PathUnescape(text); err == nil && d != text {
+				if a, err := urlForm(scheme, d); err == nil && a != c && !slices.Contains(alts, a) {
+					alts = append(alts, a)
+				}
+			}
+		}
+	}
+	add(duck)
+	add(rest)
+	for _, sep := range "?#" {
+		if i := strings.IndexRune(rest, sep); i >= 0 {
+			add(rest[:i])
+		}
+	}
+	return c, alts, nil
+}
+
+// urlForm is the canonical "scheme://bucket/key" of a URL's text after
+// "scheme://" (hostAndKey, without a query), or an error saying why it
+// names no object.
+func urlForm(scheme, hostAndKey string) (string, error) {
+	host, key, _ := strings.Cut(hostAndKey, "/")
 	host = strings.ToLower(host)
 	key = strings.Trim(collapseSlashes(key), "/")
 	if s, ok := schemeAliases[scheme]; ok {
@@ -248,29 +334,18 @@ func canonicalURL(p, rawScheme, rest string, bad func(string) (string, string, e
 		host, key = azureContainer(host, key)
 	}
 	if host == "" {
-		return bad("the URL names no bucket or host")
+		return "", errors.New("the URL names no bucket or host")
 	}
 	for _, el := range strings.Split(key, "/") {
 		if el == "." || el == ".." {
-			return bad("an object key with '.' or '..' elements (object stores do not resolve them)")
+			return "", errors.New("an object key with '.' or '..' elements (object stores do not resolve them)")
 		}
 	}
 	c := scheme + "://" + host
 	if key != "" {
 		c += "/" + key
 	}
-	alias := ""
-	if strings.Contains(key, "%") {
-		if d, err := url.PathUnescape(key); err == nil && d != key {
-			alias = scheme + "://" + host + "/" + d
-		}
-	}
-	if alias == "" && literal != key {
-		if lit := strings.Trim(collapseSlashes(literal), "/"); lit != key {
-			alias = scheme + "://" + host + "/" + lit
-		}
-	}
-	return c, alias, nil
+	return c, nil
 }
 
 // publicEndpoint maps the public HTTPS address of an object in S3, GCS or
@@ -324,12 +399,15 @@ func collapseSlashes(s string) string {
 
 // local cleans an absolute local path (and its decoded reading) and, with
 // symlinks on, resolves links in its folders.
-func (n *Normaliser) local(p, decoded string) (string, string, error) {
+func (n *Normaliser) local(p, decoded string) (string, []string, error) {
 	c := n.resolve(path.Clean(p))
-	if decoded != "" {
-		decoded = n.resolve(path.Clean(decoded))
+	if decoded == "" {
+		return c, nil, nil
 	}
-	return c, decoded, nil
+	if d := n.resolve(path.Clean(decoded)); d != c {
+		return c, []string{d}, nil
+	}
+	return c, nil, nil
 }
 
 // resolve evaluates symbolic links in the folders of a clean absolute path:
@@ -376,6 +454,9 @@ type DirPlace struct {
 	// ("year=2024/f.parquet"); false where symbolic links in those folders
 	// could lead elsewhere, which only Place can tell.
 	Nested bool
+	// Disputed says DuckDB reads the folder outside the repository while
+	// its text read another way lies inside (Place.Disputed).
+	Disputed bool
 }
 
 // PlaceDir returns the DirPlace of dir, a path that file paths are
@@ -395,7 +476,7 @@ func (n *Normaliser) PlaceDir(dir string) (DirPlace, error) {
 	if !ok {
 		return DirPlace{}, fmt.Errorf("%q: the key %q does not end in the name: %w", dir+probe, pl.Key, ErrPath)
 	}
-	dp := DirPlace{KeyPrefix: prefix, Nested: true}
+	dp := DirPlace{KeyPrefix: prefix, Nested: true, Disputed: pl.Disputed}
 	if n.symlinks {
 		// The key came from the path as written when that lies under a
 		// data folder (place): then every simple name appends to it. Else

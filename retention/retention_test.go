@@ -133,7 +133,7 @@ func TestNormaliserSpellings(t *testing.T) {
 	// Percent escapes in a file:// URL: DuckDB reads them literally; the
 	// decoded reading is an alias.
 	pl, err := n.Place("file://" + data + "/main/t/a%20b.parquet")
-	if err != nil || pl.Key != "data/main/t/a%20b.parquet" || pl.Alias != "data/main/t/a b.parquet" {
+	if err != nil || pl.Key != "data/main/t/a%20b.parquet" || !slices.Equal(pl.Aliases, []string{"data/main/t/a b.parquet"}) {
 		t.Errorf("percent: %+v %v", pl, err)
 	}
 	// Refused.
@@ -585,5 +585,68 @@ func TestDecideRequestKeepsWhatItAdds(t *testing.T) {
 	}
 	if got := retired(d); !slices.Contains(got, v[6]) || !slices.Contains(got, v[8]) {
 		t.Errorf("after the drop, retire %v: want the request's versions among them", got)
+	}
+}
+
+// TestNormaliserPrefixCharacters: a repository whose prefix holds a
+// character URLs treat specially keeps its files inside the repository,
+// spelled as DuckDB reads them. DuckDB's S3 reader takes '#' as part of
+// the key (a file written through s3://b/p#x/data/ lands at the key
+// "p#x/data/…"), so '#' must not cut the key: it did, and gc counted every
+// file of such a repository as outside it and deleted them as unlisted. A
+// '?' starts DuckDB's query parameters: the reading without them is
+// outside the repository while the path as written is inside it, which is
+// a disputed place (gc keeps the file; verify reports it).
+func TestNormaliserPrefixCharacters(t *testing.T) {
+	for _, prefix := range []string{"p#x", "p x", "p%41", "p+x", "p=x", "p&x", "p'x", `p"x`, "p;x", "p@x", "p:x", "p,x", "p[x]", "p*x", "café", "p~x", "p$x", "p!x", "p<x", "p^x", "p|x", "p`x", "p{x}", "#", "p%23x"} {
+		for _, scheme := range []string{"s3", "gs", "az"} {
+			root := scheme + "://bucket/" + prefix + "/data/"
+			n, err := NewNormaliser([]string{root}, false)
+			if err != nil {
+				t.Fatalf("%s: %v", root, err)
+			}
+			p := root + "main/t/ducklake-1.parquet"
+			pl, err := n.Place(p)
+			if err != nil || pl.Key != "data/main/t/ducklake-1.parquet" || pl.Disputed {
+				t.Errorf("%s: %+v %v, want key data/main/t/ducklake-1.parquet", p, pl, err)
+			}
+			dp, err := n.PlaceDir(root + "main/t/")
+			if err != nil || dp.KeyPrefix != "data/main/t/" || dp.Disputed {
+				t.Errorf("%s: PlaceDir %+v %v", root, dp, err)
+			}
+			// Outside stays outside.
+			if pl, err := n.Place(scheme + "://bucket/other/data/main/t/f.parquet"); err != nil || pl.Key != "" || len(pl.Aliases) != 0 {
+				t.Errorf("%s: other prefix: %+v %v", root, pl, err)
+			}
+		}
+	}
+	// '?' in the prefix: DuckDB reads query parameters there.
+	n, err := NewNormaliser([]string{"s3://bucket/q?x/data/"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := n.Place("s3://bucket/q?x/data/main/t/f.parquet")
+	if err != nil || pl.Key != "data/main/t/f.parquet" || !pl.Disputed {
+		t.Errorf("'?' prefix: %+v %v, want key data/main/t/f.parquet, disputed", pl, err)
+	}
+	dp, err := n.PlaceDir("s3://bucket/q?x/data/main/t/")
+	if err != nil || dp.KeyPrefix != "data/main/t/" || !dp.Disputed {
+		t.Errorf("'?' prefix: PlaceDir %+v %v", dp, err)
+	}
+	// A query after the key is DuckDB's settings, not a dispute; the path
+	// with it is an alias.
+	n, err = NewNormaliser([]string{"s3://bucket/r/data/"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err = n.Place("s3://bucket/r/data/main/f.parquet?s3_region=eu-west-1")
+	if err != nil || pl.Key != "data/main/f.parquet" || pl.Disputed || !slices.Contains(pl.Aliases, "data/main/f.parquet?s3_region=eu-west-1") {
+		t.Errorf("query: %+v %v", pl, err)
+	}
+	// A fragment-looking '#' inside a key: DuckDB's reading keeps it, the
+	// reading that cuts it is an alias (gc protects both).
+	pl, err = n.Place("s3://bucket/r/data/main/a#b.parquet")
+	if err != nil || pl.Key != "data/main/a#b.parquet" || !slices.Contains(pl.Aliases, "data/main/a") {
+		t.Errorf("'#' in a name: %+v %v", pl, err)
 	}
 }
