@@ -657,3 +657,36 @@ func TestVerifyFull(t *testing.T) {
 		t.Fatalf("gc with a bad ref log entry: %v", err)
 	}
 }
+
+// TestGCLeavesFilesItDoesNotOwn: a file under data/ that no catalog lists
+// is deleted only when its name is of a kind DuckDB's ducklake writes
+// (ducklake-<uuid>.parquet, its delete files); a README.txt put there by
+// hand stays however old it is, and the plan names it.
+func TestGCLeavesFilesItDoesNotOwn(t *testing.T) {
+	ctx := context.Background()
+	_, r, _ := folderRepoCheckout(t)
+	owned := "data/main/t/ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet"
+	for _, k := range []string{"data/README.txt", "data/main/t/notes.parquet", owned} {
+		if err := r.Store().Create(ctx, k, strings.NewReader("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(30 * 24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.DataFiles) != 1 || plan.DataFiles[0].Key != owned || plan.DataFiles[0].Reason != retention.ReasonUnlisted {
+		t.Fatalf("deletions %+v, want only %s (unlisted)", plan.DataFiles, owned)
+	}
+	if plan.Data.Foreign != 2 || !slices.Equal(plan.Data.ForeignSample, []string{"data/README.txt", "data/main/t/notes.parquet"}) {
+		t.Fatalf("foreign %d %v, want README.txt and notes.parquet", plan.Data.Foreign, plan.Data.ForeignSample)
+	}
+	if _, err := r.ApplyGC(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]bool{"data/README.txt": true, "data/main/t/notes.parquet": true, owned: false} {
+		if _, err := r.Store().Stat(ctx, k); (err == nil) != want {
+			t.Errorf("%s after gc: %v, want present %v", k, err, want)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package retention
 
 import (
 	"fmt"
+	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -24,6 +26,21 @@ const (
 	ReasonUnlisted = "unlisted"
 )
 
+// ownedName matches the names DuckDB's ducklake extension gives the files
+// it writes: "ducklake-<uuid>.parquet" (data files),
+// "ducklake-<uuid>-delete.parquet" and, in DuckLake 1.1,
+// "ducklake-<uuid>-delete.puffin" (delete files). Its source:
+// duckdb/ducklake src/storage/ducklake_delete.cpp and the data writer's
+// file name pattern.
+var ownedName = regexp.MustCompile(`^ducklake-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\.parquet|-delete\.parquet|-delete\.puffin)$`)
+
+// OwnedName reports whether name (a file name, without folders) is of a
+// kind DuckDB's ducklake extension writes. gc deletes a file that no
+// catalog lists only when it is (docs/spec.md §16): files a catalog lists
+// follow the retention rules whatever their names (ducklake_add_data_files
+// registers files under any name).
+func OwnedName(name string) bool { return ownedName.MatchString(name) }
+
 // DataDeletion is one data file gc deletes (step 3).
 type DataDeletion struct {
 	Key     string    `json:"key"`
@@ -42,6 +59,12 @@ type DataStats struct {
 	Kept         int   `json:"kept_count"`    // kept: a catalog in retention can read them
 	KeptBytes    int64 `json:"kept_bytes"`    //
 	Young        int   `json:"young_count"`   // kept: no catalog lists them, younger than the grace period
+	// Foreign counts the files kept because no catalog lists them and
+	// their names are not of the kinds DuckDB's ducklake extension writes
+	// (OwnedName): gc never deletes a file it does not own.
+	Foreign int `json:"foreign_count"`
+	// ForeignSample names up to five of them.
+	ForeignSample []string `json:"foreign_sample,omitempty"`
 	Listed       int   `json:"listed"`        // distinct files the catalogs read list inside data/
 	Outside      int   `json:"outside"`       // rows naming files outside the repository (never deleted)
 	Missing      int   `json:"missing"`       // files a catalog in retention can read that are not in the store
@@ -184,8 +207,11 @@ func pathError(id version.ID, f ducklake.DataFile, err error) error {
 //   - deleted (ReasonEnded) when catalogs in retention list it but every
 //     one ended it at or before its floor;
 //   - deleted (ReasonRetired) when only retired versions' catalogs list it;
-//   - deleted (ReasonUnlisted) when no catalog lists it and it is older
-//     than grace by its ModTime, else kept.
+//   - deleted (ReasonUnlisted) when no catalog lists it, its name is of a
+//     kind DuckDB's ducklake extension writes (OwnedName) and it is older
+//     than grace by its ModTime; kept when younger, and kept for good
+//     (DataStats.Foreign) when its name is of another kind: gc deletes no
+//     file it does not own (a README.txt put under data/ by hand).
 //
 // Objects outside data/ are ignored: gc never deletes them.
 func (p *DataPlanner) Plan(listing []store.ObjectInfo, now time.Time, grace Duration) []DataDeletion {
@@ -211,6 +237,12 @@ func (p *DataPlanner) Plan(listing []store.ObjectInfo, now time.Time, grace Dura
 			d.Reason = ReasonRetired
 			d.RetiredBy = slices.Clone(s.retiredBy)
 			slices.Sort(d.RetiredBy)
+		case !OwnedName(path.Base(o.Key)):
+			p.stats.Foreign++
+			if len(p.stats.ForeignSample) < 5 {
+				p.stats.ForeignSample = append(p.stats.ForeignSample, o.Key)
+			}
+			continue
 		case !Young(now, o.ModTime, grace):
 			d.Reason = ReasonUnlisted
 		default:

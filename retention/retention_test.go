@@ -503,18 +503,27 @@ func TestDataPlanner(t *testing.T) {
 	for _, k := range []string{"a", "b", "c", "d", "p q", "p%20q", "shared", "old", "marked"} {
 		listing = append(listing, store.ObjectInfo{Key: "data/" + k + ".parquet", Size: 1, ModTime: young})
 	}
-	listing = append(listing, store.ObjectInfo{Key: "data/stray-old.parquet", ModTime: old}, store.ObjectInfo{Key: "data/stray-young.parquet", ModTime: young}, store.ObjectInfo{Key: "other/x", ModTime: old})
+	const strayOld, strayYoung = "data/main/t/ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet", "data/main/t/ducklake-01a23784-9317-7442-aa55-b1a2089a1831-delete.parquet"
+	listing = append(listing, store.ObjectInfo{Key: strayOld, ModTime: old}, store.ObjectInfo{Key: strayYoung, ModTime: young}, store.ObjectInfo{Key: "other/x", ModTime: old})
+	// Files gc does not own (no catalog lists them, and DuckDB's ducklake
+	// never names a file so) stay, however old.
+	foreign := []string{"data/README.txt", "data/main/t/ducklake-notauuid.parquet", "data/main/t/part-0001.parquet", "data/main/t/ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet.bak"}
+	for _, k := range foreign {
+		listing = append(listing, store.ObjectInfo{Key: k, ModTime: old})
+	}
+	slices.SortFunc(listing, func(a, b store.ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
 	dels := p.Plan(listing, now, DefaultGrace)
 	got := map[string]string{}
 	for _, d := range dels {
 		got[d.Key] = d.Reason
 	}
-	want := map[string]string{"data/b.parquet": ReasonEnded, "data/old.parquet": ReasonRetired, "data/marked.parquet": ReasonRetired, "data/stray-old.parquet": ReasonUnlisted}
+	want := map[string]string{"data/b.parquet": ReasonEnded, "data/old.parquet": ReasonRetired, "data/marked.parquet": ReasonRetired, strayOld: ReasonUnlisted}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("deletions %v, want %v", got, want)
 	}
 	st := p.Stats()
-	if st.Outside != 1 || st.Young != 1 || st.Missing != 1 || !slices.Equal(p.Missing(), []string{"data/missing.parquet"}) {
+	slices.Sort(foreign)
+	if st.Outside != 1 || st.Young != 1 || st.Missing != 1 || !slices.Equal(p.Missing(), []string{"data/missing.parquet"}) || st.Foreign != len(foreign) || !slices.Equal(st.ForeignSample, foreign) {
 		t.Errorf("stats %+v missing %v", st, p.Missing())
 	}
 	// A path that cannot be placed stops the planner, naming the version.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -194,4 +195,11 @@ func printPlanKept(ios *term.IO, p *repo.GCPlan) {
 		ios.Printf("; %d catalog row(s) name files outside the repository (never deleted)", d.Outside)
 	}
 	ios.Printf("\n")
+	if d.Foreign > 0 {
+		more := ""
+		if d.Foreign > len(d.ForeignSample) {
+			more = ", …"
+		}
+		ios.Printf("Left: %d file(s) under data/ that no catalog lists, whose names are not of the kinds DuckDB's ducklake writes (%s%s): gc deletes no file it does not own\n", d.Foreign, strings.Join(d.ForeignSample, ", "), more)
+	}
 }
