@@ -74,6 +74,11 @@ type CheckoutResult struct {
 	// Attach is the DuckDB statement that attaches the working catalog.
 	Attach        string           `json:"attach"`
 	CatalogFormat ducklake.Backend `json:"catalog_format"`
+	// ResolvedDataPath is the imported lake's own data_path when it was
+	// relative ("./bla/"): the working catalog's data_path is it resolved
+	// against the folder fdl ran in, as DuckDB run there reads it
+	// (DataPath). "" otherwise.
+	ResolvedDataPath string `json:"resolved_data_path,omitempty"`
 	// Tracking compares the base with the head of the branch: anything
 	// but up-to-date, ahead or no-branch means a version committed here
 	// will not be a fast-forward of the branch (nil when the branch could
@@ -144,6 +149,11 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 			return nil, err
 		}
 	}
+	if res.Origin == OriginFile {
+		if res.ResolvedDataPath, err = resolveRelativeDataPath(ctx, duckPath); err != nil {
+			return nil, err
+		}
+	}
 	var known *version.Record // a version's record holds its catalog's data path, format and storage (checked by its sha256)
 	if res.Origin == OriginVersion {
 		known = base
@@ -195,6 +205,37 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 	// the branch cannot be read).
 	res.Tracking, _ = r.trackingOf(ctx, res.Branch, baseID, nil)
 	return res, nil
+}
+
+// resolveRelativeDataPath gives the imported catalog at path an absolute
+// data_path when its own is relative: DuckDB resolves a relative data_path
+// against each reader's working directory, so a version published with one
+// reads its files only from the folder it was written in, and a push
+// refuses it (docs/spec.md §8). The import resolves it against the folder
+// fdl runs in, as DuckDB run there would, and returns what it was ("" when
+// it was not relative).
+func resolveRelativeDataPath(ctx context.Context, path string) (string, error) {
+	c, err := ducklake.Open(ctx, path)
+	if err != nil {
+		return "", err
+	}
+	dp := c.DataPath()
+	c.Close()
+	if dp == "" || strings.Contains(dp, ":") || filepath.IsAbs(dp) || strings.HasPrefix(dp, "/") {
+		return "", nil
+	}
+	abs, err := filepath.Abs(dp)
+	if err != nil {
+		return "", err
+	}
+	abs = filepath.ToSlash(abs)
+	if strings.HasSuffix(dp, "/") || strings.HasSuffix(dp, `\`) {
+		abs += "/"
+	}
+	if _, err := ducklake.SetOption(ctx, path, "data_path", abs); err != nil {
+		return "", err
+	}
+	return dp, nil
 }
 
 // creatableFormats are the DuckLake formats a new empty catalog is made in

@@ -249,7 +249,7 @@ func (e *DataPathError) Error() string {
 		return fmt.Sprintf("version %s (seq %d) reads %d data file(s) by a path that DuckDB reads outside the repository (%s): %v; nothing was pushed. The repository's location holds a '?', which DuckDB reads as the start of query parameters, so no DuckDB reader or writer reaches its data folder: publish from a repository at a location without '?'",
 			e.Version, e.Seq, e.Count, strings.Join(e.Paths, "; "), ErrDataPath)
 	}
-	return fmt.Sprintf("version %s (seq %d) reads %d data file(s) by a path holding a control character (%s): %v; nothing was pushed. gc and verify --data refuse such a path, so the repository could not be cleaned while the version is kept. Give the file a plain name (rename it, or remove it from its table) in the working catalog, then commit again",
+	return fmt.Sprintf("version %s (seq %d) reads %d data file(s) by a path no reader can rely on (%s): %v; nothing was pushed. A relative data_path is resolved by DuckDB against each reader's working directory: set an absolute one in the working catalog's ducklake_metadata (key 'data_path'), or import the lake again, which resolves it. A path holding a control character: give the file a plain name (rename it, or remove it from its table). Then commit again",
 		e.Version, e.Seq, e.Count, strings.Join(e.Paths, "; "), ErrDataPath)
 }
 

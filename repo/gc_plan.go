@@ -226,6 +226,13 @@ func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, 
 	listing = keepOutNested(listing, &plan.Warnings)
 	plan.DataFiles = dp.Plan(listing, plan.Now, in.Policy.Grace)
 	plan.Data = dp.Stats()
+	for _, u := range dp.Unplaced() {
+		if u.Live {
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("version %s reads %d file(s) by a path gc cannot place (%v): gc keeps every file under data/ with one of their names; readers cannot rely on such a path (fdl verify --data reports it)", u.Version, u.Count, u.First))
+		} else {
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("version %s leaves retention listing %d file(s) by a path gc cannot place (%v): it frees none of them", u.Version, u.Count, u.First))
+		}
+	}
 	if local, ok := r.folder(); ok {
 		plan.DataFiles = guardFolderStore(local, norm, dp, plan.DataFiles, &plan.Warnings)
 	}
@@ -266,7 +273,8 @@ func (r *Repo) scanLive(ctx context.Context, plan *GCPlan, in *retention.Input, 
 	}
 	slices.SortFunc(live, func(a, b *version.Record) int { return strings.Compare(string(a.ID), string(b.ID)) })
 	return r.scanCatalogs(ctx, live, tmp, workers, &plan.Timing, nil, func(rec *version.Record, files []ducklake.DataFile) error {
-		return dp.AddLive(rec.ID, plan.Live[rec.ID], files)
+		dp.AddLive(rec.ID, plan.Live[rec.ID], files)
+		return nil
 	})
 }
 
@@ -289,9 +297,7 @@ func (r *Repo) scanUploading(ctx context.Context, plan *GCPlan, in *retention.In
 		if err != nil {
 			return &GCStopError{Why: StopNewCatalogUnreadable, Version: id, Detail: err, Err: ErrRetentionConflict}
 		}
-		if err := dp.AddLive(id, 0, files); err != nil {
-			return refuseGC(fmt.Errorf("a version being uploaded: %w", err))
-		}
+		dp.AddLive(id, 0, files)
 	}
 	return nil
 }
@@ -325,10 +331,9 @@ func (r *Repo) scanLeaving(ctx context.Context, plan *GCPlan, in *retention.Inpu
 	}
 	return r.scanCatalogs(ctx, leaving, tmp, workers, &plan.Timing, unreadable, func(rec *version.Record, files []ducklake.DataFile) error {
 		rt := &plan.Retire[index[rec.ID]]
-		var err error
-		rt.Frees, err = dp.AddRetiring(rec.ID, files)
+		rt.Frees = dp.AddRetiring(rec.ID, files)
 		rt.FreesCount = len(rt.Frees)
-		return err
+		return nil
 	})
 }
 

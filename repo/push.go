@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
@@ -536,17 +535,17 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		pl, err := norm.Place(p)
 		return err == nil && pl.Key == "" && strings.HasPrefix(pl.Canonical, "/")
 	}
-	// A path holding a control character (which DuckDB's own writer never
-	// makes: it percent-encodes partition values) cannot be placed, and
-	// would make gc refuse to plan: such paths are collected and refused.
-	// Other paths the normaliser cannot place (a relative data_path,
-	// another host's file:// URL) are left unchecked, as ever.
+	// A path the normaliser cannot place reaches no reader reliably: one
+	// holding a control character (which DuckDB's own writer never makes:
+	// it percent-encodes partition values), a relative data_path (which
+	// DuckDB resolves against each reader's working directory), another
+	// host's file:// URL. Such paths are collected and refused.
 	// A path DuckDB reads outside the repository while its text lies
 	// inside (a location holding '?') reaches no reader: refused too.
 	var bad, disputed []string
 	badCount, disputedCount := 0, 0
 	refuse := func(p string, err error) {
-		if errors.Is(err, retention.ErrPath) && strings.ContainsFunc(p, unicode.IsControl) {
+		if errors.Is(err, retention.ErrPath) {
 			if badCount++; len(bad) < 5 {
 				bad = append(bad, err.Error())
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
@@ -43,8 +44,21 @@ func TestRealCatalogs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.DataPath != e.DataPath {
-				t.Errorf("data_path %q, manifest %q", res.DataPath, e.DataPath)
+			wantPath := e.DataPath
+			if !strings.Contains(wantPath, ":") && !filepath.IsAbs(wantPath) {
+				// A relative data_path is resolved at import against the
+				// folder fdl runs in, as DuckDB run there reads it.
+				abs, err := filepath.Abs(wantPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantPath = filepath.ToSlash(abs) + "/"
+				if res.ResolvedDataPath != e.DataPath {
+					t.Errorf("resolved data_path %q, manifest %q", res.ResolvedDataPath, e.DataPath)
+				}
+			}
+			if res.DataPath != wantPath {
+				t.Errorf("data_path %q, want %q (manifest %q)", res.DataPath, wantPath, e.DataPath)
 			}
 			w, err := repo.OpenWorkdir(res.Dir)
 			if err != nil {

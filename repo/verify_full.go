@@ -313,8 +313,10 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 		return x
 	}
 	floor := retention.FloorSnapshot(rec.ID, recOf, func(id version.ID) bool { return !vs.retired[id] })
-	if err := vs.dp.AddLive(rec.ID, floor, files); err != nil {
-		add(CodeDataPathInvalid, string(rec.ID), "%v", err)
+	before := len(vs.dp.Unplaced())
+	vs.dp.AddLive(rec.ID, floor, files)
+	for _, u := range vs.dp.Unplaced()[before:] {
+		add(CodeDataPathInvalid, string(rec.ID), "%v (and %d more path(s) of the catalog that cannot be placed: no reader can rely on them; gc keeps every file under data/ with one of their names)", u.First, u.Count-1)
 	}
 	return nil
 }

@@ -98,6 +98,10 @@ type DataPlanner struct {
 	// disputed are the files of catalogs in retention that DuckDB reads
 	// outside the repository by a path whose text lies inside it.
 	disputed []DisputedFile
+	// unplaced are the catalogs that list paths that do not normalise;
+	// keepNames the file names of those a catalog in retention lists.
+	unplaced  []Unplaced
+	keepNames map[string]bool
 }
 
 // DisputedFile is a data or delete file of a catalog in retention whose
@@ -113,7 +117,7 @@ type DisputedFile struct {
 
 // NewDataPlanner returns a planner that places paths with norm.
 func NewDataPlanner(norm *Normaliser) *DataPlanner {
-	return &DataPlanner{norm: norm, files: map[string]*fileState{}, protected: map[string]bool{}}
+	return &DataPlanner{norm: norm, files: map[string]*fileState{}, protected: map[string]bool{}, keepNames: map[string]bool{}}
 }
 
 func (p *DataPlanner) state(key string) *fileState {
@@ -127,14 +131,19 @@ func (p *DataPlanner) state(key string) *fileState {
 
 // AddLive records the data and delete files of a catalog in retention whose
 // floor snapshot is floor. A row visible at a snapshot >= floor (VisibleFrom)
-// makes its file needed. Errors: ErrPath (naming the version, the file id
-// and the path) for a path that does not normalise.
-func (p *DataPlanner) AddLive(id version.ID, floor int64, files []ducklake.DataFile) error {
+// makes its file needed. A path that does not normalise (a relative
+// data_path, which DuckDB resolves against each reader's working
+// directory; a control character) cannot be placed: it is recorded
+// (Unplaced) and every object under data/ with the same file name is kept,
+// so that a published version never blocks gc and never loses a file gc
+// could not tell apart (docs/spec.md §16).
+func (p *DataPlanner) AddLive(id version.ID, floor int64, files []ducklake.DataFile) {
 	p.stats.CatalogsRead++
 	for _, f := range files {
 		pl, err := p.norm.Place(f.ResolvedPath)
 		if err != nil {
-			return pathError(id, f, err)
+			p.unplace(id, f, err, true)
+			continue
 		}
 		need := VisibleFrom(f, floor)
 		if pl.Disputed {
@@ -158,19 +167,21 @@ func (p *DataPlanner) AddLive(id version.ID, floor int64, files []ducklake.DataF
 			}
 		}
 	}
-	return nil
 }
 
 // AddRetiring records the files of the catalog of a version leaving
 // retention and returns the keys no catalog in retention lists, sorted: its
-// marker's DataFiles. Call it after every AddLive. Errors: ErrPath.
-func (p *DataPlanner) AddRetiring(id version.ID, files []ducklake.DataFile) ([]string, error) {
+// marker's DataFiles. Call it after every AddLive. A path that does not
+// normalise frees nothing (it is recorded in Unplaced): a version leaving
+// retention never blocks gc.
+func (p *DataPlanner) AddRetiring(id version.ID, files []ducklake.DataFile) []string {
 	p.stats.CatalogsRead++
 	var frees []string
 	for _, f := range files {
 		pl, err := p.norm.Place(f.ResolvedPath)
 		if err != nil {
-			return nil, pathError(id, f, err)
+			p.unplace(id, f, err, false)
+			continue
 		}
 		if pl.Key == "" || p.state(pl.Key).listedLive {
 			continue
@@ -180,8 +191,37 @@ func (p *DataPlanner) AddRetiring(id version.ID, files []ducklake.DataFile) ([]s
 	slices.Sort(frees)
 	frees = slices.Compact(frees)
 	p.AddMarker(id, frees)
-	return frees, nil
+	return frees
 }
+
+// Unplaced is what one catalog lists by paths that do not normalise.
+type Unplaced struct {
+	Version version.ID
+	// Live: the catalog is in retention (gc keeps every object under data/
+	// with one of its names); else it is leaving (it frees none of them).
+	Live  bool
+	Count int   // files (rows) of the catalog
+	First error // the first one's error (ErrPath, naming the version, file id and path)
+}
+
+func (p *DataPlanner) unplace(id version.ID, f ducklake.DataFile, err error, live bool) {
+	if live {
+		name := f.ResolvedPath
+		if i := strings.LastIndexAny(name, "/\\"); i >= 0 {
+			name = name[i+1:]
+		}
+		p.keepNames[name] = true
+	}
+	if n := len(p.unplaced); n > 0 && p.unplaced[n-1].Version == id && p.unplaced[n-1].Live == live {
+		p.unplaced[n-1].Count++
+		return
+	}
+	p.unplaced = append(p.unplaced, Unplaced{Version: id, Live: live, Count: 1, First: pathError(id, f, err)})
+}
+
+// Unplaced returns, in the order met, the catalogs that list files by paths
+// that do not normalise.
+func (p *DataPlanner) Unplaced() []Unplaced { return slices.Clone(p.unplaced) }
 
 // AddMarker records the data files a retired version's marker names.
 func (p *DataPlanner) AddMarker(id version.ID, keys []string) {
@@ -198,7 +238,7 @@ func pathError(id version.ID, f ducklake.DataFile, err error) error {
 	if f.Delete {
 		kind = "delete file"
 	}
-	return fmt.Errorf("version %s: catalog lists %s %d at %q (stored as %q): %w; gc deletes nothing while a path cannot be placed: fix the catalog's data_path or path, or ask for help", id, kind, f.ID, f.ResolvedPath, f.Path, err)
+	return fmt.Errorf("version %s: catalog lists %s %d at %q (stored as %q): %w", id, kind, f.ID, f.ResolvedPath, f.Path, err)
 }
 
 // Plan decides, for every object under data/ in listing, whether gc deletes
@@ -227,7 +267,7 @@ func (p *DataPlanner) Plan(listing []store.ObjectInfo, now time.Time, grace Dura
 		s := p.files[o.Key]
 		d := DataDeletion{Key: o.Key, Size: o.Size, ModTime: o.ModTime}
 		switch {
-		case s != nil && s.needed:
+		case s != nil && s.needed, len(p.keepNames) > 0 && p.keepNames[path.Base(o.Key)]:
 			p.stats.Kept++
 			p.stats.KeptBytes = store.AddSize(p.stats.KeptBytes, o.Size)
 			continue

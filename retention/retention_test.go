@@ -476,7 +476,7 @@ func TestDataPlanner(t *testing.T) {
 	p := NewDataPlanner(n)
 	v := ids(3)
 	// Live catalog with floor 10.
-	err = p.AddLive(v[2], 10, []ducklake.DataFile{
+	p.AddLive(v[2], 10, []ducklake.DataFile{
 		df(1, "/r/data/a.parquet", 1),              // open: kept
 		df(2, "/r/data/b.parquet", 1, 10),          // ended at the floor: deleted
 		df(3, "/r/data/c.parquet", 1, 11),          // visible at 10: kept
@@ -487,13 +487,7 @@ func TestDataPlanner(t *testing.T) {
 		df(8, "/r/data//shared.parquet", 1),        // ...but open in another row spelling
 		df(9, "/r/data/missing.parquet", 1),        // needed, not in the store
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	frees, err := p.AddRetiring(v[0], []ducklake.DataFile{df(1, "/r/data/a.parquet", 1), df(2, "/r/data/old.parquet", 0, 1), df(3, "/r/data/old.parquet", 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	frees := p.AddRetiring(v[0], []ducklake.DataFile{df(1, "/r/data/a.parquet", 1), df(2, "/r/data/old.parquet", 0, 1), df(3, "/r/data/old.parquet", 0, 1)})
 	if !slices.Equal(frees, []string{"data/old.parquet"}) {
 		t.Errorf("frees %v", frees)
 	}
@@ -527,8 +521,43 @@ func TestDataPlanner(t *testing.T) {
 		t.Errorf("stats %+v missing %v", st, p.Missing())
 	}
 	// A path that cannot be placed stops the planner, naming the version.
-	if err := p.AddLive(v[2], 0, []ducklake.DataFile{{ID: 7, Path: "x.parquet", ResolvedPath: "files/x.parquet"}}); !errors.Is(err, ErrPath) || !strings.Contains(err.Error(), string(v[2])) {
-		t.Errorf("relative path: %v", err)
+	if len(p.Unplaced()) != 0 {
+		t.Errorf("unplaced %+v", p.Unplaced())
+	}
+}
+
+// TestDataPlannerUnplaced: a path that cannot be placed (a relative
+// data_path, which DuckDB resolves against each reader's working
+// directory) never blocks gc: a catalog in retention keeps every object
+// under data/ with its file name, one leaving retention frees none of its
+// files, and both are reported.
+func TestDataPlannerUnplaced(t *testing.T) {
+	n, err := NewNormaliser([]string{"/r/data/"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	p := NewDataPlanner(n)
+	v := ids(3)
+	const kept, freed = "ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet", "ducklake-01a23784-9317-7442-aa55-b1a2089a1831.parquet"
+	p.AddLive(v[2], 0, []ducklake.DataFile{{ID: 7, Path: kept, ResolvedPath: "bla/main/t/" + kept}, {ID: 8, Path: "y", ResolvedPath: "bla/main/t/y"}})
+	frees := p.AddRetiring(v[0], []ducklake.DataFile{{ID: 1, Path: freed, ResolvedPath: "./old/" + freed}, df(2, "/r/data/old.parquet", 0, 1)})
+	if !slices.Equal(frees, []string{"data/old.parquet"}) {
+		t.Errorf("frees %v", frees)
+	}
+	old := now.Add(-30 * 24 * time.Hour)
+	dels := p.Plan([]store.ObjectInfo{{Key: "data/main/t/" + kept, ModTime: old}, {Key: "data/main/t/" + freed, ModTime: old}, {Key: "data/old.parquet", ModTime: old}}, now, DefaultGrace)
+	got := map[string]string{}
+	for _, d := range dels {
+		got[d.Key] = d.Reason
+	}
+	if want := map[string]string{"data/main/t/" + freed: ReasonUnlisted, "data/old.parquet": ReasonRetired}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("deletions %v, want %v", got, want)
+	}
+	u := p.Unplaced()
+	if len(u) != 2 || u[0].Version != v[2] || !u[0].Live || u[0].Count != 2 || u[1].Version != v[0] || u[1].Live || u[1].Count != 1 ||
+		!errors.Is(u[0].First, ErrPath) || !strings.Contains(u[0].First.Error(), string(v[2])) || !strings.Contains(u[0].First.Error(), "relative") {
+		t.Errorf("unplaced %+v", u)
 	}
 }
 

@@ -127,6 +127,9 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 		ios.Printf("Checked out version %s (seq %d) of branch %s into %s\n", ios.ID(string(res.Base)), res.Seq, ios.Ref(res.Branch), res.Dir)
 	case repo.OriginFile:
 		ios.Printf("Copied %s into %s (branch %s)\n", from, res.Dir, ios.Ref(res.Branch))
+		if res.ResolvedDataPath != "" {
+			ios.Printf("Its data_path %q is relative, which DuckDB resolves against each reader's working directory: the working catalog's data_path is %s, resolved against this one\n", res.ResolvedDataPath, res.DataPath)
+		}
 		if m := res.Migration; m != nil {
 			ios.Printf("Migrated it from DuckLake %s to %s with the ducklake extension's own steps (no snapshot added; %s attaches it)\n", m.From, m.To, readersText(res.Readers))
 		}

@@ -27,6 +27,17 @@ const DeleteOlderThan = "1000 years"
 // keeps its storage version (rows are added to the existing file; closing
 // checkpoints it, so no .wal stays beside it).
 func SetOptionIfAbsent(ctx context.Context, path, key, value string) (bool, error) {
+	return setOption(ctx, path, key, value, false)
+}
+
+// SetOption sets a lake-wide DuckLake option in the DuckDB-format catalog
+// at path, replacing a lake-wide value it has (SetOptionIfAbsent's rules
+// otherwise). It reports whether it wrote.
+func SetOption(ctx context.Context, path, key, value string) (bool, error) {
+	return setOption(ctx, path, key, value, true)
+}
+
+func setOption(ctx context.Context, path, key, value string, replace bool) (bool, error) {
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return false, err
@@ -54,10 +65,15 @@ func SetOptionIfAbsent(ctx context.Context, path, key, value string) (bool, erro
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+t+" WHERE "+where, key).Scan(&n); err != nil {
 		return false, fmt.Errorf("%s: %w", path, err)
 	}
-	if n > 0 {
+	if n > 0 && !replace {
 		return false, nil
 	}
-	if _, err := conn.ExecContext(ctx, insert, key, value); err != nil {
+	if n > 0 {
+		insert = "UPDATE " + t + " SET value = ? WHERE " + where
+		if _, err := conn.ExecContext(ctx, insert, value, key); err != nil {
+			return false, fmt.Errorf("%s: setting DuckLake option %s: %w", path, key, err)
+		}
+	} else if _, err := conn.ExecContext(ctx, insert, key, value); err != nil {
 		return false, fmt.Errorf("%s: setting DuckLake option %s: %w", path, key, err)
 	}
 	if _, err := conn.ExecContext(ctx, "DETACH "+sqlquote.Ident(catalogAlias)); err != nil {
