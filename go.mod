@@ -24,6 +24,8 @@ require (
 	google.golang.org/api v0.297.0
 )
 
+require github.com/hiddeco/sshsig v0.2.0 // indirect
+
 require (
 	cel.dev/expr v0.25.3 // indirect
 	cloud.google.com/go v0.123.0 // indirect
