@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,20 +83,11 @@ func keygen(t testing.TB, dir, typ, name string, extra ...string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	args := append([]string{"-q", "-t", typ, "-C", name + "@example.com", "-f", path}, extra...)
-	if !contains(extra, "-N") {
+	if !slices.Contains(extra, "-N") {
 		args = append(args, "-N", "")
 	}
 	run(t, "", nil, "ssh-keygen", args...)
 	return path
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // publicKey reads the public key of a key made by keygen.

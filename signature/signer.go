@@ -75,7 +75,8 @@ func AgentSocket(path string) LoadOption {
 // ErrNotInAgent). Ed25519, RSA (signed with rsa-sha2-512, as ssh-keygen
 // does) and ECDSA keys are read from files; through the agent, whatever
 // it signs with (security keys too). Every failure is a *SigningKeyError
-// naming spec.
+// naming spec, but for ctx's own error when ctx ends while the agent is
+// asked.
 func LoadSigner(ctx context.Context, spec string, opts ...LoadOption) (*Signer, error) {
 	o := loadOptions{}
 	for _, opt := range opts {
@@ -252,6 +253,9 @@ func (s *Signer) withAgent(ctx context.Context, fn func(ssh.Signer) error) error
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", s.socket)
 	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return &SigningKeyError{Spec: fp, Err: errors.Join(ErrNoAgent, err),
 			Reason: fmt.Sprintf("cannot reach ssh-agent at %s (%v); start it, or name an unencrypted private key file", s.socket, err)}
 	}

@@ -280,3 +280,16 @@ func TestLoadSignerRefusals(t *testing.T) {
 		t.Error("Sign with no namespace succeeded")
 	}
 }
+
+// TestLoadSignerHome: "~/" names the home directory, as in Git's
+// configuration. Not parallel: it sets HOME.
+func TestLoadSignerHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	key := keygen(t, home, "ed25519", "id_ed25519")
+	s := mustLoad(t, "~/id_ed25519")
+	pub, _ := publicKey(t, key)
+	if s.Fingerprint() != Fingerprint(pub) {
+		t.Errorf("~/id_ed25519 loaded key %s, want %s", s.Fingerprint(), Fingerprint(pub))
+	}
+}
