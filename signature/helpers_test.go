@@ -115,7 +115,7 @@ func startAgent(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	socket := filepath.Join(dir, "agent.sock")
 	cmd := exec.Command(bin, "-D", "-a", socket)
 	cmd.Env = sshEnv("")

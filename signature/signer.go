@@ -259,7 +259,7 @@ func (s *Signer) withAgent(ctx context.Context, fn func(ssh.Signer) error) error
 		return &SigningKeyError{Spec: fp, Err: errors.Join(ErrNoAgent, err),
 			Reason: fmt.Sprintf("cannot reach ssh-agent at %s (%v); start it, or name an unencrypted private key file", s.socket, err)}
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
