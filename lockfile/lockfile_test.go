@@ -570,3 +570,31 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// The example in docs/spec.md §20 is a lockfile exactly as fdl writes it.
+func TestSpecExample(t *testing.T) {
+	t.Parallel()
+	spec, err := os.ReadFile(filepath.Join("..", "docs", "spec.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(spec), "\n## 20. The lockfile")
+	if !ok {
+		t.Fatal("docs/spec.md has no §20")
+	}
+	_, block, ok := strings.Cut(sec, "```toml\n")
+	if !ok {
+		t.Fatal("§20 has no toml example")
+	}
+	example, _, _ := strings.Cut(block, "```")
+	f, err := Parse([]byte(example), "docs/spec.md §20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustMarshal(t, f); string(got) != example {
+		t.Fatalf("the example is not as fdl writes it:\n%s\nfdl writes:\n%s", example, got)
+	}
+	if p, _ := f.Pin("events"); p.Ref != "" || f.Len() != 2 {
+		t.Fatalf("example read as %+v", f.Names())
+	}
+}
