@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -54,21 +54,21 @@ type DataDeletion struct {
 
 // DataStats counts what the data step saw.
 type DataStats struct {
-	Objects      int   `json:"objects"`       // objects under data/
-	Bytes        int64 `json:"bytes"`         // their size
-	Kept         int   `json:"kept_count"`    // kept: a catalog in retention can read them
-	KeptBytes    int64 `json:"kept_bytes"`    //
-	Young        int   `json:"young_count"`   // kept: no catalog lists them, younger than the grace period
+	Objects   int   `json:"objects"`     // objects under data/
+	Bytes     int64 `json:"bytes"`       // their size
+	Kept      int   `json:"kept_count"`  // kept: a catalog in retention can read them
+	KeptBytes int64 `json:"kept_bytes"`  //
+	Young     int   `json:"young_count"` // kept: no catalog lists them, younger than the grace period
 	// Foreign counts the files kept because no catalog lists them and
 	// their names are not of the kinds DuckDB's ducklake extension writes
 	// (OwnedName): gc never deletes a file it does not own.
 	Foreign int `json:"foreign_count"`
 	// ForeignSample names up to five of them.
 	ForeignSample []string `json:"foreign_sample,omitempty"`
-	Listed       int   `json:"listed"`        // distinct files the catalogs read list inside data/
-	Outside      int   `json:"outside"`       // rows naming files outside the repository (never deleted)
-	Missing      int   `json:"missing"`       // files a catalog in retention can read that are not in the store
-	CatalogsRead int   `json:"catalogs_read"` // catalogs whose data-file tables were scanned
+	Listed        int      `json:"listed"`        // distinct files the catalogs read list inside data/
+	Outside       int      `json:"outside"`       // rows naming files outside the repository (never deleted)
+	Missing       int      `json:"missing"`       // files a catalog in retention can read that are not in the store
+	CatalogsRead  int      `json:"catalogs_read"` // catalogs whose data-file tables were scanned
 }
 
 type fileState struct {
@@ -137,7 +137,7 @@ func (p *DataPlanner) state(key string) *fileState {
 // (Unplaced) and every object under data/ with the same file name is kept,
 // so that a published version never blocks gc and never loses a file gc
 // could not tell apart (docs/spec.md §16).
-func (p *DataPlanner) AddLive(id version.ID, floor int64, files []ducklake.DataFile) {
+func (p *DataPlanner) AddLive(id version.ID, floor int64, files []meta.DataFile) {
 	p.stats.CatalogsRead++
 	for _, f := range files {
 		pl, err := p.norm.Place(f.ResolvedPath)
@@ -174,7 +174,7 @@ func (p *DataPlanner) AddLive(id version.ID, floor int64, files []ducklake.DataF
 // marker's DataFiles. Call it after every AddLive. A path that does not
 // normalise frees nothing (it is recorded in Unplaced): a version leaving
 // retention never blocks gc.
-func (p *DataPlanner) AddRetiring(id version.ID, files []ducklake.DataFile) []string {
+func (p *DataPlanner) AddRetiring(id version.ID, files []meta.DataFile) []string {
 	p.stats.CatalogsRead++
 	var frees []string
 	for _, f := range files {
@@ -204,7 +204,7 @@ type Unplaced struct {
 	First error // the first one's error (ErrPath, naming the version, file id and path)
 }
 
-func (p *DataPlanner) unplace(id version.ID, f ducklake.DataFile, err error, live bool) {
+func (p *DataPlanner) unplace(id version.ID, f meta.DataFile, err error, live bool) {
 	if live {
 		name := f.ResolvedPath
 		if i := strings.LastIndexAny(name, "/\\"); i >= 0 {
@@ -233,7 +233,7 @@ func (p *DataPlanner) AddMarker(id version.ID, keys []string) {
 	}
 }
 
-func pathError(id version.ID, f ducklake.DataFile, err error) error {
+func pathError(id version.ID, f meta.DataFile, err error) error {
 	kind := "data file"
 	if f.Delete {
 		kind = "delete file"

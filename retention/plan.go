@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
@@ -558,7 +558,7 @@ func floorVersion(id version.ID, rec func(version.ID) *version.Record, in func(v
 // snapshot up to its own, which is >= begin_snapshot). A closed row with
 // end_snapshot <= begin_snapshot breaks a catalog invariant: it counts as
 // visible, so gc never deletes on the strength of a broken row.
-func VisibleFrom(f ducklake.DataFile, floor int64) bool {
+func VisibleFrom(f meta.DataFile, floor int64) bool {
 	if f.EndSnapshot == nil {
 		return true
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
@@ -458,8 +458,8 @@ func TestDecideYoungAndIncomplete(t *testing.T) {
 	}
 }
 
-func df(id int64, path string, begin int64, end ...int64) ducklake.DataFile {
-	f := ducklake.DataFile{ID: id, Path: path, ResolvedPath: path, BeginSnapshot: begin}
+func df(id int64, path string, begin int64, end ...int64) meta.DataFile {
+	f := meta.DataFile{ID: id, Path: path, ResolvedPath: path, BeginSnapshot: begin}
 	if len(end) > 0 {
 		e := end[0]
 		f.EndSnapshot = &e
@@ -476,7 +476,7 @@ func TestDataPlanner(t *testing.T) {
 	p := NewDataPlanner(n)
 	v := ids(3)
 	// Live catalog with floor 10.
-	p.AddLive(v[2], 10, []ducklake.DataFile{
+	p.AddLive(v[2], 10, []meta.DataFile{
 		df(1, "/r/data/a.parquet", 1),              // open: kept
 		df(2, "/r/data/b.parquet", 1, 10),          // ended at the floor: deleted
 		df(3, "/r/data/c.parquet", 1, 11),          // visible at 10: kept
@@ -487,7 +487,7 @@ func TestDataPlanner(t *testing.T) {
 		df(8, "/r/data//shared.parquet", 1),        // ...but open in another row spelling
 		df(9, "/r/data/missing.parquet", 1),        // needed, not in the store
 	})
-	frees := p.AddRetiring(v[0], []ducklake.DataFile{df(1, "/r/data/a.parquet", 1), df(2, "/r/data/old.parquet", 0, 1), df(3, "/r/data/old.parquet", 0, 1)})
+	frees := p.AddRetiring(v[0], []meta.DataFile{df(1, "/r/data/a.parquet", 1), df(2, "/r/data/old.parquet", 0, 1), df(3, "/r/data/old.parquet", 0, 1)})
 	if !slices.Equal(frees, []string{"data/old.parquet"}) {
 		t.Errorf("frees %v", frees)
 	}
@@ -540,8 +540,8 @@ func TestDataPlannerUnplaced(t *testing.T) {
 	p := NewDataPlanner(n)
 	v := ids(3)
 	const kept, freed = "ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet", "ducklake-01a23784-9317-7442-aa55-b1a2089a1831.parquet"
-	p.AddLive(v[2], 0, []ducklake.DataFile{{ID: 7, Path: kept, ResolvedPath: "bla/main/t/" + kept}, {ID: 8, Path: "y", ResolvedPath: "bla/main/t/y"}})
-	frees := p.AddRetiring(v[0], []ducklake.DataFile{{ID: 1, Path: freed, ResolvedPath: "./old/" + freed}, df(2, "/r/data/old.parquet", 0, 1)})
+	p.AddLive(v[2], 0, []meta.DataFile{{ID: 7, Path: kept, ResolvedPath: "bla/main/t/" + kept}, {ID: 8, Path: "y", ResolvedPath: "bla/main/t/y"}})
+	frees := p.AddRetiring(v[0], []meta.DataFile{{ID: 1, Path: freed, ResolvedPath: "./old/" + freed}, df(2, "/r/data/old.parquet", 0, 1)})
 	if !slices.Equal(frees, []string{"data/old.parquet"}) {
 		t.Errorf("frees %v", frees)
 	}

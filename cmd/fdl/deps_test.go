@@ -89,6 +89,25 @@ var layerRules = []struct {
 		why: "records and datasets are plain values: what they keep of a catalog comes from internal/ducklake/meta",
 	},
 	{
+		name:  "retention links no database and no cgo",
+		roots: func(path string) bool { return path == module+"/retention" },
+		bad: func(path string, p depInfo) bool {
+			return hasPrefix(path, databases) || hasPrefix(path, cloudSDKs) || !p.std && p.cgo ||
+				strings.HasPrefix(path, module+"/internal/ducklake") && path != module+"/internal/ducklake/meta"
+		},
+		why: "retention decides with no I/O: the data files it decides on are meta.DataFile values",
+	},
+	{
+		name: "the reader's and the signer's libraries link no database, cloud SDK or store backend",
+		roots: func(path string) bool {
+			return slices.Contains([]string{"signature", "lockfile", "cache"}, strings.TrimPrefix(path, module+"/"))
+		},
+		bad: func(path string, p depInfo) bool {
+			return hasPrefix(path, databases) || hasPrefix(path, cloudSDKs) || isBackend(path)
+		},
+		why: "signatures, the lockfile and the catalog cache are plain files and bytes; what reads a repository passes them in",
+	},
+	{
 		name: "the library chooses no store backend",
 		roots: func(path string) bool {
 			return slices.Contains([]string{"repo", "refs", "version", "retention"}, strings.TrimPrefix(path, module+"/"))
