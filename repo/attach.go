@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -48,10 +49,16 @@ func (r *Repo) AttachStatement(catalogPath, dataPath, alias string, readOnly boo
 	return s + ";"
 }
 
-// withReaderNote appends to an ATTACH statement for a catalog of DuckLake
+// SQLiteAttachOptions are the ATTACH options fdl prints for a SQLite working
+// catalog: WAL journal mode and a busy timeout (milliseconds), passed by the
+// ducklake extension to DuckDB's sqlite extension (META_ prefix), so several
+// DuckDB processes can attach and write at once.
+var SQLiteAttachOptions = []string{"META_JOURNAL_MODE 'WAL'", fmt.Sprintf("META_BUSY_TIMEOUT %d", ducklake.SQLiteBusyTimeout)}
+
+// WithReaderNote appends to an ATTACH statement for a catalog of DuckLake
 // format the note naming the DuckDB releases that read it, when current
 // DuckDB does not (ducklake.ReaderNote; docs/spec.md §5).
-func withReaderNote(stmt, format string) string {
+func WithReaderNote(stmt, format string) string {
 	if note := ducklake.ReaderNote(format); note != "" {
 		return stmt + " " + note
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
-	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // publishedSQL is historySQL with two inlined rows in main.small in every
@@ -104,22 +104,22 @@ func TestCommitRefusesRewrittenHistory(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := history.BuildReal(t, 3, publishedSQL)
-			cat := h.WD + "/" + repo.CatalogName
+			cat := h.WD + "/" + workdir.CatalogName
 			s := h.Recs[len(h.Recs)-1].DuckLake.Snapshot
 			c.rewrite(t, h, cat, s)
 			h.Write(t, "INSERT INTO events VALUES (99)")
-			wd, err := repo.OpenWorkdir(h.WD)
+			wd, err := workdir.Open(h.WD)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = wd.Commit(ctx, repo.CommitOptions{Message: c.name, Author: "t"}, nil)
+			_, err = wd.Commit(ctx, workdir.CommitOptions{Message: c.name, Author: "t"})
 			if c.table == "" {
 				if err != nil {
 					t.Fatalf("commit after %s: %v", c.name, err)
 				}
 				return
 			}
-			if !errors.Is(err, repo.ErrNotDescendant) || !strings.Contains(err.Error(), c.table) || !strings.Contains(err.Error(), fmt.Sprintf("at snapshot %d", s)) {
+			if !errors.Is(err, workdir.ErrNotDescendant) || !strings.Contains(err.Error(), c.table) || !strings.Contains(err.Error(), fmt.Sprintf("at snapshot %d", s)) {
 				t.Fatalf("commit after %s: %v; want ErrNotDescendant naming %s and snapshot %d", c.name, err, c.table, s)
 			}
 		})
@@ -135,7 +135,7 @@ func TestCommitAcceptsRealMaintenance(t *testing.T) {
 	d := realduck.Find(t, realduck.V15, "ducklake")
 	ctx := context.Background()
 	h := history.BuildReal(t, 3, publishedSQL)
-	cat := h.WD + "/" + repo.CatalogName
+	cat := h.WD + "/" + workdir.CatalogName
 	const orders = "SELECT count(*) FROM ducklake_data_file f JOIN ducklake_table t USING (table_id) WHERE t.table_name = 'orders' AND f.end_snapshot IS NULL"
 	before := queryInt(t, cat, orders)
 	d.MustQuery(t, fmt.Sprintf(`ATTACH 'ducklake:%s' AS l;
@@ -145,11 +145,11 @@ INSERT INTO l.main.events VALUES (99);`, cat))
 	if after, gone := queryInt(t, cat, orders), queryInt(t, cat, "SELECT count(*) FROM ducklake_snapshot WHERE snapshot_id IN (1, 2)"); after >= before || gone != 0 {
 		t.Fatalf("maintenance did nothing: %d visible files of orders (were %d), %d of snapshots 1 and 2 left", after, before, gone)
 	}
-	wd, err := repo.OpenWorkdir(h.WD)
+	wd, err := workdir.Open(h.WD)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "maintenance", Author: "t"}, nil); err != nil {
+	if _, err := wd.Commit(ctx, workdir.CommitOptions{Message: "maintenance", Author: "t"}); err != nil {
 		t.Fatalf("commit after DuckLake's maintenance: %v", err)
 	}
 }

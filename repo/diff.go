@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/refs"
@@ -25,6 +24,10 @@ type DiffOptions struct {
 	// MergeBase compares To with the last version From and To share
 	// (Git's A...B), not with From itself.
 	MergeBase bool
+	// Local is the working directory the command runs in (nil: none):
+	// without To, it compares with the working catalog; its unpushed
+	// versions are sides too.
+	Local *Local
 }
 
 // ParseDiffArgs turns a command line's revisions into DiffOptions: none,
@@ -73,6 +76,10 @@ type DiffSide struct {
 
 	rec *version.Record
 }
+
+// Record returns the side's version record (nil for the working catalog
+// and for nothing).
+func (s DiffSide) Record() *version.Record { return s.rec }
 
 // Timelines of a diff.
 const (
@@ -127,12 +134,12 @@ func (r *Repo) Diff(ctx context.Context, o DiffOptions) (*DiffResult, error) {
 	}
 	res := &DiffResult{From: from, To: to}
 	if o.MergeBase {
-		base, err := r.mergeBase(ctx, from.rec, to.rec)
+		base, err := r.mergeBase(ctx, o.Local, from.rec, to.rec)
 		if err != nil {
 			return nil, err
 		}
 		res.MergeBase = base.ID
-		if res.From, err = r.versionSide(ctx, string(base.ID), base); err != nil {
+		if res.From, err = r.versionSide(ctx, o.Local, string(base.ID), base); err != nil {
 			return nil, err
 		}
 	}
@@ -141,12 +148,12 @@ func (r *Repo) Diff(ctx context.Context, o DiffOptions) (*DiffResult, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	cats := &catalogCache{r: r, tmp: tmp, open: map[string]*ducklake.Catalog{}}
+	cats := &catalogCache{r: r, local: o.Local, tmp: tmp, open: map[string]*ducklake.Catalog{}}
 	defer cats.close()
 	if err := r.diff(ctx, res, cats); err != nil {
 		return nil, err
 	}
-	if err := r.shortIDs(ctx, res); err != nil {
+	if err := r.shortIDs(ctx, o.Local, res); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -157,48 +164,55 @@ func (r *Repo) diffSides(ctx context.Context, o DiffOptions) (from, to DiffSide,
 	if o.From == "" && o.To != "" {
 		return from, to, fmt.Errorf("a diff with a second revision needs a first: %w", ErrInvalidArguments)
 	}
-	if r.wd != nil && o.To == "" {
+	l := o.Local
+	if l != nil && o.To == "" {
 		if o.MergeBase {
 			return from, to, fmt.Errorf("A...B compares two versions, not the working catalog: %w", ErrInvalidArguments)
 		}
 		to = DiffSide{Working: true}
 		if o.From == "" {
 			from = DiffSide{Snapshot: -1}
-			if b := r.wd.BaseRecord; b != nil {
-				from, err = r.versionSide(ctx, "", b)
+			if b := l.Base; b != nil {
+				from, err = r.versionSide(ctx, l, "", b)
 			}
 			return from, to, err
 		}
-		from, err = r.side(ctx, o.From)
+		from, err = r.side(ctx, l, o.From)
 		return from, to, err
 	}
 	if o.To != "" {
-		if from, err = r.side(ctx, o.From); err != nil {
+		if from, err = r.side(ctx, l, o.From); err != nil {
 			return from, to, err
 		}
-		to, err = r.side(ctx, o.To)
+		to, err = r.side(ctx, l, o.To)
 		return from, to, err
 	}
 	rev := o.From
 	if rev == "" {
 		rev = "HEAD"
 	}
-	if to, err = r.side(ctx, rev); err != nil {
+	if to, err = r.side(ctx, l, rev); err != nil {
 		return from, to, err
 	}
 	from = DiffSide{Snapshot: -1}
 	if p := to.rec.Parent(); p != "" {
-		from, err = r.side(ctx, string(p))
+		from, err = r.side(ctx, l, string(p))
 		from.Rev = rev + "~"
 	}
 	return from, to, err
 }
 
-// side resolves a revision: a version committed here and not pushed (by
-// id prefix), else the repository's.
-func (r *Repo) side(ctx context.Context, rev string) (DiffSide, error) {
-	if rec := r.pendingByPrefix(rev); rec != nil {
-		s, err := r.versionSide(ctx, rev, rec)
+// Side resolves a revision as a side of a diff (or a revert's or
+// restore's target): a version committed in the working directory l and
+// not pushed (by id prefix), else the repository's. Errors: the Resolve
+// errors.
+func (r *Repo) Side(ctx context.Context, l *Local, rev string) (DiffSide, error) {
+	return r.side(ctx, l, rev)
+}
+
+func (r *Repo) side(ctx context.Context, l *Local, rev string) (DiffSide, error) {
+	if rec := l.byPrefix(rev); rec != nil {
+		s, err := r.versionSide(ctx, l, rev, rec)
 		s.Local = true
 		return s, err
 	}
@@ -206,65 +220,22 @@ func (r *Repo) side(ctx context.Context, rev string) (DiffSide, error) {
 	if err != nil {
 		return DiffSide{}, err
 	}
-	return r.versionSide(ctx, rev, rec)
+	return r.versionSide(ctx, l, rev, rec)
 }
 
-func (r *Repo) versionSide(ctx context.Context, rev string, rec *version.Record) (DiffSide, error) {
+func (r *Repo) versionSide(ctx context.Context, l *Local, rev string, rec *version.Record) (DiffSide, error) {
 	s := DiffSide{Rev: rev, Version: rec.ID, Seq: rec.Seq, Snapshot: rec.DuckLake.Snapshot, rec: rec}
-	if r.pendingByPrefix(string(rec.ID)) != nil {
+	if l.pending(rec.ID) != nil {
 		s.Local = true
 	}
 	return s, nil
 }
 
-// pendingByPrefix returns the unpushed local version whose id rev is (or
-// is a prefix of at least 4 hex digits of), or nil.
-func (r *Repo) pendingByPrefix(rev string) *version.Record {
-	if r.wd == nil || len(strings.ReplaceAll(rev, "-", "")) < 4 || strings.Trim(rev, "0123456789abcdef-") != "" {
-		return nil
-	}
-	pend, err := r.wd.PendingVersions()
-	if err != nil {
-		return nil
-	}
-	var found *version.Record
-	for _, p := range pend {
-		if strings.HasPrefix(p.Record.ID.Hex(), strings.ReplaceAll(rev, "-", "")) {
-			if found != nil {
-				return nil // ambiguous: let the repository's resolution say so
-			}
-			found = p.Record
-		}
-	}
-	return found
-}
-
-// records reads records and walks histories of the repository and of the
-// working directory's unpushed versions.
-func (r *Repo) records() withLocal {
-	var local []history.Entry
-	extra := map[version.ID]*version.Record{}
-	if r.wd != nil {
-		if pend, err := r.wd.PendingVersions(); err == nil {
-			for _, p := range pend {
-				if e, err := p.entry(); err == nil {
-					local = append(local, e)
-				}
-				extra[p.Record.ID] = p.Record
-			}
-		}
-		if b := r.wd.BaseRecord; b != nil && extra[b.ID] == nil {
-			extra[b.ID] = b
-		}
-	}
-	return withLocal{r, r.hist.WithLocal(local), extra}
-}
-
 // mergeBase returns the newest version both a and b reach through
 // parents (nil records: the working catalog is refused before this).
 // Errors: *NoMergeBaseError.
-func (r *Repo) mergeBase(ctx context.Context, a, b *version.Record) (*version.Record, error) {
-	recs := r.records()
+func (r *Repo) mergeBase(ctx context.Context, l *Local, a, b *version.Record) (*version.Record, error) {
+	recs := r.records(l)
 	seen := map[version.ID]bool{}
 	for id := a.ID; id != ""; {
 		seen[id] = true
@@ -310,7 +281,7 @@ func (r *Repo) diff(ctx context.Context, res *DiffResult, cats *catalogCache) er
 		res.To.Snapshot = last.ID
 		return r.diffInto(ctx, res, cats, cat, from.rec, nil)
 	}
-	recs := r.records()
+	recs := r.records(cats.local)
 	if from.rec == nil {
 		cat, err := cats.version(ctx, to.rec)
 		if err != nil {
@@ -344,7 +315,7 @@ func (r *Repo) diff(ctx context.Context, res *DiffResult, cats *catalogCache) er
 // snapshot (older: nil for nothing); otherwise each from its own catalog.
 func (r *Repo) diffInto(ctx context.Context, res *DiffResult, cats *catalogCache, cat *ducklake.Catalog, older, newer *version.Record) error {
 	if older != nil {
-		holds, err := holdsSnapshot(ctx, cat, older)
+		holds, err := HoldsSnapshot(ctx, cat, older)
 		if err != nil {
 			return err
 		}
@@ -360,10 +331,10 @@ func (r *Repo) diffInto(ctx context.Context, res *DiffResult, cats *catalogCache
 	return nil
 }
 
-// holdsSnapshot reports whether cat still has rec's last snapshot with
+// HoldsSnapshot reports whether cat still has rec's last snapshot with
 // the same snapshot_time (it continues rec's timeline; expired snapshots
-// are gone).
-func holdsSnapshot(ctx context.Context, cat *ducklake.Catalog, rec *version.Record) (bool, error) {
+// are gone). Errors: the catalog's.
+func HoldsSnapshot(ctx context.Context, cat *ducklake.Catalog, rec *version.Record) (bool, error) {
 	snaps, err := cat.Snapshots(ctx)
 	if err != nil {
 		return false, err
@@ -396,7 +367,7 @@ func (r *Repo) diffTwo(ctx context.Context, res *DiffResult, cats *catalogCache,
 	}
 	var base *meta.State
 	if res.From.rec != nil && res.To.rec != nil {
-		mb, err := r.mergeBase(ctx, res.From.rec, res.To.rec)
+		mb, err := r.mergeBase(ctx, cats.local, res.From.rec, res.To.rec)
 		var none *NoMergeBaseError
 		switch {
 		case errors.As(err, &none):
@@ -410,10 +381,10 @@ func (r *Repo) diffTwo(ctx context.Context, res *DiffResult, cats *catalogCache,
 				return err
 			}
 		}
-	} else if res.From.rec != nil && r.wd != nil && r.wd.BaseRecord != nil {
+	} else if l := cats.local; res.From.rec != nil && l != nil && l.Base != nil {
 		// The working catalog against a version: the base is where the
 		// working catalog started.
-		if base, err = a.State(ctx, r.wd.BaseRecord.DuckLake.Snapshot); err != nil {
+		if base, err = a.State(ctx, l.Base.DuckLake.Snapshot); err != nil {
 			base = nil
 		}
 	}
@@ -426,12 +397,10 @@ func (r *Repo) diffTwo(ctx context.Context, res *DiffResult, cats *catalogCache,
 }
 
 // shortIDs fills the sides' short ids.
-func (r *Repo) shortIDs(ctx context.Context, res *DiffResult) error {
+func (r *Repo) shortIDs(ctx context.Context, l *Local, res *DiffResult) error {
 	var extra []version.ID
-	if r.wd != nil {
-		for _, p := range r.localVersions("") {
-			extra = append(extra, p.ID)
-		}
+	for _, p := range l.newestFirst("") {
+		extra = append(extra, p.ID)
 	}
 	abbrev, err := r.Abbrev(ctx, extra...)
 	if err != nil {
@@ -449,9 +418,10 @@ func (r *Repo) shortIDs(ctx context.Context, res *DiffResult) error {
 // against their records (in place on a folder store or in the working
 // directory, else fetched into tmp), the working catalog read-only.
 type catalogCache struct {
-	r    *Repo
-	tmp  string
-	open map[string]*ducklake.Catalog
+	r     *Repo
+	local *Local
+	tmp   string
+	open  map[string]*ducklake.Catalog
 }
 
 func (c *catalogCache) close() {
@@ -464,7 +434,10 @@ func (c *catalogCache) working(ctx context.Context) (*ducklake.Catalog, error) {
 	if cat, ok := c.open[""]; ok {
 		return cat, nil
 	}
-	cat, err := ducklake.Open(ctx, c.r.wd.CatalogPath())
+	if c.local == nil {
+		return nil, fmt.Errorf("no working catalog outside a working directory: %w", ErrInvalidArguments)
+	}
+	cat, err := ducklake.Open(ctx, c.local.Catalog)
 	if err != nil {
 		return nil, err
 	}
@@ -476,7 +449,7 @@ func (c *catalogCache) version(ctx context.Context, rec *version.Record) (*duckl
 	if cat, ok := c.open[string(rec.ID)]; ok {
 		return cat, nil
 	}
-	path, err := c.r.versionCatalog(ctx, rec, c.tmp)
+	path, err := c.r.versionCatalog(ctx, c.local, rec, c.tmp)
 	if err != nil {
 		return nil, err
 	}
@@ -492,13 +465,11 @@ func (c *catalogCache) version(ctx context.Context, rec *version.Record) (*duckl
 // record (size and sha256): a version committed in the working directory
 // and not pushed, the store's file itself on a folder store, else a copy
 // fetched into tmp. Errors: *RetiredError, *ChecksumError, the store's.
-func (r *Repo) versionCatalog(ctx context.Context, rec *version.Record, tmp string) (string, error) {
-	if r.wd != nil {
-		if p := r.wd.LocalCatalog(rec.ID); fileExists(p) {
-			return p, checkFile(p, rec)
-		}
+func (r *Repo) versionCatalog(ctx context.Context, l *Local, rec *version.Record, tmp string) (string, error) {
+	if p := l.catalogOf(rec.ID); p != "" {
+		return p, checkFile(p, rec)
 	}
-	if err := r.refuseRetired(ctx, rec); err != nil {
+	if err := r.RefuseRetired(ctx, rec); err != nil {
 		return "", err
 	}
 	if files, ok := r.folder(); ok {

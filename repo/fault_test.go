@@ -13,6 +13,7 @@ import (
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // seed makes a folder repository with one pushed version and a working
@@ -28,7 +29,7 @@ func seed(t *testing.T) (url string, base version.ID, wdDir string) {
 	}
 	defer r.Close()
 	wdDir = filepath.Join(dir, "w")
-	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: wdDir})
+	res, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: wdDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,13 +38,13 @@ func seed(t *testing.T) (url string, base version.ID, wdDir string) {
 	duck := realduck.Find(t, realduck.V15, "ducklake").Start(t)
 	for i, msg := range []string{"base", "next"} {
 		duck.MustQuery(t, realduck.OnLake(res.Attach, fmt.Sprintf("CREATE TABLE t%[1]d(x BIGINT); INSERT INTO t%[1]d SELECT i AS x FROM range(10) t(i)", i), false))
-		wd, _ := repo.OpenWorkdir(wdDir)
-		rec, err := wd.Commit(ctx, repo.CommitOptions{Message: msg, Author: "t"}, nil)
+		wd, _ := workdir.Open(wdDir)
+		rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: msg, Author: "t"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if i == 0 {
-			if _, err := wd.Push(ctx, r, ""); err != nil {
+			if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			base = rec.ID
@@ -89,8 +90,8 @@ func TestPushFaultAtEveryStoreCall(t *testing.T) {
 	probe := &storetest.Faulty{}
 	r := openFaulty(t, url, probe)
 	opened := len(probe.Calls())
-	wd, _ := repo.OpenWorkdir(dir)
-	if _, err := wd.Push(ctx, r, ""); err != nil {
+	wd, _ := workdir.OpenWith(dir, r)
+	if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r.Close()
@@ -112,8 +113,8 @@ func TestPushFaultAtEveryStoreCall(t *testing.T) {
 				return nil
 			}
 			defer r.Close()
-			wd, _ := repo.OpenWorkdir(dir)
-			_, err := wd.Push(ctx, r, "")
+			wd, _ := workdir.OpenWith(dir, r)
+			_, err := wd.Push(ctx, workdir.PushOptions{})
 			head := mainHead(t, url)
 			switch {
 			case err == nil:
@@ -132,8 +133,8 @@ func TestPushFaultAtEveryStoreCall(t *testing.T) {
 			if rep, err := r2.Verify(ctx, repo.VerifyOptions{}); err != nil || !rep.OK() {
 				t.Fatalf("verify after fault: %+v %v", rep, err)
 			}
-			wd, _ = repo.OpenWorkdir(dir)
-			if _, err := wd.Push(ctx, r2, ""); err != nil {
+			wd, _ = workdir.Open(dir)
+			if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 				t.Fatalf("push after fault: %v", err)
 			}
 			if mainHead(t, url) == base {
@@ -157,8 +158,8 @@ func TestPushConflictThatSucceeded(t *testing.T) {
 	}}
 	r := openFaulty(t, url, f)
 	defer r.Close()
-	wd, _ := repo.OpenWorkdir(dir)
-	res, err := wd.Push(ctx, r, "")
+	wd, _ := workdir.OpenWith(dir, r)
+	res, err := wd.Push(ctx, workdir.PushOptions{})
 	if err != nil {
 		t.Fatalf("push whose ref move succeeded but reported a conflict: %v", err)
 	}

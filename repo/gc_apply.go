@@ -371,7 +371,7 @@ func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, also []version
 	if err != nil || len(fresh) == 0 {
 		return err
 	}
-	norm, err := r.normaliser()
+	norm, err := r.Normaliser()
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // benchEnv reads a positive integer from the environment.
@@ -51,7 +52,7 @@ func buildBenchRepo(b *testing.B, nversions, nfiles int) string {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "w")})
+	res, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(dir, "w")})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -105,14 +106,14 @@ func buildBenchRepo(b *testing.B, nversions, nfiles int) string {
 			}
 		}
 		db.Close()
-		wd, err := repo.OpenWorkdir(res.Dir)
+		wd, err := workdir.Open(res.Dir)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := wd.Commit(ctx, repo.CommitOptions{Message: fmt.Sprintf("v%d", i), Author: "bench"}, nil); err != nil {
+		if _, err := wd.Commit(ctx, workdir.CommitOptions{Message: fmt.Sprintf("v%d", i), Author: "bench"}); err != nil {
 			b.Fatalf("commit %d: %v", i, err)
 		}
-		if _, err := wd.Push(ctx, r, ""); err != nil {
+		if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 			b.Fatalf("push %d: %v", i, err)
 		}
 		if i%100 == 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // putIntent writes a deletion intent as another gc would, listing keys,
@@ -107,11 +108,11 @@ func TestPushHonoursIntent(t *testing.T) {
 		h := history.BuildReal(t, 2, historySQL)
 		r := h.Repo
 		writeUncommitted(t, h, 77)
-		wd, err := repo.OpenWorkdir(h.WD)
+		wd, err := workdir.Open(h.WD)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "new file", Author: "t"}, nil); err != nil {
+		if _, err := wd.Commit(ctx, workdir.CommitOptions{Message: "new file", Author: "t"}); err != nil {
 			t.Fatal(err)
 		}
 		plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(8 * 24 * time.Hour)})
@@ -124,7 +125,7 @@ func TestPushHonoursIntent(t *testing.T) {
 		}
 		putIntent(t, h, []string{plan.DataFiles[0].Key}, "another-host", 1, age)
 		digest := testutil.TreeDigest(t, filepath.Join(h.URL, "versions"))
-		_, err = wd.Push(ctx, r, "")
+		_, err = wd.Push(ctx, workdir.PushOptions{})
 		if expired {
 			if err != nil {
 				t.Fatalf("push beside an expired intent: %v", err)

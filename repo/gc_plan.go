@@ -192,7 +192,7 @@ type GCBranch struct {
 // catalog leaving it, then the markers of versions retired before, and one
 // listing of data/; on a folder store guardFolderStore checks the result.
 func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, workers int) error {
-	norm, err := r.normaliser()
+	norm, err := r.Normaliser()
 	if err != nil {
 		return refuseGC(err)
 	}
@@ -521,9 +521,9 @@ func (r *Repo) gcInput(ctx context.Context, now time.Time) (in *retention.Input,
 	return in, floorTok, policyTok, nil
 }
 
-// normaliser places data-file paths for this repository: its data/ folder
+// Normaliser places data-file paths for this repository: its data/ folder
 // as reached now and as recorded in fdl.json at init (docs/spec.md §8).
-func (r *Repo) normaliser() (*retention.Normaliser, error) {
+func (r *Repo) Normaliser() (*retention.Normaliser, error) {
 	_, local := r.folder()
 	return retention.NewNormaliser([]string{r.DataLocation(), r.cfg.DataPath}, local)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // TestGCChangesWhilePlanning: what changes between a plan and its
@@ -63,7 +64,7 @@ func TestGCChangesWhilePlanning(t *testing.T) {
 		if ids, err := r.RetiredIDs(ctx); err != nil || len(ids) != 0 {
 			t.Fatalf("retired after a refused gc: %v %v", ids, err)
 		}
-		if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "c"), Rev: string(h.Recs[0].ID)}); err != nil {
+		if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "c"), Rev: string(h.Recs[0].ID)}); err != nil {
 			t.Fatalf("checkout after a refused gc: %v", err)
 		}
 		again, err := r.PlanGC(ctx, repo.GCOptions{})
@@ -83,7 +84,7 @@ func TestGCChangesWhilePlanning(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A branch at main~1 keeps main~1 and main~2; the plan retires main~2.
-		if _, err := r.CreateBranch(ctx, "dev", "main~1"); err != nil {
+		if _, err := r.CreateBranch(ctx, nil, "dev", "main~1"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := r.ApplyGC(ctx, plan); !errors.Is(err, repo.ErrRetentionConflict) {
@@ -130,12 +131,12 @@ func TestPushRefusesDataGCDeleted(t *testing.T) {
 	if _, err := r.ApplyGC(ctx, plan); err != nil {
 		t.Fatal(err)
 	}
-	wd, _ := repo.OpenWorkdir(h.WD)
-	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "late", Author: "t"}, nil); err != nil {
+	wd, _ := workdir.Open(h.WD)
+	if _, err := wd.Commit(ctx, workdir.CommitOptions{Message: "late", Author: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	digest := testutil.TreeDigest(t, h.URL)
-	_, err = wd.Push(ctx, r, "")
+	_, err = wd.Push(ctx, workdir.PushOptions{})
 	if !errors.Is(err, repo.ErrDataMissing) || !strings.Contains(err.Error(), plan.DataFiles[0].Key) {
 		t.Fatalf("push naming a deleted file: %v", err)
 	}
@@ -210,11 +211,11 @@ func TestGCPushWhilePlanning(t *testing.T) {
 		t.Fatalf("plan: %v; deletes %+v", err, plan.DataFiles)
 	}
 	file := plan.DataFiles[0].Key
-	wd, _ := repo.OpenWorkdir(h.WD)
-	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "late", Author: "t"}, nil); err != nil {
+	wd, _ := workdir.Open(h.WD)
+	if _, err := wd.Commit(ctx, workdir.CommitOptions{Message: "late", Author: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := wd.Push(ctx, r, ""); err != nil {
+	if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := r.ApplyGC(ctx, plan)

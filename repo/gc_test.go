@@ -22,6 +22,7 @@ import (
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // historySQL is what version i (1-based) does, run by the real DuckDB on
@@ -253,7 +254,7 @@ func TestGCKeepLastFive(t *testing.T) {
 	if err != nil || len(ids) != 27 || ids[kept[0].ID] {
 		t.Fatalf("retired ids: %d %v", len(ids), err)
 	}
-	_, err = r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(h.Dir, "old"), Rev: string(retired[3].ID)})
+	_, err = workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(h.Dir, "old"), Rev: string(retired[3].ID)})
 	var re *repo.RetiredError
 	if !errors.As(err, &re) || re.Seq != 4 || !strings.Contains(err.Error(), "left retention on") {
 		t.Fatalf("checkout of a retired version: %v", err)
@@ -261,10 +262,10 @@ func TestGCKeepLastFive(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.Dir, "old")); !os.IsNotExist(err) {
 		t.Fatalf("a refused checkout left its directory")
 	}
-	if _, err := r.CreateTag(ctx, "old", string(retired[3].ID)); !errors.Is(err, repo.ErrRetired) {
+	if _, err := r.CreateTag(ctx, nil, "old", string(retired[3].ID)); !errors.Is(err, repo.ErrRetired) {
 		t.Fatalf("tag on a retired version: %v", err)
 	}
-	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(h.Dir, "new"), Rev: string(kept[0].ID)}); err != nil {
+	if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(h.Dir, "new"), Rev: string(kept[0].ID)}); err != nil {
 		t.Fatalf("checkout of the floor version: %v", err)
 	}
 }
@@ -277,7 +278,7 @@ func TestGCSpellings(t *testing.T) {
 	ctx := context.Background()
 	h := history.BuildReal(t, 2, historySQL)
 	r := h.Repo
-	cat := filepath.Join(h.WD, repo.CatalogName)
+	cat := filepath.Join(h.WD, workdir.CatalogName)
 	db, err := sql.Open("duckdb", cat)
 	if err != nil {
 		t.Fatal(err)
@@ -291,11 +292,11 @@ func TestGCSpellings(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Write(t, "INSERT INTO events VALUES (99)")
-	wd, _ := repo.OpenWorkdir(h.WD)
-	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "odd spellings", Author: "t"}, nil); err != nil {
+	wd, _ := workdir.Open(h.WD)
+	if _, err := wd.Commit(ctx, workdir.CommitOptions{Message: "odd spellings", Author: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := wd.Push(ctx, r, ""); err != nil {
+	if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The newest catalog spells files as file:// URLs with slashes.
@@ -359,7 +360,7 @@ func TestGCReachability(t *testing.T) {
 	v := h.Recs
 	// A tag on seq 2, a request ref on seq 3, main moved back to seq 6
 	// (seq 7 and 8 undone, reached only by the ref log).
-	if _, err := r.CreateTag(ctx, "t2", string(v[1].ID)); err != nil {
+	if _, err := r.CreateTag(ctx, nil, "t2", string(v[1].ID)); err != nil {
 		t.Fatal(err)
 	}
 	req, _ := refs.Request("r3")
@@ -382,9 +383,9 @@ func TestGCReachability(t *testing.T) {
 	// An in-flight push: seq 9 uploaded by hand, the ref not moved.
 	inflight := v[7].ID // placeholder replaced below
 	{
-		wd, _ := repo.OpenWorkdir(h.WD)
+		wd, _ := workdir.Open(h.WD)
 		h.Write(t, "INSERT INTO events VALUES (1000)")
-		rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "in flight", Author: "t"}, nil)
+		rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "in flight", Author: "t"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -594,7 +595,7 @@ func TestVerifyFull(t *testing.T) {
 	r := h.Repo
 	// A catalog that breaks the invariants but matches its record: break
 	// the working catalog, then commit and push it.
-	cat := filepath.Join(h.WD, repo.CatalogName)
+	cat := filepath.Join(h.WD, workdir.CatalogName)
 	execCatalog(t, cat,
 		"INSERT INTO ducklake_column (column_id, begin_snapshot, end_snapshot, table_id, column_order, column_name, column_type, nulls_allowed) VALUES (1, 1, NULL, 424242, 1, 'ghost', 'int32', true)",
 		"UPDATE ducklake_data_file SET end_snapshot = begin_snapshot WHERE data_file_id = (SELECT min(data_file_id) FROM ducklake_data_file)",
@@ -604,15 +605,15 @@ func TestVerifyFull(t *testing.T) {
 	// (TestCommitRefusesRewrittenHistory); a working directory made before
 	// fdl kept the base's dataset (or another tool) does not check it, and
 	// that is how such damage gets in.
-	if err := os.Remove(filepath.Join(h.WD, repo.StateDir, repo.BaseDatasetFile)); err != nil {
+	if err := os.Remove(filepath.Join(h.WD, workdir.StateDir, workdir.BaseDatasetFile)); err != nil {
 		t.Fatal(err)
 	}
-	wd, _ := repo.OpenWorkdir(h.WD)
-	broken, err := wd.Commit(ctx, repo.CommitOptions{Message: "broken", Author: "t"}, nil)
+	wd, _ := workdir.Open(h.WD)
+	broken, err := wd.Commit(ctx, workdir.CommitOptions{Message: "broken", Author: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := wd.Push(ctx, r, ""); err != nil {
+	if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// A data file the head can read, removed.

@@ -17,6 +17,7 @@ import (
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // reads counts the reads among a Faulty store's calls: gets, stats and
@@ -76,7 +77,7 @@ func TestHistoryReadsWhatItShows(t *testing.T) {
 		}
 		logOf := func(max int) func(r *repo.Repo) string {
 			return func(r *repo.Repo) string {
-				h, err := r.History(ctx, "main", max)
+				h, err := r.History(ctx, nil, "main", max)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -93,7 +94,7 @@ func TestHistoryReadsWhatItShows(t *testing.T) {
 		}
 		res.log20 = measure("log -n 20", logOf(20))
 		res.logAll = measure("log", func(r *repo.Repo) string {
-			h, err := r.History(ctx, "main", 0)
+			h, err := r.History(ctx, nil, "main", 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +146,7 @@ func TestHistoryReadsWhatItShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r1.Close()
-	h1, err := r1.History(ctx, "main", 0)
+	h1, err := r1.History(ctx, nil, "main", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestHistoryReadsWhatItShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r2.Close()
-	h2, err := r2.History(ctx, "main", 0)
+	h2, err := r2.History(ctx, nil, "main", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func TestPacksVerifiedAndRewritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r2.Close()
-	log, err := r2.History(ctx, "main", 0)
+	log, err := r2.History(ctx, nil, "main", 0)
 	if err != nil || len(log.Entries) != 6 {
 		t.Fatalf("log over damaged packs: %v", err)
 	}
@@ -396,7 +397,7 @@ func TestPacksUnderRacingPushes(t *testing.T) {
 		dirs := make([]string, n)
 		for i := range dirs {
 			dirs[i] = filepath.Join(t.TempDir(), "w")
-			res, err := h.Repo.Checkout(ctx, repo.CheckoutOptions{Dir: dirs[i]})
+			res, err := workdir.Checkout(ctx, h.Repo, workdir.CheckoutOptions{Dir: dirs[i]})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -411,12 +412,12 @@ func TestPacksUnderRacingPushes(t *testing.T) {
 					return
 				}
 				defer r.Close()
-				w, err := repo.OpenWorkdir(dir)
+				w, err := workdir.Open(dir)
 				if err != nil {
 					errs <- err
 					return
 				}
-				_, err = w.Push(ctx, r, "")
+				_, err = w.Push(ctx, workdir.PushOptions{})
 				errs <- err
 			}()
 		}
@@ -446,7 +447,7 @@ func TestPacksUnderRacingPushes(t *testing.T) {
 	if rep.Packs != rep.Versions {
 		t.Fatalf("%d packs for %d versions", rep.Packs, rep.Versions)
 	}
-	log, err := r.History(ctx, "main", 0)
+	log, err := r.History(ctx, nil, "main", 0)
 	if err != nil || len(log.Entries) != 5 || len(log.Warnings) != 0 {
 		t.Fatalf("log: %v, %d entries, warnings %v", err, len(log.Entries), log.Warnings)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // TestPushRefusesBrokenLineage: a local version whose record does not
@@ -38,21 +39,21 @@ func TestPushRefusesBrokenLineage(t *testing.T) {
 			h := history.BuildReal(t, 2, historySQL)
 			r := h.Repo
 			writeUncommitted(t, h, 7)
-			wd, err := repo.OpenWorkdir(h.WD)
+			wd, err := workdir.Open(h.WD)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "edited", Author: "t"}, nil)
+			rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "edited", Author: "t"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			rec = editLocalRecord(t, h.WD, rec, func(r *version.Record) { c.edit(h.Recs[1], r) })
 			digest := testutil.TreeDigest(t, h.URL)
-			wd, err = repo.OpenWorkdir(h.WD)
+			wd, err = workdir.Open(h.WD)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = wd.Push(ctx, r, "")
+			_, err = wd.Push(ctx, workdir.PushOptions{})
 			var le *repo.LineageError
 			if !errors.As(err, &le) || !errors.Is(err, version.ErrBadRecord) || !strings.Contains(err.Error(), c.code) {
 				t.Fatalf("push of a version with %s: %v", c.code, err)
@@ -62,7 +63,7 @@ func TestPushRefusesBrokenLineage(t *testing.T) {
 			}
 			// The same version in the store (put there by hand): verify
 			// reports the same code.
-			dir := filepath.Join(h.WD, repo.StateDir, repo.LocalVersions, string(rec.ID))
+			dir := filepath.Join(h.WD, workdir.StateDir, workdir.LocalVersions, string(rec.ID))
 			for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
 				b, err := os.ReadFile(filepath.Join(dir, f))
 				if err != nil {
@@ -92,19 +93,19 @@ func TestPushRefusesBrokenLineage(t *testing.T) {
 	t.Run("clock behind", func(t *testing.T) {
 		h := history.BuildReal(t, 1, historySQL)
 		writeUncommitted(t, h, 8)
-		wd, err := repo.OpenWorkdir(h.WD)
+		wd, err := workdir.Open(h.WD)
 		if err != nil {
 			t.Fatal(err)
 		}
 		behind := func() time.Time { return h.Recs[0].CreatedAt.Add(-24 * time.Hour) }
-		rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "clock behind", Author: "t", Now: behind}, nil)
+		rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "clock behind", Author: "t", Now: behind})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(version.CheckChild(h.Recs[0], rec)) != 0 {
 			t.Fatalf("commit with a clock behind the parent's made %+v", version.CheckChild(h.Recs[0], rec))
 		}
-		if _, err := wd.Push(ctx, h.Repo, ""); err != nil {
+		if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -146,11 +147,11 @@ func editLocalRecord(t *testing.T, wd string, rec *version.Record, edit func(*ve
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(wd, repo.StateDir, repo.LocalVersions)
+	dir := filepath.Join(wd, workdir.StateDir, workdir.LocalVersions)
 	if err := os.WriteFile(filepath.Join(dir, string(old), version.RecordFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(wd, repo.StateDir, repo.BaseFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(wd, workdir.StateDir, workdir.BaseFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if nr.ID != old {
@@ -158,7 +159,7 @@ func editLocalRecord(t *testing.T, wd string, rec *version.Record, edit func(*ve
 			t.Fatal(err)
 		}
 		var st map[string]any
-		sb, err := os.ReadFile(filepath.Join(wd, repo.StateDir, repo.StateFile))
+		sb, err := os.ReadFile(filepath.Join(wd, workdir.StateDir, workdir.StateFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +168,7 @@ func editLocalRecord(t *testing.T, wd string, rec *version.Record, edit func(*ve
 		}
 		st["base"] = string(nr.ID)
 		sb, _ = json.Marshal(st)
-		if err := os.WriteFile(filepath.Join(wd, repo.StateDir, repo.StateFile), sb, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(wd, workdir.StateDir, workdir.StateFile), sb, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

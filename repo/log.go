@@ -33,37 +33,6 @@ type History struct {
 	Warnings []error
 }
 
-// defaultRev is the revision log, show and new refs use without one: the
-// upstream of the working directory the repository was opened from (its
-// newest pushed version), else that working directory's branch, else HEAD.
-func (r *Repo) defaultRev() string {
-	if r.wd != nil {
-		if r.wd.State.Upstream != "" {
-			return string(r.wd.State.Upstream)
-		}
-		return r.wd.State.Branch
-	}
-	return "HEAD"
-}
-
-// localVersions returns the unpushed versions of the working directory the
-// repository was opened from, newest first, when rev is "" (log and show
-// then start from them); none otherwise.
-func (r *Repo) localVersions(rev string) []*version.Record {
-	if rev != "" || r.wd == nil {
-		return nil
-	}
-	pend, err := r.wd.PendingVersions()
-	if err != nil {
-		return nil
-	}
-	out := make([]*version.Record, 0, len(pend))
-	for i := len(pend) - 1; i >= 0; i-- {
-		out = append(out, pend[i].Record)
-	}
-	return out
-}
-
 // History returns the first-parent history of rev (default: defaultRev),
 // newest first, at most max versions when max > 0. Opened from a working
 // directory and without rev, it starts with the versions committed there
@@ -78,10 +47,10 @@ func (r *Repo) localVersions(rev string) []*version.Record {
 // (its records are read instead) and comes back as a warning. Errors: the
 // Resolve errors (an unknown default revision is no error while there are
 // local versions), the store's.
-func (r *Repo) History(ctx context.Context, rev string, max int) (*History, error) {
-	local := r.localVersions(rev)
+func (r *Repo) History(ctx context.Context, l *Local, rev string, max int) (*History, error) {
+	local := l.newestFirst(rev)
 	if rev == "" {
-		rev = r.defaultRev()
+		rev = l.DefaultRev()
 	}
 	if max > 0 && len(local) > max {
 		local = local[:max]

@@ -9,36 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fdl-dev/fdl/internal/atomicfile"
+
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
-
-// ErrLocalWork: a working directory of the branch holds snapshots not
-// committed, or versions not pushed, which a migration of the branch would
-// strand (they could no longer be pushed as a fast-forward).
-// *LocalWorkError wraps it.
-var ErrLocalWork = errors.New("working directory has work that is not pushed")
-
-// LocalWorkError: the working directory Dir of Branch has Unpushed
-// versions committed and not pushed, or Uncommitted snapshots after its
-// base. It wraps ErrLocalWork.
-type LocalWorkError struct {
-	Dir, Branch string
-	Unpushed    int
-	Uncommitted int
-}
-
-func (e *LocalWorkError) Error() string {
-	what := fmt.Sprintf("%d snapshot(s) not committed", e.Uncommitted)
-	if e.Unpushed > 0 {
-		what = fmt.Sprintf("%d version(s) committed and not pushed to %s", e.Unpushed, e.Branch)
-	}
-	return fmt.Sprintf("%s has %s, which could no longer be pushed once %s is migrated: %v", e.Dir, what, e.Branch, ErrLocalWork)
-}
-
-func (e *LocalWorkError) Unwrap() error { return ErrLocalWork }
 
 // CurrentFormatError: the branch's head needs no migration: its format is
 // ducklake.CurrentFormat or newer. It wraps ducklake.ErrCurrentFormat.
@@ -80,6 +57,10 @@ type MigrateOptions struct {
 	Message, Author string
 	// Now, if set, is the creation time (tests); default time.Now.
 	Now func() time.Time
+	// Local is the working directory the command runs in (nil: none):
+	// Branch defaults to its branch. The caller (package workdir) holds
+	// its lock and has refused local work first.
+	Local *Local
 }
 
 // MigrateResult says what MigrateBranch made.
@@ -121,17 +102,18 @@ type MigrateResult struct {
 // snapshot+1..snapshot (docs/spec.md). The branch moves to it as a push
 // does: fast-forward, compare-and-swap; this move to a newer DuckLake
 // format is the explicit purpose of the call. When the repository was
-// opened from a working directory of the branch (Workdir.OpenRepo), that
-// directory must have no snapshot not committed and no version not pushed
-// (*LocalWorkError): they could not be pushed on top of the migrated
-// version. The working directory is never changed.
+// run from a working directory of the branch (o.Local: workdir's Migrate,
+// which first refuses a directory with snapshots not committed or versions
+// not pushed, as they could not be pushed on top of the migrated version),
+// MigrateResult.WorkdirBehind says that directory still holds the old
+// catalog. The working directory is never changed.
 //
 // Errors: *refs.MissingBranchError (wrapping refs.ErrNotFound) when the
 // branch named does not exist, *refs.NoVersionYetError when HEAD's branch
 // has no version yet; an error wrapping
 // ducklake.ErrCurrentFormat when the head needs no migration (its format
 // is CurrentFormat or newer); ducklake.ErrUnsupportedFormat when it has no
-// migration path; *LocalWorkError (see above); *RetiredError
+// migration path; *RetiredError
 // when the head is out of retention; *RefusedError when another push moved
 // the branch meanwhile (nothing is moved then); the store's errors.
 func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateResult, error) {
@@ -139,19 +121,7 @@ func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateRes
 	if err != nil {
 		return nil, err
 	}
-	w := r.wd
-	if w != nil && w.State.Branch == branch.Short() {
-		unlock, err := w.lock("migrate")
-		if err != nil {
-			return nil, err
-		}
-		defer unlock()
-		if err := w.refuseLocalWork(ctx); err != nil {
-			return nil, err
-		}
-	} else {
-		w = nil
-	}
+	behind := o.Local != nil && o.Local.Branch == branch.Short()
 	head, err := r.migrateHead(ctx, branch, o.Branch == "")
 	if err != nil {
 		return nil, err
@@ -168,7 +138,7 @@ func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateRes
 	// A migration moves the branch to a newer DuckLake format on purpose:
 	// the explicit permission a push needs for that (PushOptions).
 	r.step("migrate:push")
-	if _, err := r.PushWith(ctx, branch, pending.Record.ID, []Pending{pending}, PushOptions{AllowFormatUpgrade: true}); err != nil {
+	if _, err := r.Publish(ctx, branch, pending.Record.ID, []Pending{pending}, PushOptions{AllowFormatUpgrade: true}); err != nil {
 		return nil, err
 	}
 	rec := pending.Record
@@ -177,7 +147,7 @@ func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateRes
 		ParentAttach:  r.AttachStatement(r.CatalogLocation(head.ID), head.DuckLake.DataPath, fmt.Sprintf("v%d", head.Seq), true),
 		Readers:       effectiveReaders(rec),
 		ParentReaders: effectiveReaders(head),
-		WorkdirBehind: w != nil,
+		WorkdirBehind: behind,
 		URL:           r.url,
 	}
 	res.Abbrev, _ = r.Abbrev(ctx)
@@ -190,8 +160,8 @@ func (r *Repo) migrateTarget(ctx context.Context, o MigrateOptions) (refs.Name, 
 	switch {
 	case o.Branch != "":
 		return refs.Branch(o.Branch)
-	case r.wd != nil:
-		return refs.Branch(r.wd.State.Branch)
+	case o.Local != nil:
+		return refs.Branch(o.Local.Branch)
 	}
 	return r.refs.Head(ctx)
 }
@@ -221,7 +191,7 @@ func (r *Repo) migrateHead(ctx context.Context, branch refs.Name, byDefault bool
 		return nil, fmt.Errorf("branch %s: version %s (seq %d): %w %q: no migration path to %s",
 			branch.Short(), head.ID, head.Seq, ducklake.ErrUnsupportedFormat, from, ducklake.CurrentFormat)
 	}
-	if err := r.refuseRetired(ctx, head); err != nil {
+	if err := r.RefuseRetired(ctx, head); err != nil {
 		return nil, err
 	}
 	return head, nil
@@ -314,14 +284,14 @@ func (r *Repo) migratedRecord(ctx context.Context, head *version.Record, id vers
 	if err := rec.Validate(); err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, version.DatasetFile), ds); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, version.DatasetFile), ds); err != nil {
 		return nil, err
 	}
 	rb, err := rec.Marshal()
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, version.RecordFile), rb); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, version.RecordFile), rb); err != nil {
 		return nil, err
 	}
 	return rec, nil
@@ -331,24 +301,4 @@ func (r *Repo) migratedRecord(ctx context.Context, head *version.Record, id vers
 func effectiveReaders(rec *version.Record) meta.Readers {
 	rd, _ := rec.EffectiveReaders()
 	return rd
-}
-
-// refuseLocalWork returns ErrLocalWork when the working directory has
-// versions not pushed or snapshots not committed.
-func (w *Workdir) refuseLocalWork(ctx context.Context) error {
-	pending, err := w.PendingVersions()
-	if err != nil {
-		return err
-	}
-	if n := len(pending); n > 0 {
-		return &LocalWorkError{Dir: w.Dir, Branch: w.State.Branch, Unpushed: n}
-	}
-	st, err := w.Status(ctx, StatusOptions{Offline: true})
-	if err != nil {
-		return err
-	}
-	if n := len(st.Snapshots); n > 0 {
-		return &LocalWorkError{Dir: w.Dir, Branch: w.State.Branch, Uncommitted: n}
-	}
-	return nil
 }

@@ -16,13 +16,14 @@ import (
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // importLake makes a repository whose main branch holds one version: the
 // real catalog file (a 0.x lake), imported with checkout --from (migrated
 // there when migrate is set), committed and pushed. It returns the
 // repository, the working directory and the version.
-func importLake(t *testing.T, file string, migrate bool) (*repo.Repo, *repo.Workdir, *version.Record) {
+func importLake(t *testing.T, file string, migrate bool) (*repo.Repo, *workdir.Workdir, *version.Record) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -33,19 +34,19 @@ func importLake(t *testing.T, file string, migrate bool) (*repo.Repo, *repo.Work
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "w"), From: src, Migrate: migrate})
+	res, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(dir, "w"), From: src, Migrate: migrate})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := repo.OpenWorkdir(res.Dir)
+	w, err := workdir.Open(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := w.Commit(ctx, repo.CommitOptions{Message: "import", Author: "t"}, nil)
+	rec, err := w.Commit(ctx, workdir.CommitOptions{Message: "import", Author: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Push(ctx, r, ""); err != nil {
+	if _, err := w.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return r, w, rec
@@ -53,9 +54,9 @@ func importLake(t *testing.T, file string, migrate bool) (*repo.Repo, *repo.Work
 
 // workdirRepo opens w's repository from w (Workdir.OpenRepo), as the CLI
 // does inside a working directory.
-func workdirRepo(t *testing.T, w *repo.Workdir) *repo.Repo {
+func workdirRepo(t *testing.T, w *workdir.Workdir) *repo.Repo {
 	t.Helper()
-	r, err := w.OpenRepo(context.Background())
+	r, err := w.Repo(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestMigrateBranch(t *testing.T) {
 
 	// Work continues on the migrated version: a fresh checkout, a write
 	// (snapshot ids continue), commit, push.
-	res2, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "w2")})
+	res2, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "w2")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,18 +125,18 @@ func TestMigrateBranch(t *testing.T) {
 	}
 	// DuckDB 1.5.5 writes the migrated catalog through the line checkout printed.
 	realduck.Find(t, realduck.V15, "ducklake").MustQuery(t, realduck.OnLake(res2.Attach, "CREATE TABLE after(x INTEGER)", false))
-	w2, err := repo.OpenWorkdir(res2.Dir)
+	w2, err := workdir.Open(res2.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := w2.Commit(ctx, repo.CommitOptions{Message: "after", Author: "t"}, nil)
+	next, err := w2.Commit(ctx, workdir.CommitOptions{Message: "after", Author: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if next.DuckLake.Adds.First != rec.DuckLake.Snapshot+1 || next.DuckLake.MigratedFrom != "" {
 		t.Fatalf("next version %+v", next.DuckLake)
 	}
-	if _, err := w2.Push(ctx, r, ""); err != nil {
+	if _, err := w2.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if rep, err := r.Verify(ctx, repo.VerifyOptions{}); err != nil || !rep.OK() {
@@ -165,14 +166,14 @@ func TestMigrateBranchRefusals(t *testing.T) {
 	// extension writes DuckLake 0.3 (1.5.5 would migrate the catalog).
 	realduck.Find(t, realduck.V144, "ducklake").MustQuery(t, "ATTACH "+sqlquote.String("ducklake:"+w.CatalogPath())+" AS lake; CREATE TABLE lake.local(x INTEGER);")
 	rw := workdirRepo(t, w)
-	if _, err := rw.MigrateBranch(ctx, repo.MigrateOptions{}); !errors.Is(err, repo.ErrLocalWork) || !strings.Contains(err.Error(), "1 snapshot(s) not committed") {
+	if _, err := rw.MigrateBranch(ctx, repo.MigrateOptions{}); !errors.Is(err, workdir.ErrLocalWork) || !strings.Contains(err.Error(), "1 snapshot(s) not committed") {
 		t.Fatalf("uncommitted: %v, want ErrLocalWork", err)
 	}
 	// Committed, not pushed.
-	if _, err := w.Commit(ctx, repo.CommitOptions{Message: "local", Author: "t"}, nil); err != nil {
+	if _, err := w.Commit(ctx, workdir.CommitOptions{Message: "local", Author: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rw.MigrateBranch(ctx, repo.MigrateOptions{}); !errors.Is(err, repo.ErrLocalWork) || !strings.Contains(err.Error(), "1 version(s) committed and not pushed") {
+	if _, err := rw.MigrateBranch(ctx, repo.MigrateOptions{}); !errors.Is(err, workdir.ErrLocalWork) || !strings.Contains(err.Error(), "1 version(s) committed and not pushed") {
 		t.Fatalf("unpushed: %v, want ErrLocalWork", err)
 	}
 	// Outside the working directory (or from one of another branch) the
@@ -183,7 +184,7 @@ func TestMigrateBranchRefusals(t *testing.T) {
 	if _, err := r.MigrateBranch(ctx, repo.MigrateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Push(ctx, r, ""); !errors.Is(err, refs.ErrRefused) {
+	if _, err := w.Push(ctx, workdir.PushOptions{}); !errors.Is(err, refs.ErrRefused) {
 		t.Fatalf("push of work made on the unmigrated version: %v, want a refusal", err)
 	}
 }
@@ -202,7 +203,7 @@ func TestCheckoutFromMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	plain, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "plain"), From: src})
+	plain, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(dir, "plain"), From: src})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,18 +211,18 @@ func TestCheckoutFromMigrate(t *testing.T) {
 		t.Fatalf("plain checkout: %+v", plain)
 	}
 	for _, form := range []string{"duckdb", "sqlite"} {
-		res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, form), From: src, Migrate: true, CatalogFormat: ducklake.Backend(form)})
+		res, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(dir, form), From: src, Migrate: true, CatalogFormat: ducklake.Backend(form)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Format != "1.0" || res.NeedsMigration || res.Migration == nil || res.Migration.From != "0.2" || len(res.Migration.Steps) != 3 {
 			t.Fatalf("%s: checkout --migrate: %+v", form, res)
 		}
-		w, err := repo.OpenWorkdir(res.Dir)
+		w, err := workdir.Open(res.Dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := w.Commit(ctx, repo.CommitOptions{Message: "import", Author: "t"}, nil)
+		rec, err := w.Commit(ctx, workdir.CommitOptions{Message: "import", Author: "t"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,11 +235,11 @@ func TestCheckoutFromMigrate(t *testing.T) {
 	if _, err := ducklake.Migrate(ctx, src, cur); err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "cur"), From: cur, Migrate: true})
+	res, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(dir, "cur"), From: cur, Migrate: true})
 	if err != nil || res.Migration != nil || res.Format != "1.0" {
 		t.Fatalf("--migrate of a 1.0 lake: %+v %v", res, err)
 	}
-	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "x"), Migrate: true}); !errors.Is(err, repo.ErrInvalidArguments) {
+	if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(dir, "x"), Migrate: true}); !errors.Is(err, repo.ErrInvalidArguments) {
 		t.Fatalf("--migrate without --from: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x")); !errors.Is(err, os.ErrNotExist) {

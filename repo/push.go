@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
@@ -16,7 +18,6 @@ import (
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
-	"golang.org/x/sync/errgroup"
 )
 
 // Push: local versions uploaded and a branch moved, fast-forward only.
@@ -127,7 +128,7 @@ type PushResult struct {
 	Abbrev refs.Abbrev `json:"-"`
 }
 
-// Push uploads pending versions (oldest first; each one's first parent is
+// Publish uploads pending versions (oldest first; each one's first parent is
 // the previous one or already in the store) and moves branch to head, fast-
 // forward only (docs/spec.md §10.1–10.3), as one refs.Manager.Update: the
 // branch is read, the fast-forward check (refs.IsAncestor, which walks
@@ -147,14 +148,11 @@ type PushResult struct {
 // not hold (damage, not a refusal);
 // *FormatUpgradeError (wrapping ErrFormatUpgrade) when head has a newer
 // DuckLake format or storage version than the version the branch holds;
-// nothing is moved then.
-func (r *Repo) Push(ctx context.Context, branch refs.Name, head version.ID, pending []Pending) (PushResult, error) {
-	return r.PushWith(ctx, branch, head, pending, PushOptions{})
-}
-
-// PushWith is Push with options: with o.AllowFormatUpgrade a push to a
-// newer format is made, and PushResult.FormatUpgrade says so.
-func (r *Repo) PushWith(ctx context.Context, branch refs.Name, head version.ID, pending []Pending, o PushOptions) (PushResult, error) {
+// nothing is moved then. With o.AllowFormatUpgrade a push to a newer
+// format is made, and PushResult.FormatUpgrade says so. (A working
+// directory's push is workdir.Workdir.Push, which calls this with its
+// unpushed versions under its lock.)
+func (r *Repo) Publish(ctx context.Context, branch refs.Name, head version.ID, pending []Pending, o PushOptions) (PushResult, error) {
 	rule := func(ctx context.Context, cur refs.Ref, err error, recs withLocal, res *PushResult) (refs.Move, error) {
 		switch {
 		case errors.Is(err, refs.ErrNotFound):
@@ -222,7 +220,7 @@ func (r *Repo) publish(ctx context.Context, n refs.Name, head version.ID, pendin
 			return refs.Move{}, err
 		}
 		if mv.Why == "" || strings.HasSuffix(mv.Why, ": ") {
-			mv.Why += firstLine(r.pushMessage(ctx, head, recs.extra))
+			mv.Why += version.FirstLine(r.pushMessage(ctx, head, recs.extra))
 		}
 		mv.Confirm = func(ctx context.Context, entry string) error {
 			if err := r.confirmPush(ctx, head, pending, entry); err != nil {
@@ -343,9 +341,12 @@ func writePack(ctx context.Context, w *history.Writer, e history.Entry) error {
 	return err
 }
 
-// withLocal reads records and walks histories of the repository and, first,
-// of the local versions a push is about to upload (for the fast-forward
-// check).
+// LocalRecords reads records and walks histories of the repository and,
+// first, of the local versions a push is about to upload (for the
+// fast-forward check) or a working directory holds (RecordsWith).
+type LocalRecords = withLocal
+
+// withLocal is LocalRecords.
 type withLocal struct {
 	r     *Repo
 	h     *history.Reader
@@ -380,14 +381,6 @@ func (w withLocal) Record(ctx context.Context, id version.ID) (*version.Record, 
 
 func (w withLocal) Walk(ctx context.Context, id version.ID, fn func(*version.Record) (bool, error)) error {
 	return w.h.Walk(ctx, id, func(e history.Entry) (bool, error) { return fn(e.Record) })
-}
-
-// firstLine returns s up to its first line break.
-func firstLine(s string) string {
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // pushMessage returns the message of the version a push moves a branch to.
@@ -515,7 +508,7 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		return fmt.Errorf("local version %s: %w", head.Record.ID, err)
 	}
 	defer c.Close()
-	norm, err := r.normaliser()
+	norm, err := r.Normaliser()
 	if err != nil {
 		return err
 	}
@@ -749,62 +742,4 @@ func (r *Repo) listKeys(ctx context.Context, prefixes []string, emit func([]byte
 		return emitErr
 	}
 	return g.Wait()
-}
-
-// Push pushes the working directory's local versions to branch (default:
-// the branch it was checked out from) with Repo.Push, then records the
-// branch's new version as upstream and removes the pushed local copies.
-func (w *Workdir) Push(ctx context.Context, r *Repo, branch string) (PushResult, error) {
-	return w.PushWith(ctx, r, branch, PushOptions{})
-}
-
-// PushWith is Push with options (PushOptions: AllowFormatUpgrade).
-func (w *Workdir) PushWith(ctx context.Context, r *Repo, branch string, o PushOptions) (PushResult, error) {
-	if branch == "" {
-		branch = w.State.Branch
-	}
-	name, err := refs.Branch(branch)
-	if err != nil {
-		return PushResult{}, err
-	}
-	return w.publish(ctx, r, "push", func(pending []Pending) (PushResult, error) {
-		return r.PushWith(ctx, name, w.State.Base, pending, o)
-	}, PushResult{Ref: name, Branch: name.Short()})
-}
-
-// publish runs a publish of the working directory's base (a push, a
-// request) under the working directory's lock, with its pending versions,
-// then records the base as upstream and removes the local copies the
-// publish uploaded. Errors: NothingToPushError before the first version.
-func (w *Workdir) publish(ctx context.Context, r *Repo, what string, do func([]Pending) (PushResult, error), empty PushResult) (PushResult, error) {
-	if w.State.Base == "" {
-		return empty, NothingToPushError{}
-	}
-	unlock, err := w.lock(what)
-	if err != nil {
-		return PushResult{}, err
-	}
-	defer unlock()
-	// Re-read the state under the lock: a commit may have just finished.
-	if cur, err := OpenWorkdir(w.Dir); err == nil {
-		w.State, w.BaseRecord = cur.State, cur.BaseRecord
-	}
-	pending, err := w.PendingVersions()
-	if err != nil {
-		return PushResult{}, err
-	}
-	res, err := do(pending)
-	if err != nil {
-		return res, err
-	}
-	r.step("push:state")
-	w.State.Upstream = w.State.Base
-	if err := w.save(w.BaseRecord); err != nil {
-		return res, err
-	}
-	for _, p := range pending {
-		os.RemoveAll(p.Dir)
-	}
-	res.Abbrev, _ = r.Abbrev(ctx, res.Old, res.New)
-	return res, nil
 }

@@ -119,7 +119,7 @@ func (r *Repo) neededKeys(ctx context.Context, head version.ID, pending []Pendin
 	if err != nil {
 		return nil, fmt.Errorf("local version %s: %w", last.Record.ID, err)
 	}
-	norm, err := r.normaliser()
+	norm, err := r.Normaliser()
 	if err != nil {
 		return nil, err
 	}

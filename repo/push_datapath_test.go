@@ -15,6 +15,7 @@ import (
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // TestPushRefusesUnplaceablePath: a version that reads a data file by a
@@ -44,16 +45,16 @@ func TestPushRefusesUnplaceablePath(t *testing.T) {
 	catalog := filepath.Join(res.Dir, "ducklake.duckdb")
 	duck.MustQuery(t, "USE memory; ATTACH "+sqlquote.String(catalog)+" AS m; UPDATE m.main.ducklake_data_file SET path = "+
 		sqlquote.String(odd)+" WHERE path = "+sqlquote.String(filepath.Base(file))+"; DETACH m;")
-	wd, err := repo.OpenWorkdir(res.Dir)
+	wd, err := workdir.Open(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "odd path", Author: "t"}, nil); err != nil {
+	if _, err := wd.Commit(ctx, workdir.CommitOptions{Message: "odd path", Author: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	main, _ := refs.Branch("main")
 	before, _ := r.Ref(ctx, main)
-	_, err = wd.Push(ctx, r, "")
+	_, err = wd.Push(ctx, workdir.PushOptions{})
 	var dp *repo.DataPathError
 	if !errors.As(err, &dp) || !errors.Is(err, repo.ErrDataPath) || dp.Count != 1 || !strings.Contains(err.Error(), "control character") {
 		t.Fatalf("push = %v, want a DataPathError naming the one path with a control character", err)
@@ -67,7 +68,7 @@ func TestPushRefusesUnplaceablePath(t *testing.T) {
 // ends) and a working directory checked out from it, in the test's
 // temporary folders: the repository's URL, the repository and the
 // checkout.
-func folderRepoCheckout(t *testing.T) (string, *repo.Repo, *repo.CheckoutResult) {
+func folderRepoCheckout(t *testing.T) (string, *repo.Repo, *workdir.CheckoutResult) {
 	t.Helper()
 	ctx := context.Background()
 	url := filepath.Join(t.TempDir(), "repo")
@@ -76,7 +77,7 @@ func folderRepoCheckout(t *testing.T) (string, *repo.Repo, *repo.CheckoutResult)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "w")})
+	res, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "w")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,15 +99,15 @@ func TestRelativeDataPath(t *testing.T) {
 	t.Chdir(url)
 	catalog := filepath.Join(res.Dir, "ducklake.duckdb")
 	duck.MustQuery(t, "USE memory; ATTACH "+sqlquote.String(catalog)+" AS m; UPDATE m.main.ducklake_metadata SET value = 'data/' WHERE key = 'data_path'; DETACH m;")
-	wd, err := repo.OpenWorkdir(res.Dir)
+	wd, err := workdir.Open(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "relative", Author: "t"}, nil)
+	rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "relative", Author: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = wd.Push(ctx, r, "")
+	_, err = wd.Push(ctx, workdir.PushOptions{})
 	var dp *repo.DataPathError
 	if !errors.As(err, &dp) || !strings.Contains(err.Error(), "relative") {
 		t.Fatalf("push = %v, want a DataPathError naming the relative path", err)
@@ -148,21 +149,21 @@ func TestRelativeDataPath(t *testing.T) {
 	}
 	// Out of retention (a newer version on main, the policy keeps one), it
 	// blocks nothing.
-	res2, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "w2")})
+	res2, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "w2")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cat2 := filepath.Join(res2.Dir, "ducklake.duckdb")
 	duck.MustQuery(t, "USE memory; ATTACH "+sqlquote.String(cat2)+" AS m; UPDATE m.main.ducklake_metadata SET value = "+sqlquote.String(filepath.ToSlash(filepath.Join(url, "data"))+"/")+" WHERE key = 'data_path'; DETACH m;")
 	duck.MustQuery(t, realduck.OnLake(res2.Attach, `INSERT INTO t SELECT i FROM range(10) t(i)`, false))
-	wd2, err := repo.OpenWorkdir(res2.Dir)
+	wd2, err := workdir.Open(res2.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := wd2.Commit(ctx, repo.CommitOptions{Message: "absolute", Author: "t"}, nil); err != nil {
+	if _, err := wd2.Commit(ctx, workdir.CommitOptions{Message: "absolute", Author: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := wd2.Push(ctx, r, ""); err != nil {
+	if _, err := wd2.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 1; return nil }); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // TestPushDataCheckLongKeyPresent: a data file the real DuckDB wrote in a
@@ -23,7 +24,7 @@ func TestPushDataCheckLongKeyPresent(t *testing.T) {
 	ctx := context.Background()
 	long := strings.Repeat("v", 200)
 	for _, listing := range []bool{false, true} {
-		url, r, res := folderRepoCheckout(t)
+		url, _, res := folderRepoCheckout(t)
 		duck := realduck.Find(t, realduck.V15, "ducklake").Start(t)
 		duck.MustQuery(t, realduck.OnLake(res.Attach, `CREATE TABLE events(a VARCHAR, b VARCHAR, c VARCHAR, d VARCHAR, e VARCHAR, k INTEGER);
 INSERT INTO events VALUES ('x', 'x', 'x', 'x', 'x', -1);
@@ -39,18 +40,18 @@ INSERT INTO events SELECT '`+long+`', '`+long+`', '`+long+`', '`+long+`', '`+lon
 		if key, _ := filepath.Rel(url, longest); len(key) <= 1024 {
 			t.Fatalf("the longest data file's key is %d bytes (%s), want more than 1024", len(key), key)
 		}
-		wd, err := repo.OpenWorkdir(res.Dir)
+		wd, err := workdir.Open(res.Dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "long", Author: "t"}, nil); err != nil {
+		if _, err := wd.Commit(ctx, workdir.CommitOptions{Message: "long", Author: "t"}); err != nil {
 			t.Fatal(err)
 		}
 		restore := func() {}
 		if listing {
 			restore = repo.SetStatMaxKeys(3) // 6 files: the store is listed
 		}
-		_, err = wd.Push(ctx, r, "")
+		_, err = wd.Push(ctx, workdir.PushOptions{})
 		restore()
 		var dm *repo.DataMissingError
 		if errors.As(err, &dm) {

@@ -15,6 +15,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // pushSetup is a folder repository with one version and a working
@@ -23,7 +24,7 @@ import (
 type pushSetup struct {
 	r      *repo.Repo
 	url    string
-	wd     *repo.Workdir
+	wd     *workdir.Workdir
 	commit *version.Record
 	added  []string // store keys of the data files the commit adds
 }
@@ -38,7 +39,7 @@ func newPushSetup(t *testing.T, wdDir string, files int) *pushSetup {
 	}
 	t.Cleanup(func() { r.Close() })
 	s.r = r
-	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: wdDir})
+	res, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: wdDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +47,11 @@ func newPushSetup(t *testing.T, wdDir string, files int) *pushSetup {
 	duck := realduck.Find(t, realduck.V15, "ducklake").Start(t)
 	write := func(sql string) { duck.MustQuery(t, realduck.OnLake(res.Attach, sql, false)) }
 	commit := func(msg string) *version.Record {
-		wd, err := repo.OpenWorkdir(res.Dir)
+		wd, err := workdir.Open(res.Dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := wd.Commit(ctx, repo.CommitOptions{Message: msg, Author: "t"}, nil)
+		rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: msg, Author: "t"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +60,7 @@ func newPushSetup(t *testing.T, wdDir string, files int) *pushSetup {
 	}
 	write("CREATE TABLE events(k INTEGER)")
 	commit("first")
-	if _, err := s.wd.Push(ctx, r, ""); err != nil {
+	if _, err := s.wd.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// One insert a statement: one data file each.
@@ -110,7 +111,7 @@ func TestPushDataCheckListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	digest := testutil.TreeDigest(t, s.url)
-	_, err = s.wd.Push(ctx, s.r, "")
+	_, err = s.wd.Push(ctx, workdir.PushOptions{})
 	var dm *repo.DataMissingError
 	if !errors.As(err, &dm) || dm.Count != 1 || len(dm.Missing) != 1 || dm.Missing[0] != gone {
 		t.Fatalf("push with %s missing: %v (%+v)", gone, err, dm)
@@ -121,7 +122,7 @@ func TestPushDataCheckListing(t *testing.T) {
 	if err := os.WriteFile(path, saved, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.wd.Push(ctx, s.r, ""); err != nil {
+	if _, err := s.wd.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatalf("push with every file there: %v", err)
 	}
 	if rep, err := s.r.Verify(ctx, repo.VerifyOptions{Data: true}); err != nil || !rep.OK() {
@@ -144,13 +145,13 @@ func TestPushLinksCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameAtRefMove := false
-	s.r = reopenWithStep(t, s.url, func(step string) {
+	s.wd = reopenWithStep(t, s.wd.Dir, func(step string) {
 		if step == "push:state" { // after the ref move, before the local copy goes
 			fi, err := os.Stat(stored)
 			sameAtRefMove = err == nil && os.SameFile(fi, before)
 		}
 	})
-	if _, err := s.wd.Push(ctx, s.r, ""); err != nil {
+	if _, err := s.wd.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if !sameAtRefMove {
@@ -185,7 +186,7 @@ func TestPushCopiesAcrossFileSystems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.wd.Push(ctx, s.r, ""); err != nil {
+	if _, err := s.wd.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	stored := filepath.Join(s.url, filepath.FromSlash(repo.VersionKey(s.commit.ID, version.CatalogFile)))
@@ -251,7 +252,7 @@ func TestPushRefusesChangedLocalCatalog(t *testing.T) {
 				}
 				change(t, local)
 				digest := testutil.TreeDigest(t, s.url)
-				_, err := s.wd.Push(ctx, s.r, "")
+				_, err := s.wd.Push(ctx, workdir.PushOptions{})
 				var ce *repo.ChecksumError
 				if !errors.As(err, &ce) || ce.Location != local {
 					t.Fatalf("push of a changed local catalog: %v", err)
@@ -264,14 +265,14 @@ func TestPushRefusesChangedLocalCatalog(t *testing.T) {
 	}
 }
 
-// reopenWithStep opens the repository at url again with a Step hook.
-func reopenWithStep(t *testing.T, url string, step func(string)) *repo.Repo {
+// reopenWithStep opens the working directory dir again, its repository
+// to be opened with a Step hook.
+func reopenWithStep(t *testing.T, dir string, step func(string)) *workdir.Workdir {
 	t.Helper()
-	r, err := repo.Open(context.Background(), url)
+	w, err := workdir.Open(dir, repo.Options{Step: step})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.SetOptions(repo.Options{Step: step})
-	t.Cleanup(func() { r.Close() })
-	return r
+	t.Cleanup(func() { w.Close() })
+	return w
 }

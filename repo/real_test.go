@@ -10,6 +10,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 func countColumns(cols []meta.Column) int {
@@ -40,7 +41,7 @@ func TestRealCatalogs(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "w"), From: src})
+			res, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(dir, "w"), From: src})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,18 +61,18 @@ func TestRealCatalogs(t *testing.T) {
 			if res.DataPath != wantPath {
 				t.Errorf("data_path %q, want %q (manifest %q)", res.DataPath, wantPath, e.DataPath)
 			}
-			w, err := repo.OpenWorkdir(res.Dir)
+			w, err := workdir.Open(res.Dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec, err := w.Commit(ctx, repo.CommitOptions{Message: "import " + e.File, Author: "t"}, nil)
+			rec, err := w.Commit(ctx, workdir.CommitOptions{Message: "import " + e.File, Author: "t"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if rec.DuckLake.Format != e.Format || rec.DuckLake.Snapshot != e.MaxSnapshot || rec.DuckLake.Adds.First != 0 {
 				t.Errorf("record ducklake %+v; manifest format %s max snapshot %d", rec.DuckLake, e.Format, e.MaxSnapshot)
 			}
-			if _, err := w.Push(ctx, r, ""); err != nil {
+			if _, err := w.Push(ctx, workdir.PushOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			got, err := r.Resolve(ctx, "main")
@@ -107,7 +108,7 @@ func TestRealCatalogs(t *testing.T) {
 			if ds.Totals.DataFiles != int64(e.DataFiles) {
 				t.Errorf("%d data files, manifest %d", ds.Totals.DataFiles, e.DataFiles)
 			}
-			fresh, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "fresh")})
+			fresh, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(dir, "fresh")})
 			if err != nil {
 				t.Fatal(err)
 			}

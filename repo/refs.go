@@ -140,34 +140,34 @@ type NewRef struct {
 // Tags never move: a tag that holds another version is refused
 // (*refs.ExistsError); one that holds this version is no error (UpToDate);
 // a version out of retention is refused (*RetiredError).
-func (r *Repo) CreateTag(ctx context.Context, name, rev string) (*NewRef, error) {
+func (r *Repo) CreateTag(ctx context.Context, l *Local, name, rev string) (*NewRef, error) {
 	n, err := refs.Tag(name)
 	if err != nil {
 		return nil, err
 	}
-	return r.createRef(ctx, n, rev)
+	return r.createRef(ctx, n, l.DefaultRev(), rev)
 }
 
 // CreateBranch makes branch name point at rev's version (default:
 // defaultRev), only where the branch does not exist (refs.ErrExists); a
 // version out of retention is refused (*RetiredError).
-func (r *Repo) CreateBranch(ctx context.Context, name, rev string) (*NewRef, error) {
+func (r *Repo) CreateBranch(ctx context.Context, l *Local, name, rev string) (*NewRef, error) {
 	n, err := refs.Branch(name)
 	if err != nil {
 		return nil, err
 	}
-	return r.createRef(ctx, n, rev)
+	return r.createRef(ctx, n, l.DefaultRev(), rev)
 }
 
-func (r *Repo) createRef(ctx context.Context, n refs.Name, rev string) (*NewRef, error) {
+func (r *Repo) createRef(ctx context.Context, n refs.Name, def, rev string) (*NewRef, error) {
 	if rev == "" {
-		rev = r.defaultRev()
+		rev = def
 	}
 	rec, _, err := r.refs.ResolveRecord(ctx, rev)
 	if err != nil {
 		return nil, err
 	}
-	existed, err := r.refs.Create(ctx, n, rec.ID, "created at "+rev, func(ctx context.Context) error { return r.refuseRetired(ctx, rec) })
+	existed, err := r.refs.Create(ctx, n, rec.ID, "created at "+rev, func(ctx context.Context) error { return r.RefuseRetired(ctx, rec) })
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ type BranchMove struct {
 // repair of a damaged ref), refusing a version out of retention
 // (*RetiredError). Errors as refs.Manager.MoveBranch.
 func (r *Repo) MoveBranch(ctx context.Context, name, rev string, o MoveOptions) (*BranchMove, error) {
-	res, err := r.refs.MoveBranch(ctx, name, rev, refs.MoveOptions{Backwards: o.Backwards, Why: o.Why, Check: r.refuseRetired})
+	res, err := r.refs.MoveBranch(ctx, name, rev, refs.MoveOptions{Backwards: o.Backwards, Why: o.Why, Check: r.RefuseRetired})
 	out := &BranchMove{MoveResult: res}
 	if err != nil {
 		return out, err

@@ -1,17 +1,21 @@
 // Package repo is a repository over a store: fdl.json, HEAD, refs and
-// versions (docs/spec.md §1), and the working directories checked out of it.
-// It is the library the commands call, one method per command, each
-// returning a result value: Init, Checkout, Workdir.Status, Workdir.Commit,
-// Workdir.Push, History (log), Show, ListRefs, CreateTag, CreateBranch,
-// DeleteBranch, MoveBranch, RefLogOf, Verify, Retention and GC.
+// versions (docs/spec.md §1). It is the library the repository commands
+// call, one method per command, each returning a result value: Init,
+// History (log), Show, Attach, Diff, ListRefs, CreateTag, CreateBranch,
+// DeleteBranch, MoveBranch, RefLogOf, requests, MigrateBranch, Verify,
+// Retention and GC; and Publish, the push protocol a working directory's
+// push (package workdir) runs.
+//
+// It never holds a working directory: a command run in one gets what it
+// needs from it as an input value (Local: branch, upstream, base,
+// unpushed versions, working catalog).
 //
 // Refs move only through the ref manager (package refs); repo adds its own
 // checks (a version out of retention gets no new ref) and the uploads of a
-// push. Files are named after their one job: checkout.go, commit.go,
-// status.go, push.go, workdir.go (the working directory's state), log.go,
-// show.go, refs.go, verify*.go, retention.go (policy, floor, markers),
-// gc_plan.go and gc_apply.go. Errors are typed (errors.go) and never name a
-// command.
+// push. Files are named after their one job: push.go, log.go, show.go,
+// diff.go, refs.go, requests.go, migrate.go, verify*.go, retention.go
+// (policy, floor, markers), gc_plan.go and gc_apply.go. Errors are typed
+// (errors.go) and never name a command.
 //
 // The package never prints and never imports cobra or lipgloss; long
 // operations report progress through Options.Progress.
@@ -41,6 +45,11 @@ const ConfigKey = "fdl.json"
 // ConfigFormat is the repository format number this package writes and the
 // highest it reads.
 const ConfigFormat = 1
+
+// WorkdirStateFile is where a working directory keeps its state, relative
+// to its folder (package workdir's StateDir/StateFile): Open names a
+// folder holding one as a working directory, not a repository.
+const WorkdirStateFile = ".fdl/state.json"
 
 // DataPrefix is the store key prefix of the Parquet files written by DuckDB.
 const DataPrefix = "data/"
@@ -113,18 +122,21 @@ type Repo struct {
 	namesMu sync.Mutex
 	hist    *history.Reader // first-parent walks (history packs)
 	actor   string          // who moves refs (refs.go); "" until Actor is called
-	wd      *Workdir        // the working directory it was opened from, if any
 	gcint   *gcIntent       // the deletion intent of the gc this Repo is applying
 }
 
 // newRepo returns the Repo of an open store and its settings, with its ref
 // manager reading records through it.
-func newRepo(st store.Store, url string, cfg Config) *Repo {
-	r := &Repo{st: st, url: url, where: store.RedactURL(url), cfg: cfg, record: map[version.ID]history.Entry{}}
+func newRepo(st store.Store, url string, cfg Config, opts Options) *Repo {
+	r := &Repo{st: st, url: url, where: store.RedactURL(url), cfg: cfg, opts: opts, record: map[version.ID]history.Entry{}}
 	r.refs = refs.New(st, r, refs.Options{Where: r.where, Actor: r.Actor, Step: r.step})
 	r.hist = history.NewReader(st, r)
 	return r
 }
+
+// Refs returns the repository's ref manager: the only code that moves a
+// ref (package refs); callers pass it their checks.
+func (r *Repo) Refs() *refs.Manager { return r.refs }
 
 // Store returns the repository's store.
 func (r *Repo) Store() store.Store { return r.st }
@@ -164,8 +176,9 @@ func (r *Repo) dataOnDisk() bool {
 	return strings.HasPrefix(loc, "/") || filepath.IsAbs(loc)
 }
 
-// SetOptions replaces the options (progress and step hooks).
-func (r *Repo) SetOptions(o Options) { r.opts = o }
+// Options returns the options the repository was opened with (they are
+// given once, at Open, Init or OpenStore, and never replaced).
+func (r *Repo) Options() Options { return r.opts }
 
 func (r *Repo) step(name string) {
 	if r.opts.Step != nil {
@@ -180,6 +193,8 @@ func (r *Repo) Close() error { return r.st.Close() }
 type InitOptions struct {
 	Name          string // default: last element of the location
 	DefaultBranch string // default: "main"
+	// Options are the new repository's options (Open's).
+	Options Options
 }
 
 // Init makes an empty repository at url: fdl.json (create-only) and HEAD.
@@ -268,7 +283,7 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 		st.Close()
 		return nil, fmt.Errorf("init %s: write %s: %w", where, ConfigKey, err)
 	}
-	return newRepo(st, url, cfg), nil
+	return newRepo(st, url, cfg, o.Options), nil
 }
 
 var errStop = errors.New("stop")
@@ -291,18 +306,21 @@ func (r *Repo) DataLocation() string { return dataLocation(r.st) }
 // ErrNotRepository (naming the URL and saying how to make one), an error
 // wrapping store.ErrNoRoot when the bucket or container itself is missing,
 // a newer format than this fdl reads, or the store's error.
-func Open(ctx context.Context, url string) (*Repo, error) {
+//
+// The options (progress, the step hook, AllowLocalData) are given once,
+// here: at most one Options value.
+func Open(ctx context.Context, url string, opts ...Options) (*Repo, error) {
 	st, err := store.Open(ctx, url)
 	if err != nil {
 		return nil, err
 	}
-	return OpenStore(ctx, st, url)
+	return OpenStore(ctx, st, url, opts...)
 }
 
 // OpenStore opens the repository held by an already open store (tests wrap
 // stores to inject faults); url is how the repository is named in messages.
 // The Repo owns st and closes it. Errors as Open.
-func OpenStore(ctx context.Context, st store.Store, url string) (*Repo, error) {
+func OpenStore(ctx context.Context, st store.Store, url string, opts ...Options) (*Repo, error) {
 	where := store.RedactURL(url)
 	b, _, err := store.ReadAll(ctx, st, ConfigKey)
 	if errors.Is(err, store.ErrNotExist) {
@@ -315,7 +333,7 @@ func OpenStore(ctx context.Context, st store.Store, url string) (*Repo, error) {
 		}
 		e := &NotRepositoryError{URL: where, ReadOnly: store.IsReadOnly(st)}
 		if !strings.Contains(url, "://") {
-			_, err := os.Stat(filepath.Join(url, StateDir, StateFile))
+			_, err := os.Stat(filepath.Join(url, WorkdirStateFile))
 			e.IsWorkdir = err == nil
 		}
 		return nil, e
@@ -333,7 +351,11 @@ func OpenStore(ctx context.Context, st store.Store, url string) (*Repo, error) {
 		st.Close()
 		return nil, fmt.Errorf("%s: repository format %d is newer than this fdl reads (%d): upgrade fdl", where, cfg.Format, ConfigFormat)
 	}
-	return newRepo(st, url, cfg), nil
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return newRepo(st, url, cfg, o), nil
 }
 
 // VersionKey returns the store key of a file inside versions/<id>/.

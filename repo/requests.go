@@ -26,6 +26,9 @@ type RequestOptions struct {
 	// Title says what the request is for (its ref log's why); default:
 	// the offered version's message, first line.
 	Title string
+	// Local is the working directory the command runs in (nil: none):
+	// Rev and Into default to its upstream and branch.
+	Local *Local
 }
 
 // RequestState says whether approving a request is a fast-forward.
@@ -95,19 +98,30 @@ func (r *Repo) CreateRequest(ctx context.Context, name string, o RequestOptions)
 	if err != nil {
 		return PushResult{}, err
 	}
-	rev := o.Rev
-	if rev == "" {
-		rev = r.defaultRev()
-	}
-	res, err := r.refs.Resolve(ctx, rev)
+	head, pending, err := r.requestHead(ctx, o)
 	if err != nil {
 		return PushResult{}, err
 	}
 	into := o.Into
 	if into == "" {
-		into = r.defaultBranch(ctx)
+		into = r.defaultBranch(ctx, o.Local)
 	}
-	return r.publishRequest(ctx, n, into, res.ID, nil, o.Title, true)
+	return r.publishRequest(ctx, n, into, head, pending, o.Title, true)
+}
+
+// requestHead is the version a request offers: o.Rev's, else the working
+// directory's base with its unpushed versions (uploaded with it), else
+// the default revision's.
+func (r *Repo) requestHead(ctx context.Context, o RequestOptions) (version.ID, []Pending, error) {
+	if o.Rev == "" && o.Local != nil && o.Local.Base != nil {
+		return o.Local.Base.ID, o.Local.Pending, nil
+	}
+	rev := o.Rev
+	if rev == "" {
+		rev = o.Local.DefaultRev()
+	}
+	res, err := r.refs.Resolve(ctx, rev)
+	return res.ID, nil, err
 }
 
 // UpdateRequest moves request name to rev's version (with a working
@@ -120,46 +134,18 @@ func (r *Repo) UpdateRequest(ctx context.Context, name string, o RequestOptions)
 	if err != nil {
 		return PushResult{}, err
 	}
-	res, err := r.refs.Resolve(ctx, o.Rev)
+	head, pending, err := r.requestHead(ctx, o)
 	if err != nil {
 		return PushResult{}, err
 	}
-	return r.publishRequest(ctx, n, "", res.ID, nil, o.Title, false)
-}
-
-// CreateRequest publishes the working directory's base as request name:
-// its unpushed versions are uploaded (as a push uploads them), then the
-// request ref is created, and the versions count as pushed here.
-func (w *Workdir) CreateRequest(ctx context.Context, r *Repo, name string, o RequestOptions) (PushResult, error) {
-	n, err := refs.Request(name)
-	if err != nil {
-		return PushResult{}, err
-	}
-	into := o.Into
-	if into == "" {
-		into = w.State.Branch
-	}
-	return w.publish(ctx, r, "request", func(pending []Pending) (PushResult, error) {
-		return r.publishRequest(ctx, n, into, w.State.Base, pending, o.Title, true)
-	}, PushResult{Ref: n, Branch: name})
-}
-
-// UpdateRequest is Repo.UpdateRequest with the working directory's base.
-func (w *Workdir) UpdateRequest(ctx context.Context, r *Repo, name string, o RequestOptions) (PushResult, error) {
-	n, err := refs.Request(name)
-	if err != nil {
-		return PushResult{}, err
-	}
-	return w.publish(ctx, r, "request", func(pending []Pending) (PushResult, error) {
-		return r.publishRequest(ctx, n, "", w.State.Base, pending, o.Title, false)
-	}, PushResult{Ref: n, Branch: name})
+	return r.publishRequest(ctx, n, "", head, pending, o.Title, false)
 }
 
 // defaultBranch is the branch a request targets without --into: the
 // working directory's, else HEAD's.
-func (r *Repo) defaultBranch(ctx context.Context) string {
-	if r.wd != nil {
-		return r.wd.State.Branch
+func (r *Repo) defaultBranch(ctx context.Context, l *Local) string {
+	if l != nil {
+		return l.Branch
 	}
 	if h, err := r.refs.Head(ctx); err == nil {
 		return h.Short()
@@ -279,9 +265,9 @@ func (r *Repo) describeRequest(ctx context.Context, ref refs.Ref) (Request, erro
 		return q, err
 	}
 	q.IntoRef, q.Into, q.Author, q.Opened = open.Target, open.Target.Short(), open.Author, open.Time
-	q.Title = firstLine(open.Why)
+	q.Title = version.FirstLine(open.Why)
 	if q.Title == "" {
-		q.Title = firstLine(rec.Message)
+		q.Title = version.FirstLine(rec.Message)
 	}
 	tref, err := r.refs.Read(ctx, open.Target)
 	if errors.Is(err, refs.ErrNotFound) {
@@ -412,7 +398,7 @@ func (r *Repo) ApproveRequest(ctx context.Context, name string, o PushOptions) (
 		return nil, err
 	}
 	why := "approve request " + n.Short()
-	if t := firstLine(open.Why); t != "" {
+	if t := version.FirstLine(open.Why); t != "" {
 		why += ": " + t
 	}
 	out := &ApproveResult{}
@@ -421,7 +407,7 @@ func (r *Repo) ApproveRequest(ctx context.Context, name string, o PushOptions) (
 		if err != nil {
 			return err
 		}
-		if err := r.refuseRetired(ctx, rec); err != nil {
+		if err := r.RefuseRetired(ctx, rec); err != nil {
 			return err
 		}
 		var pr PushResult

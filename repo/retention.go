@@ -246,9 +246,9 @@ func (r *Repo) Retirement(ctx context.Context, id version.ID) (*RetiredError, er
 	return nil, nil
 }
 
-// refuseRetired returns the *RetiredError of rec's version if it is out of
+// RefuseRetired returns the *RetiredError of rec's version if it is out of
 // retention (checkout, ATTACH printing and new refs refuse it).
-func (r *Repo) refuseRetired(ctx context.Context, rec *version.Record) error {
+func (r *Repo) RefuseRetired(ctx context.Context, rec *version.Record) error {
 	ret, err := r.Retirement(ctx, rec.ID)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // printed collects the id forms the commands print, with the version each
@@ -37,7 +38,7 @@ func (p printed) add(t *testing.T, where, form string, id version.ID) {
 func collect(t *testing.T, r *repo.Repo, wd string, push *repo.PushResult, p printed) {
 	t.Helper()
 	ctx := context.Background()
-	h, err := r.History(ctx, "main", 0)
+	h, err := r.History(ctx, nil, "main", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,16 +46,20 @@ func collect(t *testing.T, r *repo.Repo, wd string, push *repo.PushResult, p pri
 		p.add(t, "log", e.Short, e.ID)
 		p.add(t, "log", string(e.ID), e.ID)
 	}
-	w, err := repo.OpenWorkdir(wd)
+	w, err := workdir.Open(wd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wr, err := w.OpenRepo(ctx)
+	wr, err := w.Repo(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer wr.Close()
-	if h, err = wr.History(ctx, "", 0); err != nil {
+	defer w.Close()
+	l, err := w.Local()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err = wr.History(ctx, l, "", 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range h.Entries {
@@ -87,7 +92,7 @@ func collect(t *testing.T, r *repo.Repo, wd string, push *repo.PushResult, p pri
 		p.add(t, "push", push.Abbrev.Short(push.Old), push.Old)
 		p.add(t, "push", push.Abbrev.Short(push.New), push.New)
 	}
-	st, err := w.Status(ctx, repo.StatusOptions{})
+	st, err := w.Status(ctx, workdir.StatusOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,20 +106,19 @@ func collect(t *testing.T, r *repo.Repo, wd string, push *repo.PushResult, p pri
 func commitPush(t *testing.T, h *thist.History, wd, attach string, i int, push bool) (*version.Record, *repo.PushResult) {
 	t.Helper()
 	ctx := context.Background()
-	r := h.Repo
-	w, err := repo.OpenWorkdir(wd)
+	w, err := workdir.Open(wd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.Duck.MustQuery(t, realduck.OnLake(attach, fmt.Sprintf("INSERT INTO small VALUES (%d)", i), true))
-	rec, err := w.Commit(ctx, repo.CommitOptions{Message: fmt.Sprint("more ", i), Author: "t"}, nil)
+	rec, err := w.Commit(ctx, workdir.CommitOptions{Message: fmt.Sprint("more ", i), Author: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !push {
 		return rec, nil
 	}
-	res, err := w.Push(ctx, r, "")
+	res, err := w.Push(ctx, workdir.PushOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

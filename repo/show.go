@@ -3,6 +3,7 @@ package repo
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
@@ -62,6 +63,10 @@ type ShowOptions struct {
 	// Alias is the database name of the ATTACH statement (default
 	// "v<seq>").
 	Alias string
+	// Local is the working directory the command runs in (nil: none):
+	// without a revision, Show gives its newest unpushed version, else its
+	// upstream or branch's.
+	Local *Local
 }
 
 // Show returns rev's version (default: defaultRev). Opened from a working
@@ -86,16 +91,16 @@ func (r *Repo) Show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 }
 
 func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, error) {
-	local := r.localVersions(rev)
+	local := o.Local.newestFirst(rev)
 	if len(local) > 0 {
 		abbrev, err := r.Abbrev(ctx, append(ids(local), local[0].Parents...)...)
 		if err != nil {
 			return nil, err
 		}
-		return r.showLocal(local[0], abbrev, o)
+		return r.showLocal(o.Local, local[0], abbrev, o)
 	}
 	if rev == "" {
-		rev = r.defaultRev()
+		rev = o.Local.DefaultRev()
 	}
 	rec, rv, err := r.refs.ResolveRecord(ctx, rev)
 	if err != nil {
@@ -126,25 +131,26 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 		return out, err
 	}
 	out.Verified = !o.NoVerify
-	out.Attach = withReaderNote(r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, alias(o, rec), true), rec.DuckLake.Format)
+	out.Attach = WithReaderNote(r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, alias(o, rec), true), rec.DuckLake.Format)
 	return out, nil
 }
 
 // showLocal is Show of a version committed in the working directory and
 // not pushed: its local files are checked against the record.
-func (r *Repo) showLocal(rec *version.Record, abbrev refs.Abbrev, o ShowOptions) (*Shown, error) {
-	ds, err := r.wd.LocalDataset(rec.ID)
+func (r *Repo) showLocal(l *Local, rec *version.Record, abbrev refs.Abbrev, o ShowOptions) (*Shown, error) {
+	ds, err := l.dataset(rec.ID)
 	if err != nil {
 		return nil, err
 	}
-	out := &Shown{Record: rec, Dataset: ds, Short: abbrev.Short(rec.ID), Abbrev: abbrev, Branch: r.wd.State.Branch}
+	p := l.pending(rec.ID)
+	out := &Shown{Record: rec, Dataset: ds, Short: abbrev.Short(rec.ID), Abbrev: abbrev, Branch: l.Branch}
 	if !o.NoVerify {
-		if err := checkLocal(Pending{Record: rec, Dir: r.wd.stateDir(LocalVersions, string(rec.ID))}); err != nil {
+		if err := checkLocal(*p); err != nil {
 			return out, err
 		}
 		out.Verified = true
 	}
-	out.Attach = withReaderNote(r.AttachStatement(r.wd.LocalCatalog(rec.ID), rec.DuckLake.DataPath, alias(o, rec), true), rec.DuckLake.Format)
+	out.Attach = WithReaderNote(r.AttachStatement(filepath.Join(p.Dir, version.CatalogFile), rec.DuckLake.DataPath, alias(o, rec), true), rec.DuckLake.Format)
 	return out, nil
 }
 

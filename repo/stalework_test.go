@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // TestLockRemovesStaleWork: the work folders a killed conversion leaves in
@@ -28,11 +28,11 @@ func TestLockRemovesStaleWork(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wd, err := repo.OpenWorkdir(res.Dir)
+	wd, err := workdir.Open(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wd.Commit(ctx, repo.CommitOptions{Message: "nothing new", Author: "t"}, nil) // takes the lock; may refuse: nothing to commit
+	wd.Commit(ctx, workdir.CommitOptions{Message: "nothing new", Author: "t"}) // takes the lock; may refuse: nothing to commit
 	for _, p := range stale {
 		if _, err := os.Stat(filepath.Join(res.Dir, filepath.Dir(p))); !os.IsNotExist(err) {
 			t.Errorf("%s: still there after a command took the lock (%v)", filepath.Dir(p), err)

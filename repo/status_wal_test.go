@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/testutil/history"
-	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // leaveWAL commits a new snapshot to the DuckDB working catalog at path
@@ -44,13 +44,13 @@ func leaveWAL(t *testing.T, path string) {
 func TestStatusSeesWAL(t *testing.T) {
 	ctx := context.Background()
 	h := history.BuildReal(t, 1, historySQL)
-	cat := filepath.Join(h.WD, repo.CatalogName)
+	cat := filepath.Join(h.WD, workdir.CatalogName)
 	leaveWAL(t, cat)
-	wd, err := repo.OpenWorkdir(h.WD)
+	wd, err := workdir.Open(h.WD)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := wd.Status(ctx, repo.StatusOptions{})
+	st, err := wd.Status(ctx, workdir.StatusOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestStatusSeesWAL(t *testing.T) {
 	if st.PendingWAL != cat+".wal" || st.PendingWALBytes == 0 {
 		t.Fatalf("status does not say a .wal is pending: %+v", st)
 	}
-	rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "from wal", Author: "t"}, nil)
+	rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "from wal", Author: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fdl-dev/fdl/internal/stamp"
+
 	"github.com/fdl-dev/fdl/internal/filecopy"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/retention"
@@ -187,7 +189,7 @@ func (r *Repo) uploadFile(ctx context.Context, key, path string) error {
 //     hard-linked into the store: no byte is copied. It is hashed again
 //     unless its stamp (device, inode, size, modification and change
 //     times) is still the one commit wrote when it hashed it
-//     (sealCatalog), as Git's index skips rehashing unchanged files. The stored catalog and the local pending
+//     (stamp.Seal), as Git's index skips rehashing unchanged files. The stored catalog and the local pending
 //     copy are then one file until the push removes the local name after
 //     its ref move; nothing fdl does writes to a committed catalog, and the
 //     mode refuses writers other than root;
@@ -209,7 +211,7 @@ func (r *Repo) uploadCatalog(ctx context.Context, p Pending) error {
 		// Looked at before CanLink, whose probe link changes the stamp.
 		sealed := false
 		if fi, err := os.Stat(path); err == nil {
-			sealed = unchangedSinceCommit(p.Dir, fi, want.Size)
+			sealed = stamp.Unchanged(p.Dir, fi, want.Size)
 		}
 		if lk.CanLink(path) {
 			err := r.linkCatalog(ctx, lk, p, key, path, want, sealed, progress)
@@ -230,7 +232,7 @@ func (r *Repo) uploadCatalog(ctx context.Context, p Pending) error {
 }
 
 // linkCatalog is uploadCatalog's hard-link path.
-// sealed says the catalog's stamp was the one commit left (sealCatalog):
+// sealed says the catalog's stamp was the one commit left (stamp.Seal):
 // it holds the bytes commit hashed, so it is not hashed again; any other
 // is made read-only and hashed.
 func (r *Repo) linkCatalog(ctx context.Context, lk store.Linker, p Pending, key, path string, want version.File, sealed bool, progress func(int64)) error {

@@ -10,6 +10,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // TestRevertRealClient takes a lake the real extension writes through the
@@ -32,11 +33,11 @@ func TestRevertRealClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "w"), From: src, CatalogFormat: "sqlite"})
+	res, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(dir, "w"), From: src, CatalogFormat: "sqlite"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := repo.OpenWorkdir(res.Dir)
+	w, err := workdir.Open(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,37 +47,33 @@ func TestRevertRealClient(t *testing.T) {
 		if sql != "" {
 			d.MustQuery(t, lake+sql)
 		}
-		if _, err := w.Commit(ctx, repo.CommitOptions{Message: msg, Author: "t"}, nil); err != nil {
+		if _, err := w.Commit(ctx, workdir.CommitOptions{Message: msg, Author: "t"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.Push(ctx, r, ""); err != nil {
+		if _, err := w.Push(ctx, workdir.PushOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	step("v1: 50 rows", "")
 	step("v2: delete and update", "DELETE FROM t WHERE id < 10; UPDATE t SET v = 'b' WHERE id >= 40;")
 	step("v3: another table", "CREATE TABLE u AS SELECT i AS k FROM range(30) r(i); INSERT INTO t VALUES (999, 'z');")
-	wr, err := w.OpenRepo(ctx)
-	if err != nil {
+	defer w.Close()
+	if _, err := w.Revert(ctx, workdir.RevertOptions{Rev: "main~1", Author: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	defer wr.Close()
-	if _, err := w.Revert(ctx, wr, repo.RevertOptions{Rev: "main~1", Author: "t"}); err != nil {
+	if _, err := w.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Push(ctx, r, ""); err != nil {
+	if _, err := w.Restore(ctx, workdir.RestoreOptions{Source: "main~3"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Restore(ctx, wr, repo.RestoreOptions{Source: "main~3"}); err != nil {
+	if _, err := w.Commit(ctx, workdir.CommitOptions{Author: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Commit(ctx, repo.CommitOptions{Author: "t"}, nil); err != nil {
+	if _, err := w.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Push(ctx, r, ""); err != nil {
-		t.Fatal(err)
-	}
-	h, err := r.History(ctx, "main", 0)
+	h, err := r.History(ctx, nil, "main", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

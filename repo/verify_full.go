@@ -129,7 +129,7 @@ func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(co
 		return nil, err
 	}
 	if o.Data {
-		norm, err := r.normaliser()
+		norm, err := r.Normaliser()
 		if err != nil {
 			return nil, err
 		}
@@ -326,7 +326,7 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 // delete file it reads at its snapshot, is a local path: no reader of the
 // repository reaches it (fdl push refuses to publish one: LocalDataError).
 func (r *Repo) verifyReachable(rec *version.Record, files []ducklake.DataFile, add func(code Code, obj, format string, a ...any)) {
-	norm, err := r.normaliser()
+	norm, err := r.Normaliser()
 	if err != nil {
 		return
 	}

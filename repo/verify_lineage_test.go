@@ -13,6 +13,7 @@ import (
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // TestVerifySnapshotGapIsANote: snapshot rows removed the way
@@ -27,12 +28,12 @@ func TestVerifySnapshotGapIsANote(t *testing.T) {
 	// changes row go; rows that began there keep their begin_snapshot.
 	h.Write(t, `SELECT count(*) FROM ducklake_expire_snapshots('lake', versions => [1]);
 		INSERT INTO events VALUES (99)`)
-	wd, _ := repo.OpenWorkdir(h.WD)
-	rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "after expiry", Author: "t"}, nil)
+	wd, _ := workdir.Open(h.WD)
+	rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "after expiry", Author: "t"})
 	if err != nil {
 		t.Fatalf("commit of a catalog with an expired snapshot: %v", err)
 	}
-	if _, err := wd.Push(ctx, r, ""); err != nil {
+	if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})

@@ -12,6 +12,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 type step struct {
@@ -65,7 +66,7 @@ func TestWriterHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "w")})
+	res, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(dir, "w")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +78,11 @@ func TestWriterHistory(t *testing.T) {
 		if _, err := duck.Query(realduck.OnLake(res.Attach, s.sql, false)); err != nil {
 			t.Fatalf("step %q: %v", s.name, err)
 		}
-		wd, err := repo.OpenWorkdir(res.Dir)
+		wd, err := workdir.Open(res.Dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := wd.Commit(ctx, repo.CommitOptions{Message: s.name, Author: "t"}, nil)
+		rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: s.name, Author: "t"})
 		if err != nil {
 			t.Fatalf("commit %q: %v", s.name, err)
 		}
@@ -97,7 +98,7 @@ func TestWriterHistory(t *testing.T) {
 		recs = append(recs, rec)
 		// Push every other version: pushes of several local versions work.
 		if i%2 == 1 || i == len(steps)-1 {
-			if _, err := wd.Push(ctx, r, ""); err != nil {
+			if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -136,7 +137,7 @@ func TestWriterHistory(t *testing.T) {
 	}
 	// Ancestors' states read from the newest catalog equal their datasets.
 	last := recs[len(recs)-1]
-	fresh, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "fresh")})
+	fresh, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(dir, "fresh")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,8 +167,8 @@ func TestWriterHistory(t *testing.T) {
 		t.Fatalf("verify %+v %v", rep, err)
 	}
 	// Nothing new: refused.
-	wd, _ := repo.OpenWorkdir(res.Dir)
-	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "again", Author: "t"}, nil); !errors.Is(err, repo.ErrNothingToCommit) {
+	wd, _ := workdir.Open(res.Dir)
+	if _, err := wd.Commit(ctx, workdir.CommitOptions{Message: "again", Author: "t"}); !errors.Is(err, workdir.ErrNothingToCommit) {
 		t.Fatalf("commit with nothing new: %v", err)
 	}
 }

@@ -449,3 +449,12 @@ func ParseDataset(b []byte, want ID) (*Dataset, error) {
 	}
 	return &d, nil
 }
+
+// FirstLine returns s up to its first line break: a message's subject, as
+// Git's one-line forms show it.
+func FirstLine(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

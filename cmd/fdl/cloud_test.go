@@ -25,6 +25,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // proxy starts a reverse proxy on 127.0.0.1 in front of target
@@ -60,15 +61,15 @@ func commitChange(t *testing.T, url, table string) (dir string, id version.ID) {
 	}
 	defer r.Close()
 	dir = filepath.Join(t.TempDir(), "w")
-	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dir}); err != nil {
+	if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	duckWrite(t, duckSession(t), dir, "CREATE TABLE "+sqlquote.Ident(table)+"(x INTEGER)")
-	wd, err := repo.OpenWorkdir(dir)
+	wd, err := workdir.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "change " + table, Author: "t"}, nil)
+	rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "change " + table, Author: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestHTTPRepository(t *testing.T) {
 	}
 	work := filepath.Join(t.TempDir(), "w")
 	mustFdl(t, "checkout", u, work, "--rev", "main~1", "--catalog-format", "duckdb")
-	if got, want := fileDigest(t, filepath.Join(work, repo.CatalogName)), recordSHA(t, folder, v1); got != want {
+	if got, want := fileDigest(t, filepath.Join(work, workdir.CatalogName)), recordSHA(t, folder, v1); got != want {
 		t.Errorf("checked-out catalog sha256 %s, record says %s", got, want)
 	}
 	out = mustFdl(t, "--repo", u, "verify")
@@ -308,7 +309,7 @@ func killMidUpload(t *testing.T, base string, via func(repoURL, proxyURL string)
 	}
 	defer r.Close()
 	big := filepath.Join(t.TempDir(), "big")
-	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: big}); err != nil {
+	if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: big}); err != nil {
 		t.Fatal(err)
 	}
 	// lakewriter: a very large synthetic catalog — 400,000 inlined rows
@@ -319,11 +320,11 @@ func killMidUpload(t *testing.T, base string, via func(repoURL, proxyURL string)
 		}
 		return w.InsertInlined(ctx, "main", "big", "SELECT i AS id, md5(i::varchar) || md5((i * 7919)::varchar) || md5((i * 104729)::varchar) || md5((i * 15485863)::varchar) AS s FROM range(400000) t(i)")
 	})
-	wd, err := repo.OpenWorkdir(big)
+	wd, err := workdir.Open(big)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "big", Author: "t"}, nil)
+	rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "big", Author: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +424,7 @@ func (c *countingBody) Close() error { return c.r.Close() }
 // rewriteState replaces the repository URL a working directory remembers.
 func rewriteState(t *testing.T, dir, from, to string) {
 	t.Helper()
-	p := filepath.Join(dir, repo.StateDir, "state.json")
+	p := filepath.Join(dir, workdir.StateDir, "state.json")
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)

@@ -37,11 +37,10 @@ The database is named v<seq>; --as chooses another name.`,
 }
 
 func runAttach(ctx context.Context, ios *term.IO, g *globals, rev string, o repo.ShowOptions) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
-		opts, p := g.hooks(ios)
-		r.SetOptions(opts)
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
+		o.Local = l
 		a, err := r.Attach(ctx, rev, o)
-		p.Done()
+		g.progressDone()
 		if err != nil {
 			return err
 		}

@@ -10,12 +10,13 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 type checkoutOptions struct {
 	URL, Dir      string
 	CatalogFormat string // --catalog-format, checked by the library
-	repo.CheckoutOptions
+	workdir.CheckoutOptions
 }
 
 func newCheckoutCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -96,13 +97,11 @@ func defaultCatalogFormat() string {
 }
 
 func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptions) error {
-	r, err := repo.Open(ctx, g.path(o.URL))
+	r, err := repo.Open(ctx, g.path(o.URL), g.options())
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	opts, p := g.hooks(ios)
-	r.SetOptions(opts)
 	o.CheckoutOptions.Dir = g.path(o.Dir)
 	from := o.From
 	o.CheckoutOptions.From = g.path(o.From)
@@ -110,8 +109,8 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 		o.CatalogFormat = defaultCatalogFormat()
 	}
 	o.CheckoutOptions.CatalogFormat = ducklake.Backend(o.CatalogFormat)
-	res, err := r.Checkout(ctx, o.CheckoutOptions)
-	p.Done()
+	res, err := workdir.Checkout(ctx, r, o.CheckoutOptions)
+	g.progressDone()
 	if err != nil {
 		return err
 	}
@@ -123,9 +122,9 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 		return printJSON(ios, res)
 	}
 	switch res.Origin {
-	case repo.OriginVersion:
+	case workdir.OriginVersion:
 		ios.Printf("Checked out version %s (seq %d) of branch %s into %s\n", ios.ID(string(res.Base)), res.Seq, ios.Ref(res.Branch), res.Dir)
-	case repo.OriginFile:
+	case workdir.OriginFile:
 		ios.Printf("Copied %s into %s (branch %s)\n", from, res.Dir, ios.Ref(res.Branch))
 		if res.ResolvedDataPath != "" {
 			ios.Printf("Its data_path %q is relative, which DuckDB resolves against each reader's working directory: the working catalog's data_path is %s, resolved against this one\n", res.ResolvedDataPath, res.DataPath)
@@ -140,9 +139,9 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 	if res.NeedsMigration {
 		ios.Printf("Note: this lake is DuckLake %s, which %s attaches as it is; DuckDB 1.5.2 and newer refuse it until it is migrated.\n", res.Format, readersText(res.Readers))
 		switch res.Origin {
-		case repo.OriginFile:
+		case workdir.OriginFile:
 			ios.Printf("To publish it for current DuckDB, check out again with --migrate; or commit and push it as it is (for %s), then run 'fdl migrate %s' for a version current DuckDB reads.\n", readersText(res.Readers), res.Branch)
-		case repo.OriginNew:
+		case workdir.OriginNew:
 			ios.Printf("For current DuckDB, check out without --format (DuckLake 1.0).\n")
 		default:
 			ios.Printf("Run 'fdl migrate %s' for a version current DuckDB reads, then check it out again.\n", res.Branch)
@@ -161,7 +160,7 @@ func warnReadOnlyCheckout(ios *term.IO, r *repo.Repo) {
 	ios.Warnf("READ-ONLY CHECKOUT: the repository is read over http(s), where nothing can be written: DuckDB reads this working catalog, but an INSERT or UPDATE cannot write its data files to %s, and fdl push cannot publish a commit there. To change the lake, check out from the repository's own location instead (its folder, s3://, gs:// or azblob:// URL)", r.DataLocation())
 }
 
-func warnNotFastForward(ios *term.IO, res *repo.CheckoutResult) {
+func warnNotFastForward(ios *term.IO, res *workdir.CheckoutResult) {
 	tr := res.Tracking
 	if tr == nil {
 		return

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fdl-dev/fdl/internal/term"
-	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 type commitOptions struct {
@@ -47,7 +47,8 @@ func runCommit(ctx context.Context, ios *term.IO, g *globals, o *commitOptions) 
 	if err != nil {
 		return err
 	}
-	rec, err := w.Commit(ctx, repo.CommitOptions{Message: o.Message, Author: o.Author}, stepHook)
+	defer w.Close()
+	rec, err := w.Commit(ctx, workdir.CommitOptions{Message: o.Message, Author: o.Author})
 	if err != nil {
 		return err
 	}

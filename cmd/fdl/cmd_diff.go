@@ -59,7 +59,8 @@ before and after are known, not the rows inserted and deleted.`,
 }
 
 func runDiff(ctx context.Context, ios *term.IO, g *globals, o *diffOptions, do repo.DiffOptions) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
+		do.Local = l
 		d, err := r.Diff(ctx, do)
 		if err != nil {
 			return err

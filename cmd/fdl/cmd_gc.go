@@ -63,8 +63,7 @@ is printed. --json prints the whole plan (and, with --yes, what was done).`,
 }
 
 func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
-		r.SetOptions(repo.Options{Step: stepHook})
+	return g.withRepo(ctx, func(r *repo.Repo, _ *repo.Local) error {
 		opts := repo.GCOptions{Apply: o.Yes}
 		if !g.JSON {
 			// The plan is printed before it is applied.

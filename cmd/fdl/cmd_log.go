@@ -53,8 +53,8 @@ empty for none):
 }
 
 func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
-		h, err := r.History(ctx, o.Rev, o.Max)
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
+		h, err := r.History(ctx, l, o.Rev, o.Max)
 		if err != nil {
 			return err
 		}

@@ -57,34 +57,47 @@ To migrate a lake while importing it, use 'fdl checkout URL DIR --from FILE
 }
 
 func runMigrate(ctx context.Context, ios *term.IO, g *globals, o *migrateOptions, branch string) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
-		opts, p := g.hooks(ios)
-		r.SetOptions(opts)
-		res, err := r.MigrateBranch(ctx, repo.MigrateOptions{Branch: branch, Message: o.Message, Author: o.Author})
-		p.Done()
-		if err != nil {
-			return err
+	mo := repo.MigrateOptions{Branch: branch, Message: o.Message, Author: o.Author}
+	if g.repoURL() == "" {
+		// In a working directory: its branch by default, and no local work.
+		if w, err := g.workdir(); err == nil {
+			defer w.Close()
+			res, err := w.Migrate(ctx, mo)
+			g.progressDone()
+			return printMigrate(ios, g, res, err)
 		}
-		if g.JSON {
-			return printJSON(ios, res)
-		}
-		short := res.Abbrev.Short
-		rec, m := res.Version, res.Migration
-		ios.Printf("Migrated %s from DuckLake %s to %s: version %s (seq %d) on top of %s (seq %d)\n",
-			ios.Ref(res.Branch), m.From, m.To, ios.ID(short(rec.ID)), rec.Seq, ios.ID(short(res.Parent)), res.ParentSeq)
-		steps := make([]string, len(m.Steps))
-		for i, s := range m.Steps {
-			steps[i] = s.From + " -> " + s.To
-		}
-		ios.Printf("The ducklake extension's own steps (%s); no snapshot added: both end at snapshot %d.\n", strings.Join(steps, ", "), rec.DuckLake.Snapshot)
-		ios.Printf("%s attaches it with:\n  %s\n", readersText(res.Readers), res.Attach)
-		ios.Printf("The old version stays for %s:\n  %s\n", readersText(res.ParentReaders), res.ParentAttach)
-		if res.WorkdirBehind {
-			ios.Printf("This working directory still holds the DuckLake %s catalog of seq %d: check out %s again (fdl checkout %s NEWDIR) to write on the migrated version.\n",
-				m.From, res.ParentSeq, res.Branch, shellQuote(res.URL))
-		}
-		return nil
+	}
+	return g.withRepo(ctx, func(r *repo.Repo, _ *repo.Local) error {
+		res, err := r.MigrateBranch(ctx, mo)
+		g.progressDone()
+		return printMigrate(ios, g, res, err)
 	})
+}
+
+// printMigrate prints what a migration made.
+func printMigrate(ios *term.IO, g *globals, res *repo.MigrateResult, err error) error {
+	if err != nil {
+		return err
+	}
+	if g.JSON {
+		return printJSON(ios, res)
+	}
+	short := res.Abbrev.Short
+	rec, m := res.Version, res.Migration
+	ios.Printf("Migrated %s from DuckLake %s to %s: version %s (seq %d) on top of %s (seq %d)\n",
+		ios.Ref(res.Branch), m.From, m.To, ios.ID(short(rec.ID)), rec.Seq, ios.ID(short(res.Parent)), res.ParentSeq)
+	steps := make([]string, len(m.Steps))
+	for i, s := range m.Steps {
+		steps[i] = s.From + " -> " + s.To
+	}
+	ios.Printf("The ducklake extension's own steps (%s); no snapshot added: both end at snapshot %d.\n", strings.Join(steps, ", "), rec.DuckLake.Snapshot)
+	ios.Printf("%s attaches it with:\n  %s\n", readersText(res.Readers), res.Attach)
+	ios.Printf("The old version stays for %s:\n  %s\n", readersText(res.ParentReaders), res.ParentAttach)
+	if res.WorkdirBehind {
+		ios.Printf("This working directory still holds the DuckLake %s catalog of seq %d: check out %s again (fdl checkout %s NEWDIR) to write on the migrated version.\n",
+			m.From, res.ParentSeq, res.Branch, shellQuote(res.URL))
+	}
+	return nil
 }
 
 // readersText says which DuckDB releases run a version's READ_ONLY ATTACH

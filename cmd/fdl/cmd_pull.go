@@ -6,11 +6,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fdl-dev/fdl/internal/term"
-	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 func newPullCmd(ios *term.IO, g *globals) *cobra.Command {
-	o := repo.PullOptions{}
+	o := workdir.PullOptions{}
 	cmd := &cobra.Command{
 		Use:   "pull",
 		Short: "Bring the working directory up to its branch's head, in place (fast-forward only)",
@@ -49,20 +49,14 @@ are gone.`,
 	return cmd
 }
 
-func runPull(ctx context.Context, ios *term.IO, g *globals, o repo.PullOptions) error {
+func runPull(ctx context.Context, ios *term.IO, g *globals, o workdir.PullOptions) error {
 	w, err := g.workdir()
 	if err != nil {
 		return err
 	}
-	r, err := w.OpenRepo(ctx)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	opts, p := g.hooks(ios)
-	r.SetOptions(opts)
-	res, err := w.Pull(ctx, r, o)
-	p.Done()
+	defer w.Close()
+	res, err := w.Pull(ctx, o)
+	g.progressDone()
 	if err != nil {
 		return err
 	}

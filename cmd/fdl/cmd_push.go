@@ -8,11 +8,11 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/refs"
-	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 func newPushCmd(ios *term.IO, g *globals) *cobra.Command {
-	var o repo.PushOptions
+	var o workdir.PushOptions
 	cmd := &cobra.Command{
 		Use:   "push [BRANCH]",
 		Short: "Upload local versions and move the branch (fast-forward only)",
@@ -37,20 +37,15 @@ them.`,
 	return cmd
 }
 
-func runPush(ctx context.Context, ios *term.IO, g *globals, branch string, o repo.PushOptions) error {
+func runPush(ctx context.Context, ios *term.IO, g *globals, branch string, o workdir.PushOptions) error {
 	w, err := g.workdir()
 	if err != nil {
 		return err
 	}
-	r, err := w.OpenRepo(ctx)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	opts, p := g.hooks(ios)
-	r.SetOptions(opts)
-	res, err := w.PushWith(ctx, r, branch, o)
-	p.Done()
+	defer w.Close()
+	o.Branch = branch
+	res, err := w.Push(ctx, o)
+	g.progressDone()
 	if err != nil {
 		return err
 	}

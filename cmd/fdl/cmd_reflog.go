@@ -54,7 +54,7 @@ func runReflog(ctx context.Context, ios *term.IO, g *globals, name string, max i
 			return usageError{fmt.Errorf("ref name %q: %v", name, err)}
 		}
 	}
-	return g.withRepo(ctx, func(r *repo.Repo) error {
+	return g.withRepo(ctx, func(r *repo.Repo, _ *repo.Local) error {
 		l, err := r.RefLogOf(ctx, name)
 		if err != nil {
 			return err
@@ -94,8 +94,7 @@ func runReflog(ctx context.Context, ios *term.IO, g *globals, name string, max i
 
 // runMoveBranch is 'fdl branch -f NAME REV [--backwards] [--why TEXT]'.
 func runMoveBranch(ctx context.Context, ios *term.IO, g *globals, name, rev string, backwards bool, why string) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
-		r.SetOptions(repo.Options{Step: stepHook})
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
 		res, err := r.MoveBranch(ctx, name, rev, repo.MoveOptions{Backwards: backwards, Why: why})
 		if err != nil {
 			return err

@@ -122,7 +122,7 @@ func runListRefs(ctx context.Context, ios *term.IO, g *globals, prefix string, p
 			return usageError{fmt.Errorf("pattern %q: %v", p, err)}
 		}
 	}
-	return g.withRepo(ctx, func(r *repo.Repo) error {
+	return g.withRepo(ctx, func(r *repo.Repo, _ *repo.Local) error {
 		l, err := r.ListRefs(ctx, prefix, patterns)
 		if err != nil {
 			return err
@@ -161,12 +161,12 @@ func runListRefs(ctx context.Context, ios *term.IO, g *globals, prefix string, p
 // defaults, inside a working directory, to its branch's newest pushed
 // version.
 func runCreateRef(ctx context.Context, ios *term.IO, g *globals, kind refs.Kind, name, rev string) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
 		create := r.CreateBranch
 		if kind == refs.KindTag {
 			create = r.CreateTag
 		}
-		ref, err := create(ctx, name, rev)
+		ref, err := create(ctx, l, name, rev)
 		if err != nil {
 			return err
 		}
@@ -183,7 +183,7 @@ func runCreateRef(ctx context.Context, ios *term.IO, g *globals, kind refs.Kind,
 }
 
 func runDeleteBranch(ctx context.Context, ios *term.IO, g *globals, name string) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
 		d, err := r.DeleteBranch(ctx, name)
 		if err != nil {
 			return err

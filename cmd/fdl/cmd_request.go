@@ -12,11 +12,12 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 type requestOptions struct {
-	From string // --from DIR|REV
-	repo.RequestOptions
+	From        string // --from DIR|REV
+	Into, Title string
 }
 
 func newRequestCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -121,7 +122,7 @@ request's version against the last version it shares with the target's head
 and columns changed, rows inserted and deleted, data files and bytes.`,
 		Args: args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return g.withRepo(cmd.Context(), func(r *repo.Repo) error {
+			return g.withRepo(cmd.Context(), func(r *repo.Repo, l *repo.Local) error {
 				d, err := r.DiffRequest(cmd.Context(), a[0])
 				if err != nil {
 					return err
@@ -166,17 +167,17 @@ format or DuckDB storage version than the target's head needs
 
 // requestSource says where a request's version comes from: a working
 // directory (--from DIR, or the one fdl runs in) or a revision.
-func (g *globals) requestSource(from string) (*repo.Workdir, string, error) {
+func (g *globals) requestSource(from string) (*workdir.Workdir, string, error) {
 	if from == "" {
 		w, err := g.workdir()
-		if errors.Is(err, repo.ErrNotWorkdir) {
+		if errors.Is(err, workdir.ErrNotWorkdir) {
 			return nil, "", usageError{fmt.Errorf("no version to offer: pass --from DIR (a working directory) or --from REV (a revision), or run inside a working directory")}
 		}
 		return w, "", err
 	}
 	dir := g.path(from)
-	if _, err := os.Stat(filepath.Join(dir, repo.StateDir, repo.StateFile)); err == nil {
-		w, err := repo.OpenWorkdir(dir)
+	if _, err := os.Stat(filepath.Join(dir, workdir.StateDir, workdir.StateFile)); err == nil {
+		w, err := workdir.Open(dir, g.options())
 		return w, "", err
 	}
 	return nil, from, nil
@@ -187,31 +188,23 @@ func runRequestPublish(ctx context.Context, ios *term.IO, g *globals, name strin
 	if err != nil {
 		return err
 	}
-	var r *repo.Repo
-	if w != nil {
-		r, err = w.OpenRepo(ctx)
-	} else {
-		r, err = g.openRepo(ctx)
-	}
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	opts, p := g.hooks(ios)
-	r.SetOptions(opts)
-	o.Rev = rev
 	var res repo.PushResult
-	switch {
-	case w != nil && create:
-		res, err = w.CreateRequest(ctx, r, name, o.RequestOptions)
-	case w != nil:
-		res, err = w.UpdateRequest(ctx, r, name, o.RequestOptions)
-	case create:
-		res, err = r.CreateRequest(ctx, name, o.RequestOptions)
-	default:
-		res, err = r.UpdateRequest(ctx, name, o.RequestOptions)
+	if w != nil {
+		// The working directory's base, its unpushed versions uploaded.
+		defer w.Close()
+		res, err = w.PublishRequest(ctx, name, workdir.RequestOptions{Update: !create, Into: o.Into, Title: o.Title})
+	} else {
+		err = g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
+			ro := repo.RequestOptions{Rev: rev, Into: o.Into, Title: o.Title, Local: l}
+			if create {
+				res, err = r.CreateRequest(ctx, name, ro)
+			} else {
+				res, err = r.UpdateRequest(ctx, name, ro)
+			}
+			return err
+		})
 	}
-	p.Done()
+	g.progressDone()
 	if err != nil {
 		return err
 	}
@@ -232,7 +225,7 @@ func runRequestPublish(ctx context.Context, ios *term.IO, g *globals, name strin
 }
 
 func runRequestList(ctx context.Context, ios *term.IO, g *globals) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
 		list, bad, err := r.Requests(ctx)
 		if err != nil {
 			return err
@@ -265,7 +258,7 @@ func runRequestList(ctx context.Context, ios *term.IO, g *globals) error {
 }
 
 func runRequestShow(ctx context.Context, ios *term.IO, g *globals, name string) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
 		v, err := r.ShowRequest(ctx, name)
 		if err != nil {
 			return err
@@ -314,7 +307,7 @@ func dashIfEmpty(s string) string {
 }
 
 func runRequestApprove(ctx context.Context, ios *term.IO, g *globals, name string, o repo.PushOptions) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
 		res, err := r.ApproveRequest(ctx, name, o)
 		if err != nil {
 			return err
@@ -341,7 +334,7 @@ func runRequestApprove(ctx context.Context, ios *term.IO, g *globals, name strin
 }
 
 func runRequestDrop(ctx context.Context, ios *term.IO, g *globals, name string) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
 		d, err := r.DropRequest(ctx, name)
 		if err != nil {
 			return err

@@ -76,7 +76,7 @@ func runRetention(ctx context.Context, ios *term.IO, g *globals, o *retentionOpt
 	if err != nil {
 		return usageError{err}
 	}
-	return g.withRepo(ctx, func(r *repo.Repo) error {
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
 		st, err := r.Retention(ctx, change)
 		if err != nil {
 			return err

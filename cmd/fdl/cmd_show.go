@@ -40,7 +40,7 @@ record and dataset, no ATTACH statement, and exits 1 naming both digests.
 }
 
 func runShow(ctx context.Context, ios *term.IO, g *globals, rev string, o repo.ShowOptions) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
 		v, err := r.Show(ctx, rev, o)
 		if v == nil {
 			return err

@@ -10,10 +10,11 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 func newStatusCmd(ios *term.IO, g *globals) *cobra.Command {
-	o := repo.StatusOptions{}
+	o := workdir.StatusOptions{}
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the working catalog against its base, and the base against its branch",
@@ -33,7 +34,7 @@ reads nothing from the repository.`,
 	return cmd
 }
 
-func runStatus(ctx context.Context, ios *term.IO, g *globals, o repo.StatusOptions) error {
+func runStatus(ctx context.Context, ios *term.IO, g *globals, o workdir.StatusOptions) error {
 	w, err := g.workdir()
 	if err != nil {
 		return err
@@ -87,7 +88,7 @@ func runStatus(ctx context.Context, ios *term.IO, g *globals, o repo.StatusOptio
 
 // printTracking prints how the base relates to the head of its branch, and
 // what to run next.
-func printTracking(ios *term.IO, st *repo.Status) {
+func printTracking(ios *term.IO, st *workdir.Status) {
 	tr, b := st.Tracking, ios.Ref(st.Branch)
 	uncommitted := len(st.Snapshots) > 0
 	if tr == nil {

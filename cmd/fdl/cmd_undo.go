@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fdl-dev/fdl/internal/term"
-	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 type revertOptions struct {
@@ -52,8 +52,8 @@ fdl commit records it (its message is prepared).`,
 }
 
 func runRevert(ctx context.Context, ios *term.IO, g *globals, o *revertOptions, rev string) error {
-	return g.withWorkdirRepo(ctx, func(w *repo.Workdir, r *repo.Repo) error {
-		res, err := w.Revert(ctx, r, repo.RevertOptions{Rev: rev, Message: o.Message, Author: o.Author, NoCommit: o.NoCommit})
+	return g.withWorkdir(ctx, func(w *workdir.Workdir) error {
+		res, err := w.Revert(ctx, workdir.RevertOptions{Rev: rev, Message: o.Message, Author: o.Author, NoCommit: o.NoCommit})
 		if err != nil {
 			return err
 		}
@@ -103,8 +103,8 @@ back with CREATE TABLE ... AS SELECT ... AT (VERSION => n) instead.`,
 }
 
 func runRestore(ctx context.Context, ios *term.IO, g *globals, o *restoreOptions) error {
-	return g.withWorkdirRepo(ctx, func(w *repo.Workdir, r *repo.Repo) error {
-		res, err := w.Restore(ctx, r, repo.RestoreOptions{Source: o.Source, Author: o.Author})
+	return g.withWorkdir(ctx, func(w *workdir.Workdir) error {
+		res, err := w.Restore(ctx, workdir.RestoreOptions{Source: o.Source, Author: o.Author})
 		if err != nil {
 			return err
 		}
@@ -113,14 +113,14 @@ func runRestore(ctx context.Context, ios *term.IO, g *globals, o *restoreOptions
 }
 
 // printUndo prints what a revert or restore wrote, and the commit it made.
-func printUndo(ios *term.IO, g *globals, w *repo.Workdir, res *repo.UndoResult) error {
+func printUndo(ios *term.IO, g *globals, w *workdir.Workdir, res *workdir.UndoResult) error {
 	if res.Shared > 0 {
 		ios.Warnf("%d data or delete file(s) brought back are not local files and keep the path of the ended catalog rows they copy: do not run DuckLake's ducklake_expire_snapshots over the snapshots those rows were live in, then ducklake_cleanup_old_files, on this lake: the files would be deleted while the catalog still reads them", res.Shared)
 	}
 	if g.JSON {
 		return printJSON(ios, res)
 	}
-	verb := map[repo.UndoKind]string{repo.UndoRevert: "Reverted", repo.UndoRestore: "Restored the state of"}[res.Kind]
+	verb := map[workdir.UndoKind]string{workdir.UndoRevert: "Reverted", workdir.UndoRestore: "Restored the state of"}[res.Kind]
 	ios.Printf("%s version %s (seq %d) as snapshot %d: %d catalog row(s) ended, %d brought back\n", verb, ios.ID(res.Short), res.Seq, res.Snapshot, res.Ended, res.Reopened)
 	if rec := res.Committed; rec != nil {
 		ios.Printf("[%s seq %d %s] %s\n", ios.Ref(w.State.Branch), rec.Seq, ios.ID(string(rec.ID)), oneLine(rec.Message))

@@ -54,7 +54,7 @@ reaches (an interrupted push) are listed but are not problems.`,
 }
 
 func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) error {
-	return g.withRepo(ctx, func(r *repo.Repo) error {
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
 		rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: o.SkipCatalogs, Data: o.Data})
 		if err != nil {
 			return err

@@ -45,7 +45,7 @@ func (g *globals) refNames(url string, kinds refKinds, prefix string) []string {
 		if url != "" {
 			r, err = repo.Open(ctx, g.path(url))
 		} else {
-			r, err = g.openRepo(ctx)
+			r, _, err = g.openRepo(ctx)
 		}
 		if err != nil {
 			done <- result{}

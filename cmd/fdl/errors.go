@@ -14,6 +14,7 @@ import (
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // This file is the one place that turns a library error into what fdl
@@ -99,7 +100,7 @@ func printError(ios *term.IO, g *globals, err error, code int) {
 // errorKind names an error for JSON output; the kinds are stable
 // (docs/cli.md §errors).
 func errorKind(err error, code int) string {
-	if errors.Is(err, repo.ErrRevertConflict) {
+	if errors.Is(err, workdir.ErrRevertConflict) {
 		return "revert_conflict" // exit 3 (refused), its own kind
 	}
 	switch code {
@@ -117,20 +118,20 @@ func errorKind(err error, code int) string {
 		kind   string
 	}{
 		{repo.ErrGCRefused, "gc_refused"},
-		{repo.ErrNotInHistory, "not_in_history"},
-		{repo.ErrUncommitted, "uncommitted"},
-		{repo.ErrNotRestorable, "not_restorable"},
-		{repo.ErrNothingToUndo, "nothing_to_undo"},
+		{workdir.ErrNotInHistory, "not_in_history"},
+		{workdir.ErrUncommitted, "uncommitted"},
+		{workdir.ErrNotRestorable, "not_restorable"},
+		{workdir.ErrNothingToUndo, "nothing_to_undo"},
 		{repo.ErrAheadOfFloor, "ahead_of_floor"},
 		{repo.ErrRetentionConflict, "retention_conflict"},
 		{repo.ErrRetired, "retired"},
 		{retention.ErrInvalid, "invalid_retention"},
 		{refs.ErrBadLog, "invalid_reflog"},
 		{repo.ErrChecksum, "checksum"},
-		{repo.ErrUncommitted, "uncommitted"},
-		{repo.ErrUnpushed, "unpushed"},
-		{repo.ErrPullInterrupted, "pull_interrupted"},
-		{repo.ErrPullRace, "locked"},
+		{workdir.ErrUncommitted, "uncommitted"},
+		{workdir.ErrUnpushed, "unpushed"},
+		{workdir.ErrPullInterrupted, "pull_interrupted"},
+		{workdir.ErrPullRace, "locked"},
 		{repo.ErrDataMissing, "data_missing"},
 		{repo.ErrDataLocal, "data_local"},
 		{repo.ErrDataPath, "data_path"},
@@ -142,16 +143,16 @@ func errorKind(err error, code int) string {
 		{ducklake.ErrNotCatalog, "not_catalog"},
 		{ducklake.ErrUnsupportedFormat, "unsupported_format"},
 		{ducklake.ErrCurrentFormat, "current_format"},
-		{repo.ErrLocalWork, "local_work"},
+		{workdir.ErrLocalWork, "local_work"},
 		{ducklake.ErrSQLite, "sqlite_catalog"},
 		{ducklake.ErrCorrupt, "corrupt_catalog"},
 		{repo.ErrNotRepository, "not_repository"},
-		{repo.ErrNotWorkdir, "not_workdir"},
-		{repo.ErrNothingToCommit, "nothing_to_commit"},
+		{workdir.ErrNotWorkdir, "not_workdir"},
+		{workdir.ErrNothingToCommit, "nothing_to_commit"},
 		{repo.ErrNothingToPush, "nothing_to_push"},
-		{repo.ErrNotDescendant, "not_descendant"},
+		{workdir.ErrNotDescendant, "not_descendant"},
 		{repo.ErrNested, "nested_repository"},
-		{repo.ErrDirNotEmpty, "dir_not_empty"},
+		{workdir.ErrDirNotEmpty, "dir_not_empty"},
 		{repo.ErrNotEmpty, "not_empty"},
 		{refs.ErrUnknownRev, "unknown_revision"},
 		{refs.ErrAmbiguousRev, "ambiguous_revision"},
@@ -246,13 +247,13 @@ func hinted(e error) (string, bool) {
 			return plain, true // init would make a new, empty repository: not what is wanted
 		}
 		return plain + ", or make one with 'fdl init " + e.URL + "'", true
-	case *repo.NotWorkdirError:
+	case *workdir.NotWorkdirError:
 		return plain + ": run 'fdl checkout URL DIR' to make one, or pass -C DIR", true
-	case *repo.BusyError:
+	case *workdir.BusyError:
 		return strings.Replace(plain, "another commit or push", "another fdl commit or push", 1), true
-	case repo.NoMessageError:
+	case workdir.NoMessageError:
 		return insertBefore(plain, ": "+repo.ErrInvalidArguments.Error(), " (-m MSG)"), true
-	case repo.NothingToPushError:
+	case workdir.NothingToPushError:
 		return insertAfter(plain, "commit first", " (fdl commit -m MSG)"), true
 	case *repo.RefusedError:
 		url := e.URL
@@ -260,17 +261,17 @@ func hinted(e error) (string, bool) {
 			url = "URL"
 		}
 		return insertAfter(plain, "check out "+e.Branch.Short()+" again", " (fdl checkout "+shellQuote(url)+" NEWDIR)"), true
-	case *repo.UncommittedError:
+	case *workdir.UncommittedError:
 		b := e.Branch
 		return plain + "; to keep them, commit them and push them to a new branch (fdl commit -m MSG; fdl push NEW-BRANCH; then fdl request create NAME --from NEW-BRANCH --into " + b + " asks for them on " + b + "), then fdl pull --discard; to throw them away: fdl pull --discard", true
-	case *repo.UnpushedError:
+	case *workdir.UnpushedError:
 		b := e.Branch.Short()
 		return plain + "; keep them on a new branch (fdl push NEW-BRANCH; fdl request create NAME --from NEW-BRANCH --into " + b + " asks for them on " + b + "), then fdl pull --discard brings this directory to " + b + "'s head", true
-	case *repo.PullNotFastForwardError:
+	case *workdir.PullNotFastForwardError:
 		return plain + "; the base stays in the repository: fdl pull --discard replaces the working catalog with " + e.Branch.Short() + "'s head anyway, or check out " + e.Branch.Short() + " into another directory (fdl checkout URL NEWDIR)", true
-	case *repo.PullInterruptedError:
+	case *workdir.PullInterruptedError:
 		return plain + ": run fdl pull again to finish it", true
-	case *repo.NoBranchToPullError:
+	case *workdir.NoBranchToPullError:
 		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (fdl push creates it)"), true
 	case *refs.ApproveRefusedError:
 		return plain + "; rebuild the request on " + e.Branch.Short() + "'s head (fdl pull, or check " + e.Branch.Short() + " out again, redo the change, commit) and move it there: fdl request update " + e.Request.Short(), true
@@ -280,21 +281,21 @@ func hinted(e error) (string, bool) {
 		return insertBefore(plain, ": "+repo.ErrNothingToPush.Error(), " (commit a change first: fdl commit -m MSG)"), true
 	case *refs.NoSuchRequestError:
 		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (list them with fdl request list)"), true
-	case *repo.RevertConflictError:
+	case *workdir.RevertConflictError:
 		return insertAfter(insertAfter(plain, "revert the later versions first", " (fdl revert REV)"), "restore the state you want", " (fdl restore --source REV, then fdl commit)"), true
-	case *repo.UndoUncommittedError:
+	case *workdir.UndoUncommittedError:
 		return insertAfter(insertAfter(plain, "commit them first", " (fdl commit -m MSG)"), "discard them by restoring the base", " (fdl restore --source "+string(e.Base)+")"), true
-	case *repo.NotInHistoryError:
+	case *workdir.NotInHistoryError:
 		if e.Base == "" || e.Expired {
 			return plain, false
 		}
 		return plain + ": check out the branch that holds it (fdl checkout URL NEWDIR --rev " + e.Rev + ")", true
-	case *repo.LocalWorkError:
+	case *workdir.LocalWorkError:
 		how := "commit and push them first (fdl commit -m MSG, fdl push)"
 		if e.Unpushed > 0 {
 			how = "push them first (fdl push)"
 		}
-		return insertBefore(plain, ": "+repo.ErrLocalWork.Error(), "; "+how+", then run fdl migrate again"), true
+		return insertBefore(plain, ": "+workdir.ErrLocalWork.Error(), "; "+how+", then run fdl migrate again"), true
 	case repo.MigrateNeedsFileError:
 		return insertBefore(plain, ": "+repo.ErrInvalidArguments.Error(), " (fdl migrate BRANCH)"), true
 	case *repo.FormatUpgradeError:
@@ -304,7 +305,7 @@ func hinted(e error) (string, bool) {
 		return insertAfter(plain, "push again allowing the format upgrade", " (fdl push --allow-format-upgrade)"), true
 	case *repo.DataMissingError:
 		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true
-	case *repo.DeletedFilesError:
+	case *workdir.DeletedFilesError:
 		return insertAfter(insertAfter(plain, "only gc deletes", " (fdl gc)"), "Those versions are damaged", " (fdl verify --data lists what they lost)"), true
 	case *repo.ShortGraceError:
 		return insertAfter(plain, "ask for it on purpose to set it", " (fdl retention --grace "+e.Grace.String()+" --allow-short-grace)"), true

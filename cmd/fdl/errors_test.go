@@ -14,6 +14,7 @@ import (
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // TestHints pins the messages fdl prints for the library errors that have
@@ -56,12 +57,12 @@ func TestHints(t *testing.T) {
 			`no ref log for "nosuch" in /r: no branch, tag or request of that name ever moved (list refs with fdl branch -l, fdl tag -l): no such ref`},
 		{&repo.NotRepositoryError{URL: "s3://b/x"},
 			"s3://b/x: not an fdl repository (no fdl.json there); check the URL, or make one with 'fdl init s3://b/x'"},
-		{&repo.NotWorkdirError{Dir: "/w"},
+		{&workdir.NotWorkdirError{Dir: "/w"},
 			"/w: not an fdl working directory (no .fdl/state.json): run 'fdl checkout URL DIR' to make one, or pass -C DIR"},
-		{&repo.BusyError{Op: "commit", Dir: "/w", Err: filelock.ErrBusy},
+		{&workdir.BusyError{Op: "commit", Dir: "/w", Err: filelock.ErrBusy},
 			"cannot commit in /w: another fdl commit or push is running in this working directory; wait for it to finish: locked by another fdl process"},
-		{repo.NoMessageError{}, "a commit needs a message (-m MSG): invalid arguments"},
-		{repo.NothingToPushError{}, "there is no version to push: commit first (fdl commit -m MSG): nothing to push"},
+		{workdir.NoMessageError{}, "a commit needs a message (-m MSG): invalid arguments"},
+		{workdir.NothingToPushError{}, "there is no version to push: commit first (fdl commit -m MSG): nothing to push"},
 		{&repo.RefusedError{Branch: main, Current: id1, Proposed: id2, URL: "/r"},
 			"push to main refused: it is not a fast-forward: the branch holds " + id1 + ", which is not an ancestor of " + id2 + "; nothing was moved: check out main again (fdl checkout /r NEWDIR) and redo the change on top of it"},
 		{&repo.RefusedError{Branch: main, Current: id1, Proposed: id2, Race: true},
@@ -142,15 +143,15 @@ func TestLoopErrors(t *testing.T) {
 		kind string
 		want string
 	}{
-		{&repo.UncommittedError{Dir: "/w", Branch: "main", Snapshots: 2}, exitError, "uncommitted",
+		{&workdir.UncommittedError{Dir: "/w", Branch: "main", Snapshots: 2}, exitError, "uncommitted",
 			"/w holds 2 snapshot(s) not committed yet, which replacing the working catalog would lose; nothing was changed: uncommitted work; to keep them, commit them and push them to a new branch (fdl commit -m MSG; fdl push NEW-BRANCH; then fdl request create NAME --from NEW-BRANCH --into main asks for them on main), then fdl pull --discard; to throw them away: fdl pull --discard"},
-		{&repo.UnpushedError{Branch: main, Unpushed: 1, Tracking: repo.Tracking{Behind: 3}}, exitError, "unpushed",
+		{&workdir.UnpushedError{Branch: main, Unpushed: 1, Tracking: repo.Tracking{Behind: 3}}, exitError, "unpushed",
 			"1 version(s) committed here are not pushed, and main has 3 version(s) they lack (diverged); fdl never merges versions, and nothing was changed: unpushed versions; keep them on a new branch (fdl push NEW-BRANCH; fdl request create NAME --from NEW-BRANCH --into main asks for them on main), then fdl pull --discard brings this directory to main's head"},
-		{&repo.PullNotFastForwardError{Branch: main, Base: id1, Head: id2, Ahead: 1, Behind: 2}, exitRefused, "refused",
+		{&workdir.PullNotFastForwardError{Branch: main, Base: id1, Head: id2, Ahead: 1, Behind: 2}, exitRefused, "refused",
 			"pull from main refused: it is not a fast-forward: main holds " + id2 + ", which does not descend from the base " + id1 + " (1 version(s) of the base are not on main); nothing was changed; the base stays in the repository: fdl pull --discard replaces the working catalog with main's head anyway, or check out main into another directory (fdl checkout URL NEWDIR)"},
-		{&repo.PullInterruptedError{Dir: "/w"}, exitError, "pull_interrupted",
+		{&workdir.PullInterruptedError{Dir: "/w"}, exitError, "pull_interrupted",
 			"/w: a pull was interrupted while it replaced the working catalog: pull interrupted: run fdl pull again to finish it"},
-		{&repo.NoBranchToPullError{Branch: "refs/heads/dev"}, exitError, "ref_not_found",
+		{&workdir.NoBranchToPullError{Branch: "refs/heads/dev"}, exitError, "ref_not_found",
 			"branch dev does not exist in the repository, so there is nothing to pull (fdl push creates it): no such ref"},
 		{&refs.ApproveRefusedError{Request: fix, Branch: main, Head: id2, ID: id1}, exitRefused, "refused",
 			"approving fix into main refused: it is not a fast-forward: main holds " + id2 + ", which is not an ancestor of " + id1 + "; nothing moved; rebuild the request on main's head (fdl pull, or check main out again, redo the change, commit) and move it there: fdl request update fix"},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // TestPushFullDisk: a push whose writes fail because the repository's disk
@@ -47,7 +48,7 @@ func TestPushFullDisk(t *testing.T) {
 				// the working directory goes to another, so push copies.
 				wd = filepath.Join(testutil.OtherFileSystem(t), "w")
 			}
-			if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: wd}); err != nil {
+			if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: wd}); err != nil {
 				t.Fatal(err)
 			}
 			duckWrite(t, duckSession(t), wd, "INSERT INTO base SELECT 100 + i AS id FROM range(1000) t(i)")

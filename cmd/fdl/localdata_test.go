@@ -13,6 +13,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // TestLocalDataOnObjectStore: on a repository in an object store (S3, GCS,
@@ -39,11 +40,11 @@ func TestLocalDataOnObjectStore(t *testing.T) {
 			}
 			defer r.Close()
 			dir := filepath.Join(t.TempDir(), "w")
-			if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dir}); err != nil {
+			if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: dir}); err != nil {
 				t.Fatal(err)
 			}
 			local := filepath.Join(t.TempDir(), "localdata")
-			db, err := sql.Open("duckdb", filepath.Join(dir, repo.CatalogName))
+			db, err := sql.Open("duckdb", filepath.Join(dir, workdir.CatalogName))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +67,7 @@ func TestLocalDataOnObjectStore(t *testing.T) {
 			}
 			// A version that got there anyway (an older fdl pushed it):
 			// copy the local version's objects and point main at it.
-			wd, err := repo.OpenWorkdir(dir)
+			wd, err := workdir.Open(dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // prefixClasses are repository prefixes that hold the characters URLs,
@@ -85,7 +86,7 @@ func checkPrefixGC(t *testing.T, u string, real bool) {
 		t.Fatalf("data location %s does not end in the prefix %q", r.DataLocation(), prefixOf(u))
 	}
 	dir := filepath.Join(t.TempDir(), "w")
-	co, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dir})
+	co, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,15 +97,15 @@ func checkPrefixGC(t *testing.T, u string, real bool) {
 	} else {
 		duckWrite(t, duckSession(t), dir, create)
 	}
-	wd, err := repo.OpenWorkdir(dir)
+	wd, err := workdir.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "load", Author: "t"}, nil)
+	rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "load", Author: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := wd.Push(ctx, r, ""); err != nil {
+	if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	files := history.CatalogFiles(t, r, rec)

@@ -18,6 +18,7 @@ import (
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // fdlProc runs the fdl command (this test binary, installed on PATH by
@@ -74,19 +75,19 @@ func newRepoWithBaseAt(t *testing.T, url string) (string, version.ID) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(dir, "seed")}); err != nil {
+	if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(dir, "seed")}); err != nil {
 		t.Fatal(err)
 	}
 	duckWrite(t, duckSession(t), filepath.Join(dir, "seed"), "CREATE TABLE base(id BIGINT); INSERT INTO base SELECT i AS id FROM range(10) t(i)")
-	wd, err := repo.OpenWorkdir(filepath.Join(dir, "seed"))
+	wd, err := workdir.Open(filepath.Join(dir, "seed"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "base", Author: "t"}, nil)
+	rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "base", Author: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := wd.Push(ctx, r, ""); err != nil {
+	if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return url, rec.ID
@@ -98,7 +99,7 @@ func newRepoWithBaseAt(t *testing.T, url string) (string, version.ID) {
 // what it cannot do, each caller saying why.
 func write(t *testing.T, dir string, f func(w *lakewriter.Writer) error) {
 	t.Helper()
-	if err := writeLake(t, filepath.Join(dir, repo.CatalogName), "", f); err != nil {
+	if err := writeLake(t, filepath.Join(dir, workdir.CatalogName), "", f); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -164,15 +165,15 @@ func concurrentPushes(t *testing.T, url string) {
 		ids := map[version.ID]int{}
 		for i := range dirs {
 			dirs[i] = filepath.Join(t.TempDir(), fmt.Sprintf("w%d", i))
-			if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dirs[i]}); err != nil {
+			if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: dirs[i]}); err != nil {
 				t.Fatal(err)
 			}
 			duckWrite(t, duck, dirs[i], fmt.Sprintf("CREATE TABLE r%d_p%d(x INTEGER)", round, i))
-			wd, err := repo.OpenWorkdir(dirs[i])
+			wd, err := workdir.Open(dirs[i])
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec, err := wd.Commit(ctx, repo.CommitOptions{Message: fmt.Sprintf("round %d proc %d", round, i), Author: "t"}, nil)
+			rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: fmt.Sprintf("round %d proc %d", round, i), Author: "t"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -266,11 +267,11 @@ func TestKillAtEveryStep(t *testing.T) {
 			}
 			defer r.Close()
 			dir := filepath.Join(t.TempDir(), "w")
-			if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dir}); err != nil {
+			if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: dir}); err != nil {
 				t.Fatal(err)
 			}
 			duckWrite(t, duckSession(t), dir, "INSERT INTO base SELECT 100 + i AS id FROM range(5) t(i)")
-			catalog := filepath.Join(dir, repo.CatalogName)
+			catalog := filepath.Join(dir, workdir.CatalogName)
 			before := fileDigest(t, catalog)
 			kill := []string{"FDL_TEST_KILL_AT=" + step}
 			isCommit := step[:6] == "commit"

@@ -18,6 +18,7 @@ import (
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // The fault-and-race suite of gc against push (docs/spec.md §16, "gc and
@@ -86,7 +87,7 @@ func copyRaceCase(t *testing.T, c raceCase) raceCase {
 	if out, err := exec.Command("cp", "-a", c.dir, dir).CombinedOutput(); err != nil {
 		t.Fatalf("cp: %v\n%s", err, out)
 	}
-	st := filepath.Join(dir, repo.StateDir, repo.StateFile)
+	st := filepath.Join(dir, workdir.StateDir, workdir.StateFile)
 	b, err := os.ReadFile(st)
 	if err != nil {
 		t.Fatal(err)
@@ -113,26 +114,26 @@ func makeRaceCase(t *testing.T, url string) raceCase {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	wd2, err := repo.OpenWorkdir(second)
+	wd2, err := workdir.Open(second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := wd2.Push(ctx, r, ""); err != nil {
+	if _, err := wd2.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "w")
 	if !strings.Contains(url, "://") {
 		dir = filepath.Join(filepath.Dir(url), "w")
 	}
-	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dir}); err != nil {
+	if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	duckWrite(t, duckSession(t), dir, "INSERT INTO base SELECT 1000 + i AS id FROM range(3) t(i)")
-	wd, err := repo.OpenWorkdir(dir)
+	wd, err := workdir.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := wd.Commit(ctx, repo.CommitOptions{Message: "racing", Author: "t"}, nil); err != nil {
+	if _, err := wd.Commit(ctx, workdir.CommitOptions{Message: "racing", Author: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	return raceCase{url: url, base: branchHead(t, url), dir: dir}
@@ -156,12 +157,11 @@ func pauser(step string, release <-chan struct{}) (func(string), <-chan struct{}
 
 // raceGC plans and applies gc on its own Repo, as if now were now.
 func raceGC(ctx context.Context, url string, now time.Time, step func(string)) error {
-	r, err := repo.Open(ctx, url)
+	r, err := repo.Open(ctx, url, repo.Options{Step: step})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	r.SetOptions(repo.Options{Step: step})
 	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: now})
 	if err != nil {
 		return err
@@ -172,17 +172,12 @@ func raceGC(ctx context.Context, url string, now time.Time, step func(string)) e
 
 // racePush pushes the working directory's versions on its own Repo.
 func racePush(ctx context.Context, c raceCase, step func(string)) error {
-	wd, err := repo.OpenWorkdir(c.dir)
+	wd, err := workdir.Open(c.dir, repo.Options{Step: step})
 	if err != nil {
 		return err
 	}
-	r, err := wd.OpenRepo(ctx)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	r.SetOptions(repo.Options{Step: step})
-	_, err = wd.Push(ctx, r, "")
+	defer wd.Close()
+	_, err = wd.Push(ctx, workdir.PushOptions{})
 	return err
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // Writing working catalogs with the real DuckDB (1.5.5 and DuckDB's own
@@ -112,7 +113,7 @@ func duckLake(t testing.TB, s *realduck.Session, catalog, sql string, inline boo
 // directory dir, with data inlining off; it fails t on error.
 func duckWrite(t testing.TB, s *realduck.Session, dir, sql string) {
 	t.Helper()
-	if err := duckLake(t, s, filepath.Join(dir, repo.CatalogName), sql, false); err != nil {
+	if err := duckLake(t, s, filepath.Join(dir, workdir.CatalogName), sql, false); err != nil {
 		t.Fatal(err)
 	}
 }

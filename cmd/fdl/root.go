@@ -17,6 +17,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // globals are the flags every command takes.
@@ -28,7 +29,8 @@ type globals struct {
 	Quiet   bool
 	Repo    string // --repo: repository URL for commands that need no working catalog
 
-	ios *term.IO // for debug lines
+	ios      *term.IO       // for debug lines
+	progress *term.Progress // drawn by options' Progress, once made
 }
 
 // stepHook, when set (by tests), is passed to the library as Options.Step.
@@ -151,9 +153,10 @@ func optionalArg(a []string, i int) string {
 }
 
 // workdir opens the working directory named by -C (default: the current
-// directory).
-func (g *globals) workdir() (*repo.Workdir, error) {
-	return repo.OpenWorkdir(g.path("."))
+// directory); its repository is opened, when a command needs it, with the
+// library options (options).
+func (g *globals) workdir() (*workdir.Workdir, error) {
+	return workdir.Open(g.path("."), g.options())
 }
 
 // path returns a path the user gave, made relative to -C DIR when it is a
@@ -175,39 +178,50 @@ func (g *globals) repoURL() string {
 }
 
 // openRepo opens the repository named by --repo, else $FDL_REPO, else the
-// one the working directory came from (then log, show and new refs default
-// to its branch).
-func (g *globals) openRepo(ctx context.Context) (*repo.Repo, error) {
+// one the working directory came from; then l is that working directory's
+// Local (log, show and new refs default to its branch, its unpushed
+// versions are shown), else nil.
+func (g *globals) openRepo(ctx context.Context) (*repo.Repo, *repo.Local, error) {
 	if url := g.repoURL(); url != "" {
 		if g.ios != nil {
 			g.ios.Debugf("repository %s", store.RedactURL(url))
 		}
-		return repo.Open(ctx, g.path(url))
+		r, err := repo.Open(ctx, g.path(url), g.options())
+		return r, nil, err
 	}
 	w, err := g.workdir()
 	if err != nil {
-		if errors.Is(err, repo.ErrNotWorkdir) {
-			return nil, usageError{fmt.Errorf("no repository given: pass --repo URL or set FDL_REPO, or run inside a working directory (or with -C DIR)")}
+		if errors.Is(err, workdir.ErrNotWorkdir) {
+			return nil, nil, usageError{fmt.Errorf("no repository given: pass --repo URL or set FDL_REPO, or run inside a working directory (or with -C DIR)")}
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	if g.ios != nil {
 		g.ios.Debugf("repository %s", store.RedactURL(w.State.Repository))
 	}
-	return w.OpenRepo(ctx)
+	l, err := w.Local()
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := w.Repo(ctx)
+	return r, l, err
 }
 
-// hooks returns the library options: progress drawn on stderr and the test
-// step hook.
-func (g *globals) hooks(ios *term.IO) (repo.Options, *term.Progress) {
-	p := ios.NewProgress(g.JSON)
+// options are the library options, given once when a repository is
+// opened: progress drawn on stderr (finished by progressDone), the debug
+// and test step hook, and FDL_ALLOW_LOCAL_DATA.
+func (g *globals) options() repo.Options {
+	ios := g.ios
 	return repo.Options{
 		AllowLocalData: allowLocalData(),
 		Progress: func(e repo.Event) {
+			if g.progress == nil {
+				g.progress = ios.NewProgress(g.JSON)
+			}
 			if e.Done == e.Total {
 				ios.Debugf("%s %s: %d bytes", e.Op, e.Name, e.Done)
 			}
-			p.Update(string(e.Op), filepath.Base(e.Name), e.Done, e.Total)
+			g.progress.Update(string(e.Op), filepath.Base(e.Name), e.Done, e.Total)
 		},
 		Step: func(step string) {
 			ios.Debugf("step %s", step)
@@ -215,7 +229,14 @@ func (g *globals) hooks(ios *term.IO) (repo.Options, *term.Progress) {
 				stepHook(step)
 			}
 		},
-	}, p
+	}
+}
+
+// progressDone clears the progress bar, if one was drawn.
+func (g *globals) progressDone() {
+	if g.progress != nil {
+		g.progress.Done()
+	}
 }
 
 // unwrapPathError turns "chdir x: no such file or directory" into the
@@ -235,34 +256,27 @@ func (g *globals) addRepoFlag(cmd *cobra.Command) {
 }
 
 // withRepo opens the repository (openRepo: --repo, else the working
-// directory's), runs fn on it and closes it.
-func (g *globals) withRepo(ctx context.Context, fn func(r *repo.Repo) error) error {
-	r, err := g.openRepo(ctx)
+// directory's), runs fn on it with the working directory's Local (nil
+// outside one) and closes it.
+func (g *globals) withRepo(ctx context.Context, fn func(r *repo.Repo, l *repo.Local) error) error {
+	r, l, err := g.openRepo(ctx)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	r.SetOptions(repo.Options{AllowLocalData: allowLocalData()})
-	return fn(r)
+	return fn(r, l)
 }
 
 // allowLocalData reads FDL_ALLOW_LOCAL_DATA (repo.Options.AllowLocalData).
 func allowLocalData() bool { return os.Getenv("FDL_ALLOW_LOCAL_DATA") == "1" }
 
-// withWorkdirRepo opens the working directory (-C DIR or the current one)
-// and the repository it came from, with the progress and step hooks, runs
-// fn and closes the repository.
-func (g *globals) withWorkdirRepo(ctx context.Context, fn func(w *repo.Workdir, r *repo.Repo) error) error {
+// withWorkdir opens the working directory (-C DIR or the current one),
+// runs fn and closes its repository.
+func (g *globals) withWorkdir(ctx context.Context, fn func(w *workdir.Workdir) error) error {
 	w, err := g.workdir()
 	if err != nil {
 		return err
 	}
-	r, err := w.OpenRepo(ctx)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	opts, _ := g.hooks(g.ios)
-	r.SetOptions(opts)
-	return fn(w, r)
+	defer w.Close()
+	return fn(w)
 }

@@ -25,8 +25,8 @@ import (
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/refs"
-	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 var update = flag.Bool("update", false, "update testscript golden files")
@@ -379,7 +379,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 			if len(args) != 2 {
 				ts.Fatalf("usage: basevar DIR VAR")
 			}
-			w, err := repo.OpenWorkdir(ts.MkAbs(args[0]))
+			w, err := workdir.Open(ts.MkAbs(args[0]))
 			ts.Check(err)
 			ts.Setenv(args[1], string(w.State.Base))
 		},

@@ -18,6 +18,7 @@ import (
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // dataPathSpellings returns other spellings DuckDB reads as the data
@@ -158,10 +159,10 @@ func pushWithDataPath(t *testing.T, r *repo.Repo, spelling string, i int) *versi
 	t.Helper()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "w")
-	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dir}); err != nil {
+	if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	cat := filepath.Join(dir, repo.CatalogName)
+	cat := filepath.Join(dir, workdir.CatalogName)
 	db, err := sql.Open("duckdb", cat)
 	if err != nil {
 		t.Fatal(err)
@@ -176,15 +177,15 @@ func pushWithDataPath(t *testing.T, r *repo.Repo, spelling string, i int) *versi
 	// this environment may lack (azure).
 	attach := "ATTACH " + sqlquote.String("ducklake:"+cat) + " AS lake (DATA_PATH " + sqlquote.String(filepath.ToSlash(t.TempDir())+"/") + ", OVERRIDE_DATA_PATH true);"
 	duckSession(t).MustQuery(t, realduck.OnLake(attach, "CREATE TABLE t"+string(rune('a'+i))+"(x INTEGER)", false))
-	wd, err := repo.OpenWorkdir(dir)
+	wd, err := workdir.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := wd.Commit(ctx, repo.CommitOptions{Message: "data_path " + spelling, Author: "t"}, nil)
+	rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "data_path " + spelling, Author: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := wd.Push(ctx, r, ""); err != nil {
+	if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatalf("push with data_path %s: %v", spelling, err)
 	}
 	return rec

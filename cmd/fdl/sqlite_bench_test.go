@@ -12,6 +12,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // benchCatalog writes dir/lake.duckdb: a DuckLake 1.0 catalog of 1,000
@@ -66,7 +67,7 @@ func benchCatalog(tb testing.TB, dir string) string {
 	return path
 }
 
-// BenchmarkCommitSQLiteVsDuckDB measures `fdl commit` (repo.Workdir.Commit:
+// BenchmarkCommitSQLiteVsDuckDB measures `fdl commit` (workdir.Workdir.Commit:
 // freeze, read the snapshots and the state, write the version) of the same
 // catalog (benchCatalog: 100,000 data-file rows, 1,000 snapshots) as a
 // SQLite working catalog and as a DuckDB-format one, alternately in the same
@@ -89,10 +90,10 @@ func BenchmarkCommitSQLiteVsDuckDB(b *testing.B) {
 	var wds []wd
 	for _, f := range []string{"duckdb", "sqlite"} {
 		d := filepath.Join(dir, f)
-		if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: d, From: src, CatalogFormat: ducklake.Backend(f)}); err != nil {
+		if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: d, From: src, CatalogFormat: ducklake.Backend(f)}); err != nil {
 			b.Fatal(err)
 		}
-		st, err := os.ReadFile(filepath.Join(d, repo.StateDir, repo.StateFile))
+		st, err := os.ReadFile(filepath.Join(d, workdir.StateDir, workdir.StateFile))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -104,19 +105,19 @@ func BenchmarkCommitSQLiteVsDuckDB(b *testing.B) {
 		for j, w := range wds {
 			b.StopTimer()
 			// Back to the state before the first commit.
-			os.RemoveAll(filepath.Join(w.dir, repo.StateDir, repo.LocalVersions))
-			os.MkdirAll(filepath.Join(w.dir, repo.StateDir, repo.LocalVersions), 0o755)
-			os.Remove(filepath.Join(w.dir, repo.StateDir, repo.BaseFile))
-			if err := os.WriteFile(filepath.Join(w.dir, repo.StateDir, repo.StateFile), w.state, 0o644); err != nil {
+			os.RemoveAll(filepath.Join(w.dir, workdir.StateDir, workdir.LocalVersions))
+			os.MkdirAll(filepath.Join(w.dir, workdir.StateDir, workdir.LocalVersions), 0o755)
+			os.Remove(filepath.Join(w.dir, workdir.StateDir, workdir.BaseFile))
+			if err := os.WriteFile(filepath.Join(w.dir, workdir.StateDir, workdir.StateFile), w.state, 0o644); err != nil {
 				b.Fatal(err)
 			}
-			work, err := repo.OpenWorkdir(w.dir)
+			work, err := workdir.Open(w.dir)
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()
 			start := time.Now()
-			rec, err := work.Commit(ctx, repo.CommitOptions{Message: "bench", Author: "bench"}, nil)
+			rec, err := work.Commit(ctx, workdir.CommitOptions{Message: "bench", Author: "bench"})
 			took[j] += time.Since(start)
 			if err != nil {
 				b.Fatal(err)

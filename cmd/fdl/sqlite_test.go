@@ -16,8 +16,8 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
-	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // Two writer processes (real DuckDB sessions, as pipelines attached with
@@ -35,7 +35,7 @@ func TestSQLiteCommitWhileWriting(t *testing.T) {
 		t.Fatalf("checkout: %s", out)
 	}
 	attach := attachLine(t, out)
-	catalog := filepath.Join(wd, repo.SQLiteCatalogName)
+	catalog := filepath.Join(wd, workdir.SQLiteCatalogName)
 	d.MustQuery(t, realduck.OnLake(attach, "CREATE TABLE events(writer VARCHAR, n BIGINT)", true))
 
 	// Each writer keeps the catalog attached and adds perWriter snapshots,
@@ -86,7 +86,7 @@ func TestSQLiteCommitWhileWriting(t *testing.T) {
 	if first.DuckLake.Snapshot >= total-1 || during >= total {
 		t.Errorf("the commit did not run while the writers wrote (it holds snapshot %d of %d; %d existed when it ended)", first.DuckLake.Snapshot, total-1, during)
 	}
-	checkConsistent(t, filepath.Join(wd, repo.StateDir, repo.LocalVersions, string(first.ID), version.CatalogFile), first.DuckLake.Snapshot)
+	checkConsistent(t, filepath.Join(wd, workdir.StateDir, workdir.LocalVersions, string(first.ID), version.CatalogFile), first.DuckLake.Snapshot)
 
 	// The next commit picks up the rest.
 	mustFdl(t, "-C", wd, "commit", "-m", "the rest")
@@ -94,7 +94,7 @@ func TestSQLiteCommitWhileWriting(t *testing.T) {
 	if second.DuckLake.Adds.First != first.DuckLake.Snapshot+1 || second.DuckLake.Snapshot != total-1 {
 		t.Errorf("second commit adds %d..%d, want %d..%d", second.DuckLake.Adds.First, second.DuckLake.Snapshot, first.DuckLake.Snapshot+1, total-1)
 	}
-	rows := checkConsistent(t, filepath.Join(wd, repo.StateDir, repo.LocalVersions, string(second.ID), version.CatalogFile), second.DuckLake.Snapshot)
+	rows := checkConsistent(t, filepath.Join(wd, workdir.StateDir, workdir.LocalVersions, string(second.ID), version.CatalogFile), second.DuckLake.Snapshot)
 	if rows != 2*perWriter {
 		t.Errorf("final version holds %d rows, want %d", rows, 2*perWriter)
 	}
@@ -104,7 +104,7 @@ func TestSQLiteCommitWhileWriting(t *testing.T) {
 
 func lastRecord(t *testing.T, wd string) *version.Record {
 	t.Helper()
-	w, err := repo.OpenWorkdir(wd)
+	w, err := workdir.Open(wd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestSQLiteRefusalsCLI(t *testing.T) {
 	// connection keeps it from being checkpointed), then one frame damaged.
 	wd := filepath.Join(dir, "wd")
 	attach := attachLine(t, mustFdl(t, "checkout", repoDir, wd, "--catalog-format", "sqlite"))
-	catalog := filepath.Join(wd, repo.SQLiteCatalogName)
+	catalog := filepath.Join(wd, workdir.SQLiteCatalogName)
 	holder, err := sql.Open("sqlite3", "file:"+catalog+"?mode=rw")
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +258,7 @@ func TestSQLiteRefusalsCLI(t *testing.T) {
 	if err := os.WriteFile(walFile, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := dirDigest(t, filepath.Join(wd, repo.StateDir))
+	before := dirDigest(t, filepath.Join(wd, workdir.StateDir))
 	catBefore, walBefore := fileDigest(t, catalog), fileDigest(t, walFile)
 	for _, args := range [][]string{{"commit", "-m", "x"}, {"status"}} {
 		code, out := fdlProc(t, nil, append([]string{"-C", wd}, args...)...)
@@ -266,8 +266,8 @@ func TestSQLiteRefusalsCLI(t *testing.T) {
 			t.Errorf("%v with a damaged WAL: exit %d\n%s", args, code, out)
 		}
 	}
-	if dirDigest(t, filepath.Join(wd, repo.StateDir)) != before || fileDigest(t, catalog) != catBefore || fileDigest(t, walFile) != walBefore {
-		t.Errorf("a refused commit changed the working directory:\n%s\n---\n%s", before, dirDigest(t, filepath.Join(wd, repo.StateDir)))
+	if dirDigest(t, filepath.Join(wd, workdir.StateDir)) != before || fileDigest(t, catalog) != catBefore || fileDigest(t, walFile) != walBefore {
+		t.Errorf("a refused commit changed the working directory:\n%s\n---\n%s", before, dirDigest(t, filepath.Join(wd, workdir.StateDir)))
 	}
 	if dirDigest(t, repoDir) != repoBefore {
 		t.Error("the repository changed")

@@ -16,7 +16,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/store"
-	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // Writing a lake whose data lives in an object store. DuckDB here cannot
@@ -80,7 +80,7 @@ func writeLake(t testing.TB, catalog, mirror string, f func(w *lakewriter.Writer
 // working directory dir lacks to data/ + its path under mirror. dataPath
 // (the catalog's) must be that repository's data location.
 func uploadMirror(ctx context.Context, dir, mirror, dataPath string) error {
-	wd, err := repo.OpenWorkdir(dir)
+	wd, err := workdir.Open(dir)
 	if err != nil {
 		return fmt.Errorf("upload staged data: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // TestStatusReportsWAL: fdl status says that a .wal is pending beside a
@@ -22,10 +23,10 @@ func TestStatusReportsWAL(t *testing.T) {
 	}
 	defer r.Close()
 	dir := filepath.Join(t.TempDir(), "w")
-	if _, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: dir}); err != nil {
+	if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	cat := filepath.Join(dir, repo.CatalogName)
+	cat := filepath.Join(dir, workdir.CatalogName)
 	db, err := sql.Open("duckdb", cat)
 	if err != nil {
 		t.Fatal(err)

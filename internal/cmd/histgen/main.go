@@ -119,7 +119,7 @@ func (g *gen) run(ctx context.Context, url, cache string) error {
 		return err
 	}
 	main, _ := refs.Branch("main")
-	if _, err := g.r.Push(ctx, main, pending[len(pending)-1].Record.ID, pending); err != nil {
+	if _, err := g.r.Publish(ctx, main, pending[len(pending)-1].Record.ID, pending, repo.PushOptions{}); err != nil {
 		return err
 	}
 	// Markers last, as gc writes them after the versions that keep the

@@ -21,6 +21,7 @@ import (
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // History is a folder repository built by BuildReal.
@@ -97,7 +98,7 @@ func build(t testing.TB, n int, write func(ctx context.Context, h *History, cata
 	if prepare != nil {
 		prepare(h.URL)
 	}
-	res, err := r.Checkout(ctx, repo.CheckoutOptions{Dir: filepath.Join(h.Dir, "w")})
+	res, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(h.Dir, "w")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,15 +107,15 @@ func build(t testing.TB, n int, write func(ctx context.Context, h *History, cata
 		if err := write(ctx, h, res.Catalog, i); err != nil {
 			t.Fatalf("version %d: %v", i, err)
 		}
-		wd, err := repo.OpenWorkdir(res.Dir)
+		wd, err := workdir.Open(res.Dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec, err := wd.Commit(ctx, repo.CommitOptions{Message: fmt.Sprintf("version %d", i), Author: "t"}, nil)
+		rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: fmt.Sprintf("version %d", i), Author: "t"})
 		if err != nil {
 			t.Fatalf("commit %d: %v", i, err)
 		}
-		if _, err := wd.Push(ctx, r, ""); err != nil {
+		if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 			t.Fatalf("push %d: %v", i, err)
 		}
 		h.Recs = append(h.Recs, rec)
@@ -204,7 +205,7 @@ func Records(t testing.TB, r *repo.Repo, n int, packs bool, every time.Duration)
 		recs = append(recs, rec)
 		parent = rec
 	}
-	if _, err := r.CreateBranch(ctx, "main", string(parent.ID)); err != nil {
+	if _, err := r.CreateBranch(ctx, nil, "main", string(parent.ID)); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package repo
+package stamp
 
 import (
 	"os"

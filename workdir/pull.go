@@ -1,10 +1,12 @@
-package repo
+package workdir
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/fdl-dev/fdl/repo"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/refs"
@@ -73,38 +75,40 @@ type Pulling struct {
 // process holds the catalog), *RetiredError (the head left retention),
 // *ChecksumError, *BusyError (another fdl in this directory). On any error
 // the working directory is left as it was.
-func (w *Workdir) Pull(ctx context.Context, r *Repo, o PullOptions) (*PullResult, error) {
+func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) {
+	r, err := w.Repo(ctx)
+	if err != nil {
+		return nil, err
+	}
 	unlock, err := w.lock("pull")
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if cur, err := OpenWorkdir(w.Dir); err == nil {
-		w.State, w.BaseRecord = cur.State, cur.BaseRecord
-	}
+	_ = w.reload() // under the lock: another process may have committed
 	res := &PullResult{Dir: w.Dir, Branch: w.State.Branch, Old: w.State.Base, Catalog: w.CatalogPath()}
 	res.Attach = r.AttachStatement(res.Catalog, w.dataPath(), "lake", false)
 	pending, err := w.PendingVersions()
 	if err != nil {
 		return nil, err
 	}
-	tr, err := r.trackingOf(ctx, w.State.Branch, w.State.Base, pending)
+	tr, err := r.Tracking(ctx, w.State.Branch, w.State.Base, pending)
 	if err != nil {
 		return nil, err
 	}
 	res.New, res.Seq, res.Ahead = tr.Head, tr.HeadSeq, tr.Ahead
-	if len(pending) > 0 && tr.State != TrackUpToDate && tr.State != TrackAhead {
+	if len(pending) > 0 && tr.State != repo.TrackUpToDate && tr.State != repo.TrackAhead {
 		return nil, &UnpushedError{Branch: tr.Ref, Unpushed: len(pending), Tracking: *tr}
 	}
 	switch tr.State {
-	case TrackNoBranch:
+	case repo.TrackNoBranch:
 		return nil, &NoBranchToPullError{Branch: tr.Ref}
-	case TrackUpToDate, TrackAhead:
+	case repo.TrackUpToDate, repo.TrackAhead:
 		if w.State.Pulling == nil {
 			res.New, res.Seq, res.UpToDate = w.State.Base, baseSeq(w.BaseRecord), true
 			return res, nil
 		}
-	case TrackDiverged:
+	case repo.TrackDiverged:
 		if !o.Discard {
 			return nil, &PullNotFastForwardError{Branch: tr.Ref, Base: w.State.Base, Head: tr.Head, Ahead: tr.Ahead, Behind: tr.Behind}
 		}
@@ -114,7 +118,7 @@ func (w *Workdir) Pull(ctx context.Context, r *Repo, o PullOptions) (*PullResult
 	if err != nil {
 		return nil, err
 	}
-	if err := r.refuseRetired(ctx, head); err != nil {
+	if err := r.RefuseRetired(ctx, head); err != nil {
 		return nil, err
 	}
 	return res, w.replaceWith(ctx, r, head, o, res)
@@ -122,7 +126,7 @@ func (w *Workdir) Pull(ctx context.Context, r *Repo, o PullOptions) (*PullResult
 
 // replaceWith replaces the working catalog with head's, then moves the
 // state to head.
-func (w *Workdir) replaceWith(ctx context.Context, r *Repo, head *version.Record, o PullOptions, res *PullResult) error {
+func (w *Workdir) replaceWith(ctx context.Context, r *repo.Repo, head *version.Record, o PullOptions, res *PullResult) error {
 	cat := w.CatalogPath()
 	marks, err := ducklake.SnapshotMarks(ctx, cat)
 	if err != nil {
@@ -164,7 +168,7 @@ func (w *Workdir) replaceWith(ctx context.Context, r *Repo, head *version.Record
 	if err := w.save(w.BaseRecord); err != nil {
 		return err
 	}
-	r.step("pull:replace")
+	w.step("pull:replace")
 	if w.State.CatalogFormat == ducklake.BackendSQLite {
 		err = ducklake.ReplaceSQLite(ctx, cat, newCat, check)
 	} else {
@@ -183,12 +187,12 @@ func (w *Workdir) replaceWith(ctx context.Context, r *Repo, head *version.Record
 		}
 		return err
 	}
-	r.step("pull:state")
+	w.step("pull:state")
 	return w.finishPull(r, head, res)
 }
 
 // finishPull moves the state to head once the working catalog is head's.
-func (w *Workdir) finishPull(r *Repo, head *version.Record, res *PullResult) error {
+func (w *Workdir) finishPull(r *repo.Repo, head *version.Record, res *PullResult) error {
 	w.State.Base, w.State.Upstream, w.State.Pulling = head.ID, head.ID, nil
 	if err := w.save(head); err != nil {
 		return err
@@ -244,7 +248,7 @@ func (w *Workdir) uncommitted(marks []ducklake.SnapshotMark, pulledTo *version.R
 // fetchForPull fetches head's catalog into DIR/.fdl (the working catalog's
 // file system, so the replacement is a rename) and, for a SQLite working
 // catalog, converts it. It returns the new file's path.
-func (w *Workdir) fetchForPull(ctx context.Context, r *Repo, head *version.Record) (string, error) {
+func (w *Workdir) fetchForPull(ctx context.Context, r *repo.Repo, head *version.Record) (string, error) {
 	duck := w.stateDir("pull.duckdb")
 	for _, p := range []string{duck, w.stateDir("pull.sqlite"), w.stateDir("pull.sqlite-wal")} {
 		os.Remove(p) // left by an interrupted pull
@@ -318,7 +322,7 @@ var ErrUncommitted = errors.New("uncommitted work")
 type UnpushedError struct {
 	Branch   refs.Name
 	Unpushed int
-	Tracking Tracking
+	Tracking repo.Tracking
 }
 
 func (e *UnpushedError) Error() string {

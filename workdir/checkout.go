@@ -1,4 +1,4 @@
-package repo
+package workdir
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/fdl-dev/fdl/repo"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
@@ -83,7 +85,7 @@ type CheckoutResult struct {
 	// but up-to-date, ahead or no-branch means a version committed here
 	// will not be a fast-forward of the branch (nil when the branch could
 	// not be read).
-	Tracking *Tracking `json:"tracking"`
+	Tracking *repo.Tracking `json:"tracking"`
 	// Format is the working catalog's DuckLake format.
 	Format string `json:"ducklake_format"`
 	// Readers says which DuckDB releases read the working catalog as it is
@@ -105,8 +107,8 @@ type CheckoutResult struct {
 // file (From), or, for a branch with no version yet, a new empty catalog
 // whose data_path is the repository's data/ folder. On any error DIR is left
 // as it was (removed if Checkout made it).
-func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutResult, err error) {
-	dir, backend, err := r.checkoutTarget(o)
+func Checkout(ctx context.Context, r *repo.Repo, o CheckoutOptions) (res *CheckoutResult, err error) {
+	dir, backend, err := checkoutTarget(r, o)
 	if err != nil {
 		return nil, err
 	}
@@ -127,17 +129,17 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 		res.Catalog = filepath.Join(dir, SQLiteCatalogName)
 		duckPath = filepath.Join(dir, StateDir, "checkout.duckdb")
 	}
-	base, branch, err := r.checkoutBase(ctx, o)
+	base, branch, err := checkoutBase(ctx, r, o)
 	if err != nil {
 		return nil, err
 	}
 	if o.Format != "" && o.From == "" && base != nil {
-		return nil, fmt.Errorf("DuckLake format %s: the format is chosen only for a new empty catalog; this checkout starts from version %s (seq %d) of branch %s, whose catalog keeps its own format (DuckLake %s): leave the format out, or start a new history (an orphan checkout): %w", o.Format, base.ID, base.Seq, branch.Short(), base.DuckLake.Format, ErrInvalidArguments)
+		return nil, fmt.Errorf("DuckLake format %s: the format is chosen only for a new empty catalog; this checkout starts from version %s (seq %d) of branch %s, whose catalog keeps its own format (DuckLake %s): leave the format out, or start a new history (an orphan checkout): %w", o.Format, base.ID, base.Seq, branch.Short(), base.DuckLake.Format, repo.ErrInvalidArguments)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, StateDir, LocalVersions), 0o755); err != nil {
 		return nil, err
 	}
-	if res.Origin, res.Migration, err = r.writeWorkingCatalog(ctx, o, base, duckPath); err != nil {
+	if res.Origin, res.Migration, err = writeWorkingCatalog(ctx, r, o, base, duckPath); err != nil {
 		return nil, err
 	}
 	// New lakes and imports start with DuckLake's delete_older_than set so
@@ -162,7 +164,7 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 		return nil, err
 	}
 	res.NeedsMigration = ducklake.NeedsMigration(res.Format)
-	url := r.url
+	url := r.URL()
 	if !strings.Contains(url, "://") {
 		if url, err = filepath.Abs(url); err != nil {
 			return nil, err
@@ -196,14 +198,14 @@ func (r *Repo) Checkout(ctx context.Context, o CheckoutOptions) (res *CheckoutRe
 		return nil, err
 	}
 	res.Branch = branch.Short()
-	res.Attach = withReaderNote(r.AttachStatement(res.Catalog, res.DataPath, "lake", false), res.Format)
+	res.Attach = repo.WithReaderNote(r.AttachStatement(res.Catalog, res.DataPath, "lake", false), res.Format)
 	var baseID version.ID
 	if base != nil {
 		baseID = base.ID
 	}
 	// Best effort: the checkout is made; tracking only informs (nil when
 	// the branch cannot be read).
-	res.Tracking, _ = r.trackingOf(ctx, res.Branch, baseID, nil)
+	res.Tracking, _ = r.Tracking(ctx, res.Branch, baseID, nil)
 	return res, nil
 }
 
@@ -244,12 +246,12 @@ var creatableFormats = []string{lakewriter.Format10, lakewriter.Format04, lakewr
 
 // checkoutTarget checks a checkout's directory (absolute, outside the
 // repository) and catalog format. Errors: ErrInvalidArguments.
-func (r *Repo) checkoutTarget(o CheckoutOptions) (string, ducklake.Backend, error) {
+func checkoutTarget(r *repo.Repo, o CheckoutOptions) (string, ducklake.Backend, error) {
 	if o.Dir == "" {
-		return "", "", fmt.Errorf("checkout needs a directory: %w", ErrInvalidArguments)
+		return "", "", fmt.Errorf("checkout needs a directory: %w", repo.ErrInvalidArguments)
 	}
 	if o.Migrate && o.From == "" {
-		return "", "", MigrateNeedsFileError{}
+		return "", "", repo.MigrateNeedsFileError{}
 	}
 	dir, err := filepath.Abs(o.Dir)
 	if err != nil {
@@ -258,17 +260,17 @@ func (r *Repo) checkoutTarget(o CheckoutOptions) (string, ducklake.Backend, erro
 	backend := ducklake.BackendDuckDB
 	if o.CatalogFormat != "" {
 		if backend, err = ducklake.ParseBackend(string(o.CatalogFormat)); err != nil {
-			return "", "", fmt.Errorf("%v: %w", err, ErrInvalidArguments)
+			return "", "", fmt.Errorf("%v: %w", err, repo.ErrInvalidArguments)
 		}
 	}
 	if o.Format != "" && !slices.Contains(creatableFormats, o.Format) {
-		return "", "", fmt.Errorf("DuckLake format %q: fdl creates new catalogs in DuckLake %s (DuckDB 1.5.2 and later), %s (DuckDB 1.5.0 and 1.5.1) or %s (DuckDB 2.0); choose one of them: %w", o.Format, lakewriter.Format10, lakewriter.Format04, lakewriter.Format11, ErrInvalidArguments)
+		return "", "", fmt.Errorf("DuckLake format %q: fdl creates new catalogs in DuckLake %s (DuckDB 1.5.2 and later), %s (DuckDB 1.5.0 and 1.5.1) or %s (DuckDB 2.0); choose one of them: %w", o.Format, lakewriter.Format10, lakewriter.Format04, lakewriter.Format11, repo.ErrInvalidArguments)
 	}
 	if o.Format != "" && o.From != "" {
-		return "", "", fmt.Errorf("DuckLake format %s: the format is chosen only for a new empty catalog; a catalog copied from %s keeps its own format (migrated to %s when asked to): leave the format out: %w", o.Format, o.From, ducklake.CurrentFormat, ErrInvalidArguments)
+		return "", "", fmt.Errorf("DuckLake format %s: the format is chosen only for a new empty catalog; a catalog copied from %s keeps its own format (migrated to %s when asked to): leave the format out: %w", o.Format, o.From, ducklake.CurrentFormat, repo.ErrInvalidArguments)
 	}
-	if root := r.st.Location(""); filepath.IsAbs(root) && (dir == root || strings.HasPrefix(dir, root+string(filepath.Separator))) {
-		return "", "", fmt.Errorf("checkout into %s: it is inside the repository %s; choose a directory outside it: %w", dir, root, ErrInvalidArguments)
+	if root := r.Store().Location(""); filepath.IsAbs(root) && (dir == root || strings.HasPrefix(dir, root+string(filepath.Separator))) {
+		return "", "", fmt.Errorf("checkout into %s: it is inside the repository %s; choose a directory outside it: %w", dir, root, repo.ErrInvalidArguments)
 	}
 	return dir, backend, nil
 }
@@ -281,25 +283,25 @@ func (r *Repo) checkoutTarget(o CheckoutOptions) (string, ducklake.Backend, erro
 // starts where HEAD's is, as git checkout -b does); none with o.Orphan. A
 // version out of retention is refused (*RetiredError); an orphan for a
 // branch that exists is refused (*OrphanExistsError).
-func (r *Repo) checkoutBase(ctx context.Context, o CheckoutOptions) (*version.Record, refs.Name, error) {
+func checkoutBase(ctx context.Context, r *repo.Repo, o CheckoutOptions) (*version.Record, refs.Name, error) {
 	if o.Orphan && o.Rev != "" {
-		return nil, "", fmt.Errorf("an orphan checkout starts a new history: it takes no revision: %w", ErrInvalidArguments)
+		return nil, "", fmt.Errorf("an orphan checkout starts a new history: it takes no revision: %w", repo.ErrInvalidArguments)
 	}
-	branch, err := r.checkoutBranch(ctx, o)
+	branch, err := checkoutBranch(ctx, r, o)
 	if err != nil {
 		return nil, "", err
 	}
 	var base *version.Record
 	switch {
 	case o.Rev != "":
-		if base, _, err = r.refs.ResolveRecord(ctx, o.Rev); err != nil {
+		if base, _, err = r.Refs().ResolveRecord(ctx, o.Rev); err != nil {
 			return nil, "", err
 		}
 	default:
-		ref, err := r.refs.Read(ctx, branch)
+		ref, err := r.Refs().Read(ctx, branch)
 		switch {
 		case err == nil && o.Orphan:
-			return nil, "", &OrphanExistsError{Branch: branch, Head: ref.ID}
+			return nil, "", &repo.OrphanExistsError{Branch: branch, Head: ref.ID}
 		case err == nil:
 			if base, err = r.Record(ctx, ref.ID); err != nil {
 				return nil, "", err
@@ -308,13 +310,13 @@ func (r *Repo) checkoutBase(ctx context.Context, o CheckoutOptions) (*version.Re
 			return nil, "", err
 		case o.Orphan:
 		default:
-			if base, err = r.headOfHEAD(ctx, branch); err != nil {
+			if base, err = headOfHEAD(ctx, r, branch); err != nil {
 				return nil, "", err
 			}
 		}
 	}
 	if base != nil {
-		if err := r.refuseRetired(ctx, base); err != nil {
+		if err := r.RefuseRetired(ctx, base); err != nil {
 			return nil, "", err
 		}
 	}
@@ -323,29 +325,29 @@ func (r *Repo) checkoutBase(ctx context.Context, o CheckoutOptions) (*version.Re
 
 // checkoutBranch is the branch a checkout's pushes move: o.Branch, else
 // the branch o.Rev names or walks back along, else HEAD's.
-func (r *Repo) checkoutBranch(ctx context.Context, o CheckoutOptions) (refs.Name, error) {
+func checkoutBranch(ctx context.Context, r *repo.Repo, o CheckoutOptions) (refs.Name, error) {
 	if o.Branch != "" {
 		return refs.Branch(o.Branch)
 	}
 	if name := refs.RevName(o.Rev); name != "" && name != "HEAD" {
 		if n, err := refs.Branch(strings.TrimPrefix(name, refs.HeadsPrefix)); err == nil {
-			if _, err := r.refs.Read(ctx, n); err == nil {
+			if _, err := r.Refs().Read(ctx, n); err == nil {
 				return n, nil
 			}
 		}
 	}
-	return r.refs.Head(ctx)
+	return r.Refs().Head(ctx)
 }
 
 // headOfHEAD is the record of the head of HEAD's branch, where a new
 // branch starts; nil when HEAD's branch is branch itself or has no
 // version yet.
-func (r *Repo) headOfHEAD(ctx context.Context, branch refs.Name) (*version.Record, error) {
-	head, err := r.refs.Head(ctx)
+func headOfHEAD(ctx context.Context, r *repo.Repo, branch refs.Name) (*version.Record, error) {
+	head, err := r.Refs().Head(ctx)
 	if err != nil || head == branch {
 		return nil, err
 	}
-	ref, err := r.refs.Read(ctx, head)
+	ref, err := r.Refs().Read(ctx, head)
 	if errors.Is(err, refs.ErrNotFound) {
 		return nil, nil
 	}
@@ -360,7 +362,7 @@ func (r *Repo) headOfHEAD(ctx context.Context, branch refs.Name) (*version.Recor
 // older than ducklake.CurrentFormat: then it also returns what the
 // migration did), the checked catalog of base, or a new empty catalog of
 // o.Format whose data_path is the repository's data/.
-func (r *Repo) writeWorkingCatalog(ctx context.Context, o CheckoutOptions, base *version.Record, path string) (Origin, *ducklake.MigrateInfo, error) {
+func writeWorkingCatalog(ctx context.Context, r *repo.Repo, o CheckoutOptions, base *version.Record, path string) (Origin, *ducklake.MigrateInfo, error) {
 	switch {
 	case o.From != "" && o.Migrate:
 		info, err := ducklake.Migrate(ctx, o.From, path)
@@ -417,12 +419,6 @@ func finishWorkingCatalog(ctx context.Context, duckPath, catalog string, known *
 	}
 	return dataPath, format, rd, nil
 }
-
-// SQLiteAttachOptions are the ATTACH options fdl prints for a SQLite working
-// catalog: WAL journal mode and a busy timeout (milliseconds), passed by the
-// ducklake extension to DuckDB's sqlite extension (META_ prefix), so several
-// DuckDB processes can attach and write at once.
-var SQLiteAttachOptions = []string{"META_JOURNAL_MODE 'WAL'", fmt.Sprintf("META_BUSY_TIMEOUT %d", ducklake.SQLiteBusyTimeout)}
 
 // prepareDir makes dir or checks it is empty; made reports whether it made it.
 func prepareDir(dir string) (made bool, err error) {

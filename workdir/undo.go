@@ -1,4 +1,4 @@
-package repo
+package workdir
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/fdl-dev/fdl/repo"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
@@ -88,7 +90,11 @@ type UndoResult struct {
 // (wrapping refs.ErrRefused: nothing was written), *NotRestorableError,
 // *DataMissingError (a file the snapshot would read again is not in the
 // store), ErrNothingToUndo, the Resolve errors, ducklake.ErrLocked.
-func (w *Workdir) Revert(ctx context.Context, r *Repo, o RevertOptions) (*UndoResult, error) {
+func (w *Workdir) Revert(ctx context.Context, o RevertOptions) (*UndoResult, error) {
+	r, err := w.Repo(ctx)
+	if err != nil {
+		return nil, err
+	}
 	unlock, err := w.lockFresh("revert")
 	if err != nil {
 		return nil, err
@@ -104,7 +110,7 @@ func (w *Workdir) Revert(ctx context.Context, r *Repo, o RevertOptions) (*UndoRe
 	after := max(target.DuckLake.Adds.First-1, 0)
 	msg := o.Message
 	if strings.TrimSpace(msg) == "" {
-		msg = fmt.Sprintf("Revert %q\n\nThis reverts version %s (seq %d).", firstLine(target.Message), target.ID, target.Seq)
+		msg = fmt.Sprintf("Revert %q\n\nThis reverts version %s (seq %d).", version.FirstLine(target.Message), target.ID, target.Seq)
 	}
 	res, err := w.undo(ctx, r, target, UndoRevert, o.Author, msg, func(lw *lakewriter.Writer) (*lakewriter.UndoResult, error) {
 		return lw.Revert(ctx, after, target.DuckLake.Snapshot)
@@ -113,7 +119,7 @@ func (w *Workdir) Revert(ctx context.Context, r *Repo, o RevertOptions) (*UndoRe
 		return nil, err
 	}
 	if !o.NoCommit {
-		if res.Committed, err = w.commit(ctx, CommitOptions{Message: msg, Author: o.Author, Now: o.Now}, r.opts.Step); err != nil {
+		if res.Committed, err = w.commit(ctx, CommitOptions{Message: msg, Author: o.Author, Now: o.Now}); err != nil {
 			return res, err
 		}
 	}
@@ -130,7 +136,11 @@ func (w *Workdir) Revert(ctx context.Context, r *Repo, o RevertOptions) (*UndoRe
 // Errors: *NotInHistoryError, *NotRestorableError, *DataMissingError,
 // ErrNothingToUndo (the state is already that), the Resolve errors,
 // ducklake.ErrLocked.
-func (w *Workdir) Restore(ctx context.Context, r *Repo, o RestoreOptions) (*UndoResult, error) {
+func (w *Workdir) Restore(ctx context.Context, o RestoreOptions) (*UndoResult, error) {
+	r, err := w.Repo(ctx)
+	if err != nil {
+		return nil, err
+	}
 	unlock, err := w.lockFresh("restore")
 	if err != nil {
 		return nil, err
@@ -140,7 +150,7 @@ func (w *Workdir) Restore(ctx context.Context, r *Repo, o RestoreOptions) (*Undo
 	if err != nil {
 		return nil, err
 	}
-	msg := fmt.Sprintf("Restore the state of version %s (seq %d)\n\nIts message: %s", target.ID, target.Seq, firstLine(target.Message))
+	msg := fmt.Sprintf("Restore the state of version %s (seq %d)\n\nIts message: %s", target.ID, target.Seq, version.FirstLine(target.Message))
 	return w.undo(ctx, r, target, UndoRestore, o.Author, msg, func(lw *lakewriter.Writer) (*lakewriter.UndoResult, error) {
 		return lw.Restore(ctx, target.DuckLake.Snapshot)
 	})
@@ -152,25 +162,27 @@ func (w *Workdir) lockFresh(what string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	if cur, err := OpenWorkdir(w.Dir); err == nil {
-		w.State, w.BaseRecord = cur.State, cur.BaseRecord
-	}
+	_ = w.reload() // under the lock: another process may have committed
 	return unlock, nil
 }
 
 // undoTarget resolves rev and checks that the working catalog holds its
 // snapshots: rev is the base or an ancestor of it, and the catalog still
 // has rev's last snapshot with its snapshot_time.
-func (w *Workdir) undoTarget(ctx context.Context, r *Repo, rev string) (*version.Record, error) {
+func (w *Workdir) undoTarget(ctx context.Context, r *repo.Repo, rev string) (*version.Record, error) {
 	if w.BaseRecord == nil {
 		return nil, &NotInHistoryError{Rev: rev, Dir: w.Dir}
 	}
-	side, err := r.side(ctx, rev)
+	l, err := w.Local()
 	if err != nil {
 		return nil, err
 	}
-	target := side.rec
-	ok, err := refs.IsAncestor(ctx, r.records(), target.ID, w.BaseRecord.ID)
+	side, err := r.Side(ctx, l, rev)
+	if err != nil {
+		return nil, err
+	}
+	target := side.Record()
+	ok, err := refs.IsAncestor(ctx, r.RecordsWith(l), target.ID, w.BaseRecord.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +194,7 @@ func (w *Workdir) undoTarget(ctx context.Context, r *Repo, rev string) (*version
 		return nil, err
 	}
 	defer cat.Close()
-	holds, err := holdsSnapshot(ctx, cat, target)
+	holds, err := repo.HoldsSnapshot(ctx, cat, target)
 	if err != nil {
 		return nil, err
 	}
@@ -220,18 +232,18 @@ func (w *Workdir) requireClean(ctx context.Context) error {
 // undo writes one revert or restore snapshot into the working catalog with
 // write, after checking that every file it reads again is in the store,
 // and records it in the working directory's state for the next commit.
-func (w *Workdir) undo(ctx context.Context, r *Repo, target *version.Record, kind UndoKind, author, msg string,
+func (w *Workdir) undo(ctx context.Context, r *repo.Repo, target *version.Record, kind UndoKind, author, msg string,
 	write func(*lakewriter.Writer) (*lakewriter.UndoResult, error)) (*UndoResult, error) {
 	lw, err := lakewriter.Open(ctx, w.CatalogPath())
 	if err != nil {
 		return nil, fmt.Errorf("open %s for writing: %w", w.CatalogPath(), err)
 	}
 	if author == "" {
-		author = DefaultActor()
+		author = repo.DefaultActor()
 	}
 	lw.Author = author
 	lw.Message = fmt.Sprintf("fdl %s of version %s (seq %d)", kind, target.ID, target.Seq)
-	lw.CheckFiles = func(paths []string) error { return r.checkStored(ctx, target, paths) }
+	lw.CheckFiles = func(paths []string) error { return checkStored(ctx, r, target, paths) }
 	res, err := write(lw)
 	if cerr := lw.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -241,7 +253,13 @@ func (w *Workdir) undo(ctx context.Context, r *Repo, target *version.Record, kin
 	}
 	out := &UndoResult{Kind: kind, Version: target.ID, Seq: target.Seq, Snapshot: res.Snapshot, Ended: res.Ended, Reopened: res.Reopened, Changes: res.Changes,
 		Linked: res.Linked, Shared: res.Shared, Message: msg}
-	if ab, err := r.Abbrev(ctx, ids(r.localVersions(""))...); err == nil {
+	var local []version.ID
+	if l, err := w.Local(); err == nil {
+		for _, p := range l.Pending {
+			local = append(local, p.Record.ID)
+		}
+	}
+	if ab, err := r.Abbrev(ctx, local...); err == nil {
 		out.Short = ab.Short(target.ID)
 	}
 	w.State.Undo = &PendingUndo{Kind: kind, Version: target.ID, Snapshot: res.Snapshot, Message: msg}
@@ -253,8 +271,8 @@ func (w *Workdir) undo(ctx context.Context, r *Repo, target *version.Record, kin
 
 // checkStored refuses files of the repository's data folder that the store
 // does not hold (gc deletes the files only retired versions read).
-func (r *Repo) checkStored(ctx context.Context, target *version.Record, paths []string) error {
-	norm, err := r.normaliser()
+func checkStored(ctx context.Context, r *repo.Repo, target *version.Record, paths []string) error {
+	norm, err := r.Normaliser()
 	if err != nil {
 		return err
 	}
@@ -266,7 +284,7 @@ func (r *Repo) checkStored(ctx context.Context, target *version.Record, paths []
 			continue // outside the repository: fdl cannot tell
 		}
 		seen[pl.Key] = true
-		if _, err := r.st.Stat(ctx, pl.Key); errors.Is(err, store.ErrNotExist) {
+		if _, err := r.Store().Stat(ctx, pl.Key); errors.Is(err, store.ErrNotExist) {
 			missing = append(missing, pl.Key)
 		} else if err != nil {
 			return err
@@ -280,14 +298,14 @@ func (r *Repo) checkStored(ctx context.Context, target *version.Record, paths []
 }
 
 // undoError turns the writer's refusals into the package's errors.
-func (w *Workdir) undoError(ctx context.Context, r *Repo, target *version.Record, kind UndoKind, err error) error {
+func (w *Workdir) undoError(ctx context.Context, r *repo.Repo, target *version.Record, kind UndoKind, err error) error {
 	var ce *lakewriter.ConflictError
 	switch {
 	case errors.As(err, &ce):
 		e := &RevertConflictError{Version: target.ID, Seq: target.Seq, Conflicts: ce.Conflicts, Later: map[int64]*version.Record{}}
 		for _, c := range ce.Conflicts {
 			if c.Snapshot > 0 {
-				e.Later[c.Snapshot] = r.versionOfSnapshot(ctx, w.BaseRecord, c.Snapshot)
+				e.Later[c.Snapshot] = w.versionOfSnapshot(ctx, r, w.BaseRecord, c.Snapshot)
 			}
 		}
 		return e
@@ -301,8 +319,9 @@ func (w *Workdir) undoError(ctx context.Context, r *Repo, target *version.Record
 
 // versionOfSnapshot returns the version of base's first-parent history
 // that added snapshot s, or nil.
-func (r *Repo) versionOfSnapshot(ctx context.Context, base *version.Record, s int64) *version.Record {
-	recs := r.records()
+func (w *Workdir) versionOfSnapshot(ctx context.Context, r *repo.Repo, base *version.Record, s int64) *version.Record {
+	l, _ := w.Local()
+	recs := r.RecordsWith(l)
 	for rec := base; rec != nil; {
 		if a := rec.DuckLake.Adds; a.First <= s && s <= a.Last {
 			return rec

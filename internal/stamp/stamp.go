@@ -1,23 +1,28 @@
-package repo
+// Package stamp records what the file system says about a local version's
+// catalog once commit has hashed it (docs/spec.md §12), so that a push on
+// the same machine can link it without hashing it again: Git's index rule
+// for skipping a rehash of unchanged files.
+package stamp
 
 import (
 	"encoding/json"
+	"github.com/fdl-dev/fdl/internal/atomicfile"
 	"os"
 	"path/filepath"
 
 	"github.com/fdl-dev/fdl/version"
 )
 
-// stampFile is the file beside a local version's catalog
+// File is the file beside a local version's catalog
 // (.fdl/versions/<id>/catalog.stamp) holding the catalog's stamp as commit
 // left it (docs/spec.md §12).
-const stampFile = "catalog.stamp"
+const File = "catalog.stamp"
 
-// sealCatalog makes the catalog commit froze into dir read-only and writes
+// Seal makes the catalog commit froze into dir read-only and writes
 // its stamp beside it, so a push on the same machine can link it without
-// hashing it again (unchangedSinceCommit). Where the platform gives no
+// hashing it again (Unchanged). Where the platform gives no
 // stamp only the mode is set. Errors: the file system's.
-func sealCatalog(dir string) error {
+func Seal(dir string) error {
 	path := filepath.Join(dir, version.CatalogFile)
 	if err := os.Chmod(path, 0o444); err != nil {
 		return err
@@ -34,20 +39,20 @@ func sealCatalog(dir string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, stampFile), b)
+	return atomicfile.Write(filepath.Join(dir, File), b)
 }
 
-// unchangedSinceCommit reports whether fi, the local version's catalog in
+// Unchanged reports whether fi, the local version's catalog in
 // dir as a push is about to link it, still has the stamp commit wrote and
 // the size the record gives: then its bytes are the ones commit hashed.
 // False (hash it) when there is no stamp, it does not parse or anything
 // differs.
-func unchangedSinceCommit(dir string, fi os.FileInfo, size int64) bool {
+func Unchanged(dir string, fi os.FileInfo, size int64) bool {
 	got, ok := stampOf(fi)
 	if !ok || fi.Size() != size {
 		return false
 	}
-	b, err := os.ReadFile(filepath.Join(dir, stampFile))
+	b, err := os.ReadFile(filepath.Join(dir, File))
 	if err != nil {
 		return false
 	}

@@ -1,4 +1,4 @@
-package repo
+package workdir
 
 import (
 	"context"
@@ -7,10 +7,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fdl-dev/fdl/repo"
+
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/store"
-	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -46,8 +47,8 @@ type Status struct {
 	// Tracking compares the base with the head of the branch in the
 	// store; nil with StatusOptions.Offline, or when the branch could not
 	// be read (TrackingError says why).
-	Tracking      *Tracking `json:"tracking"`
-	TrackingError string    `json:"tracking_error,omitempty"`
+	Tracking      *repo.Tracking `json:"tracking"`
+	TrackingError string         `json:"tracking_error,omitempty"`
 	// PendingWAL is the DuckDB write-ahead log beside a DuckDB working
 	// catalog, if there is one: writes committed in DuckDB but not yet
 	// checkpointed into the catalog file (a session still attached, or one
@@ -57,42 +58,6 @@ type Status struct {
 	PendingWALBytes int64  `json:"pending_wal_bytes,omitempty"`
 	// Undo is a revert or restore written and not committed yet.
 	Undo *PendingUndo `json:"undo,omitempty"`
-}
-
-// TrackingState says how a working directory's base relates to the head
-// of its branch.
-type TrackingState string
-
-// The tracking states.
-const (
-	// TrackUpToDate: the base is the branch's head.
-	TrackUpToDate TrackingState = "up-to-date"
-	// TrackAhead: the base descends from the head; push is a fast-forward.
-	TrackAhead TrackingState = "ahead"
-	// TrackBehind: the head descends from the base; pull is a
-	// fast-forward, and a version committed here is not (push refuses it).
-	TrackBehind TrackingState = "behind"
-	// TrackDiverged: each has versions the other lacks; push refuses.
-	TrackDiverged TrackingState = "diverged"
-	// TrackNoBranch: the branch does not exist in the repository (yet):
-	// push creates it.
-	TrackNoBranch TrackingState = "no-branch"
-)
-
-// Tracking is the base against the head of the branch, read with one ref
-// read and the records between the two (refs.AheadBehind).
-type Tracking struct {
-	// Ref is the branch's full name (refs/heads/…).
-	Ref refs.Name `json:"ref"`
-	// Head is the version the branch holds ("" with TrackNoBranch).
-	Head    version.ID    `json:"head,omitempty"`
-	HeadSeq int64         `json:"head_seq,omitempty"`
-	State   TrackingState `json:"state"`
-	// Ahead counts versions of the base's first-parent history (local or
-	// already in the store) that the branch lacks; Behind those of the
-	// branch that the base lacks.
-	Ahead  int `json:"ahead"`
-	Behind int `json:"behind"`
 }
 
 // StatusOptions are the inputs of Workdir.Status.
@@ -219,61 +184,10 @@ func qualifiedName(v string) string {
 
 // tracking reads the branch's ref once and compares the base with its head
 // (refs.AheadBehind), reading local records for the unpushed versions.
-func (w *Workdir) tracking(ctx context.Context, pending []Pending) (*Tracking, error) {
-	r, err := w.OpenRepo(ctx)
+func (w *Workdir) tracking(ctx context.Context, pending []repo.Pending) (*repo.Tracking, error) {
+	r, err := w.Repo(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	return r.trackingOf(ctx, w.State.Branch, w.State.Base, pending)
-}
-
-// trackingOf compares base (whose unpushed versions are pending) with the
-// head of branch.
-func (r *Repo) trackingOf(ctx context.Context, branch string, base version.ID, pending []Pending) (*Tracking, error) {
-	n, err := refs.Branch(branch)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := r.withLocal(pending)
-	if err != nil {
-		return nil, err
-	}
-	tr := &Tracking{Ref: n}
-	ref, err := r.refs.Read(ctx, n)
-	switch {
-	case errors.Is(err, refs.ErrNotFound):
-		// Every version of the base's history is ahead: its seq counts them.
-		tr.State = TrackNoBranch
-		if base != "" {
-			rec, err := recs.Record(ctx, base)
-			if err != nil {
-				return nil, err
-			}
-			tr.Ahead = int(rec.Seq)
-		}
-		return tr, nil
-	case err != nil:
-		return nil, err
-	}
-	tr.Head = ref.ID
-	d, err := refs.AheadBehind(ctx, recs, base, ref.ID)
-	if err != nil {
-		return nil, err
-	}
-	if rec, err := recs.Record(ctx, ref.ID); err == nil {
-		tr.HeadSeq = rec.Seq
-	}
-	tr.Ahead, tr.Behind = d.Ahead, d.Behind
-	switch {
-	case d.Ahead == 0 && d.Behind == 0:
-		tr.State = TrackUpToDate
-	case d.Behind == 0:
-		tr.State = TrackAhead
-	case d.Ahead == 0:
-		tr.State = TrackBehind
-	default:
-		tr.State = TrackDiverged
-	}
-	return tr, nil
+	return r.Tracking(ctx, w.State.Branch, w.State.Base, pending)
 }

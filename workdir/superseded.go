@@ -1,4 +1,4 @@
-package repo
+package workdir
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/fdl-dev/fdl/repo"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
@@ -54,11 +56,10 @@ func (w *Workdir) checkSuperseded(ctx context.Context, cat *ducklake.Catalog) (i
 	if b == nil {
 		return n, nil
 	}
-	r, err := w.openRepository(ctx)
+	r, err := w.Repo(ctx)
 	if err != nil {
 		return n, fmt.Errorf("checking the files the working catalog superseded: %w", err)
 	}
-	defer r.Close()
 	if w.unchangedSince(ctx, r, cat, sched) {
 		return n, nil
 	}
@@ -70,7 +71,7 @@ func (w *Workdir) checkSuperseded(ctx context.Context, cat *ducklake.Catalog) (i
 // state at the base's snapshot has the base's data files, data bytes and
 // delete files table by table, and it still schedules as many files made
 // before the base was committed as the base did.
-func (w *Workdir) unchangedSince(ctx context.Context, r *Repo, cat *ducklake.Catalog, sched []ducklake.ScheduledFile) bool {
+func (w *Workdir) unchangedSince(ctx context.Context, r *repo.Repo, cat *ducklake.Catalog, sched []ducklake.ScheduledFile) bool {
 	b := w.BaseRecord
 	ds, err := w.LocalDataset(b.ID)
 	if err != nil {
@@ -118,9 +119,9 @@ func sameFiles(ds *version.Dataset, st *meta.State) bool {
 
 // checkLost compares the working catalog with its base version's catalog
 // (see checkSuperseded).
-func (w *Workdir) checkLost(ctx context.Context, r *Repo, cat *ducklake.Catalog, sched []ducklake.ScheduledFile) error {
+func (w *Workdir) checkLost(ctx context.Context, r *repo.Repo, cat *ducklake.Catalog, sched []ducklake.ScheduledFile) error {
 	b := w.BaseRecord
-	norm, err := r.normaliser()
+	norm, err := r.Normaliser()
 	if err != nil {
 		return err
 	}
@@ -145,7 +146,7 @@ func (w *Workdir) checkLost(ctx context.Context, r *Repo, cat *ducklake.Catalog,
 		if err != nil || pl.Key == "" {
 			return "", false, nil // outside the repository: out of fdl's reach
 		}
-		_, err = r.st.Stat(ctx, pl.Key)
+		_, err = r.Store().Stat(ctx, pl.Key)
 		if errors.Is(err, store.ErrNotExist) {
 			return pl.Key, true, nil
 		}
@@ -266,7 +267,7 @@ func (w *Workdir) checkLost(ctx context.Context, r *Repo, cat *ducklake.Catalog,
 // catalogFiles returns the data and delete files version rec's catalog
 // lists and the files its schedule (ducklake_files_scheduled_for_deletion)
 // lists.
-func (w *Workdir) catalogFiles(ctx context.Context, r *Repo, rec *version.Record) ([]ducklake.DataFile, []ducklake.ScheduledFile, error) {
+func (w *Workdir) catalogFiles(ctx context.Context, r *repo.Repo, rec *version.Record) ([]ducklake.DataFile, []ducklake.ScheduledFile, error) {
 	path, cleanup, err := w.catalogOf(ctx, r, rec)
 	if err != nil {
 		return nil, nil, err
@@ -288,12 +289,12 @@ func (w *Workdir) catalogFiles(ctx context.Context, r *Repo, rec *version.Record
 // catalogOf returns a local path of version rec's catalog: the copy of a
 // version committed here and not pushed, the store's file on a folder
 // repository, else a fetched copy that cleanup removes.
-func (w *Workdir) catalogOf(ctx context.Context, r *Repo, rec *version.Record) (string, func(), error) {
+func (w *Workdir) catalogOf(ctx context.Context, r *repo.Repo, rec *version.Record) (string, func(), error) {
 	none := func() {}
 	if p := w.LocalCatalog(rec.ID); fileExists(p) {
 		return p, none, nil
 	}
-	if p := r.st.Location(VersionKey(rec.ID, version.CatalogFile)); filepath.IsAbs(p) && fileExists(p) {
+	if p := r.Store().Location(repo.VersionKey(rec.ID, version.CatalogFile)); filepath.IsAbs(p) && fileExists(p) {
 		return p, none, nil
 	}
 	tmp, err := os.MkdirTemp(w.stateDir(), ".tmp-check-")
@@ -340,7 +341,7 @@ func (e *DeletedFilesError) Error() string {
 		parts = append(parts, fmt.Sprintf("version %s (seq %d) reads %s", v.ID, v.Seq, strings.Join(shown, ", ")))
 	}
 	return fmt.Sprintf("the working catalog deleted %d data file(s) that published versions read: %s: %v. DuckLake's ducklake_cleanup_old_files or ducklake_delete_orphaned_files (CHECKPOINT runs both) ran on it; in a working catalog only gc deletes superseded files, once no version in retention reads them. Those versions are damaged. Restore the files (from a backup, or your bucket's object versions) and commit again, or check out the branch again and redo the change without deleting files",
-		n, strings.Join(parts, "; "), ErrDataMissing)
+		n, strings.Join(parts, "; "), repo.ErrDataMissing)
 }
 
-func (e *DeletedFilesError) Unwrap() error { return ErrDataMissing }
+func (e *DeletedFilesError) Unwrap() error { return repo.ErrDataMissing }

@@ -1,4 +1,4 @@
-package repo
+package workdir
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/fdl-dev/fdl/internal/atomicfile"
+	"github.com/fdl-dev/fdl/repo"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/filelock"
@@ -79,12 +82,20 @@ type PendingUndo struct {
 	Message  string     `json:"message"`  // the commit message it proposes
 }
 
-// Workdir is an open working directory.
+// Workdir is an open working directory. It holds the repository it came
+// from, opened on first use with the options given to Open (Repo) and
+// closed by Close; the repository never holds a working directory (what a
+// command on the repository needs from one is Local's value).
 type Workdir struct {
 	Dir   string
 	State State
 	// BaseRecord is the record of State.Base (nil when there is none).
 	BaseRecord *version.Record
+
+	opts repo.Options
+	repo *repo.Repo
+	// lent: repo was given by OpenWith; Close leaves it open.
+	lent bool
 }
 
 // CatalogPath returns the working catalog's path (its name depends on
@@ -100,60 +111,113 @@ func (w *Workdir) stateDir(parts ...string) string {
 	return filepath.Join(append([]string{w.Dir, StateDir}, parts...)...)
 }
 
-// OpenWorkdir reads DIR/.fdl/state.json. Errors: ErrNotWorkdir naming DIR
-// and saying how to make one.
-func OpenWorkdir(dir string) (*Workdir, error) {
+// Open reads DIR/.fdl/state.json; opts (at most one) are the options the
+// repository is opened with when a command needs it (Repo). Errors:
+// ErrNotWorkdir naming DIR and saying how to make one.
+func Open(dir string, opts ...repo.Options) (*Workdir, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
 	w := &Workdir{Dir: abs}
-	b, err := os.ReadFile(w.stateDir(StateFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, &NotWorkdirError{Dir: abs}
+	if len(opts) > 0 {
+		w.opts = opts[0]
 	}
-	if err != nil {
+	if err := w.reload(); err != nil {
 		return nil, err
-	}
-	if err := json.Unmarshal(b, &w.State); err != nil {
-		return nil, fmt.Errorf("%s: %s/%s does not parse (%v): %w", abs, StateDir, StateFile, err, ErrNotWorkdir)
-	}
-	if w.State.Format != StateFormat {
-		return nil, fmt.Errorf("%s: state format %d is not one this fdl reads: %w", abs, w.State.Format, ErrNotWorkdir)
-	}
-	if w.State.Base != "" {
-		b, err := os.ReadFile(w.stateDir(BaseFile))
-		if err != nil {
-			return nil, fmt.Errorf("%s: base record: %w", abs, err)
-		}
-		if w.BaseRecord, err = version.ParseRecord(b, w.State.Base); err != nil {
-			return nil, err
-		}
 	}
 	return w, nil
 }
 
-// OpenRepo opens the repository the working directory came from. Opened
-// this way, the repository's log, show and new refs default to the working
-// directory's branch, and log and show include its unpushed versions.
-func (w *Workdir) OpenRepo(ctx context.Context) (*Repo, error) {
-	r, err := w.openRepository(ctx)
+// OpenWith is Open with its repository already open: r (which must be the
+// one the working directory came from) serves every command, with r's
+// options, and stays open at Close. Tests hand in a repository over a
+// wrapped store (fault injection). Errors: Open's.
+func OpenWith(dir string, r *repo.Repo) (*Workdir, error) {
+	w, err := Open(dir, r.Options())
 	if err != nil {
 		return nil, err
 	}
-	r.wd = w
+	w.repo, w.lent = r, true
+	return w, nil
+}
+
+// reload reads state.json and base.json again (a commit or pull in another
+// process may have changed them).
+func (w *Workdir) reload() error {
+	b, err := os.ReadFile(w.stateDir(StateFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return &NotWorkdirError{Dir: w.Dir}
+	}
+	if err != nil {
+		return err
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return fmt.Errorf("%s: %s/%s does not parse (%v): %w", w.Dir, StateDir, StateFile, err, ErrNotWorkdir)
+	}
+	if st.Format != StateFormat {
+		return fmt.Errorf("%s: state format %d is not one this fdl reads: %w", w.Dir, st.Format, ErrNotWorkdir)
+	}
+	var base *version.Record
+	if st.Base != "" {
+		b, err := os.ReadFile(w.stateDir(BaseFile))
+		if err != nil {
+			return fmt.Errorf("%s: base record: %w", w.Dir, err)
+		}
+		if base, err = version.ParseRecord(b, st.Base); err != nil {
+			return err
+		}
+	}
+	w.State, w.BaseRecord = st, base
+	return nil
+}
+
+// Repo returns the repository the working directory came from, opened
+// once with the options given to Open. When it is not there, the error
+// says the working directory's repository is missing
+// (repo.NotRepositoryError.Workdir): it may have moved.
+func (w *Workdir) Repo(ctx context.Context) (*repo.Repo, error) {
+	if w.repo != nil {
+		return w.repo, nil
+	}
+	r, err := repo.Open(ctx, w.State.Repository, w.opts)
+	if nr := (*repo.NotRepositoryError)(nil); errors.As(err, &nr) {
+		nr.Workdir = w.Dir
+	}
+	if err != nil {
+		return nil, err
+	}
+	w.repo = r
 	return r, nil
 }
 
-// openRepository opens the repository state.json names; when it is not
-// there, the error says the working directory's repository is missing
-// (NotRepositoryError.Workdir): it may have moved.
-func (w *Workdir) openRepository(ctx context.Context) (*Repo, error) {
-	r, err := Open(ctx, w.State.Repository)
-	if nr := (*NotRepositoryError)(nil); errors.As(err, &nr) {
-		nr.Workdir = w.Dir
+// Close closes the repository Repo opened, if any.
+func (w *Workdir) Close() error {
+	if w.repo == nil || w.lent {
+		return nil
 	}
-	return r, err
+	err := w.repo.Close()
+	w.repo = nil
+	return err
+}
+
+// Local returns what a command on the repository needs from the working
+// directory (repo.Local): its branch, upstream, base, unpushed versions
+// and working catalog. Errors: a local version.json's.
+func (w *Workdir) Local() (*repo.Local, error) {
+	pending, err := w.PendingVersions()
+	if err != nil {
+		return nil, err
+	}
+	return &repo.Local{Dir: w.Dir, Branch: w.State.Branch, Upstream: w.State.Upstream, Base: w.BaseRecord, Pending: pending, Catalog: w.CatalogPath()}, nil
+}
+
+// step calls the options' step hook (tests inject crashes at a step).
+func (w *Workdir) step(name string) {
+	if w.opts.Step != nil {
+		w.opts.Step(name)
+	}
 }
 
 // save writes state.json and base.json atomically (temp file, fsync,
@@ -164,42 +228,22 @@ func (w *Workdir) save(base *version.Record) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(w.stateDir(BaseFile), b); err != nil {
+		if err := atomicfile.Write(w.stateDir(BaseFile), b); err != nil {
 			return err
 		}
 	}
 	b, _ := json.MarshalIndent(w.State, "", "  ")
-	if err := writeFileAtomic(w.stateDir(StateFile), append(b, '\n')); err != nil {
+	if err := atomicfile.Write(w.stateDir(StateFile), append(b, '\n')); err != nil {
 		return err
 	}
 	w.BaseRecord = base
 	return nil
 }
 
-func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
 // PendingVersions returns the versions committed locally and not pushed,
 // oldest first (Base back to Upstream).
-func (w *Workdir) PendingVersions() ([]Pending, error) {
-	var out []Pending
+func (w *Workdir) PendingVersions() ([]repo.Pending, error) {
+	var out []repo.Pending
 	id := w.State.Base
 	for id != "" && id != w.State.Upstream {
 		dir := w.stateDir(LocalVersions, string(id))
@@ -211,7 +255,7 @@ func (w *Workdir) PendingVersions() ([]Pending, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Pending{Record: rec, Dir: dir})
+		out = append(out, repo.Pending{Record: rec, Dir: dir})
 		id = rec.Parent()
 	}
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {

@@ -1,12 +1,18 @@
-package repo
+package workdir
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/fdl-dev/fdl/internal/atomicfile"
+	"github.com/fdl-dev/fdl/internal/stamp"
+	"github.com/fdl-dev/fdl/repo"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/version"
@@ -34,27 +40,22 @@ type CommitOptions struct {
 // dataset).
 // The working directory's state moves to the new version only after all its
 // files are written.
-func (w *Workdir) Commit(ctx context.Context, o CommitOptions, step func(string)) (*version.Record, error) {
+func (w *Workdir) Commit(ctx context.Context, o CommitOptions) (*version.Record, error) {
 	unlock, err := w.lock("commit")
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if cur, err := OpenWorkdir(w.Dir); err == nil {
-		w.State, w.BaseRecord = cur.State, cur.BaseRecord
-	}
-	return w.commit(ctx, o, step)
+	_ = w.reload() // under the lock: another process may have committed
+	return w.commit(ctx, o)
 }
 
 // commit is Commit with the working directory's lock held and its state
 // read. A pending revert or restore (State.Undo) gives the message when o
 // has none, and is recorded in the record and cleared.
-func (w *Workdir) commit(ctx context.Context, o CommitOptions, step func(string)) (*version.Record, error) {
-	if step == nil {
-		step = func(string) {}
-	}
+func (w *Workdir) commit(ctx context.Context, o CommitOptions) (*version.Record, error) {
 	if o.Author == "" {
-		o.Author = DefaultActor()
+		o.Author = repo.DefaultActor()
 	}
 	if strings.TrimSpace(o.Message) == "" && w.State.Undo != nil {
 		o.Message = w.State.Undo.Message
@@ -75,30 +76,30 @@ func (w *Workdir) commit(ctx context.Context, o CommitOptions, step func(string)
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	step("commit:freeze")
+	w.step("commit:freeze")
 	rec, ds, err := w.freeze(ctx, id, filepath.Join(tmp, version.CatalogFile), o)
 	if err != nil {
 		return nil, err
 	}
-	step("commit:dataset")
-	if err := writeFileAtomic(filepath.Join(tmp, version.DatasetFile), ds); err != nil {
+	w.step("commit:dataset")
+	if err := atomicfile.Write(filepath.Join(tmp, version.DatasetFile), ds); err != nil {
 		return nil, err
 	}
-	step("commit:record")
+	w.step("commit:record")
 	rb, err := rec.Marshal()
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(filepath.Join(tmp, version.RecordFile), rb); err != nil {
+	if err := atomicfile.Write(filepath.Join(tmp, version.RecordFile), rb); err != nil {
 		return nil, err
 	}
-	if err := sealCatalog(tmp); err != nil {
+	if err := stamp.Seal(tmp); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(tmp, w.stateDir(LocalVersions, string(id))); err != nil {
 		return nil, err
 	}
-	step("commit:state")
+	w.step("commit:state")
 	if err := w.saveBaseDataset(ds); err != nil {
 		return nil, err
 	}
@@ -193,7 +194,7 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 	if err != nil {
 		return nil, nil, err
 	}
-	rec.Dataset = version.File{Size: int64(len(ds)), SHA256: sha256Hex(ds)}
+	rec.Dataset = version.File{Size: int64(len(ds)), SHA256: digest(ds)}
 	if err := rec.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -235,4 +236,10 @@ func (w *Workdir) checkLineage(snaps []ducklake.Snapshot) (int64, error) {
 		return 0, fmt.Errorf("the working catalog has no snapshot after version %s (seq %d, snapshot %d): %w; write to it with DuckDB first", b.ID, b.Seq, b.DuckLake.Snapshot, ErrNothingToCommit)
 	}
 	return b.DuckLake.Snapshot + 1, nil
+}
+
+// digest is the lower-case hex SHA-256 of b (a file a version is made of).
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

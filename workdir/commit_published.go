@@ -1,4 +1,4 @@
-package repo
+package workdir
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+
+	"github.com/fdl-dev/fdl/internal/atomicfile"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
@@ -20,7 +22,7 @@ const BaseDatasetFile = "base.dataset.json"
 
 // saveBaseDataset writes DIR/.fdl/base.dataset.json atomically.
 func (w *Workdir) saveBaseDataset(b []byte) error {
-	return writeFileAtomic(w.stateDir(BaseDatasetFile), b)
+	return atomicfile.Write(w.stateDir(BaseDatasetFile), b)
 }
 
 // baseDataset reads DIR/.fdl/base.dataset.json; nil (no error) when it is

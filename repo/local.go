@@ -1,0 +1,139 @@
+package repo
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fdl-dev/fdl/history"
+	"github.com/fdl-dev/fdl/version"
+)
+
+// Local is what a working directory adds to a command on its repository:
+// the branch it was checked out for, the newest version it knows to be in
+// the store, its base, the versions committed there and not pushed yet,
+// and its working catalog. It is an input value (package workdir makes it,
+// Workdir.Local): the repository never holds a working directory. A nil
+// *Local is a command run outside any working directory.
+type Local struct {
+	// Dir is the working directory's folder (absolute).
+	Dir string
+	// Branch is the short name of the branch push moves by default.
+	Branch string
+	// Upstream is the newest version of Base's history known to be in the
+	// store ("" before the first push).
+	Upstream version.ID
+	// Base is the record of the version the working catalog descends from
+	// (nil before the first version).
+	Base *version.Record
+	// Pending are the versions committed there and not pushed, oldest
+	// first (Upstream's child up to Base).
+	Pending []Pending
+	// Catalog is the working catalog's path.
+	Catalog string
+}
+
+// DefaultRev is the revision log, show and new refs use without one: the
+// working directory's upstream (its newest pushed version), else its
+// branch; "HEAD" outside a working directory (l nil).
+func (l *Local) DefaultRev() string {
+	switch {
+	case l == nil:
+		return "HEAD"
+	case l.Upstream != "":
+		return string(l.Upstream)
+	}
+	return l.Branch
+}
+
+// newestFirst returns the unpushed versions, newest first, when rev is ""
+// (log and show then start from them); none otherwise.
+func (l *Local) newestFirst(rev string) []*version.Record {
+	if rev != "" || l == nil {
+		return nil
+	}
+	out := make([]*version.Record, 0, len(l.Pending))
+	for i := len(l.Pending) - 1; i >= 0; i-- {
+		out = append(out, l.Pending[i].Record)
+	}
+	return out
+}
+
+// pending returns the unpushed version id, or nil.
+func (l *Local) pending(id version.ID) *Pending {
+	if l == nil {
+		return nil
+	}
+	for i := range l.Pending {
+		if l.Pending[i].Record.ID == id {
+			return &l.Pending[i]
+		}
+	}
+	return nil
+}
+
+// byPrefix returns the unpushed version whose id rev is (or is a prefix
+// of at least 4 hex digits of), or nil (also when two match: the
+// repository's resolution then says so).
+func (l *Local) byPrefix(rev string) *version.Record {
+	if l == nil || len(strings.ReplaceAll(rev, "-", "")) < 4 || strings.Trim(rev, "0123456789abcdef-") != "" {
+		return nil
+	}
+	var found *version.Record
+	for _, p := range l.Pending {
+		if strings.HasPrefix(p.Record.ID.Hex(), strings.ReplaceAll(rev, "-", "")) {
+			if found != nil {
+				return nil
+			}
+			found = p.Record
+		}
+	}
+	return found
+}
+
+// catalogOf returns the local frozen catalog of an unpushed version, or "".
+func (l *Local) catalogOf(id version.ID) string {
+	if p := l.pending(id); p != nil {
+		if _, err := os.Stat(filepath.Join(p.Dir, version.CatalogFile)); err == nil {
+			return filepath.Join(p.Dir, version.CatalogFile)
+		}
+	}
+	return ""
+}
+
+// dataset reads dataset.json of an unpushed version. Errors:
+// os.ErrNotExist when it is not local; the file's, version.ParseDataset's.
+func (l *Local) dataset(id version.ID) (*version.Dataset, error) {
+	p := l.pending(id)
+	if p == nil {
+		return nil, os.ErrNotExist
+	}
+	b, err := os.ReadFile(filepath.Join(p.Dir, version.DatasetFile))
+	if err != nil {
+		return nil, err
+	}
+	return version.ParseDataset(b, id)
+}
+
+// RecordsWith reads records and walks histories of the repository and of
+// the working directory's unpushed versions (l may be nil): what refs'
+// ancestry functions read (refs.RecordReader, refs.Walker).
+func (r *Repo) RecordsWith(l *Local) LocalRecords { return r.records(l) }
+
+// records is RecordsWith.
+func (r *Repo) records(l *Local) withLocal {
+	var local []history.Entry
+	extra := map[version.ID]*version.Record{}
+	if l != nil {
+		for _, p := range l.Pending {
+			if e, err := p.entry(); err == nil {
+				local = append(local, e)
+			}
+			extra[p.Record.ID] = p.Record
+		}
+		if b := l.Base; b != nil && extra[b.ID] == nil {
+			extra[b.ID] = b
+		}
+	}
+	return withLocal{r, r.hist.WithLocal(local), extra}
+}

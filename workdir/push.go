@@ -1,0 +1,104 @@
+package workdir
+
+import (
+	"context"
+	"os"
+
+	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
+)
+
+// PushOptions are the inputs of Push.
+type PushOptions struct {
+	// Branch is the branch to move (default: the branch the working
+	// directory was checked out for).
+	Branch string
+	// AllowFormatUpgrade lets the push move the branch to a newer DuckLake
+	// format or DuckDB storage version (repo.PushOptions).
+	AllowFormatUpgrade bool
+}
+
+// Push publishes the working directory's unpushed versions and moves the
+// branch to its base (repo.Repo.Publish: fast-forward, compare-and-swap),
+// under the working directory's lock, then records the base as upstream
+// and removes the pushed local copies. Errors: NothingToPushError before
+// the first version; Publish's.
+func (w *Workdir) Push(ctx context.Context, o PushOptions) (repo.PushResult, error) {
+	if o.Branch == "" {
+		o.Branch = w.State.Branch
+	}
+	name, err := refs.Branch(o.Branch)
+	if err != nil {
+		return repo.PushResult{}, err
+	}
+	return w.publish(ctx, "push", func(r *repo.Repo, l *repo.Local) (repo.PushResult, error) {
+		return r.Publish(ctx, name, l.Base.ID, l.Pending, repo.PushOptions{AllowFormatUpgrade: o.AllowFormatUpgrade})
+	}, repo.PushResult{Ref: name, Branch: name.Short()})
+}
+
+// RequestOptions are the inputs of PublishRequest.
+type RequestOptions struct {
+	// Update moves an existing request (repo.Repo.UpdateRequest); else
+	// the request is created (repo.Repo.CreateRequest).
+	Update bool
+	// Into is the target branch (creation only; default: the working
+	// directory's branch); Title what the request is for.
+	Into, Title string
+}
+
+// PublishRequest offers the working directory's base as request name (its
+// unpushed versions are uploaded as a push uploads them), under the
+// working directory's lock; the versions then count as pushed here.
+// Errors: NothingToPushError before the first version; CreateRequest's
+// and UpdateRequest's.
+func (w *Workdir) PublishRequest(ctx context.Context, name string, o RequestOptions) (repo.PushResult, error) {
+	n, err := refs.Request(name)
+	if err != nil {
+		return repo.PushResult{}, err
+	}
+	return w.publish(ctx, "request", func(r *repo.Repo, l *repo.Local) (repo.PushResult, error) {
+		ro := repo.RequestOptions{Into: o.Into, Title: o.Title, Local: l}
+		if o.Update {
+			return r.UpdateRequest(ctx, name, ro)
+		}
+		return r.CreateRequest(ctx, name, ro)
+	}, repo.PushResult{Ref: n, Branch: name})
+}
+
+// publish runs a publish of the working directory's base (a push, a
+// request) under the working directory's lock, with its pending versions,
+// then records the base as upstream and removes the local copies the
+// publish uploaded. Errors: NothingToPushError before the first version.
+func (w *Workdir) publish(ctx context.Context, what string, do func(*repo.Repo, *repo.Local) (repo.PushResult, error), empty repo.PushResult) (repo.PushResult, error) {
+	if w.State.Base == "" {
+		return empty, NothingToPushError{}
+	}
+	unlock, err := w.lock(what)
+	if err != nil {
+		return repo.PushResult{}, err
+	}
+	defer unlock()
+	_ = w.reload() // under the lock: a commit may have just finished
+	r, err := w.Repo(ctx)
+	if err != nil {
+		return repo.PushResult{}, err
+	}
+	l, err := w.Local()
+	if err != nil {
+		return repo.PushResult{}, err
+	}
+	res, err := do(r, l)
+	if err != nil {
+		return res, err
+	}
+	w.step("push:state")
+	w.State.Upstream = w.State.Base
+	if err := w.save(w.BaseRecord); err != nil {
+		return res, err
+	}
+	for _, p := range l.Pending {
+		os.RemoveAll(p.Dir)
+	}
+	res.Abbrev, _ = r.Abbrev(ctx, res.Old, res.New)
+	return res, nil
+}
