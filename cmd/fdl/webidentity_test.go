@@ -3,84 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
 )
-
-// stsStandIn is a stand-in for AWS STS on loopback that answers the
-// AssumeRoleWithWebIdentity query API (POST, form-encoded Action,
-// RoleArn, RoleSessionName, WebIdentityToken) as STS does: for the token
-// it accepts, an XML answer carrying the given keys; for any other, 403
-// AccessDenied, what STS answers when the role's trust policy does not
-// accept the token. It records what it was asked. It gives no session
-// token: the local S3 server (versitygw) refuses one it did not issue,
-// and it does not enforce expiry.
-type stsStandIn struct {
-	URL string
-
-	mu    sync.Mutex
-	calls []stsCall
-}
-
-// stsCall is one request's parameters.
-type stsCall struct{ action, role, session, token string }
-
-func newSTSStandIn(t *testing.T, keyID, secret, goodToken string) *stsStandIn {
-	t.Helper()
-	s := &stsStandIn{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		c := stsCall{r.Form.Get("Action"), r.Form.Get("RoleArn"), r.Form.Get("RoleSessionName"), r.Form.Get("WebIdentityToken")}
-		s.mu.Lock()
-		s.calls = append(s.calls, c)
-		s.mu.Unlock()
-		w.Header().Set("Content-Type", "text/xml")
-		if c.action != "AssumeRoleWithWebIdentity" || r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusBadRequest)
-			fmt.Fprintf(w, `<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type><Code>InvalidAction</Code><Message>%s %s</Message></Error><RequestId>standin</RequestId></ErrorResponse>`, r.Method, c.action)
-			return
-		}
-		if c.token != goodToken {
-			w.WriteHeader(http.StatusForbidden)
-			body := `<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>Not authorized to perform sts:AssumeRoleWithWebIdentity</Message></Error><RequestId>standin</RequestId></ErrorResponse>`
-			w.Write([]byte(body))
-			return
-		}
-		fmt.Fprintf(w, `<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
-  <AssumeRoleWithWebIdentityResult>
-    <SubjectFromWebIdentityToken>repo:fdl-dev/fdl:ref:refs/heads/main</SubjectFromWebIdentityToken>
-    <AssumedRoleUser><Arn>arn:aws:sts::123456789012:assumed-role/fdl-ci/%s</Arn><AssumedRoleId>AROATEST:%s</AssumedRoleId></AssumedRoleUser>
-    <Credentials>
-      <AccessKeyId>%s</AccessKeyId>
-      <SecretAccessKey>%s</SecretAccessKey>
-      <Expiration>%s</Expiration>
-    </Credentials>
-    <Audience>sts.amazonaws.com</Audience>
-  </AssumeRoleWithWebIdentityResult>
-  <ResponseMetadata><RequestId>standin</RequestId></ResponseMetadata>
-</AssumeRoleWithWebIdentityResponse>`, c.session, c.session, keyID, secret, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
-	}))
-	t.Cleanup(srv.Close)
-	s.URL = srv.URL
-	return s
-}
-
-func (s *stsStandIn) taken() []stsCall {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]stsCall(nil), s.calls...)
-}
 
 // webIdentityEnv is the environment of a CI job with short-lived AWS
 // credentials only: no keys, no profile, an empty home, IMDS off, and web
@@ -111,13 +41,13 @@ func TestWebIdentityS3(t *testing.T) {
 	}
 	const role = "arn:aws:iam::123456789012:role/fdl-ci"
 	good := fmt.Sprintf("eyJhbGciOiJSUzI1NiJ9.good-%d.sig", time.Now().UnixNano())
-	sts := newSTSStandIn(t, keyID, secret, good)
+	sts, stsURL := cloudtest.StartSTS(t, keyID, secret, good)
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	if err := os.WriteFile(tokenFile, []byte(good), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := webIdentityEnv(t, role, tokenFile, sts.URL)
+	env := webIdentityEnv(t, role, tokenFile, stsURL)
 	run := func(args ...string) string {
 		t.Helper()
 		code, out := fdlProc(t, env, args...)
@@ -145,12 +75,12 @@ func TestWebIdentityS3(t *testing.T) {
 	if head := branchHead(t, url); head == "" {
 		t.Error("main holds no version after the push")
 	}
-	calls := sts.taken()
+	calls := sts.Calls()
 	if len(calls) == 0 {
 		t.Fatal("the STS stand-in was never asked: fdl did not use web identity")
 	}
 	for _, c := range calls {
-		if c.action != "AssumeRoleWithWebIdentity" || c.role != role || c.token != good || c.session == "" {
+		if c.Action != "AssumeRoleWithWebIdentity" || c.RoleARN != role || c.Token != good || c.SessionName == "" {
 			t.Errorf("STS was asked %+v, want AssumeRoleWithWebIdentity of %s with the token file's token", c, role)
 		}
 	}
@@ -161,7 +91,7 @@ func TestWebIdentityS3(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(badToken), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	badEnv := webIdentityEnv(t, role, bad, sts.URL)
+	badEnv := webIdentityEnv(t, role, bad, stsURL)
 	code, out := fdlProc(t, badEnv, "--json", "--repo", url, "log")
 	var doc struct {
 		Error struct {
