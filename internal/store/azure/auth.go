@@ -90,7 +90,7 @@ func (c azCreds) credentials(reason store.AuthReason) store.Credentials {
 		if reason != store.AuthDenied {
 			out.Set = "check that AZURE_STORAGE_SAS_TOKEN is current (its se= expiry) and signed for this account"
 		} else {
-			out.Set = "the SAS does not grant this: sign one with read, write, list and delete (sp=rwld) on the container"
+			out.Set = "the SAS does not grant this: sign one with read, write, delete and list permissions (sp=rwdl) on the container"
 		}
 	case credConnString:
 		out.Source, out.Vars = "a connection string", []string{"AZURE_STORAGE_CONNECTION_STRING"}
