@@ -226,7 +226,8 @@ func quote(s string) string { return `"` + s + `"` }
 //     XAdminUserNotFound (its 404 for an unknown key id): AuthInvalid;
 //   - ExpiredToken, TokenRefreshRequired: AuthExpired;
 //   - AccessDenied, AllAccessDisabled, AccountProblem, and any other 403
-//     (a HEAD's 403 has no body, so the SDK names it "Forbidden"):
+//     but RequestTimeTooSkewed (a HEAD's 403 has no body, so the SDK
+//     names it "Forbidden"):
 //     AuthDenied; AccessDenied and a bodiless 403 are Hidden, since S3
 //     answers so for a missing key when the credentials lack s3:ListBucket.
 func (d *driver) Auth(err error) (cloud.AuthFailure, bool) {
@@ -263,6 +264,8 @@ func (d *driver) Auth(err error) (cloud.AuthFailure, bool) {
 		reason, hidden = store.AuthDenied, true
 	case "AllAccessDisabled", "AccountProblem":
 		reason = store.AuthDenied
+	case "RequestTimeTooSkewed":
+		return cloud.AuthFailure{}, false // a 403 about the clock, not the credentials
 	default:
 		if status != http.StatusForbidden {
 			return cloud.AuthFailure{}, false
