@@ -166,7 +166,7 @@ func countObjects(t *testing.T, url string) int {
 
 // TestHTTPRepository: a folder repository served by a static web server is
 // read over http://: log, show, checkout and verify work; writes are
-// refused; 403, 404 and a short body each give their own error; without
+// refused; 403 (exit 5, auth), 404 and a short body each give their own error; without
 // directory listings, reading by name still works.
 func TestHTTPRepository(t *testing.T) {
 	folder, v1 := newRepoWithBase(t)
@@ -237,8 +237,8 @@ func TestHTTPRepository(t *testing.T) {
 
 	mode.Store("403")
 	code, out = fdlProc(t, nil, "--repo", u, "log")
-	if code != 1 || !strings.Contains(out, u+"/refs/heads/main: HTTP 403 Forbidden") || strings.Contains(out, "no such ref") {
-		t.Errorf("403 on the branch: exit %d\n%s", code, out)
+	if code != 5 || !strings.Contains(out, u+"/refs/heads/main: read: access denied (HTTP 403 Forbidden)") || strings.Contains(out, "no such ref") {
+		t.Errorf("403 on the branch: exit %d (want 5, auth)\n%s", code, out)
 	}
 	mode.Store("404")
 	code, out = fdlProc(t, nil, "checkout", u, filepath.Join(t.TempDir(), "w404"))

@@ -30,6 +30,7 @@ const (
 	exitUsage     = 2
 	exitRefused   = 3 // push, pull, request, branch -f or revert refused; nothing moved
 	exitExists    = 4 // a ref created once (tag, branch, request) holds another version
+	exitAuth      = 5 // the store's credentials are missing, expired or refused (store.ErrAuth)
 	exitInterrupt = 130
 )
 
@@ -46,6 +47,9 @@ const exitCodesHelp = `Exit codes:
   4    the tag (or branch, or request) already exists and holds another
        version; tags never move (creating it again at the same version
        succeeds)
+  5    the store's credentials are missing, expired or refused (kind auth);
+       the message names the source tried and what to set, --verbose adds
+       the store SDK's own error
   130  interrupted (Ctrl-C, SIGTERM); the command stops at a step boundary
        and leaves the repository as it was`
 
@@ -76,6 +80,8 @@ func exitCode(ctx context.Context, err error) int {
 		return exitRefused
 	case errors.As(err, new(*refs.ExistsError)):
 		return exitExists
+	case errors.Is(err, store.ErrAuth):
+		return exitAuth
 	}
 	return exitError
 }
@@ -88,6 +94,9 @@ func printError(ios *term.IO, g *globals, err error, code int) {
 		// "INTERRUPT Error: Interrupted!").
 		msg, _, _ = strings.Cut(msg, "\n")
 		msg = "interrupted; nothing was changed past the last complete step: " + msg
+	}
+	if ae := (*store.AuthError)(nil); errors.As(err, &ae) && ae.Err != nil {
+		ios.Debugf("the store's own error: %s", ae.Err) // the SDK's text, credentials removed
 	}
 	if g.JSON {
 		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "exit_code": code, "kind": errorKind(err, code)}})
@@ -110,6 +119,8 @@ func errorKind(err error, code int) string {
 		return "refused"
 	case exitExists:
 		return "ref_exists"
+	case exitAuth:
+		return "auth"
 	case exitInterrupt:
 		return "interrupted"
 	}
@@ -218,6 +229,8 @@ func hinted(e error) (string, bool) {
 		return plain + ": HEAD names the repository's default branch, set when it was made, and no fdl command points HEAD at another branch, so this branch cannot be deleted; to stop using it, move it (fdl branch -f NAME REV) or work on another branch (fdl checkout URL DIR --branch NEW)", true
 	}
 	switch e := e.(type) {
+	case *store.AuthError:
+		return plain + " (fdl --verbose shows the store's own error)", true
 	case *refs.CorruptError:
 		return insertAfter(plain, "point a branch at a version again", " (fdl branch -f NAME REV --backwards; fdl reflog NAME shows what it held)"), true
 	case *refs.DanglingError:

@@ -84,7 +84,7 @@ func TestScriptsGCS(t *testing.T) { runScripts(t, cloudtest.FakeGCS(t)) }
 // location for each script ($REPO2 to a second one): "repo" (a folder in
 // $WORK) when base is "", else a fresh prefix of the object-store URL base;
 // on an object store only the scripts that use $REPO run. The condition [cloud]
-// holds for object stores. $DATA is where Parquet files written by the
+// holds for object stores, [s3] for the S3 server. $DATA is where Parquet files written by the
 // scripts land: the repository's data/ folder on a folder store; on an
 // object store a local folder, because DuckDB here cannot write to s3:// or
 // az:// (its httpfs and azure extensions are not built in and cannot be
@@ -138,8 +138,11 @@ func runScripts(t *testing.T, base string) {
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond == "cloud" {
+			switch cond {
+			case "cloud":
 				return base != "", nil
+			case "s3":
+				return strings.HasPrefix(base, "s3://"), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

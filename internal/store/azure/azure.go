@@ -29,7 +29,8 @@ import (
 // Azure SDK documents it: AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_KEY (a
 // shared key), AZURE_STORAGE_SAS_TOKEN, AZURE_STORAGE_CONNECTION_STRING (or
 // AZURE_STORAGEBLOB_CONNECTIONSTRING), else azidentity's default credential
-// chain; AZURE_STORAGE_DOMAIN, AZURE_STORAGE_PROTOCOL,
+// chain (which takes workload identity: AZURE_TENANT_ID, AZURE_CLIENT_ID,
+// AZURE_FEDERATED_TOKEN_FILE; auth.go); AZURE_STORAGE_DOMAIN, AZURE_STORAGE_PROTOCOL,
 // AZURE_STORAGE_IS_LOCAL_EMULATOR shape the service URL. URL options:
 // storage_account, domain, protocol, localemu, cdn.
 func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
@@ -52,13 +53,14 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 	}
 	conn := os.Getenv("AZURE_STORAGE_CONNECTION_STRING") + os.Getenv("AZURE_STORAGEBLOB_CONNECTIONSTRING")
 	usesConn := conn != "" && (os.Getenv("AZURE_STORAGE_KEY") == "" || account == "") && os.Getenv("AZURE_STORAGE_SAS_TOKEN") == ""
-	return cloud.New(cloud.Config{Bucket: b, Driver: driver{account: account, connString: usesConn}, Scheme: "az", Name: name, Prefix: prefix}), nil
+	return cloud.New(cloud.Config{Bucket: b, Driver: driver{account: account, connString: usesConn, creds: describeCreds()}, Scheme: "az", Name: name, Prefix: prefix}), nil
 }
 
 // driver uses blob ETags as Tokens and If-Match for compare-and-swap.
 type driver struct {
-	account    string // storage account, if known
-	connString bool   // credentials come from a connection string
+	account    string  // storage account, if known
+	connString bool    // credentials come from a connection string
+	creds      azCreds // the credential source gocloud picked (auth.go)
 }
 
 func (driver) ReadToken(r *blob.Reader) (store.Token, error) {

@@ -17,6 +17,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -78,7 +79,12 @@ const unknownToken store.Token = "unknown-version"
 //     delete); refs are deleted by swapping in a tombstone (package refs).
 //
 // Error messages name the object by its Location and never contain
-// credentials (see RedactSecrets).
+// credentials (see RedactSecrets). Missing, invalid, expired or refused
+// credentials are a *store.AuthError (store.ErrAuth) with the source the
+// SDK used or tried (Driver.Auth); on reads and stats, a 403 that S3 gives
+// for a missing key when the credentials may not list the bucket is
+// store.ErrNotExist when the repository's store.WitnessKey reads with the
+// same credentials (hiddenMissing).
 type Cloud struct {
 	bucket *blob.Bucket
 	be     Driver
@@ -91,6 +97,11 @@ type Cloud struct {
 	probeMu  sync.Mutex
 	probed   bool
 	probeErr error // a permanent refusal (wraps ErrNoConditionalWrites)
+
+	// witnessRead is set once store.WitnessKey was read with these
+	// credentials: a later 403 the driver calls Hidden then means "no such
+	// key" (see hiddenMissing).
+	witnessRead atomic.Bool
 }
 
 var (
@@ -121,6 +132,23 @@ type Driver interface {
 	// the service's own code for a condition that did not hold (beyond
 	// gocloud's FailedPrecondition); see IsRefusalCode.
 	Refused(err error) bool
+	// Auth reports whether err, from a failed request, is a credential
+	// failure (store.ErrAuth): none found, not accepted, expired, or
+	// refused; and if so how, with the credential source the driver's SDK
+	// used or tried.
+	Auth(err error) (AuthFailure, bool)
+}
+
+// AuthFailure is how a driver classifies a credential failure (Driver.Auth).
+type AuthFailure struct {
+	Reason store.AuthReason
+	Code   string            // the service's code or status, e.g. "SignatureDoesNotMatch"; may be empty
+	Creds  store.Credentials // the source used or tried, and what to set
+	// Hidden is set on a refusal that may be the service's answer for a
+	// missing key: S3's 403 (AccessDenied, or a HEAD's bodiless Forbidden)
+	// when the credentials may not list the bucket. Cloud tells the two
+	// apart on reads and stats with store.WitnessKey (hiddenMissing).
+	Hidden bool
 }
 
 // Prepared is one prepared write: its BeforeWrite hook and, after the
@@ -214,8 +242,76 @@ func (c *Cloud) Close() error {
 	return err
 }
 
+// fail wraps err, from request what ("read", "stat", "write", "list",
+// "delete") on key, with the key's location: a credential failure becomes
+// a *store.AuthError (its one-line message names the source tried; the
+// SDK's text only wrapped), anything else keeps the SDK's text, credentials
+// removed.
 func (c *Cloud) fail(key, what string, err error) error {
+	if af, ok := c.be.Auth(err); ok {
+		return &store.AuthError{
+			Store: c.Kind(), Location: c.Location(key), Key: key, Op: what,
+			Reason: af.Reason, Code: af.Code, Creds: af.Creds,
+			MaybeMissing: af.Hidden && (what == "read" || what == "stat"),
+			Err:          RedactSecrets(err),
+		}
+	}
 	return RedactSecrets(fmt.Errorf("%s: %s: %w", c.Location(key), what, err))
+}
+
+// Kind is the store's kind as its URLs name it: "s3", "gs" or "azblob".
+func (c *Cloud) Kind() string {
+	if c.scheme == "az" {
+		return "azblob"
+	}
+	return c.scheme
+}
+
+// hiddenMissing tells whether a refused read or stat of key (a failure
+// the driver calls Hidden) means that key does not exist. S3 answers 403
+// instead of 404 for a missing key when the credentials lack s3:ListBucket;
+// whether reads are refused or the key is missing shows on an object every
+// repository holds, store.WitnessKey: if the same credentials read it, the
+// 403 meant "no such key". It costs one HEAD request, once per store: a
+// successful read of the witness (repositories read it first when opened)
+// is remembered, and so is a successful HEAD. It is false for the witness
+// itself, which has no witness.
+func (c *Cloud) hiddenMissing(ctx context.Context, key string) bool {
+	if key == store.WitnessKey {
+		return false
+	}
+	if c.witnessRead.Load() {
+		return true
+	}
+	if _, err := c.bucket.Attributes(ctx, c.prefix+store.WitnessKey); err != nil {
+		return false
+	}
+	c.witnessRead.Store(true)
+	return true
+}
+
+// missing is store.ErrNotExist for key, told from a 403 by hiddenMissing.
+func (c *Cloud) missing(key string) error {
+	return fmt.Errorf("%s: %w (the store answered 403, as S3 does for a missing key when the credentials may not list the bucket; %s reads with the same credentials)", c.Location(key), store.ErrNotExist, store.WitnessKey)
+}
+
+// notFound reports whether err says the key holds no object. A credential
+// failure never does, whatever code gocloud gives it (a token file that
+// is not there would otherwise read as a missing object).
+func (c *Cloud) notFound(err error) bool {
+	if _, auth := c.be.Auth(err); auth {
+		return false
+	}
+	return gcerrors.Code(err) == gcerrors.NotFound
+}
+
+// readFail is fail for a read or stat: a Hidden refusal that hiddenMissing
+// shows to be a missing key is store.ErrNotExist.
+func (c *Cloud) readFail(ctx context.Context, key, what string, err error) error {
+	if af, ok := c.be.Auth(err); ok && af.Hidden && c.hiddenMissing(ctx, key) {
+		return c.missing(key)
+	}
+	return c.fail(key, what, err)
 }
 
 // ctxFail returns ctx's error (wrapped with the location) if ctx is done.
@@ -242,15 +338,18 @@ func (c *Cloud) get(ctx context.Context, key string) (io.ReadCloser, store.Token
 		if cerr := c.ctxFail(ctx, key); cerr != nil {
 			return nil, "", cerr
 		}
-		if gcerrors.Code(err) == gcerrors.NotFound {
+		if c.notFound(err) {
 			return nil, "", fmt.Errorf("%s: %w", c.Location(key), store.ErrNotExist)
 		}
-		return nil, "", c.fail(key, "read", err)
+		return nil, "", c.readFail(ctx, key, "read", err)
 	}
 	tok, err := c.be.ReadToken(r)
 	if err != nil {
 		r.Close()
 		return nil, "", c.fail(key, "read", err)
+	}
+	if key == store.WitnessKey {
+		c.witnessRead.Store(true)
 	}
 	return r, tok, nil
 }
@@ -266,10 +365,10 @@ func (c *Cloud) Stat(ctx context.Context, key string) (store.ObjectInfo, error) 
 		if cerr := c.ctxFail(ctx, key); cerr != nil {
 			return store.ObjectInfo{}, cerr
 		}
-		if gcerrors.Code(err) == gcerrors.NotFound {
+		if c.notFound(err) {
 			return store.ObjectInfo{}, fmt.Errorf("%s: %w", c.Location(key), store.ErrNotExist)
 		}
-		return store.ObjectInfo{}, c.fail(key, "stat", err)
+		return store.ObjectInfo{}, c.readFail(ctx, key, "stat", err)
 	}
 	return store.ObjectInfo{Key: key, Size: a.Size, ModTime: a.ModTime}, nil
 }
@@ -373,6 +472,9 @@ func (c *Cloud) upload(ctx context.Context, key string, r io.Reader, old store.T
 // Azure 409 BlobAlreadyExists), a 404 for If-Match on a missing key (S3),
 // or AWS's 409 ConditionalRequestConflict.
 func (c *Cloud) isRefusal(err error, ifMatch bool) bool {
+	if _, auth := c.be.Auth(err); auth {
+		return false
+	}
 	switch gcerrors.Code(err) {
 	case gcerrors.FailedPrecondition:
 		return true
@@ -423,7 +525,7 @@ func (c *Cloud) List(ctx context.Context, prefix string, fn func(store.ObjectInf
 			if cerr := ctx.Err(); cerr != nil {
 				return cerr
 			}
-			return RedactSecrets(fmt.Errorf("%s: list: %w", c.Location(prefix), err))
+			return c.fail(prefix, "list", err)
 		}
 		key := strings.TrimPrefix(o.Key, c.prefix)
 		if o.IsDir || store.CheckKey(key) != nil {
@@ -441,7 +543,7 @@ func (c *Cloud) Delete(ctx context.Context, key string) error {
 		return err
 	}
 	err := c.bucket.Delete(ctx, c.prefix+key)
-	if err == nil || gcerrors.Code(err) == gcerrors.NotFound {
+	if err == nil || c.notFound(err) {
 		return nil
 	}
 	if cerr := c.ctxFail(ctx, key); cerr != nil {

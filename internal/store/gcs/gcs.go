@@ -10,7 +10,9 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 
+	"cloud.google.com/go/auth/credentials"
 	"cloud.google.com/go/storage"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/gcsblob"
@@ -22,8 +24,11 @@ import (
 
 // openURL opens gs://BUCKET[/PREFIX][?anonymous=true] (docs/stores.md).
 // Credentials are Google's Application Default Credentials
-// (GOOGLE_APPLICATION_CREDENTIALS, gcloud's application-default login, the
-// metadata server); anonymous=true reads a public bucket without any. With
+// (GOOGLE_APPLICATION_CREDENTIALS — a service account key, or a workload
+// identity federation file of type external_account —, gcloud's
+// application-default login, the metadata server); anonymous=true reads a
+// public bucket without any. Credential failures are *store.AuthError
+// naming the source (auth.go). With
 // STORAGE_EMULATOR_HOST set (host:port of an emulator such as
 // fake-gcs-server), the Go storage client talks to it without credentials.
 //
@@ -35,6 +40,7 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 		return nil, err
 	}
 	var opts []option.ClientOption
+	anonymous := false
 	for k, v := range u.Query() {
 		switch k {
 		case "anonymous":
@@ -44,6 +50,7 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 			}
 			if b {
 				opts = append(opts, option.WithoutAuthentication())
+				anonymous = true
 			}
 		default:
 			return nil, fmt.Errorf("store URL %q: unknown option %q for gs:// (the only one is anonymous=true; the emulator is set with STORAGE_EMULATOR_HOST)", raw, k)
@@ -55,21 +62,41 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 		// configured public host.
 		opts = append(opts, storage.WithJSONReads())
 	}
+	creds := describeCreds(anonymous)
+	authFail := func(err error) error {
+		return &store.AuthError{
+			Store: "gs", Location: "gs://" + strings.TrimSuffix(name+"/"+prefix, "/"), Op: "open", Reason: store.AuthMissing,
+			Creds: creds.credentials(store.AuthMissing), Err: cloud.RedactSecrets(err),
+		}
+	}
+	if !anonymous && !creds.emulator {
+		// Google's default chain, as the client would detect it, with its
+		// token failures marked (tokenError) so that they are told from
+		// the network's.
+		c, err := credentials.DetectDefault(&credentials.DetectOptions{Scopes: []string{storage.ScopeFullControl, "https://www.googleapis.com/auth/cloud-platform"}})
+		if err != nil {
+			return nil, authFail(err)
+		}
+		c.TokenProvider = markedTokens{c.TokenProvider}
+		opts = append(opts, option.WithAuthCredentials(c))
+	}
 	client, err := storage.NewClient(ctx, opts...)
 	if err != nil {
-		return nil, cloud.RedactSecrets(fmt.Errorf("store URL %q: Google Cloud Storage client: %w; set GOOGLE_APPLICATION_CREDENTIALS, run 'gcloud auth application-default login', or add ?anonymous=true to read a public bucket", raw, err))
+		return nil, authFail(err)
 	}
 	b, err := gcsblob.OpenBucket(ctx, nil, name, &gcsblob.Options{Client: client})
 	if err != nil {
 		client.Close()
 		return nil, fmt.Errorf("store URL %q: %w", raw, err)
 	}
-	return cloud.New(cloud.Config{Bucket: b, Driver: driver{}, Scheme: "gs", Name: name, Prefix: prefix, Close: client.Close}), nil
+	return cloud.New(cloud.Config{Bucket: b, Driver: driver{creds: creds}, Scheme: "gs", Name: name, Prefix: prefix, Close: client.Close}), nil
 }
 
 // driver uses object generations as Tokens and generation-match
 // preconditions for compare-and-swap.
-type driver struct{}
+type driver struct {
+	creds gcpCreds // the credential source Google's chain takes (auth.go)
+}
 
 func (driver) ReadToken(r *blob.Reader) (store.Token, error) {
 	var sr *storage.Reader

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/net/html"
 
@@ -23,8 +24,9 @@ import (
 
 // StatusError is a response other than 200 for an object or folder
 // fetched over http(s). It names the URL (without credentials) and the
-// status; a 404 or 410 also matches store.ErrNotExist, no other status does (a 403
-// is never reported as "does not exist").
+// status; a 404 or 410 also matches store.ErrNotExist, no other status
+// does. A 401 or 403 reaches callers as a *store.AuthError wrapping it,
+// except an S3-style 403 that fdl tells to be a missing key (see Store).
 type StatusError struct {
 	URL        string // the object's location, without credentials or query
 	StatusCode int    // e.g. 403
@@ -66,9 +68,15 @@ func (e *StatusError) Is(target error) bool {
 // full ids, branch and tag names (docs/stores.md). Listed objects have Size
 // -1 and a zero ModTime (a listing does not tell them reliably).
 //
-// Errors: a 404 or 410 is store.ErrNotExist; every other status, a 403 included,
-// is an *StatusError naming the URL and status; a body shorter than its
-// Content-Length fails the read with io.ErrUnexpectedEOF and both sizes.
+// Errors: a 404 or 410 is store.ErrNotExist; a 401 or 403 is a
+// *store.AuthError (store.ErrAuth) wrapping the *StatusError, naming the
+// credentials the URL carries (none, a user part, a signed query); every
+// other status is a *StatusError naming the URL and status; a body shorter
+// than its Content-Length fails the read with io.ErrUnexpectedEOF and both
+// sizes. A public S3 bucket without s3:ListBucket answers 403 for a
+// missing key: an S3-style 403 (an x-amz-request-id header, or an XML
+// AccessDenied body) on a read or stat is store.ErrNotExist when the
+// repository's store.WitnessKey reads (one more request, once per store).
 // User and password in the URL are sent as HTTP basic authentication and
 // never shown; the URL's query (a SAS token, say) is sent with every request
 // and never shown either.
@@ -80,6 +88,8 @@ type Store struct {
 	listMu      sync.Mutex
 	listChecked bool
 	listErr     error // from checking the root's listing
+
+	witnessRead atomic.Bool // store.WitnessKey was read (hiddenMissing)
 }
 
 var _ store.Store = (*Store)(nil)
@@ -146,21 +156,103 @@ func (h *Store) do(ctx context.Context, method, key string) (*http.Response, err
 	return resp, nil
 }
 
-func (h *Store) statusError(key string, resp *http.Response) error {
+// statusError is the error for a response other than 200 to request op
+// ("read", "stat", "list") of key: a *store.AuthError for 401 and 403, a
+// *StatusError otherwise.
+func (h *Store) statusError(key, op string, resp *http.Response) error {
 	e := &StatusError{URL: h.Location(key), StatusCode: resp.StatusCode, Status: resp.Status}
 	if e.Status == "" {
 		e.Status = strconv.Itoa(resp.StatusCode)
 	}
-	switch resp.StatusCode {
-	case http.StatusForbidden, http.StatusUnauthorized:
-		e.Hint = "check that the repository is published there and readable without credentials (a public S3 bucket without s3:ListBucket also answers 403 for missing files; read it as s3://BUCKET/PREFIX?anonymous=true instead)"
+	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusUnauthorized {
+		return e
 	}
-	return e
+	reason := store.AuthDenied
+	if resp.StatusCode == http.StatusUnauthorized {
+		reason = store.AuthMissing
+		if h.user != nil || h.base.RawQuery != "" {
+			reason = store.AuthInvalid
+		}
+	}
+	return &store.AuthError{
+		Store: "http", Location: h.Location(key), Key: key, Op: op, Reason: reason,
+		Code: "HTTP " + e.Status, Creds: h.credentials(reason),
+		MaybeMissing: resp.StatusCode == http.StatusForbidden && s3Style(resp) && op != "list",
+		Err:          e,
+	}
+}
+
+// credentials says which credentials the URL carries: a user part (sent
+// as basic authentication), a query (a signed URL or SAS), or none.
+func (h *Store) credentials(reason store.AuthReason) store.Credentials {
+	switch {
+	case h.user != nil:
+		return store.Credentials{Source: "basic authentication from the URL's user part", Set: "check the user and password in the URL"}
+	case h.base.RawQuery != "":
+		return store.Credentials{Source: "the URL's query (a signed URL or SAS)", Set: "check that the query's signature is current and grants reading and listing"}
+	}
+	c := store.Credentials{Source: "none (http(s) reads anonymously)"}
+	if reason == store.AuthMissing {
+		c.Set = "the server asks for credentials: put user:password in the URL, or read the bucket through s3://, gs:// or azblob:// with credentials"
+	} else {
+		c.Set = "check that the repository is published there and readable without credentials, or read the bucket through s3://, gs:// or azblob:// with credentials"
+	}
+	return c
+}
+
+// s3Style reports whether a 403 response came from S3 or an S3-compatible
+// server (its request-id headers, or an XML error body naming
+// AccessDenied, which the caller has not read yet: only the headers and
+// Content-Type are looked at, and the body's first 1 KiB).
+func s3Style(resp *http.Response) bool {
+	if resp.Header.Get("x-amz-request-id") != "" || resp.Header.Get("x-amz-id-2") != "" {
+		return true
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/xml" && mt != "text/xml" {
+		return false
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	return strings.Contains(string(b), "<Code>AccessDenied</Code>")
+}
+
+// readError is statusError for a read or stat: an S3-style 403 is
+// store.ErrNotExist when store.WitnessKey reads with the same URL
+// (hiddenMissing).
+func (h *Store) readError(ctx context.Context, key, op string, resp *http.Response) error {
+	err := h.statusError(key, op, resp)
+	if ae, ok := err.(*store.AuthError); ok && ae.MaybeMissing && h.hiddenMissing(ctx, key) {
+		return fmt.Errorf("%s: %w (the server answered 403, as S3 does for a missing key when the bucket may not be listed; %s reads)", h.Location(key), store.ErrNotExist, store.WitnessKey)
+	}
+	return err
+}
+
+// hiddenMissing tells whether a 403 for key means "no such key": true when
+// store.WitnessKey, which every repository holds, reads (one HEAD, once
+// per store; a successful Get of it is remembered too). False for the
+// witness itself.
+func (h *Store) hiddenMissing(ctx context.Context, key string) bool {
+	if key == store.WitnessKey {
+		return false
+	}
+	if h.witnessRead.Load() {
+		return true
+	}
+	resp, err := h.do(ctx, http.MethodHead, store.WitnessKey)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false
+	}
+	h.witnessRead.Store(true)
+	return true
 }
 
 // Get fetches key. The Token is the response's ETag (or Last-Modified); it
 // is only informative, since Swap always fails. Errors: store.ErrNotExist (404,
-// 410), *StatusError, store.ErrInvalidKey, a short body while reading.
+// 410), *store.AuthError (401, 403), *StatusError, store.ErrInvalidKey, a
+// short body while reading.
 func (h *Store) Get(ctx context.Context, key string) (io.ReadCloser, store.Token, error) {
 	if err := store.Begin(ctx, key); err != nil {
 		return nil, "", err
@@ -170,8 +262,11 @@ func (h *Store) Get(ctx context.Context, key string) (io.ReadCloser, store.Token
 		return nil, "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		return nil, "", h.statusError(key, resp)
+		defer resp.Body.Close()
+		return nil, "", h.readError(ctx, key, "read", resp)
+	}
+	if key == store.WitnessKey {
+		h.witnessRead.Store(true)
 	}
 	tok := store.Token(resp.Header.Get("ETag"))
 	if tok == "" {
@@ -221,7 +316,7 @@ func (h *Store) Stat(ctx context.Context, key string) (store.ObjectInfo, error) 
 		resp.Body.Close()
 	}
 	if resp.StatusCode != http.StatusOK {
-		return store.ObjectInfo{}, h.statusError(key, resp)
+		return store.ObjectInfo{}, h.readError(ctx, key, "stat", resp)
 	}
 	info := store.ObjectInfo{Key: key, Size: resp.ContentLength}
 	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
@@ -362,7 +457,7 @@ func (h *Store) listDir(ctx context.Context, dir string) (files, dirs []string, 
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 		return nil, nil, nil
 	case resp.StatusCode != http.StatusOK:
-		return nil, nil, h.statusError(dir, resp)
+		return nil, nil, h.statusError(dir, "list", resp)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/html" {
 		return nil, nil, fmt.Errorf("%s/: the server answers with %q, not an HTML directory listing", strings.TrimSuffix(h.Location(dir), "/"), mt)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/store"
@@ -167,12 +168,14 @@ func TestHTTPErrors(t *testing.T) {
 	defer s.Close()
 	_, _, err = s.Get(ctx, "refs/heads/main")
 	var se *httpstore.StatusError
-	if errors.Is(err, store.ErrNotExist) || !errors.As(err, &se) || se.StatusCode != 403 ||
-		!strings.Contains(err.Error(), base+"/refs/heads/main: HTTP 403 Forbidden") {
-		t.Errorf("403: %v (must not read as missing)", err)
+	var ae *store.AuthError
+	if errors.Is(err, store.ErrNotExist) || !errors.Is(err, store.ErrAuth) || !errors.As(err, &se) || se.StatusCode != 403 ||
+		!errors.As(err, &ae) || ae.MaybeMissing || ae.Op != "read" ||
+		!strings.Contains(err.Error(), base+"/refs/heads/main: read: access denied (HTTP 403 Forbidden); credentials from none") {
+		t.Errorf("403: %v (must be auth, not read as missing: a plain web server's 403 is no S3 missing key)", err)
 	}
 	_, err = s.Stat(ctx, "refs/heads/main")
-	if errors.Is(err, store.ErrNotExist) || !strings.Contains(err.Error(), "403") {
+	if errors.Is(err, store.ErrNotExist) || !errors.Is(err, store.ErrAuth) || !strings.Contains(err.Error(), "403") {
 		t.Errorf("Stat 403: %v", err)
 	}
 	_, _, err = store.ReadAll(ctx, s, "fdl.json")
@@ -245,5 +248,92 @@ func TestHTTPCredentials(t *testing.T) {
 	defer anon.Close()
 	if _, _, err := anon.Get(ctx, "HEAD"); errors.Is(err, store.ErrNotExist) || !strings.Contains(err.Error(), "401") {
 		t.Errorf("without credentials: %v", err)
+	}
+}
+
+// s3Like answers like a public S3 bucket without s3:ListBucket: a key it
+// holds is served, any other is 403 AccessDenied (an XML body on GET, only
+// headers on HEAD), with S3's request-id header. denyAll refuses every
+// key, fdl.json included. It counts the requests for fdl.json.
+func s3Like(files map[string]string, denyAll *atomic.Bool, witness *atomic.Int32) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := strings.TrimPrefix(r.URL.Path, "/")
+		if key == store.WitnessKey {
+			witness.Add(1)
+		}
+		body, ok := files[key]
+		w.Header().Set("x-amz-request-id", "TESTREQUEST")
+		if !ok || denyAll.Load() {
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusForbidden)
+			if r.Method != http.MethodHead {
+				io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`)
+			}
+			return
+		}
+		io.WriteString(w, body)
+	})
+}
+
+// TestHTTPHidden403: a public S3 bucket without s3:ListBucket answers 403
+// for a missing key. When the repository's fdl.json reads, such a 403 on a
+// read or stat is "does not exist", at the cost of one HEAD of fdl.json
+// per store (none when fdl.json was already read); when nothing reads, it
+// stays an auth error that says it may be a missing key.
+func TestHTTPHidden403(t *testing.T) {
+	ctx := t.Context()
+	var denyAll atomic.Bool
+	var witness atomic.Int32
+	srv := httptest.NewServer(s3Like(map[string]string{"fdl.json": `{"format":1}`, "HEAD": "ref: refs/heads/main\n"}, &denyAll, &witness))
+	defer srv.Close()
+
+	s, err := store.Open(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, _, err = s.Get(ctx, "refs/heads/gone")
+	if !errors.Is(err, store.ErrNotExist) || errors.Is(err, store.ErrAuth) || !strings.Contains(err.Error(), srv.URL+"/refs/heads/gone") {
+		t.Fatalf("Get of a missing key answered 403 by an S3-style server whose fdl.json reads = %v, want ErrNotExist", err)
+	}
+	if _, err := s.Stat(ctx, "versions/x/version.json"); !errors.Is(err, store.ErrNotExist) {
+		t.Fatalf("Stat of a missing key answered 403 = %v, want ErrNotExist", err)
+	}
+	if n := witness.Load(); n != 1 {
+		t.Errorf("fdl.json was asked %d times for two hidden 403s, want 1 (the answer is kept)", n)
+	}
+
+	// A store whose first read is fdl.json itself needs no extra request.
+	witness.Store(0)
+	s2, err := store.Open(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, _, err := store.ReadAll(ctx, s2, "fdl.json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s2.Get(ctx, "refs/tags/none"); !errors.Is(err, store.ErrNotExist) {
+		t.Fatalf("Get after fdl.json read = %v, want ErrNotExist", err)
+	}
+	if n := witness.Load(); n != 1 {
+		t.Errorf("fdl.json was asked %d times, want 1 (its own read)", n)
+	}
+
+	// Nothing reads: every 403 is an auth error, which says it may also
+	// be a missing key; fdl.json's own 403 has no witness.
+	denyAll.Store(true)
+	s3, err := store.Open(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	for _, key := range []string{"HEAD", "fdl.json"} {
+		_, _, err := s3.Get(ctx, key)
+		var ae *store.AuthError
+		if errors.Is(err, store.ErrNotExist) || !errors.As(err, &ae) || !ae.MaybeMissing || ae.Reason != store.AuthDenied ||
+			!strings.Contains(err.Error(), "s3:ListBucket") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Get(%s) when nothing reads = %v, want a one-line auth error that may be a missing key", key, err)
+		}
 	}
 }

@@ -36,7 +36,9 @@ import (
 // request_checksum_calculation, response_checksum_validation, role,
 // rate_limiter_capacity. Everything else comes from the environment and
 // files the AWS SDK reads (AWS_REGION, AWS_PROFILE, AWS_ACCESS_KEY_ID,
-// AWS_ENDPOINT_URL_S3, ~/.aws/config, …).
+// AWS_ROLE_ARN with AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ENDPOINT_URL_S3,
+// AWS_ENDPOINT_URL_STS, ~/.aws/config, …). Credential failures are
+// *store.AuthError naming the source the SDK picked (auth.go).
 //
 // With a custom endpoint (URL or AWS_ENDPOINT_URL[_S3]) request checksums
 // default to "when_required", as third-party S3 servers expect, unless the
@@ -96,6 +98,8 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 	}
 	explicitChecksum := q.Has("request_checksum_calculation")
 	endpoint := q.Get("endpoint")
+	anonymous, _ := strconv.ParseBool(q.Get("anonymous"))
+	role, profile := q.Get("role"), q.Get("profile")
 	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
 	if err != nil {
 		return nil, cloud.RedactSecrets(fmt.Errorf("store URL %q: %w", raw, err))
@@ -111,6 +115,10 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 		return nil, fmt.Errorf("store URL %q: no AWS region: add ?region=REGION to the URL, or set AWS_REGION (any region, e.g. us-east-1, for a server that ignores it)", raw)
 	}
 	cfg.Logger = logging.Nop{} // the SDK's warnings are not fdl's output
+	creds := describeCreds(cfg, anonymous, role, profile)
+	if cfg.Credentials != nil && !anonymous {
+		cfg.Credentials = markedProvider{cfg.Credentials}
+	}
 	cfg.APIOptions = append(cfg.APIOptions, addETagCapture)
 	client := awss3.NewFromConfig(cfg, s3opts...)
 	bopts.RequestChecksumCalculation = cfg.RequestChecksumCalculation
@@ -118,7 +126,7 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store URL %q: %w", raw, err)
 	}
-	d := &driver{secretSQL: secret(cfg.Region, endpoint, pathStyle, noHTTPS)}
+	d := &driver{secretSQL: secret(cfg.Region, endpoint, pathStyle, noHTTPS), creds: creds}
 	return cloud.New(cloud.Config{Bucket: b, Driver: d, Scheme: "s3", Name: name, Prefix: prefix}), nil
 }
 
@@ -147,7 +155,10 @@ func secret(region, endpoint string, pathStyle, noHTTPS bool) string {
 }
 
 // driver reads ETags from GetObject responses and writes with If-Match.
-type driver struct{ secretSQL string }
+type driver struct {
+	secretSQL string
+	creds     awsCreds // the credential source the SDK picked (auth.go)
+}
 
 func (driver) ReadToken(r *blob.Reader) (store.Token, error) {
 	var out awss3.GetObjectOutput
