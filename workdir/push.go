@@ -70,6 +70,10 @@ func (w *Workdir) PublishRequest(ctx context.Context, name string, o RequestOpti
 // then records the base as upstream and removes the local copies the
 // publish uploaded. Errors: NothingToPushError before the first version.
 func (w *Workdir) publish(ctx context.Context, what string, do func(*repo.Repo, *repo.Local) (repo.PushResult, error), empty repo.PushResult) (repo.PushResult, error) {
+	r, err := w.Repo(ctx)
+	if err != nil {
+		return repo.PushResult{}, err
+	}
 	if w.State.Base == "" {
 		return empty, NothingToPushError{}
 	}
@@ -79,10 +83,6 @@ func (w *Workdir) publish(ctx context.Context, what string, do func(*repo.Repo, 
 	}
 	defer unlock()
 	_ = w.reload() // under the lock: a commit may have just finished
-	r, err := w.Repo(ctx)
-	if err != nil {
-		return repo.PushResult{}, err
-	}
 	l, err := w.Local()
 	if err != nil {
 		return repo.PushResult{}, err

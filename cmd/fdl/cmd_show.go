@@ -41,6 +41,7 @@ record and dataset, no ATTACH statement, and exits 1 naming both digests.
 
 func runShow(ctx context.Context, ios *term.IO, g *globals, rev string, o repo.ShowOptions) error {
 	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
+		o.Local = l
 		v, err := r.Show(ctx, rev, o)
 		if v == nil {
 			return err
