@@ -230,7 +230,7 @@ func TestGCPushWhilePlanning(t *testing.T) {
 	}
 
 	// A stray file, and the grace period raised while gc plans: gc stops.
-	stray := "data/main/stray.parquet"
+	stray := "data/main/ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet" // a name DuckDB's ducklake writes
 	if err := r.Store().Create(ctx, stray, strings.NewReader("x")); err != nil {
 		t.Fatal(err)
 	}

@@ -52,18 +52,6 @@ func importLake(t *testing.T, file string, migrate bool) (*repo.Repo, *workdir.W
 	return r, w, rec
 }
 
-// workdirRepo opens w's repository from w (Workdir.OpenRepo), as the CLI
-// does inside a working directory.
-func workdirRepo(t *testing.T, w *workdir.Workdir) *repo.Repo {
-	t.Helper()
-	r, err := w.Repo(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r
-}
-
 // TestMigrateBranch: a branch whose head is a 0.3 lake gets a migrated
 // version on top: DuckLake 1.0, the same snapshot and dataset, recorded as
 // migrated from 0.3 with no snapshot added; the old version stays; verify
@@ -71,8 +59,8 @@ func workdirRepo(t *testing.T, w *workdir.Workdir) *repo.Repo {
 func TestMigrateBranch(t *testing.T) {
 	ctx := context.Background()
 	r, w, old := importLake(t, "dltest-per-table-schema.ducklake", false)
-	rw := workdirRepo(t, w)
-	res, err := rw.MigrateBranch(ctx, repo.MigrateOptions{Author: "t"})
+	// From the working directory, as the CLI does inside one.
+	res, err := w.Migrate(ctx, repo.MigrateOptions{Author: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,15 +153,14 @@ func TestMigrateBranchRefusals(t *testing.T) {
 	// Uncommitted snapshots, written by DuckDB 1.4.4, whose ducklake
 	// extension writes DuckLake 0.3 (1.5.5 would migrate the catalog).
 	realduck.Find(t, realduck.V144, "ducklake").MustQuery(t, "ATTACH "+sqlquote.String("ducklake:"+w.CatalogPath())+" AS lake; CREATE TABLE lake.local(x INTEGER);")
-	rw := workdirRepo(t, w)
-	if _, err := rw.MigrateBranch(ctx, repo.MigrateOptions{}); !errors.Is(err, workdir.ErrLocalWork) || !strings.Contains(err.Error(), "1 snapshot(s) not committed") {
+	if _, err := w.Migrate(ctx, repo.MigrateOptions{}); !errors.Is(err, workdir.ErrLocalWork) || !strings.Contains(err.Error(), "1 snapshot(s) not committed") {
 		t.Fatalf("uncommitted: %v, want ErrLocalWork", err)
 	}
 	// Committed, not pushed.
 	if _, err := w.Commit(ctx, workdir.CommitOptions{Message: "local", Author: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rw.MigrateBranch(ctx, repo.MigrateOptions{}); !errors.Is(err, workdir.ErrLocalWork) || !strings.Contains(err.Error(), "1 version(s) committed and not pushed") {
+	if _, err := w.Migrate(ctx, repo.MigrateOptions{}); !errors.Is(err, workdir.ErrLocalWork) || !strings.Contains(err.Error(), "1 version(s) committed and not pushed") {
 		t.Fatalf("unpushed: %v, want ErrLocalWork", err)
 	}
 	// Outside the working directory (or from one of another branch) the

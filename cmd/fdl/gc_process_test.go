@@ -42,7 +42,7 @@ func gcTemplate(t *testing.T) string {
 	old := time.Now().Add(-10 * 24 * time.Hour)
 	id, _ := version.NewID()
 	gone, _ := version.NewID()
-	for _, p := range []string{filepath.Join(url, "versions", string(id), version.CatalogFile), filepath.Join(url, "versions", string(id), version.DatasetFile), filepath.Join(url, "data", "main", "orders", "stray.parquet"),
+	for _, p := range []string{filepath.Join(url, "versions", string(id), version.CatalogFile), filepath.Join(url, "versions", string(id), version.DatasetFile), filepath.Join(url, "data", "main", "orders", "ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet"),
 		filepath.Join(url, "data", "main", "orders", ".tmp-killedupload"), filepath.Join(url, "index", "packs", string(gone)+".json")} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -181,7 +181,7 @@ func TestGCKillAtEveryStep(t *testing.T) {
 	if len(needed) == 0 {
 		t.Fatal("no needed files")
 	}
-	for _, k := range []string{"data/main/orders/stray.parquet", "data/main/orders/.tmp-killedupload"} {
+	for _, k := range []string{"data/main/orders/ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet", "data/main/orders/.tmp-killedupload"} {
 		if _, ok := want[k]; ok {
 			t.Fatalf("the reference run kept %s", k)
 		}

@@ -80,7 +80,7 @@ func TestRepositoriesNeverNest(t *testing.T) {
 			}
 			defer st.Close()
 			nested := []string{"data/nested/fdl.json", "data/nested/HEAD", "data/nested/data/main/t/x.parquet", "data/nested/versions/0192/version.json"}
-			for _, k := range append(nested, "data/stray.parquet") {
+			for _, k := range append(nested, "data/ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet") {
 				if err := st.Create(ctx, k, strings.NewReader("x")); err != nil {
 					t.Fatal(err)
 				}
@@ -99,7 +99,7 @@ func TestRepositoriesNeverNest(t *testing.T) {
 				if strings.HasPrefix(d.Key, "data/nested/") {
 					t.Errorf("gc plans to delete %s, inside another repository", d.Key)
 				}
-				stray = stray || d.Key == "data/stray.parquet"
+				stray = stray || d.Key == "data/ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet"
 			}
 			if !stray {
 				t.Errorf("gc does not delete the stray file: %+v", plan.DataFiles)
