@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/store"
@@ -165,5 +167,60 @@ func TestPushConflictThatSucceeded(t *testing.T) {
 	}
 	if res.New == base || mainHead(t, url) != res.New {
 		t.Fatalf("main %s, pushed %s", mainHead(t, url), res.New)
+	}
+}
+
+// TestPushCleanupRefused: a push refused after its uploads (here a data
+// file of the version is missing) whose credentials may write but not
+// delete (S3's AccessDenied on every delete) still ends as a refused push
+// does, with its kind, and says what it left and that gc deletes it.
+func TestPushCleanupRefused(t *testing.T) {
+	ctx := context.Background()
+	url, base, dir := seed(t)
+	wd, err := workdir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending, err := wd.PendingVersions()
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("pending %v %v", pending, err)
+	}
+	// A data file the pending version adds, gone from the store.
+	var gone string
+	filepath.WalkDir(filepath.Join(url, "data"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(p, "/t1/") {
+			gone = p
+		}
+		return nil
+	})
+	if gone == "" {
+		t.Fatal("no data file of table t1")
+	}
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	denied := &store.AuthError{Store: "s3", Location: url, Op: "delete", Reason: store.AuthDenied, Code: "AccessDenied"}
+	f := &storetest.Faulty{FailAt: func(op, key string) error {
+		if op == storetest.OpDelete {
+			return denied
+		}
+		return nil
+	}}
+	r := openFaulty(t, url, f)
+	defer r.Close()
+	wd, _ = workdir.OpenWith(dir, r)
+	_, err = wd.Push(ctx, workdir.PushOptions{})
+	var left *repo.LeftoverError
+	if !errors.Is(err, repo.ErrDataMissing) || !errors.As(err, &left) || left.Failed == 0 || !strings.Contains(err.Error(), "gc deletes them") {
+		t.Fatalf("push = %v, want a refusal (data missing) that names its leftovers for gc", err)
+	}
+	if head := mainHead(t, url); head != base {
+		t.Fatalf("main moved to %s", head)
+	}
+	// What it could not delete stays, reached by no ref.
+	r2, _ := repo.Open(ctx, url)
+	defer r2.Close()
+	if _, err := r2.Store().Stat(ctx, repo.VersionKey(pending[0].Record.ID, version.RecordFile)); err != nil {
+		t.Fatalf("the record it could not delete: %v", err)
 	}
 }

@@ -234,7 +234,9 @@ func (r *Repo) publish(ctx context.Context, n refs.Name, head version.ID, pendin
 	if confirmErr != nil && err == confirmErr {
 		// Refused after the uploads: take them back, so a refused publish
 		// leaves the repository as it found it.
-		r.removeUploads(ctx, pending)
+		if n, first := r.removeUploads(ctx, pending); n > 0 {
+			err = &LeftoverError{Err: err, Failed: n, First: first}
+		}
 		res.Uploaded = 0
 	}
 	return res, err

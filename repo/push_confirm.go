@@ -2,12 +2,14 @@ package repo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 
 	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -145,19 +147,49 @@ func (r *Repo) neededKeys(ctx context.Context, head version.ID, pending []Pendin
 // reader ever sees a complete version that lacks a part), the catalog
 // last. No ref reaches them (the move did not happen and its entry is
 // gone). Best effort: what is left is an incomplete or unreached folder,
-// which gc deletes once older than the grace period.
-func (r *Repo) removeUploads(ctx context.Context, pending []Pending) {
+// which gc deletes once older than the grace period. It returns how many
+// deletions failed and the first failure (a job whose credentials may
+// write but not delete, S3's AccessDenied: the push still ends as it
+// would, and says what is left).
+func (r *Repo) removeUploads(ctx context.Context, pending []Pending) (int, error) {
 	ctx = context.WithoutCancel(ctx)
+	failed := 0
+	var first error
+	del := func(key string) {
+		if err := r.st.Delete(ctx, key); err != nil && !errors.Is(err, store.ErrNotExist) {
+			if failed++; first == nil {
+				first = err
+			}
+		}
+	}
 	for _, p := range pending {
 		// The history pack first: a pack never outlives its version's
 		// record.
-		_ = r.st.Delete(ctx, history.PackKey(p.Record.ID))
+		del(history.PackKey(p.Record.ID))
 		for _, f := range []string{version.RecordFile, version.DatasetFile, version.CatalogFile} {
-			_ = r.st.Delete(ctx, VersionKey(p.Record.ID, f))
+			del(VersionKey(p.Record.ID, f))
 		}
 		r.mu.Lock()
 		delete(r.record, p.Record.ID)
 		r.mu.Unlock()
 	}
 	r.forgetIDs()
+	return failed, first
 }
+
+// LeftoverError is a refused publish (Err: what refused it) whose cleanup
+// could not delete all it had uploaded (Failed objects; First: the first
+// failure, often a credential that may write but not delete). Nothing
+// reaches the leftovers; gc deletes them once older than the grace period.
+// It wraps Err, so the refusal keeps its kind and exit code.
+type LeftoverError struct {
+	Err    error
+	Failed int
+	First  error
+}
+
+func (e *LeftoverError) Error() string {
+	return fmt.Sprintf("%v; %d uploaded object(s) could not be removed (%v): no ref reaches them, and gc deletes them once they are older than the grace period", e.Err, e.Failed, e.First)
+}
+
+func (e *LeftoverError) Unwrap() error { return e.Err }

@@ -27,6 +27,11 @@ type CommitOptions struct {
 	Author string
 	// Now, if set, is the creation time (tests); default time.Now.
 	Now func() time.Time
+	// AllowNothing makes a working catalog with no snapshot after its
+	// base no error: Commit returns a nil record and changes nothing (a
+	// scheduled job commits only when something changed). It is told
+	// from the snapshots' ids and times alone, before anything is frozen.
+	AllowNothing bool
 }
 
 // Commit freezes the working catalog into a new version held locally in
@@ -65,6 +70,11 @@ func (w *Workdir) commit(ctx context.Context, o CommitOptions) (*version.Record,
 	}
 	if w.State.Pulling != nil {
 		return nil, &PullInterruptedError{Dir: w.Dir}
+	}
+	if o.AllowNothing {
+		if nothing, err := w.nothingToCommit(ctx); err != nil || nothing {
+			return nil, err
+		}
 	}
 	w.removeStaleTemps()
 	id, err := version.NewIDAfter(w.State.Base)
@@ -236,6 +246,23 @@ func (w *Workdir) checkLineage(snaps []ducklake.Snapshot) (int64, error) {
 		return 0, fmt.Errorf("the working catalog has no snapshot after version %s (seq %d, snapshot %d): %w; write to it with DuckDB first", b.ID, b.Seq, b.DuckLake.Snapshot, ErrNothingToCommit)
 	}
 	return b.DuckLake.Snapshot + 1, nil
+}
+
+// nothingToCommit reports whether the working catalog's last snapshot is
+// its base's (same id and snapshot_time) and no revert or restore waits
+// for its commit: reading the snapshots' ids and times only
+// (ducklake.SnapshotMarks), not freezing the catalog.
+func (w *Workdir) nothingToCommit(ctx context.Context) (bool, error) {
+	b := w.BaseRecord
+	if b == nil || w.State.Undo != nil {
+		return false, nil
+	}
+	marks, err := ducklake.SnapshotMarks(ctx, w.CatalogPath())
+	if err != nil || len(marks) == 0 {
+		return false, err
+	}
+	last := marks[len(marks)-1]
+	return last.ID == b.DuckLake.Snapshot && last.Time.Equal(b.DuckLake.SnapshotTime), nil
 }
 
 // digest is the lower-case hex SHA-256 of b (a file a version is made of).

@@ -73,7 +73,7 @@ type UndoResult struct {
 	Shared int64 `json:"shared"`
 	// Committed is the new local version (a revert without NoCommit); nil
 	// otherwise: the next commit records the undo.
-	Committed *version.Record `json:"committed,omitempty"`
+	Committed *version.Record `json:"committed_record,omitempty"`
 	// Message is the commit message the next commit takes when given none.
 	Message string `json:"message"`
 }

@@ -6,12 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/version"
 	"github.com/fdl-dev/fdl/workdir"
 )
 
 type commitOptions struct {
-	Message string
-	Author  string
+	Message      string
+	Author       string
+	AllowNothing bool
 }
 
 func newCommitCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -31,6 +33,10 @@ attached): commit then refuses, DETACH it first.
 After fdl restore or fdl revert --no-commit, the new version records what it
 restores or reverts, and -m may be left out: the prepared message is taken.
 
+With --allow-nothing, a working catalog with nothing after its base is no
+error: commit says so and exits 0 ("committed": false in --json), as a
+scheduled job that found no new data wants.
+
 The author is --author, else $FDL_AUTHOR, else the login name.`,
 		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -39,6 +45,7 @@ The author is --author, else $FDL_AUTHOR, else the login name.`,
 	}
 	cmd.Flags().StringVarP(&o.Message, "message", "m", "", "what this version holds (required, unless fdl restore or revert --no-commit prepared one)")
 	cmd.Flags().StringVar(&o.Author, "author", "", "who made it (default: $FDL_AUTHOR or the login name)")
+	cmd.Flags().BoolVar(&o.AllowNothing, "allow-nothing", false, "exit 0 when nothing changed since the base (\"committed\": false in --json)")
 	return cmd
 }
 
@@ -48,15 +55,39 @@ func runCommit(ctx context.Context, ios *term.IO, g *globals, o *commitOptions) 
 		return err
 	}
 	defer w.Close()
-	rec, err := w.Commit(ctx, workdir.CommitOptions{Message: o.Message, Author: o.Author})
+	rec, err := w.Commit(ctx, workdir.CommitOptions{Message: o.Message, Author: o.Author, AllowNothing: o.AllowNothing})
 	if err != nil {
 		return err
 	}
+	if rec == nil {
+		b := w.BaseRecord
+		if g.JSON {
+			return printJSON(ios, nothingCommitted{Base: b.ID, Seq: b.Seq, Snapshot: b.DuckLake.Snapshot})
+		}
+		ios.Printf("Nothing to commit: the working catalog has no snapshot after version %s (seq %d)\n", ios.ID(string(b.ID)), b.Seq)
+		return nil
+	}
 	if g.JSON {
-		return printJSON(ios, rec)
+		return printJSON(ios, committed{Committed: true, Record: rec})
 	}
 	ios.Printf("[%s seq %d %s] %s\n", ios.Ref(w.State.Branch), rec.Seq, ios.ID(string(rec.ID)), oneLine(rec.Message))
 	ios.Printf(" snapshots %d..%d, catalog %s, sha256 %s\n", rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last, term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256[:16])
 	ios.Printf("Publish it with: fdl push\n")
 	return nil
+}
+
+// committed is 'fdl commit --json' for a new version: the record, and
+// "committed": true.
+type committed struct {
+	Committed bool `json:"committed"`
+	*version.Record
+}
+
+// nothingCommitted is 'fdl commit --allow-nothing --json' when nothing
+// changed since the base.
+type nothingCommitted struct {
+	Committed bool       `json:"committed"`
+	Base      version.ID `json:"base"`
+	Seq       int64      `json:"seq"`
+	Snapshot  int64      `json:"snapshot"`
 }
