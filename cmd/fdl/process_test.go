@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -31,6 +32,10 @@ func fdlProc(t *testing.T, env []string, args ...string) (int, string) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
+	if strings.Contains(out.String(), "panic:") {
+		// No command panics on any input, killed or not.
+		t.Errorf("fdl %v panicked:\n%s", args, out.String())
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

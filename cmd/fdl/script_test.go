@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,6 +48,17 @@ func TestMain(m *testing.M) {
 // SIGKILL (a real crash, for the crash tests); "STEP#N" kills at the N-th
 // time the step is reached (gc repeats its steps for each object).
 func fdlTestMain() {
+	if path := os.Getenv("FDL_TEST_PANICS"); path != "" {
+		defer func() {
+			if p := recover(); p != nil {
+				if f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+					fmt.Fprintf(f, "fdl %s: panic: %v\n%s\n", strings.Join(os.Args[1:], " "), p, debug.Stack())
+					f.Close()
+				}
+				panic(p)
+			}
+		}()
+	}
 	if at := os.Getenv("FDL_TEST_KILL_AT"); at != "" {
 		name, nth := at, 1
 		if i := strings.LastIndexByte(at, '#'); i >= 0 {
@@ -122,6 +134,15 @@ func runScripts(t *testing.T, base string) {
 				}
 			}
 			e.Setenv("AWS_EC2_METADATA_DISABLED", "true") // never ask a metadata server
+			// No command panics on any input: an fdl process that panics
+			// leaves its stack in $WORK/.panics, and the script fails.
+			panics := filepath.Join(e.WorkDir, ".panics")
+			e.Setenv("FDL_TEST_PANICS", panics)
+			e.Defer(func() {
+				if b, err := os.ReadFile(panics); err == nil {
+					e.T().Fatal("an fdl command panicked:\n" + string(b))
+				}
+			})
 			// $REPO2 is a second, separate repository location.
 			if base == "" {
 				e.Setenv("REPO", "repo")

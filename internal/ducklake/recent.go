@@ -161,9 +161,12 @@ func openSQLiteRead(ctx context.Context, path string) (s *sqliteRead, err error)
 	}
 	db.SetMaxOpenConns(1)
 	s = &sqliteRead{path: path, db: db, cols: map[string][]string{}}
+	// The deferred close holds its own copy: a failing return sets s to
+	// nil before it runs.
+	rd := s
 	defer func() {
 		if err != nil {
-			s.close()
+			rd.close()
 		}
 	}()
 	if s.conn, err = db.Conn(ctx); err != nil {
