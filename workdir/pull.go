@@ -163,7 +163,7 @@ func (w *Workdir) replaceWith(ctx context.Context, r *repo.Repo, head *version.R
 	if err != nil {
 		return err
 	}
-	defer os.Remove(newCat)
+	defer ducklake.RemoveSQLite(newCat) // and the -shm and -wal a SQLite read made
 	w.State.Pulling = &Pulling{From: w.State.Base, To: head.ID}
 	if err := w.save(w.BaseRecord); err != nil {
 		return err
@@ -250,9 +250,9 @@ func (w *Workdir) uncommitted(marks []ducklake.SnapshotMark, pulledTo *version.R
 // catalog, converts it. It returns the new file's path.
 func (w *Workdir) fetchForPull(ctx context.Context, r *repo.Repo, head *version.Record) (string, error) {
 	duck := w.stateDir("pull.duckdb")
-	for _, p := range []string{duck, w.stateDir("pull.sqlite"), w.stateDir("pull.sqlite-wal")} {
-		os.Remove(p) // left by an interrupted pull
-	}
+	// Left by an interrupted pull.
+	os.Remove(duck)
+	_ = ducklake.RemoveSQLite(w.stateDir("pull.sqlite"))
 	if err := r.FetchCatalog(ctx, head, duck); err != nil {
 		return "", err
 	}

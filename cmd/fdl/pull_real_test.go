@@ -141,6 +141,10 @@ func TestPullRealSQLite(t *testing.T) {
 	if !strings.Contains(out, "Same path, same ATTACH statement") || !strings.Contains(out, attach(b)+";") {
 		t.Fatalf("pull printed:\n%s", out)
 	}
+	// The pull's SQLite copy goes, and the -shm and -wal a read of it made.
+	if left, _ := filepath.Glob(filepath.Join(b, ".fdl", "pull.*")); len(left) > 0 {
+		t.Fatalf("the pull left %v", left)
+	}
 	if _, e := reader.exec("COMMIT"); e == "" {
 		t.Fatalf("a transaction open across the pull committed; want it refused (its snapshot is stale)")
 	}

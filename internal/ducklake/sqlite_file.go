@@ -229,3 +229,28 @@ func walChecksum(bigEndian bool, b []byte, s1, s2 uint32) (uint32, uint32) {
 	}
 	return s1, s2
 }
+
+// sqliteCompanions are the files SQLite keeps beside a database file.
+var sqliteCompanions = []string{"-wal", "-shm", "-journal"}
+
+// RemoveSQLite removes the SQLite database file at path and the files
+// SQLite keeps beside it (-wal, -shm, -journal), those that exist: a
+// temporary copy leaves nothing behind. Errors: the first removal that
+// failed for another reason than the file's absence.
+func RemoveSQLite(path string) error {
+	var first error
+	for _, p := range append([]string{path}, companionsOf(path)...) {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func companionsOf(path string) []string {
+	out := make([]string, len(sqliteCompanions))
+	for i, c := range sqliteCompanions {
+		out[i] = path + c
+	}
+	return out
+}

@@ -97,7 +97,7 @@ func ConvertToSQLite(ctx context.Context, src, dst string) (err error) {
 	if err := c.writeSQLite(ctx, tmp, tables, keywords, work); err != nil {
 		return fmt.Errorf("convert %s to SQLite: %w", srcAbs, err)
 	}
-	for _, p := range []string{tmp + "-wal", tmp + "-shm", tmp + "-journal"} {
+	for _, p := range companionsOf(tmp) {
 		if _, err := os.Lstat(p); err == nil {
 			return fmt.Errorf("convert %s to SQLite: SQLite left %s beside the copy", srcAbs, filepath.Base(p))
 		}
