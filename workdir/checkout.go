@@ -142,6 +142,7 @@ func Checkout(ctx context.Context, r *repo.Repo, o CheckoutOptions) (res *Checko
 	if res.Origin, res.Migration, err = writeWorkingCatalog(ctx, r, o, base, duckPath); err != nil {
 		return nil, err
 	}
+	step(r, "checkout:catalog")
 	// New lakes and imports start with DuckLake's delete_older_than set so
 	// that CHECKPOINT and cleanup calls without older_than leave deleting
 	// files to gc (ducklake.DeleteOlderThan, docs/spec.md §9); versions
@@ -163,6 +164,7 @@ func Checkout(ctx context.Context, r *repo.Repo, o CheckoutOptions) (res *Checko
 	if res.DataPath, res.Format, res.Readers, err = finishWorkingCatalog(ctx, duckPath, res.Catalog, known); err != nil {
 		return nil, err
 	}
+	step(r, "checkout:converted")
 	res.NeedsMigration = ducklake.NeedsMigration(res.Format)
 	url := r.URL()
 	if !strings.Contains(url, "://") {
@@ -170,7 +172,7 @@ func Checkout(ctx context.Context, r *repo.Repo, o CheckoutOptions) (res *Checko
 			return nil, err
 		}
 	}
-	w := &Workdir{Dir: dir, State: State{Format: StateFormat, Repository: url, Branch: branch.Short()}}
+	w := &Workdir{Dir: dir, State: State{Format: StateFormat, Repository: url, Branch: branch.Short()}, opts: r.Options()}
 	if backend == ducklake.BackendSQLite {
 		w.State.CatalogFormat = backend
 	}
@@ -194,6 +196,7 @@ func Checkout(ctx context.Context, r *repo.Repo, o CheckoutOptions) (res *Checko
 			return nil, err
 		}
 	}
+	step(r, "checkout:state")
 	if err := w.save(base); err != nil {
 		return nil, err
 	}
@@ -207,6 +210,13 @@ func Checkout(ctx context.Context, r *repo.Repo, o CheckoutOptions) (res *Checko
 	// the branch cannot be read).
 	res.Tracking, _ = r.Tracking(ctx, res.Branch, baseID, nil)
 	return res, nil
+}
+
+// step calls r's step hook (tests kill a checkout at a step).
+func step(r *repo.Repo, name string) {
+	if s := r.Options().Step; s != nil {
+		s(name)
+	}
 }
 
 // resolveRelativeDataPath gives the imported catalog at path an absolute
@@ -422,6 +432,11 @@ func finishWorkingCatalog(ctx context.Context, duckPath, catalog string, known *
 
 // prepareDir makes dir or checks it is empty; made reports whether it made it.
 func prepareDir(dir string) (made bool, err error) {
+	if interruptedCheckout(dir) {
+		// What a checkout stopped before its end left: cleared, and the
+		// checkout made again (it wrote nothing else).
+		cleanDir(dir, false)
+	}
 	ents, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -435,6 +450,33 @@ func prepareDir(dir string) (made bool, err error) {
 		return false, fmt.Errorf("checkout into %s: %w (it holds %s): choose a new or empty directory", dir, ErrDirNotEmpty, ents[0].Name())
 	}
 	return false, nil
+}
+
+// checkoutLeaves are the names a checkout writes in its directory, besides
+// StateDir: the working catalog in either form and the files DuckDB and
+// SQLite keep beside it.
+var checkoutLeaves = []string{CatalogName, CatalogName + ".wal", SQLiteCatalogName, SQLiteCatalogName + "-wal", SQLiteCatalogName + "-shm", SQLiteCatalogName + "-journal"}
+
+// interruptedCheckout reports whether dir holds only what a checkout that
+// was stopped before its end leaves: a .fdl folder without state.json (the
+// last file a checkout writes) and the working catalog's files.
+func interruptedCheckout(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, StateDir)); err != nil {
+		return false
+	}
+	if _, err := os.Lstat(filepath.Join(dir, StateDir, StateFile)); !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.Name() != StateDir && !slices.Contains(checkoutLeaves, e.Name()) {
+			return false
+		}
+	}
+	return true
 }
 
 func cleanDir(dir string, made bool) {

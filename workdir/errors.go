@@ -25,9 +25,18 @@ var (
 )
 
 // NotWorkdirError: Dir has no .fdl/state.json. It wraps ErrNotWorkdir.
-type NotWorkdirError struct{ Dir string }
+type NotWorkdirError struct {
+	Dir string
+	// Interrupted: Dir holds what a checkout that was stopped before its
+	// end left (a .fdl folder without state.json); checking out into Dir
+	// again clears it and completes.
+	Interrupted bool
+}
 
 func (e *NotWorkdirError) Error() string {
+	if e.Interrupted {
+		return fmt.Sprintf("%s: %v: a checkout into it was interrupted (%s has no %s); check out into it again, which clears what it left", e.Dir, ErrNotWorkdir, StateDir, StateFile)
+	}
 	return fmt.Sprintf("%s: %v (no %s/%s)", e.Dir, ErrNotWorkdir, StateDir, StateFile)
 }
 

@@ -251,6 +251,7 @@ func (w *Workdir) undo(ctx context.Context, r *repo.Repo, target *version.Record
 	if err != nil {
 		return nil, w.undoError(ctx, r, target, kind, err)
 	}
+	w.step(string(kind) + ":written")
 	out := &UndoResult{Kind: kind, Version: target.ID, Seq: target.Seq, Snapshot: res.Snapshot, Ended: res.Ended, Reopened: res.Reopened, Changes: res.Changes,
 		Linked: res.Linked, Shared: res.Shared, Message: msg}
 	var local []version.ID

@@ -67,6 +67,12 @@ type State struct {
 	// CheckoutOptions.Migrate before it was migrated; the first commit
 	// records it (version.DuckLake.MigratedFrom).
 	MigratedFrom string `json:"migrated_from,omitempty"`
+	// BaseRecord is the base's version.json, held here so that the base
+	// and its record change in one atomic write of state.json (a process
+	// killed between two files once left a base.json of another version,
+	// and every later command failed). State files written before it
+	// existed have their record in base.json only.
+	BaseRecord json.RawMessage `json:"base_record,omitempty"`
 	// Undo is a revert or restore written into the working catalog and not
 	// committed yet (fdl revert --no-commit, fdl restore): the next commit
 	// records it (version.json reverts or restores) and takes its message
@@ -147,7 +153,7 @@ func OpenWith(dir string, r *repo.Repo) (*Workdir, error) {
 func (w *Workdir) reload() error {
 	b, err := os.ReadFile(w.stateDir(StateFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return &NotWorkdirError{Dir: w.Dir}
+		return &NotWorkdirError{Dir: w.Dir, Interrupted: interruptedCheckout(w.Dir)}
 	}
 	if err != nil {
 		return err
@@ -159,18 +165,41 @@ func (w *Workdir) reload() error {
 	if st.Format != StateFormat {
 		return fmt.Errorf("%s: state format %d is not one this fdl reads: %w", w.Dir, st.Format, ErrNotWorkdir)
 	}
-	var base *version.Record
-	if st.Base != "" {
-		b, err := os.ReadFile(w.stateDir(BaseFile))
-		if err != nil {
-			return fmt.Errorf("%s: base record: %w", w.Dir, err)
-		}
-		if base, err = version.ParseRecord(b, st.Base); err != nil {
-			return err
-		}
+	base, err := w.readBase(st)
+	if err != nil {
+		return err
 	}
 	w.State, w.BaseRecord = st, base
 	return nil
+}
+
+// readBase returns the record of st's base (nil before the first
+// version): the one state.json holds, else (a state file written before
+// it held one) base.json when it is that version's, else the local
+// version's own version.json (a commit killed between its files).
+// Errors: a record that does not parse or names another version,
+// wrapping version.ErrBadRecord.
+func (w *Workdir) readBase(st State) (*version.Record, error) {
+	if st.Base == "" {
+		return nil, nil
+	}
+	if len(st.BaseRecord) > 0 {
+		return version.ParseRecord(st.BaseRecord, st.Base)
+	}
+	b, err := os.ReadFile(w.stateDir(BaseFile))
+	if err == nil {
+		if rec, perr := version.ParseRecord(b, st.Base); perr == nil {
+			return rec, nil
+		}
+	}
+	local, lerr := os.ReadFile(w.stateDir(LocalVersions, string(st.Base), version.RecordFile))
+	if lerr == nil {
+		return version.ParseRecord(local, st.Base)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: base record: %w", w.Dir, err)
+	}
+	return version.ParseRecord(b, st.Base)
 }
 
 // Repo returns the repository the working directory came from, opened
@@ -220,23 +249,30 @@ func (w *Workdir) step(name string) {
 	}
 }
 
-// save writes state.json and base.json atomically (temp file, fsync,
-// rename): base.json first, state.json last.
+// save writes state.json atomically (temp file, fsync, rename), with the
+// base's record in it: one write moves the base and its record together,
+// so a process killed at any point leaves the old state or the new one.
+// base.json follows, a copy for readers of the layout (docs/spec.md §12);
+// state.json's record wins over it.
 func (w *Workdir) save(base *version.Record) error {
+	w.State.BaseRecord = nil
+	var rb []byte
 	if base != nil {
-		b, err := base.Marshal()
-		if err != nil {
+		var err error
+		if rb, err = base.Marshal(); err != nil {
 			return err
 		}
-		if err := atomicfile.Write(w.stateDir(BaseFile), b); err != nil {
-			return err
-		}
+		w.State.BaseRecord = json.RawMessage(rb)
 	}
 	b, _ := json.MarshalIndent(w.State, "", "  ")
 	if err := atomicfile.Write(w.stateDir(StateFile), append(b, '\n')); err != nil {
 		return err
 	}
 	w.BaseRecord = base
+	w.step("state:saved")
+	if rb != nil {
+		return atomicfile.Write(w.stateDir(BaseFile), rb)
+	}
 	return nil
 }
 
