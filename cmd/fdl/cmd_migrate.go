@@ -58,7 +58,7 @@ To migrate a lake while importing it, use 'fdl checkout URL DIR --from FILE
 
 func runMigrate(ctx context.Context, ios *term.IO, g *globals, o *migrateOptions, branch string) error {
 	mo := repo.MigrateOptions{Branch: branch, Message: o.Message, Author: o.Author}
-	if g.repoURL() == "" {
+	if g.Repo == "" {
 		// In a working directory: its branch by default, and no local work.
 		if w, err := g.workdir(); err == nil {
 			defer w.Close()

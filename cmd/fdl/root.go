@@ -168,43 +168,47 @@ func (g *globals) path(p string) string {
 	return filepath.Join(g.Dir, p)
 }
 
-// repoURL is the repository a command that needs no working catalog
-// uses: --repo, else $FDL_REPO, else "" (the working directory's).
-func (g *globals) repoURL() string {
-	if g.Repo != "" {
-		return g.Repo
-	}
-	return os.Getenv("FDL_REPO")
-}
-
-// openRepo opens the repository named by --repo, else $FDL_REPO, else the
-// one the working directory came from; then l is that working directory's
-// Local (log, show and new refs default to its branch, its unpushed
-// versions are shown), else nil.
+// openRepo opens the repository named by --repo, else the one the
+// working directory came from (-C DIR or the current directory; then l is
+// its Local: log, show and new refs default to its branch, its unpushed
+// versions are shown), else $FDL_REPO. The working directory wins over
+// $FDL_REPO: a variable set for a whole CI job must not make the commands
+// run inside a checkout compare with, or write to, another repository.
 func (g *globals) openRepo(ctx context.Context) (*repo.Repo, *repo.Local, error) {
-	if url := g.repoURL(); url != "" {
-		if g.ios != nil {
-			g.ios.Debugf("repository %s", store.RedactURL(url))
-		}
-		r, err := repo.Open(ctx, g.path(url), g.options())
-		return r, nil, err
+	if g.Repo != "" {
+		return g.openURL(ctx, g.Repo)
 	}
 	w, err := g.workdir()
-	if err != nil {
-		if errors.Is(err, workdir.ErrNotWorkdir) {
-			return nil, nil, usageError{fmt.Errorf("no repository given: pass --repo URL or set FDL_REPO, or run inside a working directory (or with -C DIR)")}
+	switch {
+	case err == nil:
+		if g.ios != nil {
+			g.ios.Debugf("repository %s (the working directory's)", store.RedactURL(w.State.Repository))
 		}
+		l, err := w.Local()
+		if err != nil {
+			return nil, nil, err
+		}
+		r, err := w.Repo(ctx)
+		return r, l, err
+	case !errors.Is(err, workdir.ErrNotWorkdir):
 		return nil, nil, err
 	}
+	if url := os.Getenv("FDL_REPO"); url != "" {
+		return g.openURL(ctx, url)
+	}
+	if ni := (*workdir.NotWorkdirError)(nil); errors.As(err, &ni) && ni.Interrupted {
+		return nil, nil, err
+	}
+	return nil, nil, usageError{fmt.Errorf("no repository given: pass --repo URL or set FDL_REPO, or run inside a working directory (or with -C DIR)")}
+}
+
+// openURL opens the repository at url (a path relative to -C DIR).
+func (g *globals) openURL(ctx context.Context, url string) (*repo.Repo, *repo.Local, error) {
 	if g.ios != nil {
-		g.ios.Debugf("repository %s", store.RedactURL(w.State.Repository))
+		g.ios.Debugf("repository %s", store.RedactURL(url))
 	}
-	l, err := w.Local()
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := w.Repo(ctx)
-	return r, l, err
+	r, err := repo.Open(ctx, g.path(url), g.options())
+	return r, nil, err
 }
 
 // options are the library options, given once when a repository is
@@ -252,7 +256,7 @@ func unwrapPathError(err error) error {
 // addRepoFlag registers --repo on cmd: the repository's URL, by default
 // the working directory's (see openRepo).
 func (g *globals) addRepoFlag(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: $FDL_REPO, else the working directory's)")
+	cmd.Flags().StringVar(&g.Repo, "repo", "", "repository `URL` (default: the working directory's, else $FDL_REPO)")
 }
 
 // withRepo opens the repository (openRepo: --repo, else the working
