@@ -11,8 +11,8 @@
 #   duckdb-1.5/  duckdb + duckdb-cli 1.5.5 (and pytz, which the Python client
 #                needs to return TIMESTAMP WITH TIME ZONE values, as
 #                ducklake_expire_snapshots does) with the ducklake, sqlite_scanner,
-#                httpfs and aws extensions 1.5.5 (DuckDB Labs' signed
-#                binaries, as wheels: duckdb-extension-<name>)
+#                httpfs, aws and azure extensions 1.5.5 (DuckDB Labs'
+#                signed binaries, as wheels: duckdb-extension-<name>)
 #   duckdb-1.5.1/ duckdb 1.5.1 with the ducklake and sqlite_scanner extensions
 #                1.5.1: the last release whose ducklake extension reads
 #                DuckLake 0.4 (fdl checkout --format 0.4 makes such lakes)
@@ -36,6 +36,7 @@ fi
 V15=1.5.5
 V20=2.0.0
 EXT15=(ducklake sqlite_scanner httpfs aws)
+EXTRA15=(azure)
 EXT20=(ducklake sqlite httpfs aws)
 
 # install_ext VENV NAME...: install each extension the environment has as a
@@ -96,6 +97,20 @@ for e in "${EXT15[@]}"; do
 		echo "pyenv: extension $e missing from $ROOT/duckdb-1.5 (remove the folder and rerun)" >&2
 		exit 1
 	}
+done
+# Extensions added to the 1.5 environment later are installed into it as
+# they are (an environment made before keeps its other packages): azure,
+# for the tests that run printed lines against Azure (Azurite).
+for e in "${EXTRA15[@]}"; do
+	if ! grep -qx "$e" "$ROOT/duckdb-1.5/EXTENSIONS"; then
+		echo "installing DuckDB's $e extension $V15 (PyPI) into $ROOT/duckdb-1.5" >&2
+		"$ROOT/duckdb-1.5/bin/pip" install --quiet --disable-pip-version-check "duckdb-extension-${e//_/-}==$V15" >&2
+		install_ext "$ROOT/duckdb-1.5" "$e" >>"$ROOT/duckdb-1.5/EXTENSIONS"
+		grep -qx "$e" "$ROOT/duckdb-1.5/EXTENSIONS" || {
+			echo "pyenv: extension $e could not be installed into $ROOT/duckdb-1.5" >&2
+			exit 1
+		}
+	fi
 done
 
 # DuckDB 2.0: the core is on PyPI; its extensions only where PyPI serves

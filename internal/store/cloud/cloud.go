@@ -12,6 +12,8 @@ package cloud
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +24,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/store"
 )
 
@@ -206,9 +209,34 @@ func (c *Cloud) Location(key string) string {
 
 // DuckDBSecret returns the DuckDB statement that gives a reader access to
 // this store's locations (store.SecretProvider; no credentials in it: a
-// credential chain provider or placeholders to fill in), e.g.
-// "CREATE SECRET (TYPE s3, PROVIDER credential_chain, REGION 'eu-west-1');".
-func (c *Cloud) DuckDBSecret() string { return c.be.Secret() }
+// credential chain provider or placeholders to fill in), named after the
+// store and scoped to its root, so that it can run again and beside the
+// secret of another repository (another endpoint, other credentials) in
+// one session, e.g. "CREATE OR REPLACE SECRET fdl_s3_1a2b3c4d (TYPE s3,
+// PROVIDER credential_chain, REGION 'eu-west-1', SCOPE
+// 's3://bucket/sales');". DuckDB takes, for a path, the secret whose scope
+// is its longest prefix.
+func (c *Cloud) DuckDBSecret() string { return ScopedSecret(c.be.Secret(), c.scheme, c.Location("")) }
+
+// ScopedSecret turns a driver's "CREATE SECRET (…);" into "CREATE OR
+// REPLACE SECRET <name> (…, SCOPE '<root>');": the name is "fdl_", the
+// scheme and 8 hex digits of the SHA-256 of the statement and the root
+// (the same store gives the same name; another root, endpoint or
+// credential source another). A statement of another shape is returned
+// as it is.
+func ScopedSecret(stmt, scheme, root string) string {
+	body, ok := strings.CutPrefix(stmt, "CREATE SECRET (")
+	if !ok {
+		return stmt
+	}
+	body, ok = strings.CutSuffix(body, ");")
+	if !ok {
+		return stmt
+	}
+	sum := sha256.Sum256([]byte(stmt + "\x00" + root))
+	name := "fdl_" + scheme + "_" + hex.EncodeToString(sum[:4])
+	return "CREATE OR REPLACE SECRET " + name + " (" + body + ", SCOPE " + sqlquote.String(root) + ");"
+}
 
 // CheckRoot tells whether the bucket (or container) exists, with one
 // listing of at most one key (store.RootChecker). Errors: store.ErrNoRoot

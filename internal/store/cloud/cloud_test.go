@@ -308,9 +308,9 @@ func TestOpenCloudURLs(t *testing.T) {
 	t.Setenv("AZURE_STORAGE_CONNECTION_STRING", "DefaultEndpointsProtocol=http;AccountName=acct;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:1/acct;")
 	t.Setenv("STORAGE_EMULATOR_HOST", "127.0.0.1:1")
 	locs := []struct{ raw, key, want, secret string }{
-		{"s3://bkt/some/prefix?region=eu-west-1", "data", "s3://bkt/some/prefix/data", "CREATE SECRET (TYPE s3, PROVIDER credential_chain, REGION 'eu-west-1');"},
+		{"s3://bkt/some/prefix?region=eu-west-1", "data", "s3://bkt/some/prefix/data", " (TYPE s3, PROVIDER credential_chain, REGION 'eu-west-1', SCOPE 's3://bkt/some/prefix');"},
 		{"s3://bkt?region=us-east-1&endpoint=http://127.0.0.1:7070&use_path_style=true", "", "s3://bkt",
-			"CREATE SECRET (TYPE s3, PROVIDER credential_chain, REGION 'us-east-1', ENDPOINT '127.0.0.1:7070', URL_STYLE 'path', USE_SSL false);"},
+			" (TYPE s3, PROVIDER credential_chain, REGION 'us-east-1', ENDPOINT '127.0.0.1:7070', URL_STYLE 'path', USE_SSL false, SCOPE 's3://bkt');"},
 		{"gs://bkt/p/", "versions/x", "gs://bkt/p/versions/x", "TYPE gcs"},
 		{"azblob://cont/p", "data", "az://cont/p/data", "CONNECTION_STRING '<your connection string>'"},
 	}
@@ -324,7 +324,7 @@ func TestOpenCloudURLs(t *testing.T) {
 			t.Errorf("Open(%q).Location(%q) = %q, want %q", c.raw, c.key, got, c.want)
 		}
 		sec := s.(interface{ DuckDBSecret() string }).DuckDBSecret()
-		if !strings.Contains(sec, c.secret) {
+		if !strings.HasPrefix(sec, "CREATE OR REPLACE SECRET fdl_") || !strings.Contains(sec, c.secret) {
 			t.Errorf("Open(%q).DuckDBSecret() = %q, want it to contain %q", c.raw, sec, c.secret)
 		}
 		if strings.Contains(sec, "a2V5") {
