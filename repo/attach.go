@@ -42,7 +42,7 @@ func (r *Repo) AttachStatement(catalogPath, dataPath, alias string, readOnly boo
 		prefix = "ducklake:sqlite:"
 		opts = append(slices.Clone(SQLiteAttachOptions), opts...)
 	}
-	s := secret + "ATTACH " + sqlquote.String(prefix+catalogPath) + " AS " + sqlquote.IdentIfNeeded(alias)
+	s := secret + "ATTACH OR REPLACE " + sqlquote.String(prefix+catalogPath) + " AS " + sqlquote.IdentIfNeeded(alias)
 	if len(opts) > 0 {
 		s += " (" + strings.Join(opts, ", ") + ")"
 	}

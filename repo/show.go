@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
@@ -131,7 +133,7 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 		return out, err
 	}
 	out.Verified = !o.NoVerify
-	out.Attach = WithReaderNote(r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, alias(o, rec), true), rec.DuckLake.Format)
+	out.Attach = WithReaderNote(r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, r.readerAlias(o, rev, rv.Ref, rec), true), rec.DuckLake.Format)
 	return out, nil
 }
 
@@ -150,15 +152,61 @@ func (r *Repo) showLocal(l *Local, rec *version.Record, abbrev refs.Abbrev, o Sh
 		}
 		out.Verified = true
 	}
-	out.Attach = WithReaderNote(r.AttachStatement(filepath.Join(p.Dir, version.CatalogFile), rec.DuckLake.DataPath, alias(o, rec), true), rec.DuckLake.Format)
+	out.Attach = WithReaderNote(r.AttachStatement(filepath.Join(p.Dir, version.CatalogFile), rec.DuckLake.DataPath, r.readerAlias(o, "", "", rec), true), rec.DuckLake.Format)
 	return out, nil
 }
 
-func alias(o ShowOptions, rec *version.Record) string {
+// readerAlias is the database name of a reader's ATTACH line when none is
+// asked for (ShowOptions.Alias). Where the revision names a ref, it stays
+// the same from one version to the next, so saved SQL keeps working at
+// the next release: the repository's name for its default branch
+// ("sales"), the repository's and the ref's for another branch or a tag
+// ("sales_dev", "sales_2025_final"); a revision that names one version (an
+// id, main~2, main@12, an unpushed version) gives "v<seq>". Names are
+// made identifier-safe (anything but letters, digits and '_' becomes
+// '_'); DuckDB's reserved database names get "_lake" added.
+func (r *Repo) readerAlias(o ShowOptions, rev string, named refs.Name, rec *version.Record) string {
 	if o.Alias != "" {
 		return o.Alias
 	}
-	return fmt.Sprint("v", rec.Seq)
+	if named == "" || (rev != "HEAD" && refs.RevName(rev) != rev) || (!named.IsBranch() && named.Kind() != refs.KindTag) {
+		return fmt.Sprint("v", rec.Seq)
+	}
+	repoName := aliasWord(r.cfg.Name)
+	if named.IsBranch() && named.Short() == r.cfg.DefaultBranch {
+		return reserved(repoName)
+	}
+	return reserved(repoName + "_" + aliasWord(named.Short()))
+}
+
+// aliasWord is s with every run of characters other than ASCII letters,
+// digits and '_' replaced by one '_', trimmed of '_' ("lake" if nothing
+// is left).
+func aliasWord(s string) string {
+	var b strings.Builder
+	under := false
+	for _, c := range s {
+		if c < 128 && (unicode.IsLetter(c) || unicode.IsDigit(c)) || c == '_' {
+			b.WriteRune(c)
+			under = false
+		} else if !under {
+			b.WriteByte('_')
+			under = true
+		}
+	}
+	if w := strings.Trim(b.String(), "_"); w != "" {
+		return w
+	}
+	return "lake"
+}
+
+// reserved adds "_lake" to the database names DuckDB reserves.
+func reserved(name string) string {
+	switch strings.ToLower(name) {
+	case "main", "memory", "system", "temp", "information_schema", "pg_catalog":
+		return name + "_lake"
+	}
+	return name
 }
 
 // Attached is what 'fdl attach' gives: a version's ATTACH statement, its

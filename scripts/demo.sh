@@ -19,7 +19,7 @@ cd "$DEMO"
 export FDL_AUTHOR="demo"
 say() { printf '\n\033[1m$'; printf ' %q' "$@"; printf '\033[0m\n'; "$@"; }
 # attach_of FILE: the ATTACH line fdl printed (in FILE), exactly as printed.
-attach_of() { grep "ATTACH '" "$1" | sed 's/^ *//'; }
+attach_of() { grep "ATTACH OR REPLACE '" "$1" | sed 's/^ *//'; }
 # sql ATTACH SQL: what a DuckDB user runs: the printed ATTACH line, then SQL.
 sql() {
 	printf '\n\033[1m$ duckdb\033[0m\n%s\n%s\n' "$1" "$2" | sed '3,$s/^/  /'
@@ -52,8 +52,8 @@ say fdl -C work log
 say fdl --repo sales-repo show 2025-final | tee show.txt
 
 # A reader queries the release with the line fdl show printed.
-sql "$(attach_of show.txt)" "SELECT * FROM v2.totals ORDER BY region;
-SELECT count(*) AS orders_at_first_load FROM v2.sales AT (VERSION => 1);"
+sql "$(attach_of show.txt)" "SELECT * FROM sales_repo_2025_final.totals ORDER BY region;
+SELECT count(*) AS orders_at_first_load FROM sales_repo_2025_final.sales AT (VERSION => 1);"
 
 # Another writer started from the first version: its push is refused (exit 3).
 fdl checkout sales-repo late --rev main~1 >late.txt

@@ -112,7 +112,7 @@ func TestPullRealSQLite(t *testing.T) {
 	mustFdl(t, "init", url)
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	attach := func(w string) string {
-		return "ATTACH 'ducklake:sqlite:" + w + "/ducklake.sqlite' AS lake (META_JOURNAL_MODE 'WAL', META_BUSY_TIMEOUT 5000)"
+		return "ATTACH OR REPLACE 'ducklake:sqlite:" + w + "/ducklake.sqlite' AS lake (META_JOURNAL_MODE 'WAL', META_BUSY_TIMEOUT 5000)"
 	}
 	mustFdl(t, "checkout", url, a, "--catalog-format", "sqlite")
 	writer := newSession(t, d)
@@ -174,7 +174,7 @@ func TestPullRealDuckDB(t *testing.T) {
 	url := filepath.Join(dir, "repo")
 	mustFdl(t, "init", url)
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	attach := func(w string) string { return "ATTACH 'ducklake:" + w + "/ducklake.duckdb' AS lake" }
+	attach := func(w string) string { return "ATTACH OR REPLACE 'ducklake:" + w + "/ducklake.duckdb' AS lake" }
 	mustFdl(t, "checkout", url, a, "--catalog-format", "duckdb")
 	writer := newSession(t, d)
 	writer.must(attach(a))

@@ -123,7 +123,7 @@ func duckWrite(t testing.TB, s *realduck.Session, dir, sql string) {
 func attachLine(t testing.TB, out string) string {
 	t.Helper()
 	for _, l := range strings.Split(out, "\n") {
-		if l = strings.TrimSpace(l); strings.HasPrefix(l, "ATTACH '") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "ATTACH OR REPLACE '") {
 			return l
 		}
 	}

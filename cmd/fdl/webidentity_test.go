@@ -69,7 +69,7 @@ func TestWebIdentityS3(t *testing.T) {
 		t.Errorf("log with web identity:\n%s", out)
 	}
 	out = run("--repo", url, "show", "main")
-	if !strings.Contains(out, "ATTACH 'ducklake:s3://") || !strings.Contains(out, "PROVIDER credential_chain") {
+	if !strings.Contains(out, "ATTACH OR REPLACE 'ducklake:s3://") || !strings.Contains(out, "PROVIDER credential_chain") {
 		t.Errorf("show with web identity prints no ATTACH line with its secret:\n%s", out)
 	}
 	if head := branchHead(t, url); head == "" {

@@ -217,7 +217,7 @@ func runDuckWith(ts *testscript.TestScript, python, sql string, flags ...string)
 func attachLine(ts *testscript.TestScript, text string) string {
 	var found []string
 	for _, l := range strings.Split(text, "\n") {
-		if strings.Contains(l, "ATTACH '") {
+		if strings.Contains(l, "ATTACH OR REPLACE '") {
 			found = append(found, strings.TrimSpace(l))
 		}
 	}
@@ -227,7 +227,7 @@ func attachLine(ts *testscript.TestScript, text string) string {
 	return found[0]
 }
 
-var aliasRE = regexp.MustCompile(`ATTACH '(?:[^']|'')*' AS ("(?:[^"]|"")*"|[A-Za-z_][A-Za-z0-9_]*)`)
+var aliasRE = regexp.MustCompile(`ATTACH OR REPLACE '(?:[^']|'')*' AS ("(?:[^"]|"")*"|[A-Za-z_][A-Za-z0-9_]*)`)
 
 // aliasOf returns the database name an ATTACH line gives.
 func aliasOf(ts *testscript.TestScript, line string) string {

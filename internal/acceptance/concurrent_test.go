@@ -208,7 +208,7 @@ func attachFrom(t *testing.T, out string) string {
 	t.Helper()
 	var found []string
 	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "ATTACH '") {
+		if strings.Contains(l, "ATTACH OR REPLACE '") {
 			found = append(found, strings.TrimSpace(l))
 		}
 	}
