@@ -438,11 +438,24 @@ func (d *Dataset) Marshal() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// ParseDataset decodes dataset.json. Errors: ErrBadRecord.
+// ParseDataset decodes dataset.json. want, if not empty, is the version
+// it must describe. A format other than 1..RecordFormat is refused: a
+// higher one is a newer fdl's (docs/spec.md §7), a missing one (0) is not
+// a dataset.json fdl wrote. Errors: ErrBadRecord.
 func ParseDataset(b []byte, want ID) (*Dataset, error) {
+	name := string(want)
+	if name == "" {
+		name = "(unknown)"
+	}
 	var d Dataset
 	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("version %s: dataset.json does not parse: %v: %w", want, err, ErrBadRecord)
+		return nil, fmt.Errorf("version %s: dataset.json does not parse: %v: %w", name, err, ErrBadRecord)
+	}
+	switch {
+	case d.RecordFormat > RecordFormat:
+		return nil, fmt.Errorf("version %s: dataset.json has format %d, which this fdl does not read (1..%d): upgrade fdl: %w", name, d.RecordFormat, RecordFormat, ErrBadRecord)
+	case d.RecordFormat < 1:
+		return nil, fmt.Errorf("version %s: dataset.json has format %d (missing or not a number from 1): %w", name, d.RecordFormat, ErrBadRecord)
 	}
 	if want != "" && d.Version != want {
 		return nil, fmt.Errorf("version %s: dataset.json carries version %q: %w", want, d.Version, ErrBadRecord)

@@ -172,3 +172,22 @@ func TestParseIDCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestParseDatasetFormat: dataset.json of a format this fdl does not read
+// (a newer one, or none: "{}", which FuzzParseDataset found accepted) is
+// refused, as version.json's is.
+func TestParseDatasetFormat(t *testing.T) {
+	id, _ := NewID()
+	for _, b := range []string{`{}`, `{"format": 0, "version": "` + string(id) + `"}`, `{"format": 2, "version": "` + string(id) + `"}`, `{"format": -1}`} {
+		if d, err := ParseDataset([]byte(b), ""); !errors.Is(err, ErrBadRecord) {
+			t.Errorf("ParseDataset(%s) = %+v, %v; want ErrBadRecord", b, d, err)
+		}
+	}
+	b, err := NewDataset(id, "1.0", "/d/", &meta.State{}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := ParseDataset(b, id); err != nil || d.RecordFormat != RecordFormat {
+		t.Fatalf("a dataset.json fdl writes: %+v, %v", d, err)
+	}
+}
