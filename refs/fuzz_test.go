@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/store/memory"
@@ -131,8 +132,8 @@ func breaksNameRule(s string) string {
 	el := strings.Split(s, "/")
 	hex := strings.ReplaceAll(s, "-", "")
 	switch {
-	case len(s) == 0 || len(s) > 200:
-		return "is empty or longer than 200 bytes"
+	case len(s) == 0 || len(s) > 200 || !utf8.ValidString(s):
+		return "is empty, longer than 200 bytes or not valid UTF-8"
 	case s[0] == '/' || s[len(s)-1] == '/' || strings.Contains(s, "//"):
 		return "begins or ends with '/' or holds '//'"
 	case strings.Contains(s, "..") || s[len(s)-1] == '.':
