@@ -146,6 +146,12 @@ func (m *Manager) resolveRef(ctx context.Context, rev, base string, branchOnly b
 	if !strings.HasPrefix(base, "refs/") && CheckShort(base) != nil {
 		return Resolved{}, fmt.Errorf("revision %q: %w", rev, ErrUnknownRev)
 	}
+	// A full name is read as it is, so it must at least be a key: one that
+	// is not ("refs/.", "refs/x/") names no ref, rather than failing in
+	// the store.
+	if strings.HasPrefix(base, "refs/") && store.CheckKey(base) != nil {
+		return Resolved{}, fmt.Errorf("revision %q: %q is not a ref name: %w", rev, base, ErrUnknownRev)
+	}
 	cands := candidates(base)
 	if branchOnly {
 		cands = cands[:1]
