@@ -208,7 +208,7 @@ func FuzzResolve(f *testing.F) {
 	for _, s := range []string{"main", "HEAD", "v1", "r", "refs/heads/main", "refs/tags/v1", "main~", "main~2", "main~~", "main~1~1",
 		"main@2", "@3", "main@3~1", "v1@1", "main~5", "main~x", "main~-1", "", "~", "@", "@0", "nosuch", "gone", "bad", "refs/heads/bad",
 		string(fuzzID(3)), strings.ToUpper(string(fuzzID(3))), fuzzID(3).Hex(), "0190", "01900000-0000-7000-8000-00000000000", "zz",
-		"main~9223372036854775807", "main@9223372036854775807"} {
+		"main~9223372036854775807", "main@9223372036854775807", "main~9223372036854775807~9223372036854775807~2"} {
 		f.Add(s)
 	}
 	ctx := context.Background()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -48,6 +49,11 @@ func (m *Manager) Resolve(ctx context.Context, rev string) (Resolved, error) {
 				return Resolved{}, fmt.Errorf("revision %q: %q after '~' is not a number: %w", rev, nstr, ErrUnknownRev)
 			}
 			n = v
+		}
+		if n > math.MaxInt-back {
+			// The sum would wrap around (to 0 for main~MAX~MAX~2): no
+			// history is that long.
+			return Resolved{}, fmt.Errorf("revision %q goes back more versions than any history holds: %w", rev, ErrUnknownRev)
 		}
 		back += n
 		base = base[:i]
