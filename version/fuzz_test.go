@@ -240,7 +240,7 @@ func FuzzParseDataset(f *testing.F) {
 func FuzzParseID(f *testing.F) {
 	for _, s := range []string{string(seedID), "01a23301-4fe6-76f6-864a-5014eb7cdc2c", "01A23301-4FE6-76F6-864A-5014EB7CDC2C",
 		"6ba7b810-9dad-11d1-80b4-00c04fd430c8", "{01a23301-4fe6-76f6-864a-5014eb7cdc2c}", "01a233014fe676f6864a5014eb7cdc2c",
-		"00000000-0000-7000-8000-000000000000", "fffffffffffe-7fff", ""} {
+		"00000000-0000-7000-8000-000000000000", "ffffffff-ffff-7fff-bfff-ffffffffffff", "fffffffffffe-7fff", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -99,6 +99,16 @@ func TestNewIDAfterSkewedParent(t *testing.T) {
 	if now == "" {
 		t.Fatal("no id without a parent")
 	}
+	// A parent at the last millisecond a UUIDv7 holds: ms+1 wrapped around
+	// to 1970, an id sorting before its parent (FuzzParseID's seed).
+	for _, last := range []ID{"ffffffff-ffff-7fff-bfff-ffffffffffff", "ffffffff-ffff-7000-8000-000000000000"} {
+		if id, err := NewIDAfter(last); !errors.Is(err, ErrInvalidID) {
+			t.Errorf("NewIDAfter(%s) = %s, %v; want ErrInvalidID", last, id, err)
+		}
+	}
+	if id, err := NewIDAfter("ffffffff-fffe-7000-8000-000000000000"); err != nil || id <= "ffffffff-fffe-7000-8000-000000000000" {
+		t.Errorf("NewIDAfter the last millisecond but one = %s, %v", id, err)
+	}
 }
 
 // TestRecordReaders: a new record carries its readers; a record written
