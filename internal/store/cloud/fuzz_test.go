@@ -9,7 +9,8 @@ import (
 	"github.com/fdl-dev/fdl/internal/store/cloud"
 )
 
-// FuzzBucketAndPrefix: for any URL net/url parses, BucketAndPrefix either
+// FuzzBucketAndPrefix: for any URL with a scheme that net/url parses (what
+// store.Open hands a backend, with the redacted URL), BucketAndPrefix either
 // refuses it with a message that quotes no password, or returns a
 // non-empty bucket and a prefix that is "" or a valid key and a slash;
 // and the URL written back from that bucket and prefix splits into the
@@ -22,10 +23,10 @@ func FuzzBucketAndPrefix(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		u, err := url.Parse(raw)
-		if err != nil {
-			return
+		if err != nil || u.Scheme == "" {
+			return // store.Open reaches a backend only with a URL that parses, with a scheme
 		}
-		red := store.RedactURL(raw)
+		red := store.RedactURL(u.String()) // what store.Open gives a backend
 		name, prefix, err := cloud.BucketAndPrefix(u, red, "s3://BUCKET/PREFIX")
 		if err != nil {
 			if pw, ok := u.User.Password(); ok && len(pw) >= 3 && !strings.Contains(pw, "x") && strings.Contains(err.Error(), pw) {
