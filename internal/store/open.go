@@ -145,7 +145,10 @@ func checkNotMistypedURL(p string) error {
 		scheme, rest = m[3], p[len(m[3]):]
 	}
 	rest = strings.TrimLeft(rest, `/\`)
-	return fmt.Errorf("store URL %q looks like a mistyped URL: %s:// takes two slashes (did you mean %q?); to use a local folder of that name, write %q", RedactURL(p), strings.ToLower(scheme), strings.ToLower(scheme)+"://"+RedactURL(rest), "./"+RedactURL(p))
+	// The URL meant is redacted whole: rest alone has no scheme, and
+	// RedactURL finds a user part only after one ("s3:/token@b" meant
+	// "s3://token@b", whose token rest quoted as it was).
+	return fmt.Errorf("store URL %q looks like a mistyped URL: %s:// takes two slashes (did you mean %q?); to use a local folder of that name, write %q", RedactURL(p), strings.ToLower(scheme), RedactURL(strings.ToLower(scheme)+"://"+rest), "./"+RedactURL(p))
 }
 
 // Open returns the Store that rawURL names, opened by the backend

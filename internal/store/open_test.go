@@ -120,3 +120,28 @@ func TestRegisterReplaces(t *testing.T) {
 		t.Errorf("Open(mem://x) = %v, %v, want the test backend kept", s, err)
 	}
 }
+
+// TestMistypedURLRedacted: the URL a mistyped one meant, which the error
+// suggests, hides its credentials too. It showed a token ("s3:/tok123@b")
+// and a password after a user name that is no scheme ("s3:/my_user:pw@b")
+// as given: FuzzRedactURL found it.
+func TestMistypedURLRedacted(t *testing.T) {
+	registerThree()
+	for raw, meant := range map[string]string{
+		"s3:/tok123@bucket/p":         "s3://xxxxx@bucket/p",
+		"s3:/my_user:pw123@bucket/p":  "s3://my_user:xxxxx@bucket/p",
+		"gs//tok123@bucket/p":         "gs://xxxxx@bucket/p",
+		"s3:bucket/p?sig=abc123&x=1":  "s3://bucket/p?sig=xxxxx&x=1",
+		"S3:/user:pw123@bucket/p?a=b": "s3://user:xxxxx@bucket/p?a=b",
+	} {
+		_, err := store.Open(t.Context(), raw)
+		if err == nil || !strings.Contains(err.Error(), `did you mean "`+meant+`"`) {
+			t.Errorf("Open(%q) = %v, want it to suggest %q", raw, err, meant)
+		}
+		for _, secret := range []string{"tok123", "pw123", "abc123"} {
+			if err != nil && strings.Contains(err.Error(), secret) {
+				t.Errorf("Open(%q) shows the credential %q: %v", raw, secret, err)
+			}
+		}
+	}
+}
