@@ -30,8 +30,8 @@ const Redacted = "xxxxx"
 // ("user:xxxxx@", "xxxxx@"), with the user part read both as url.Parse
 // reads it (up to the last "@" before the first "/") and, for a URL that
 // does not parse, up to the last "@" before the path; and the value of
-// every query parameter whose name suggests a credential
-// (secretQueryWords). Anything else is kept as given, so the
+// every parameter after the first "?" (in the query or the fragment) whose
+// name suggests a credential (secretQueryWords). Anything else is kept as given, so the
 // person reading the message recognises the URL. A plain folder path is
 // returned unchanged.
 func RedactURL(raw string) string {
@@ -93,11 +93,11 @@ func URLSecrets(raw string) []string {
 		userPart(rest[:at])
 	}
 	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		// Everything after the first "?" is read as parameters, the
+		// fragment and any further "?" included ("?a=1#x?sig=…" holds a
+		// signature too, whatever a URL parser makes of it).
 		query := rest[q+1:]
-		if h := strings.IndexByte(query, '#'); h >= 0 {
-			query = query[:h]
-		}
-		for _, kv := range strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' }) {
+		for _, kv := range strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' || r == '#' || r == '?' }) {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || !secretName(k) {
 				continue
