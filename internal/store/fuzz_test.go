@@ -135,8 +135,9 @@ func FuzzRedactURL(f *testing.F) {
 				spelled = []string{v}
 			}
 		case 2: // a user name alone: "token@host"
-			if strings.ContainsAny(secret, "/:") {
-				return // not a user name alone
+			auth, _, _ := strings.Cut(rest, "/")
+			if strings.ContainsAny(secret, "/:") || strings.Contains(auth, "@") {
+				return // not a user name alone: "tok@:pw@host" has a password
 			}
 			raw = prefix + secret + "@" + rest
 			spelled = []string{secret}
