@@ -211,7 +211,10 @@ func Open(ctx context.Context, rawURL string) (Store, error) {
 		return nil, fmt.Errorf("unsupported store URL %q: %s", red, use(forms))
 	}
 	// Backends quote the URL in its parsed form (scheme in lower case).
-	st, err := open(ctx, u, RedactURL(u.String()))
+	// Writing it back can unescape a credential the URL as given escaped
+	// ("#…?sig=a%26b" becomes "sig=a&b", which then reads as two
+	// parameters): what the given URL carries is removed from it too.
+	st, err := open(ctx, u, redactText(RedactURL(u.String()), rawURL))
 	if err != nil {
 		// A backend's error (an SDK's included) may quote the URL or a part
 		// of it as it was given.
