@@ -333,6 +333,10 @@ func urlForm(scheme, hostAndKey string) (string, error) {
 	if scheme == "az" {
 		host, key = azureContainer(host, key)
 	}
+	// A bucket or container taken from the path (path-style S3,
+	// storage.googleapis.com/BUCKET, account.blob.core.windows.net/CONT)
+	// is in any case too, like one in the host.
+	host = strings.ToLower(host)
 	if host == "" {
 		return "", errors.New("the URL names no bucket or host")
 	}
