@@ -82,6 +82,9 @@ func FuzzParsePack(f *testing.F) {
 			f.Add(other.Bytes(), uint8(i))
 			f.Add(bytes.Replace(b, []byte(`"format": 1`), []byte(`"format": 2`), 1), uint8(i))
 			f.Add(bytes.Replace(b, []byte("    {"), []byte("    { "), 1), uint8(i))
+			// Numbers JSON does not have, in the layout read line by line.
+			f.Add(bytes.Replace(b, []byte(`"format": 1,`), []byte(`"format": +1,`), 1), uint8(i))
+			f.Add(bytes.Replace(b, []byte(fmt.Sprintf(`"seq": %d,`, seq)), []byte(fmt.Sprintf(`"seq": 0%d,`, seq)), 1), uint8(i))
 		}
 	}
 	f.Add([]byte("{}"), uint8(0))
