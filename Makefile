@@ -30,7 +30,7 @@ FUZZPARALLEL ?= 1
 FUZZ_TARGETS = version:FuzzParseRecord version:FuzzParseDataset version:FuzzParseID \
 	history:FuzzParsePack \
 	refs:FuzzRefContent refs:FuzzHead refs:FuzzCheckShort refs:FuzzResolve refs:FuzzParseLogEntry \
-	internal/store:FuzzCheckKey internal/store:FuzzRedactURL internal/store/cloud:FuzzBucketAndPrefix \
+	internal/store:FuzzCheckKey internal/store:FuzzRedactURL internal/store:FuzzOpen internal/store/cloud:FuzzBucketAndPrefix \
 	retention:FuzzPlace retention:FuzzPlaceDir retention:FuzzParseDuration retention:FuzzRetentionFiles
 
 fuzz: ## run each parser fuzz target for FUZZTIME (default 30s), one after the other; a crasher lands in its package's testdata/fuzz

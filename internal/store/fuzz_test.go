@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -178,6 +179,48 @@ func FuzzRedactURL(f *testing.F) {
 		u, perr := url.Parse(raw)
 		if perr != nil || u.String() != fs.u.String() {
 			t.Fatalf("Open(%q) gave the backend %q, url.Parse %v %v", raw, fs.u, u, perr)
+		}
+	})
+}
+
+// uriScheme is RFC 3986's scheme, then "://".
+var uriScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+
+// FuzzOpen: Open never panics, and splits what it is given the way
+// LooksLikeURL tells callers to: text with a scheme and "://" reaches
+// that scheme's backend as net/url parses it (or is refused); other text
+// that Open takes reaches the folder backend as a path exactly as given,
+// and is then text LooksLikeURL says is no URL (a caller may join it to a
+// folder); what LooksLikeURL calls a URL never opens as a folder.
+func FuzzOpen(f *testing.F) {
+	for _, s := range []string{"relative/dir", "/abs/dir", "file:///abs/dir", "FILE:///abs/dir", "mem://x", "https://u:secret@host/p",
+		"http://host/p", "s3://b/p?region=x", "s3:/b/p", "s3:b", "gs//b", "./s3:/b", "C:/x", `c:\x`, "data//x", "ftp://h/x", "",
+		"weird+scheme://x", "s3://b/%zz", "a:b", "ab:/c", "s3://[::1", "-x"} {
+		f.Add(s)
+	}
+	registerThree()
+	store.Register(fake("cloud", []string{"s3", "gs", "azblob"}, []string{"s3://"}))
+	f.Fuzz(func(t *testing.T, raw string) {
+		s, err := store.Open(t.Context(), raw)
+		looks := store.LooksLikeURL(raw)
+		m := uriScheme.FindStringSubmatch(raw)
+		hasScheme := m != nil
+		if hasScheme && !looks {
+			t.Fatalf("LooksLikeURL(%q) is false, but it has a scheme", raw)
+		}
+		if err != nil {
+			return
+		}
+		fs := s.(*fakeStore)
+		if fs.u.Scheme == "" {
+			if hasScheme || looks || fs.kind != "folder" || fs.u.Path != raw || fs.redacted != raw {
+				t.Fatalf("Open(%q) reached %s with path %q (LooksLikeURL %v)", raw, fs.kind, fs.u.Path, looks)
+			}
+			return
+		}
+		u, perr := url.Parse(raw)
+		if !hasScheme || perr != nil || u.String() != fs.u.String() || !strings.EqualFold(u.Scheme, m[1]) {
+			t.Fatalf("Open(%q) reached %s with %q; url.Parse gives %v, %v", raw, fs.kind, fs.u, u, perr)
 		}
 	})
 }
