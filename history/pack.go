@@ -303,9 +303,9 @@ func splitPack(b []byte) (j packJSON, ok bool) {
 }
 
 // jsonInt reports whether s is an integer as JSON writes it (RFC 8259:
-// "-"?, then "0" or digits without a leading zero), which strconv also
-// reads with a "+" or leading zeros: the general decoder then refuses
-// what this layout would have taken.
+// "-"?, then "0" or digits without a leading zero). strconv also reads
+// "+1" and "04", which are no JSON: a pack holding them goes to the
+// general decoder, which refuses it.
 func jsonInt(s string) bool {
 	s = strings.TrimPrefix(s, "-")
 	if s == "" || (s[0] == '0' && len(s) > 1) {

@@ -31,9 +31,9 @@ const Redacted = "xxxxx"
 // reads it (up to the last "@" before the first "/") and, for a URL that
 // does not parse, up to the last "@" before the path; and the value of
 // every parameter after the first "?" (in the query or the fragment) whose
-// name suggests a credential (secretQueryWords). Anything else is kept as given, so the
-// person reading the message recognises the URL. A plain folder path is
-// returned unchanged.
+// name suggests a credential (secretQueryWords). Anything else is kept as
+// given, so the person reading the message recognises the URL. A plain
+// folder path is returned unchanged.
 func RedactURL(raw string) string {
 	for _, s := range URLSecrets(raw) {
 		raw = strings.ReplaceAll(raw, s, Redacted)
