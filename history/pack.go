@@ -277,7 +277,7 @@ func splitPack(b []byte) (j packJSON, ok bool) {
 	f, ok1 := field(lines[1], "format", ",")
 	id, ok2 := field(lines[2], "id", ",")
 	seq, ok3 := field(lines[3], "seq", ",")
-	if !ok1 || !ok2 || !ok3 || len(id) < 2 || id[0] != '"' || id[len(id)-1] != '"' {
+	if !ok1 || !ok2 || !ok3 || !jsonInt(f) || !jsonInt(seq) || len(id) < 2 || id[0] != '"' || id[len(id)-1] != '"' {
 		return j, false
 	}
 	var err1, err2 error
@@ -300,6 +300,18 @@ func splitPack(b []byte) (j packJSON, ok bool) {
 		j.Records[i] = line
 	}
 	return j, true
+}
+
+// jsonInt reports whether s is an integer as JSON writes it (RFC 8259:
+// "-"?, then "0" or digits without a leading zero). strconv also reads
+// "+1" and "04", which are no JSON: a pack holding them goes to the
+// general decoder, which refuses it.
+func jsonInt(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	return strings.Trim(s, "0123456789") == ""
 }
 
 // field returns the value of a line `  "name": value<end>`.

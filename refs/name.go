@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Name is a full ref name: "refs/heads/main", "refs/tags/2025-final",
@@ -87,7 +88,8 @@ func candidates(s string) []Name {
 }
 
 // CheckShort checks a short ref name with Git's rules (git check-ref-format)
-// plus fdl's own: no '@' (it separates a branch from a seq in revisions), no
+// plus fdl's own: valid UTF-8 (a store key and the JSON of a ref log entry
+// hold the name), no '@' (it separates a branch from a seq in revisions), no
 // '~' or ':' (revision syntax), not HEAD or refs/…, no leading '-' (it
 // would read as a flag), and not only hex digits and dashes (it would hide
 // a version id: full-length hex ids are refused here; a shorter hex name
@@ -108,6 +110,8 @@ func CheckShort(s string) error {
 		return bad("a name may not end with '.'")
 	case len(s) > 200:
 		return bad("a name may be at most 200 bytes")
+	case !utf8.ValidString(s):
+		return bad("a name must be valid UTF-8 (store keys and ref log entries are)")
 	case s == "HEAD" || strings.HasPrefix(s, "refs/"):
 		return bad("HEAD and names beginning with 'refs/' are reserved")
 	case strings.HasPrefix(s, "-"):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -48,6 +49,11 @@ func (m *Manager) Resolve(ctx context.Context, rev string) (Resolved, error) {
 				return Resolved{}, fmt.Errorf("revision %q: %q after '~' is not a number: %w", rev, nstr, ErrUnknownRev)
 			}
 			n = v
+		}
+		if n > math.MaxInt-back {
+			// The sum would wrap around (to 0 for main~MAX~MAX~2): no
+			// history is that long.
+			return Resolved{}, fmt.Errorf("revision %q goes back more versions than any history holds: %w", rev, ErrUnknownRev)
 		}
 		back += n
 		base = base[:i]
@@ -145,6 +151,12 @@ func (m *Manager) resolveSeq(ctx context.Context, rev, branch, seqStr string) (R
 func (m *Manager) resolveRef(ctx context.Context, rev, base string, branchOnly bool) (Resolved, error) {
 	if !strings.HasPrefix(base, "refs/") && CheckShort(base) != nil {
 		return Resolved{}, fmt.Errorf("revision %q: %w", rev, ErrUnknownRev)
+	}
+	// A full name is read as it is, so it must at least be a key: one that
+	// is not ("refs/.", "refs/x/") names no ref, rather than failing in
+	// the store.
+	if strings.HasPrefix(base, "refs/") && store.CheckKey(base) != nil {
+		return Resolved{}, fmt.Errorf("revision %q: %q is not a ref name: %w", rev, base, ErrUnknownRev)
 	}
 	cands := candidates(base)
 	if branchOnly {

@@ -333,6 +333,10 @@ func urlForm(scheme, hostAndKey string) (string, error) {
 	if scheme == "az" {
 		host, key = azureContainer(host, key)
 	}
+	// A bucket or container taken from the path (path-style S3,
+	// storage.googleapis.com/BUCKET, account.blob.core.windows.net/CONT)
+	// is in any case too, like one in the host.
+	host = strings.ToLower(host)
 	if host == "" {
 		return "", errors.New("the URL names no bucket or host")
 	}
@@ -501,15 +505,17 @@ func (n *Normaliser) PlaceDir(dir string) (DirPlace, error) {
 
 // SimpleName reports whether a relative file path appends to its folder's
 // key unchanged (PlaceDir): not empty, not starting with "." or "/", no
-// empty, "." or ".." element, no "//", no backslash or control character. DuckDB's own file names ("ducklake-<uuid>.parquet", partition
-// folders "k=v/") are simple.
+// empty, "." or ".." element, no "//", no backslash or control character,
+// no '?' or '#' (where a URL's readings part: on an object store DuckDB's
+// reading of "a?b" is the object "a"). DuckDB's own file names
+// ("ducklake-<uuid>.parquet", partition folders "k=v/") are simple.
 func SimpleName(p string) bool {
 	if p == "" || p[0] == '.' || p[0] == '/' || strings.HasSuffix(p, "/") {
 		return false
 	}
 	for i := 0; i < len(p); i++ {
 		switch c := p[i]; {
-		case c < 0x20 || c == 0x7f || c == '\\':
+		case c < 0x20 || c == 0x7f || c == '\\' || c == '?' || c == '#':
 			return false
 		case c == '/' && (p[i+1] == '/' || p[i+1] == '.'):
 			return false // "//", "/." (".", "..", and names starting with ".")

@@ -160,6 +160,7 @@ func TestNormaliserObjectStores(t *testing.T) {
 		"az://acct.blob.core.windows.net/cont/r/data/x.parquet":      "data/x.parquet",
 		"abfss://cont@acct.dfs.core.windows.net/r/data/x.parquet":    "data/x.parquet",
 		"https://acct.blob.core.windows.net/cont/r/data/x.parquet":   "data/x.parquet",
+		"https://acct.blob.core.windows.net/CONT/r/data/x.parquet":   "data/x.parquet",
 		"az://other/r/data/x.parquet":                                "",
 		"abfss://other@acct.dfs.core.windows.net/r/data/x.parquet":   "",
 		"https://acct.blob.core.windows.net/other/r/data/x.parquet":  "",
@@ -188,6 +189,10 @@ func TestNormaliserObjectStores(t *testing.T) {
 		"gcs://b2/r/data/x.parquet":                                          "data/x.parquet",
 		"GS://B2//r/data/x.parquet":                                          "data/x.parquet",
 		"https://storage.googleapis.com/b2/r/data/x.parquet":                 "data/x.parquet",
+		// A bucket in the path is in any case, as one in the host (FuzzPlace
+		// found "http://s3.amazonaws.com/A" canonical as s3://A, s3://A as s3://a).
+		"https://s3.eu-west-1.amazonaws.com/BUCKET/repo/data/main/f.parquet": "data/main/f.parquet",
+		"https://storage.googleapis.com/B2/r/data/x.parquet":                 "data/x.parquet",
 		"https://b2.storage.googleapis.com/r/data/x.parquet":                 "data/x.parquet",
 		"s3://bucket/repo/data2/x.parquet":                                   "",
 		"s3://other/repo/data/main/f.parquet":                                "",

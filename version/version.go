@@ -48,6 +48,8 @@ func NewID() (ID, error) {
 // this machine's clock is behind the one that made parent: its timestamp is
 // then parent's millisecond + 1 (RFC 9562 §6.2 allows a monotonic counter in
 // place of the clock). docs/spec.md §10.6: ids only grow along a branch.
+// Errors: ErrInvalidID for a parent that is not a version id, or whose
+// timestamp is the largest a UUIDv7 holds (nothing sorts after it).
 func NewIDAfter(parent ID) (ID, error) {
 	id, err := NewID()
 	if err != nil || parent == "" || id > parent {
@@ -63,6 +65,11 @@ func NewIDAfter(parent ID) (ID, error) {
 	}
 	ms := uint64(p[0])<<40 | uint64(p[1])<<32 | uint64(p[2])<<24 | uint64(p[3])<<16 | uint64(p[4])<<8 | uint64(p[5])
 	ms++
+	if ms >= 1<<48 {
+		// Parent's millisecond is the last a UUIDv7 holds (year 10889):
+		// ms+1 would wrap around to 1970 and sort first.
+		return "", fmt.Errorf("parent id %q carries the largest timestamp a version id holds, so no id sorts after it: %w", parent, ErrInvalidID)
+	}
 	for i := 0; i < 6; i++ {
 		u[i] = byte(ms >> (40 - 8*i))
 	}
@@ -438,11 +445,24 @@ func (d *Dataset) Marshal() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// ParseDataset decodes dataset.json. Errors: ErrBadRecord.
+// ParseDataset decodes dataset.json. want, if not empty, is the version
+// it must describe. A format other than 1..RecordFormat is refused: a
+// higher one is a newer fdl's (docs/spec.md §7), a missing one (0) is not
+// a dataset.json fdl wrote. Errors: ErrBadRecord.
 func ParseDataset(b []byte, want ID) (*Dataset, error) {
+	name := string(want)
+	if name == "" {
+		name = "(unknown)"
+	}
 	var d Dataset
 	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("version %s: dataset.json does not parse: %v: %w", want, err, ErrBadRecord)
+		return nil, fmt.Errorf("version %s: dataset.json does not parse: %v: %w", name, err, ErrBadRecord)
+	}
+	switch {
+	case d.RecordFormat > RecordFormat:
+		return nil, fmt.Errorf("version %s: dataset.json has format %d, which this fdl does not read (1..%d): upgrade fdl: %w", name, d.RecordFormat, RecordFormat, ErrBadRecord)
+	case d.RecordFormat < 1:
+		return nil, fmt.Errorf("version %s: dataset.json has format %d (missing or not a number from 1): %w", name, d.RecordFormat, ErrBadRecord)
 	}
 	if want != "" && d.Version != want {
 		return nil, fmt.Errorf("version %s: dataset.json carries version %q: %w", want, d.Version, ErrBadRecord)

@@ -99,6 +99,16 @@ func TestNewIDAfterSkewedParent(t *testing.T) {
 	if now == "" {
 		t.Fatal("no id without a parent")
 	}
+	// A parent at the last millisecond a UUIDv7 holds: ms+1 wrapped around
+	// to 1970, an id sorting before its parent (FuzzParseID's seed).
+	for _, last := range []ID{"ffffffff-ffff-7fff-bfff-ffffffffffff", "ffffffff-ffff-7000-8000-000000000000"} {
+		if id, err := NewIDAfter(last); !errors.Is(err, ErrInvalidID) {
+			t.Errorf("NewIDAfter(%s) = %s, %v; want ErrInvalidID", last, id, err)
+		}
+	}
+	if id, err := NewIDAfter("ffffffff-fffe-7000-8000-000000000000"); err != nil || id <= "ffffffff-fffe-7000-8000-000000000000" {
+		t.Errorf("NewIDAfter the last millisecond but one = %s, %v", id, err)
+	}
 }
 
 // TestRecordReaders: a new record carries its readers; a record written
@@ -170,5 +180,24 @@ func TestParseIDCanonical(t *testing.T) {
 		if h := ID(s).Hex(); h != strings.ReplaceAll(s, "-", "") {
 			t.Errorf("ID(%q).Hex() = %q", s, h)
 		}
+	}
+}
+
+// TestParseDatasetFormat: dataset.json of a format this fdl does not read
+// (a newer one, or none: "{}", which FuzzParseDataset found accepted) is
+// refused, as version.json's is.
+func TestParseDatasetFormat(t *testing.T) {
+	id, _ := NewID()
+	for _, b := range []string{`{}`, `{"format": 0, "version": "` + string(id) + `"}`, `{"format": 2, "version": "` + string(id) + `"}`, `{"format": -1}`} {
+		if d, err := ParseDataset([]byte(b), ""); !errors.Is(err, ErrBadRecord) {
+			t.Errorf("ParseDataset(%s) = %+v, %v; want ErrBadRecord", b, d, err)
+		}
+	}
+	b, err := NewDataset(id, "1.0", "/d/", &meta.State{}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := ParseDataset(b, id); err != nil || d.RecordFormat != RecordFormat {
+		t.Fatalf("a dataset.json fdl writes: %+v, %v", d, err)
 	}
 }

@@ -42,8 +42,8 @@ type FolderKey struct {
 // under which its key is its folder's prefix plus p (a rule as strict as
 // retention.SimpleName, and no looser: TestSimplePathMatchesSimpleName):
 // not starting with "." or "/", not ending in "/", no "/." (so no "." or
-// ".." element and no element starting with "."), no "//", no backslash
-// or control character. DuckDB's own file names
+// ".." element and no element starting with "."), no "//", no '?' or '#',
+// no backslash or control character. DuckDB's own file names
 // ("ducklake-<uuid>.parquet", partition folders "k=v/") pass; other paths
 // are placed one by one. An ASCII path (as many bytes as characters) is
 // checked without a regular expression (which took half the time of a
@@ -52,7 +52,7 @@ type FolderKey struct {
 // a quote is then placed one by one, as exactly), and DEL is looked for
 // on its own.
 const simplePath = `NOT (starts_with(f.path, '.') OR starts_with(f.path, '/') OR ends_with(f.path, '/') OR f.path = ''
-	OR contains(f.path, '/.') OR contains(f.path, '//') OR CASE WHEN strlen(f.path) = length(f.path)
+	OR contains(f.path, '/.') OR contains(f.path, '//') OR contains(f.path, '?') OR contains(f.path, '#') OR CASE WHEN strlen(f.path) = length(f.path)
 	THEN strlen(to_json(f.path)) <> strlen(f.path) + 2 OR contains(f.path, chr(127))
 	ELSE regexp_matches(f.path, '[\\\x00-\x1f\x7f\x{80}-\x{9f}\x{fffd}]') END)`
 

@@ -22,7 +22,7 @@ func TestSimplePathMatchesSimpleName(t *testing.T) {
 	}
 	defer db.Close()
 	paths := []string{
-		"ducklake-0193.parquet", "k=1/ducklake-0193.parquet", "k=a b/x.parquet", "a,b", "it's", `a"b`, "a#b", "ü/ï.parquet",
+		"ducklake-0193.parquet", "k=1/ducklake-0193.parquet", "k=a b/x.parquet", "a,b", "it's", `a"b`, "a#b", "a?b", "k=?/x", "ü/ï.parquet",
 		"🦆.parquet", "€", "", ".", "..", ".hidden", "a/.b", "a/../b", "a//b", "/abs", "dir/", "a\\b", "a\x00b", "a\x01b",
 		"a\tb", "a\nb", "a\x1fb", "a\x7fb", "a\u0080b", "a\u0085b", "a\u009fb", "a\u00a0b", "a\ufffdb", "a\u2028b",
 		"x/\x01", "\u0085", strings.Repeat("a", 300), "a b ", " a",

@@ -145,7 +145,10 @@ func checkNotMistypedURL(p string) error {
 		scheme, rest = m[3], p[len(m[3]):]
 	}
 	rest = strings.TrimLeft(rest, `/\`)
-	return fmt.Errorf("store URL %q looks like a mistyped URL: %s:// takes two slashes (did you mean %q?); to use a local folder of that name, write %q", RedactURL(p), strings.ToLower(scheme), strings.ToLower(scheme)+"://"+RedactURL(rest), "./"+RedactURL(p))
+	// The URL meant is redacted whole: rest alone has no scheme, and
+	// RedactURL finds a user part only after one ("s3:/token@b" meant
+	// "s3://token@b", whose token rest quoted as it was).
+	return fmt.Errorf("store URL %q looks like a mistyped URL: %s:// takes two slashes (did you mean %q?); to use a local folder of that name, write %q", RedactURL(p), strings.ToLower(scheme), RedactURL(strings.ToLower(scheme)+"://"+rest), "./"+RedactURL(p))
 }
 
 // Open returns the Store that rawURL names, opened by the backend
@@ -208,7 +211,10 @@ func Open(ctx context.Context, rawURL string) (Store, error) {
 		return nil, fmt.Errorf("unsupported store URL %q: %s", red, use(forms))
 	}
 	// Backends quote the URL in its parsed form (scheme in lower case).
-	st, err := open(ctx, u, RedactURL(u.String()))
+	// Writing it back can unescape a credential the URL as given escaped
+	// ("#…?sig=a%26b" becomes "sig=a&b", which then reads as two
+	// parameters): what the given URL carries is removed from it too.
+	st, err := open(ctx, u, redactText(RedactURL(u.String()), rawURL))
 	if err != nil {
 		// A backend's error (an SDK's included) may quote the URL or a part
 		// of it as it was given.

@@ -120,3 +120,45 @@ func TestRegisterReplaces(t *testing.T) {
 		t.Errorf("Open(mem://x) = %v, %v, want the test backend kept", s, err)
 	}
 }
+
+// TestMistypedURLRedacted: the URL a mistyped one meant, which the error
+// suggests, hides its credentials too. It showed a token ("s3:/tok123@b")
+// and a password after a user name that is no scheme ("s3:/my_user:pw@b")
+// as given: FuzzRedactURL found it.
+func TestMistypedURLRedacted(t *testing.T) {
+	registerThree()
+	for raw, meant := range map[string]string{
+		"s3:/tok123@bucket/p":         "s3://xxxxx@bucket/p",
+		"s3:/my_user:pw123@bucket/p":  "s3://my_user:xxxxx@bucket/p",
+		"gs//tok123@bucket/p":         "gs://xxxxx@bucket/p",
+		"s3:bucket/p?sig=abc123&x=1":  "s3://bucket/p?sig=xxxxx&x=1",
+		"S3:/user:pw123@bucket/p?a=b": "s3://user:xxxxx@bucket/p?a=b",
+	} {
+		_, err := store.Open(t.Context(), raw)
+		if err == nil || !strings.Contains(err.Error(), `did you mean "`+meant+`"`) {
+			t.Errorf("Open(%q) = %v, want it to suggest %q", raw, err, meant)
+		}
+		for _, secret := range []string{"tok123", "pw123", "abc123"} {
+			if err != nil && strings.Contains(err.Error(), secret) {
+				t.Errorf("Open(%q) shows the credential %q: %v", raw, secret, err)
+			}
+		}
+	}
+}
+
+// TestOpenRedactsParsedForm: the URL Open hands a backend for its messages
+// is the parsed form, which can spell a credential otherwise than the URL
+// as given (in a fragment net/url writes again, because of its space, an
+// escaped "&" comes back unescaped and splits the value in two for
+// RedactURL): it hides what the given URL carries. FuzzRedactURL found it.
+func TestOpenRedactsParsedForm(t *testing.T) {
+	registerThree()
+	raw := "http://h/p#f g?a=1&secret_access_key=ab%26cd"
+	s, err := store.Open(t.Context(), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if red := s.(*fakeStore).redacted; strings.Contains(red, "ab&cd") || strings.Contains(red, "ab%26cd") || strings.Contains(red, "cd") {
+		t.Errorf("Open(%q) gave the backend %q", raw, red)
+	}
+}

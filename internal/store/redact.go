@@ -26,12 +26,14 @@ var authorityRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*(?::[/\\]*|//)`)
 const Redacted = "xxxxx"
 
 // RedactURL returns raw with every credential it may carry replaced by
-// "xxxxx": the password of its user part ("user:xxxxx@", also when raw does
-// not parse as a URL, taking the user part to end at the last "@" before
-// the path) and the value of every query parameter whose name suggests a
-// credential (secretQueryWords). Anything else is kept as given, so the
-// person reading the message recognises the URL. A plain folder path is
-// returned unchanged.
+// "xxxxx": the password of its user part, or a user name alone
+// ("user:xxxxx@", "xxxxx@"), with the user part read both as url.Parse
+// reads it (up to the last "@" before the first "/") and, for a URL that
+// does not parse, up to the last "@" before the path; and the value of
+// every parameter after the first "?" (in the query or the fragment) whose
+// name suggests a credential (secretQueryWords). Anything else is kept as
+// given, so the person reading the message recognises the URL. A plain
+// folder path is returned unchanged.
 func RedactURL(raw string) string {
 	for _, s := range URLSecrets(raw) {
 		raw = strings.ReplaceAll(raw, s, Redacted)
@@ -57,11 +59,7 @@ func URLSecrets(raw string) []string {
 		return nil
 	}
 	rest := raw[m[1]:]
-	// The authority ends at the first "/", "?" or "#" after the last "@"
-	// that could close a user part: a password may hold "/" or "?" when it
-	// was not escaped, which is exactly when url.Parse refuses the URL.
-	if at := strings.LastIndexByte(beforeQuery(rest), '@'); at >= 0 {
-		user := rest[:at]
+	userPart := func(user string) {
 		if c := strings.IndexByte(user, ':'); c >= 0 {
 			// "user:password@"; url.Parse's errors quote a password cut
 			// at its first "/", "?" or "#" as the host's port.
@@ -78,12 +76,28 @@ func URLSecrets(raw string) []string {
 			add(user)
 		}
 	}
+	// The user part ends at the last "@" before the path, which may be
+	// either of two: as url.Parse reads it, the authority ends at the
+	// first "/", "?" or "#" (an "@" after it is in the path: "tok@b/p@x");
+	// but a password may hold "/" or "?" when it was not escaped, which is
+	// exactly when url.Parse refuses the URL, so the last "@" that could
+	// close a user part counts too. Both readings are hidden.
+	auth := rest
+	if i := strings.IndexAny(auth, "/?#"); i >= 0 {
+		auth = auth[:i]
+	}
+	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+		userPart(auth[:at])
+	}
+	if at := strings.LastIndexByte(beforeQuery(rest), '@'); at >= 0 {
+		userPart(rest[:at])
+	}
 	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		// Everything after the first "?" is read as parameters, the
+		// fragment and any further "?" included ("?a=1#x?sig=…" holds a
+		// signature too, whatever a URL parser makes of it).
 		query := rest[q+1:]
-		if h := strings.IndexByte(query, '#'); h >= 0 {
-			query = query[:h]
-		}
-		for _, kv := range strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' }) {
+		for _, kv := range strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' || r == '#' || r == '?' }) {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || !secretName(k) {
 				continue
