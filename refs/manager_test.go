@@ -158,7 +158,7 @@ func TestMoveBranch(t *testing.T) {
 		t.Fatalf("back without Backwards: %v", err)
 	}
 	checked := errors.New("out of retention")
-	if _, err := m.MoveBranch(ctx, "main", "main~3", MoveOptions{Backwards: true, Check: func(context.Context, *version.Record) error { return checked }}); !errors.Is(err, checked) {
+	if _, err := m.MoveBranch(ctx, "main", "main~3", MoveOptions{Backwards: true, Check: func(context.Context, version.ID, *version.Record) error { return checked }}); !errors.Is(err, checked) {
 		t.Fatalf("caller's check: %v", err)
 	}
 	res, err = m.MoveBranch(ctx, "main", "main~3", MoveOptions{Backwards: true, Why: "bad loads"})

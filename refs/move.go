@@ -16,10 +16,12 @@ type MoveOptions struct {
 	Backwards bool
 	// Why is recorded in the ref log entry (a default says what happened).
 	Why string
-	// Check, if not nil, is the caller's rule for the version the branch
-	// moves to, run before anything is written (a repository refuses a
-	// version out of retention).
-	Check func(ctx context.Context, to *version.Record) error
+	// Check, if not nil, is the caller's rule for the move from the version
+	// the branch holds (from: "" when a damaged ref is replaced) to the
+	// version it moves to, run before anything is written (a repository
+	// refuses a version out of retention, and a change of the DuckDB
+	// releases that read the branch).
+	Check func(ctx context.Context, from version.ID, to *version.Record) error
 }
 
 // MoveResult says what MoveBranch did.
@@ -75,7 +77,11 @@ func (m *Manager) MoveBranch(ctx context.Context, name, rev string, o MoveOption
 			return Move{}, nil
 		}
 		if o.Check != nil {
-			if err := o.Check(ctx, to); err != nil {
+			from := cur.ID
+			if repair {
+				from = ""
+			}
+			if err := o.Check(ctx, from, to); err != nil {
 				return Move{}, err
 			}
 		}

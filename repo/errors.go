@@ -42,8 +42,12 @@ var (
 	// ErrFormatUpgrade is wrapped by the error of a push that would move a
 	// branch to a version with a newer DuckLake format or a newer DuckDB
 	// storage version than the one it holds, without
-	// PushOptions.AllowFormatUpgrade.
+	// PushOptions.AllowFormatChange.
 	ErrFormatUpgrade = errors.New("push would move the branch to a newer catalog format")
+	// ErrFormatChange is wrapped by the error of a move that would change
+	// the set of DuckDB releases that read a branch, up or down, without
+	// AllowFormatChange (an upgrade wraps ErrFormatUpgrade too).
+	ErrFormatChange = errors.New("the move would change which DuckDB releases read the branch")
 )
 
 // Sentinel errors of publishing and of bad input.
@@ -308,26 +312,44 @@ func (e *ExtraFilesError) Error() string {
 
 func (e *ExtraFilesError) Unwrap() error { return ErrExtraFiles }
 
-// FormatUpgradeError is the refusal of a push that would move a branch to
-// a newer catalog format or storage version (readers on the older DuckDB
-// release would lose the branch). It wraps ErrFormatUpgrade.
-type FormatUpgradeError struct {
+// FormatChangeError is the refusal of a move of a branch (a push, a
+// request's approval, branch -f) that would change the set of DuckDB
+// releases that read it: to a newer catalog format or storage version
+// (readers on the older release would lose the branch), or to an older or
+// other one (readers on the newer release would). It wraps ErrFormatChange,
+// and ErrFormatUpgrade for an upgrade.
+type FormatChangeError struct {
 	Branch refs.Name
 	Change FormatChange
-	// Request is set when the move was a request's approval.
-	Request refs.Name
+	// Request is set when the move was a request's approval; Move when it
+	// was branch -f (Backwards: a move back, which needs --backwards too).
+	Request   refs.Name
+	Move      bool
+	Backwards bool
 }
 
-func (e *FormatUpgradeError) Error() string {
-	if e.Request != "" {
-		return fmt.Sprintf("approving %s into %s refused: it would move the branch from %s (version %s) to %s (version %s): readers on the older DuckDB release lose the branch; nothing was moved. To approve it anyway, approve again allowing the format upgrade, and keep the older version under a tag or branch for those readers",
-			e.Request.Short(), e.Branch.Short(), e.Change.From, e.Change.From.Version, e.Change.To, e.Change.To.Version)
+func (e *FormatChangeError) Error() string {
+	who := "readers on the older DuckDB release lose the branch"
+	if !e.Change.Upgrade {
+		who = "the DuckDB releases that read the branch change, and readers on the releases that read it now may lose it"
 	}
-	return fmt.Sprintf("push to %s refused: it would move the branch from %s (version %s) to %s (version %s): readers on the older DuckDB release lose the branch; nothing was moved. To publish it anyway, push again allowing the format upgrade, and keep the older version under a tag or branch for those readers",
-		e.Branch.Short(), e.Change.From, e.Change.From.Version, e.Change.To, e.Change.To.Version)
+	what, again := fmt.Sprintf("push to %s", e.Branch.Short()), "push again allowing the format change"
+	switch {
+	case e.Request != "":
+		what, again = fmt.Sprintf("approving %s into %s", e.Request.Short(), e.Branch.Short()), "approve again allowing the format change"
+	case e.Move:
+		what, again = fmt.Sprintf("moving %s", e.Branch.Short()), "move it again allowing the format change"
+	}
+	return fmt.Sprintf("%s refused: it would move the branch from %s (version %s) to %s (version %s): %s; nothing was moved. To do it anyway, %s, and keep the other version under a tag or branch for its readers",
+		what, e.Change.From, e.Change.From.Version, e.Change.To, e.Change.To.Version, who, again)
 }
 
-func (e *FormatUpgradeError) Unwrap() error { return ErrFormatUpgrade }
+func (e *FormatChangeError) Unwrap() []error {
+	if e.Change.Upgrade {
+		return []error{ErrFormatChange, ErrFormatUpgrade}
+	}
+	return []error{ErrFormatChange}
+}
 
 // RetiredError says a version is out of retention and since when: its
 // record stays (show it), its catalog cannot be used. It wraps ErrRetired.

@@ -33,9 +33,24 @@ func TestFormatUpgradeByReaders(t *testing.T) {
 		{"same", rec("1.0", 68, "v1.5.0"), rec("1.0", 68, "v1.5.0"), false},
 		{"storage down", rec("1.0", 68, "v1.5.0"), rec("1.0", 64, "v0.10.0"), false},
 	}
+	// Any change of the releases that attach the branch is one, down as
+	// well as up (not an upgrade).
+	for _, c := range []struct {
+		name      string
+		cur, next *version.Record
+	}{
+		{"1.0 to 0.4-dev1 (no release reads it)", rec("1.0", 68, "v1.5.0"), rec("0.4-dev1", 68, "v1.5.0")},
+		{"1.0 to 0.4", rec("1.0", 68, "v1.5.0"), rec("0.4", 68, "v1.5.0")},
+		{"1.0 to an unknown format", rec("1.0", 68, "v1.5.0"), rec("9.9", 68, "v1.5.0")},
+	} {
+		ch, err := formatChange(c.cur, c.next)
+		if err != nil || ch == nil || ch.Upgrade || ch.From.Readers.Attach == ch.To.Readers.Attach {
+			t.Errorf("%s: change %+v, %v; want a change that is no upgrade", c.name, ch, err)
+		}
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ch, err := formatUpgrade(c.cur, c.next)
+			ch, err := formatChange(c.cur, c.next)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -138,7 +138,7 @@ func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateRes
 	// A migration moves the branch to a newer DuckLake format on purpose:
 	// the explicit permission a push needs for that (PushOptions).
 	r.step("migrate:push")
-	if _, err := r.Publish(ctx, branch, pending.Record.ID, []Pending{pending}, PushOptions{AllowFormatUpgrade: true}); err != nil {
+	if _, err := r.Publish(ctx, branch, pending.Record.ID, []Pending{pending}, PushOptions{AllowFormatChange: true}); err != nil {
 		return nil, err
 	}
 	rec := pending.Record

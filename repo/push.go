@@ -24,19 +24,25 @@ import (
 
 // PushOptions are the choices of a push.
 type PushOptions struct {
-	// AllowFormatUpgrade lets the push move the branch to a version with a
-	// newer DuckLake format or DuckDB storage version than the one it holds
-	// (readers on the older DuckDB release lose the branch). Without it such
-	// a push is refused with a *FormatUpgradeError.
-	AllowFormatUpgrade bool
+	// AllowFormatChange lets the move change the set of DuckDB releases
+	// that read the branch: a newer DuckLake format or DuckDB storage
+	// version (readers on the older release lose the branch), or an older
+	// or other one (readers on the newer release lose it). Without it such
+	// a move is refused with a *FormatChangeError.
+	AllowFormatChange bool
 }
 
 // FormatChange describes what readers of a branch need before and after a
-// push: the DuckLake format, the storage version and the Readers of the
-// version the branch holds (From) and of the one pushed (To).
+// move: the DuckLake format, the storage version and the Readers of the
+// version the branch holds (From) and of the one it moves to (To).
 type FormatChange struct {
 	From FormatInfo `json:"from"`
 	To   FormatInfo `json:"to"`
+	// Upgrade: To has a newer DuckLake format or needs a newer DuckDB
+	// release (readers on the older release lose the branch); else the
+	// readers change another way (an older format: readers on the newer
+	// release lose it).
+	Upgrade bool `json:"upgrade"`
 }
 
 // FormatInfo is the format side of one version.
@@ -58,23 +64,30 @@ func (f FormatInfo) String() string {
 	return fmt.Sprintf("DuckLake %s in DuckDB storage %d (DuckDB %s attaches it)", f.DuckLake, f.Storage.Number, f.Readers.Attach)
 }
 
-// formatUpgrade compares the records of the version a branch holds (cur)
-// and of the one a push moves it to (next). It returns the change when
-// next has a newer DuckLake format (meta.CompareFormats) or needs a newer
-// DuckDB release to open (readerFloor), else nil: a storage version that
-// grows below what the format already needs loses no reader (DuckDB 1.5's
-// ducklake extension moves a storage-64 catalog to 65 on its first write,
-// and both need DuckDB 1.5.2 for DuckLake 1.0).
-func formatUpgrade(cur, next *version.Record) (*FormatChange, error) {
+// formatChange compares the records of the version a branch holds (cur)
+// and of the one a move takes it to (next). It returns the change when the
+// set of DuckDB releases that attach them differs (Readers.Attach: up, as
+// for a newer DuckLake format, or down, as for a move from 1.0 to a
+// development format no release reads), or when next has a newer DuckLake
+// format (meta.CompareFormats) or needs a newer DuckDB release to open
+// (readerFloor); else nil: a storage version that grows below what the
+// format already needs loses no reader (DuckDB 1.5's ducklake extension
+// moves a storage-64 catalog to 65 on its first write, and both need
+// DuckDB 1.5.2 for DuckLake 1.0). Its error is always nil (kept for the
+// callers' shape).
+func formatChange(cur, next *version.Record) (*FormatChange, error) {
 	byFormat, err := meta.CompareFormats(next.DuckLake.Format, cur.DuckLake.Format)
 	if err != nil {
-		return nil, fmt.Errorf("compare the formats of versions %s and %s: %w", cur.ID, next.ID, err)
+		// A format fdl cannot order changes the readers when they differ.
+		byFormat = 0
 	}
 	byStorage := meta.CompareReleases(readerFloor(next), readerFloor(cur))
-	if byFormat <= 0 && byStorage <= 0 {
+	from, to := formatInfo(cur), formatInfo(next)
+	upgrade := byFormat > 0 || byStorage > 0
+	if !upgrade && from.Readers.Attach == to.Readers.Attach {
 		return nil, nil
 	}
-	return &FormatChange{From: formatInfo(cur), To: formatInfo(next)}, nil
+	return &FormatChange{From: from, To: to, Upgrade: upgrade}, nil
 }
 
 // readerFloor returns the oldest DuckDB release a reader of rec's catalog
@@ -122,8 +135,8 @@ type PushResult struct {
 	Uploaded int        `json:"uploaded"` // versions uploaded
 	UpToDate bool       `json:"up_to_date"`
 	// FormatUpgrade is set when the push moved the branch to a newer
-	// DuckLake format or storage version (PushOptions.AllowFormatUpgrade).
-	FormatUpgrade *FormatChange `json:"format_upgrade,omitempty"`
+	// DuckLake format or storage version (PushOptions.AllowFormatChange).
+	FormatChange *FormatChange `json:"format_change,omitempty"`
 	// Abbrev is the short-id length after the push.
 	Abbrev refs.Abbrev `json:"-"`
 }
@@ -146,10 +159,10 @@ type PushResult struct {
 // version that is not an ancestor of head, or another push moved it first;
 // *refs.DanglingError when the branch names a version the repository does
 // not hold (damage, not a refusal);
-// *FormatUpgradeError (wrapping ErrFormatUpgrade) when head has a newer
+// *FormatChangeError (wrapping ErrFormatUpgrade) when head has a newer
 // DuckLake format or storage version than the version the branch holds;
-// nothing is moved then. With o.AllowFormatUpgrade a push to a newer
-// format is made, and PushResult.FormatUpgrade says so. (A working
+// nothing is moved then. With o.AllowFormatChange a push to a newer
+// format is made, and PushResult.FormatChange says so. (A working
 // directory's push is workdir.Workdir.Push, which calls this with its
 // unpushed versions under its lock.)
 func (r *Repo) Publish(ctx context.Context, branch refs.Name, head version.ID, pending []Pending, o PushOptions) (PushResult, error) {
@@ -174,7 +187,7 @@ func (r *Repo) Publish(ctx context.Context, branch refs.Name, head version.ID, p
 			if !ok {
 				return refs.Move{}, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.where}
 			}
-			if err := r.checkFormatUpgrade(ctx, recs, branch, cur.ID, head, o, res); err != nil {
+			if err := r.checkFormatChange(ctx, recs, branch, cur.ID, head, o, res); err != nil {
 				return refs.Move{}, err
 			}
 		}
@@ -248,10 +261,10 @@ func (r *Repo) publish(ctx context.Context, n refs.Name, head version.ID, pendin
 // is left for gc to write, so that a push costs what it adds.
 const packBudget = 16
 
-// checkFormatUpgrade refuses (*FormatUpgradeError) a push from the version
+// checkFormatChange refuses (*FormatChangeError) a push from the version
 // cur to head when head has a newer DuckLake format or storage version and
 // o does not allow it; an allowed upgrade is recorded in res.
-func (r *Repo) checkFormatUpgrade(ctx context.Context, recs withLocal, branch refs.Name, cur, head version.ID, o PushOptions, res *PushResult) error {
+func (r *Repo) checkFormatChange(ctx context.Context, recs withLocal, branch refs.Name, cur, head version.ID, o PushOptions, res *PushResult) error {
 	curRec, err := recs.Record(ctx, cur)
 	if err != nil {
 		return fmt.Errorf("push to %s: %w", branch.Short(), err)
@@ -260,14 +273,14 @@ func (r *Repo) checkFormatUpgrade(ctx context.Context, recs withLocal, branch re
 	if err != nil {
 		return fmt.Errorf("push: %w", err)
 	}
-	change, err := formatUpgrade(curRec, nextRec)
+	change, err := formatChange(curRec, nextRec)
 	if err != nil {
 		return fmt.Errorf("push to %s: %w", branch.Short(), err)
 	}
-	if change != nil && !o.AllowFormatUpgrade {
-		return &FormatUpgradeError{Branch: branch, Change: *change}
+	if change != nil && !o.AllowFormatChange {
+		return &FormatChangeError{Branch: branch, Change: *change}
 	}
-	res.FormatUpgrade = change
+	res.FormatChange = change
 	return nil
 }
 

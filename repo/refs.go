@@ -221,6 +221,9 @@ type MoveOptions struct {
 	Backwards bool
 	// Why is recorded in the ref log entry.
 	Why string
+	// AllowFormatChange lets the move change the set of DuckDB releases
+	// that read the branch (PushOptions.AllowFormatChange).
+	AllowFormatChange bool
 }
 
 // BranchMove is what MoveBranch did. Its JSON is 'fdl branch -f --json'.
@@ -237,7 +240,24 @@ type BranchMove struct {
 // repair of a damaged ref), refusing a version out of retention
 // (*RetiredError). Errors as refs.Manager.MoveBranch.
 func (r *Repo) MoveBranch(ctx context.Context, name, rev string, o MoveOptions) (*BranchMove, error) {
-	res, err := r.refs.MoveBranch(ctx, name, rev, refs.MoveOptions{Backwards: o.Backwards, Why: o.Why, Check: r.RefuseRetired})
+	check := func(ctx context.Context, from version.ID, to *version.Record) error {
+		if err := r.RefuseRetired(ctx, to); err != nil {
+			return err
+		}
+		if from == "" || o.AllowFormatChange {
+			return nil
+		}
+		cur, err := r.Record(ctx, from)
+		if err != nil {
+			return nil // a branch naming a missing version: refs says so
+		}
+		if change, _ := formatChange(cur, to); change != nil {
+			n, _ := refs.Branch(name)
+			return &FormatChangeError{Branch: n, Change: *change, Move: true, Backwards: o.Backwards}
+		}
+		return nil
+	}
+	res, err := r.refs.MoveBranch(ctx, name, rev, refs.MoveOptions{Backwards: o.Backwards, Why: o.Why, Check: check})
 	out := &BranchMove{MoveResult: res}
 	if err != nil {
 		return out, err

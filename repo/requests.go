@@ -383,8 +383,8 @@ func (e *NoSuchTargetError) Unwrap() error { return refs.ErrNotFound }
 // not one — refs.ErrRefused — or when another writer moved the target
 // first) and removes the request. A version out of retention is refused,
 // and, as for a push, a version with a newer DuckLake format or storage
-// version than the target's head unless o.AllowFormatUpgrade
-// (*FormatUpgradeError).
+// version than the target's head unless o.AllowFormatChange
+// (*FormatChangeError).
 func (r *Repo) ApproveRequest(ctx context.Context, name string, o PushOptions) (*ApproveResult, error) {
 	n, err := refs.Request(name)
 	if err != nil {
@@ -411,11 +411,11 @@ func (r *Repo) ApproveRequest(ctx context.Context, name string, o PushOptions) (
 			return err
 		}
 		var pr PushResult
-		err = r.checkFormatUpgrade(ctx, withLocal{r: r, h: r.hist}, open.Target, from, to, o, &pr)
-		if fe := (*FormatUpgradeError)(nil); errors.As(err, &fe) {
+		err = r.checkFormatChange(ctx, withLocal{r: r, h: r.hist}, open.Target, from, to, o, &pr)
+		if fe := (*FormatChangeError)(nil); errors.As(err, &fe) {
 			fe.Request = n
 		}
-		out.FormatUpgrade = pr.FormatUpgrade
+		out.FormatChange = pr.FormatChange
 		return err
 	}
 	res, err := r.refs.Approve(ctx, n, open.Target, why, check)
@@ -431,8 +431,8 @@ func (r *Repo) ApproveRequest(ctx context.Context, name string, o PushOptions) (
 type ApproveResult struct {
 	refs.ApproveResult
 	// FormatUpgrade is set when the approval moved the branch to a newer
-	// DuckLake format or storage version (PushOptions.AllowFormatUpgrade).
-	FormatUpgrade *FormatChange `json:"format_upgrade,omitempty"`
+	// DuckLake format or storage version (PushOptions.AllowFormatChange).
+	FormatChange *FormatChange `json:"format_change,omitempty"`
 	Abbrev        refs.Abbrev   `json:"-"`
 }
 

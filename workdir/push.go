@@ -13,9 +13,9 @@ type PushOptions struct {
 	// Branch is the branch to move (default: the branch the working
 	// directory was checked out for).
 	Branch string
-	// AllowFormatUpgrade lets the push move the branch to a newer DuckLake
+	// AllowFormatChange lets the push move the branch to a newer DuckLake
 	// format or DuckDB storage version (repo.PushOptions).
-	AllowFormatUpgrade bool
+	AllowFormatChange bool
 }
 
 // Push publishes the working directory's unpushed versions and moves the
@@ -32,7 +32,7 @@ func (w *Workdir) Push(ctx context.Context, o PushOptions) (repo.PushResult, err
 		return repo.PushResult{}, err
 	}
 	return w.publish(ctx, "push", func(r *repo.Repo, l *repo.Local) (repo.PushResult, error) {
-		return r.Publish(ctx, name, l.Base.ID, l.Pending, repo.PushOptions{AllowFormatUpgrade: o.AllowFormatUpgrade})
+		return r.Publish(ctx, name, l.Base.ID, l.Pending, repo.PushOptions{AllowFormatChange: o.AllowFormatChange})
 	}, repo.PushResult{Ref: name, Branch: name.Short()})
 }
 

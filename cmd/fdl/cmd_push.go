@@ -8,6 +8,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/workdir"
 )
 
@@ -23,17 +24,18 @@ only if the version it holds is an ancestor of yours (fast-forward); if not,
 or if another push moved it first, the push is refused with exit code 3 and
 nothing moves. A push that was interrupted can be run again.
 
-A push that would move the branch to a newer DuckLake format or DuckDB
-storage version than the version it holds (readers on the older DuckDB
-release would lose the branch) is refused unless --allow-format-upgrade is
-given; the refusal names both formats and the DuckDB releases that read
-them.`,
+A push that would change which DuckDB releases read the branch — a newer
+DuckLake format or DuckDB storage version than the version it holds
+(readers on the older DuckDB release would lose the branch), or an older or
+other one (readers on the newer release would) — is refused unless
+--allow-format-change is given (--allow-format-upgrade is its older name);
+the refusal names both formats and the DuckDB releases that read them.`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return runPush(cmd.Context(), ios, g, strings.TrimPrefix(optionalArg(a, 0), refs.HeadsPrefix), o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.AllowFormatUpgrade, "allow-format-upgrade", false, "move the branch to a newer DuckLake format or DuckDB storage version than it holds")
+	formatChangeFlags(cmd, &o.AllowFormatChange, "move the branch to a version that other DuckDB releases read than the one it holds (a newer or older DuckLake format or storage version)")
 	return cmd
 }
 
@@ -61,8 +63,18 @@ func runPush(ctx context.Context, ios *term.IO, g *globals, branch string, o wor
 	default:
 		ios.Printf("%s: %s..%s (%d version(s) uploaded)\n", ios.Ref(res.Branch), ios.ID(short(res.Old)), ios.ID(short(res.New)), res.Uploaded)
 	}
-	if c := res.FormatUpgrade; c != nil {
-		ios.Printf("Format upgraded: %s moved from %s to %s; readers on the older DuckDB release no longer read it\n", ios.Ref(res.Branch), c.From, c.To)
+	if c := res.FormatChange; c != nil {
+		printFormatChange(ios, res.Branch, c)
 	}
 	return nil
+}
+
+// printFormatChange says what a move allowed to change the branch's
+// readers changed.
+func printFormatChange(ios *term.IO, branch string, c *repo.FormatChange) {
+	if c.Upgrade {
+		ios.Printf("Format upgraded: %s moved from %s to %s; readers on the older DuckDB release no longer read it\n", ios.Ref(branch), c.From, c.To)
+		return
+	}
+	ios.Printf("Format changed: %s moved from %s to %s; the DuckDB releases that read it changed\n", ios.Ref(branch), c.From, c.To)
 }

@@ -92,10 +92,11 @@ func runReflog(ctx context.Context, ios *term.IO, g *globals, name string, max i
 	})
 }
 
-// runMoveBranch is 'fdl branch -f NAME REV [--backwards] [--why TEXT]'.
-func runMoveBranch(ctx context.Context, ios *term.IO, g *globals, name, rev string, backwards bool, why string) error {
+// runMoveBranch is 'fdl branch -f NAME REV [--backwards] [--why TEXT]
+// [--allow-format-change]'.
+func runMoveBranch(ctx context.Context, ios *term.IO, g *globals, name, rev string, mo repo.MoveOptions) error {
 	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
-		res, err := r.MoveBranch(ctx, name, rev, repo.MoveOptions{Backwards: backwards, Why: why})
+		res, err := r.MoveBranch(ctx, name, rev, mo)
 		if err != nil {
 			return err
 		}

@@ -16,9 +16,10 @@ type refOptions struct {
 	List   bool
 	Delete bool
 	// Force, Backwards, Why: fdl branch -f NAME REV [--backwards] [--why TEXT].
-	Force     bool
-	Backwards bool
-	Why       string
+	Force        bool
+	Backwards    bool
+	Why          string
+	FormatChange bool // with -f: --allow-format-change
 }
 
 func newTagCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -93,7 +94,7 @@ reason in the ref log.`,
 				if len(a) != 2 || o.Delete || o.List {
 					return usageError{fmt.Errorf("branch -f takes a branch name and a revision: fdl branch -f NAME REV")}
 				}
-				return runMoveBranch(cmd.Context(), ios, g, a[0], a[1], o.Backwards, o.Why)
+				return runMoveBranch(cmd.Context(), ios, g, a[0], a[1], repo.MoveOptions{Backwards: o.Backwards, Why: o.Why, AllowFormatChange: o.FormatChange})
 			case o.Delete:
 				if len(a) != 1 || o.List {
 					return usageError{fmt.Errorf("branch -d takes one branch name")}
@@ -110,6 +111,7 @@ reason in the ref log.`,
 	cmd.Flags().BoolVarP(&o.Force, "force", "f", false, "move an existing branch to REV (forward only, unless --backwards)")
 	cmd.Flags().BoolVar(&o.Backwards, "backwards", false, "with -f: allow a move that undoes versions")
 	cmd.Flags().StringVar(&o.Why, "why", "", "with -f: the reason, recorded in the ref log")
+	formatChangeFlags(cmd, &o.FormatChange, "with -f: allow a move that changes which DuckDB releases read the branch")
 	g.addRepoFlag(cmd)
 	return cmd
 }

@@ -141,15 +141,15 @@ compare-and-swap (logged "approve" in the branch's ref log), then remove the
 request (logged "delete"). Refused with exit code 3, moving nothing, when the
 target does not lead to the request's version (it moved on since: the
 request must be rebuilt on its head and updated) or when another writer
-moved the target first. As for a push, a version with a newer DuckLake
-format or DuckDB storage version than the target's head needs
---allow-format-upgrade.`,
+moved the target first. As for a push, a version that other DuckDB
+releases read than the target's head (a newer or older DuckLake format or
+storage version) needs --allow-format-change.`,
 		Args: args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return runRequestApprove(cmd.Context(), ios, g, a[0], approve)
 		},
 	}
-	approveCmd.Flags().BoolVar(&approve.AllowFormatUpgrade, "allow-format-upgrade", false, "allow moving the target to a newer DuckLake format or storage version (older DuckDB readers lose it)")
+	formatChangeFlags(approveCmd, &approve.AllowFormatChange, "allow moving the target to a version that other DuckDB releases read (a newer or older DuckLake format or storage version)")
 	dropCmd := &cobra.Command{
 		Use:   "drop NAME",
 		Short: "Remove a request without approving it (its versions stay)",
@@ -321,8 +321,12 @@ func runRequestApprove(ctx context.Context, ios *term.IO, g *globals, name strin
 		} else {
 			ios.Printf("Approved %s: %s %s..%s (fast-forward)", ios.Ref(name), ios.Ref(res.Branch), ios.ID(short(res.Old)), ios.ID(short(res.New)))
 		}
-		if c := res.FormatUpgrade; c != nil {
-			ios.Printf("; format upgraded from %s to %s", c.From, c.To)
+		if c := res.FormatChange; c != nil {
+			what := "upgraded"
+			if !c.Upgrade {
+				what = "changed"
+			}
+			ios.Printf("; format %s from %s to %s", what, c.From, c.To)
 		}
 		if res.Removed {
 			ios.Printf("; request removed\n")

@@ -149,6 +149,7 @@ func errorKind(err error, code int) string {
 		{repo.ErrExtraFiles, "extra_files"},
 		{repo.ErrGCDeleting, "gc_deleting"},
 		{repo.ErrFormatUpgrade, "format_upgrade"},
+		{repo.ErrFormatChange, "format_change"},
 		{ducklake.ErrUnknownStorage, "unknown_storage"},
 		{ducklake.ErrLocked, "locked"},
 		{ducklake.ErrNotCatalog, "not_catalog"},
@@ -311,11 +312,18 @@ func hinted(e error) (string, bool) {
 		return insertBefore(plain, ": "+workdir.ErrLocalWork.Error(), "; "+how+", then run fdl migrate again"), true
 	case repo.MigrateNeedsFileError:
 		return insertBefore(plain, ": "+repo.ErrInvalidArguments.Error(), " (fdl migrate BRANCH)"), true
-	case *repo.FormatUpgradeError:
-		if e.Request != "" {
-			return insertAfter(plain, "approve again allowing the format upgrade", " (fdl request approve "+e.Request.Short()+" --allow-format-upgrade)"), true
+	case *repo.FormatChangeError:
+		switch {
+		case e.Request != "":
+			return insertAfter(plain, "approve again allowing the format change", " (fdl request approve "+e.Request.Short()+" --allow-format-change)"), true
+		case e.Move:
+			back := ""
+			if e.Backwards {
+				back = " --backwards"
+			}
+			return insertAfter(plain, "move it again allowing the format change", " (fdl branch -f "+e.Branch.Short()+" "+string(e.Change.To.Version)+back+" --allow-format-change)"), true
 		}
-		return insertAfter(plain, "push again allowing the format upgrade", " (fdl push --allow-format-upgrade)"), true
+		return insertAfter(plain, "push again allowing the format change", " (fdl push --allow-format-change)"), true
 	case *repo.DataMissingError:
 		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true
 	case *workdir.DeletedFilesError:

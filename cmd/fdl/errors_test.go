@@ -69,10 +69,10 @@ func TestHints(t *testing.T) {
 			"push to main refused: another push moved it to " + id1 + " first (lost the race for " + id2 + "); nothing was moved: check out main again (fdl checkout URL NEWDIR) and redo the change on top of it"},
 		{&repo.DataMissingError{Version: id1, Seq: 3, Missing: []string{"data/a", "data/b"}, Count: 2},
 			"version " + id1 + " (seq 3) lists 2 data file(s) the store does not hold (data/a, data/b): a data file the version lists is not in the store; nothing was pushed. Was the working catalog written long ago? gc deletes files no catalog lists once older than the grace period (fdl retention). Check out the branch again and redo the change"},
-		{&repo.FormatUpgradeError{Branch: main, Change: repo.FormatChange{
+		{&repo.FormatChangeError{Branch: main, Change: repo.FormatChange{
 			From: repo.FormatInfo{Version: id1, DuckLake: "1.0", Storage: meta.Storage{Number: 68, MinDuckDB: "v1.5.0"}, Readers: meta.ReadersOf("1.0", meta.Storage{Number: 68, MinDuckDB: "v1.5.0"})},
-			To:   repo.FormatInfo{Version: id2, DuckLake: "1.1", Storage: meta.Storage{Number: 999, MinDuckDB: "v2.0.0"}, Readers: meta.ReadersOf("1.1", meta.Storage{Number: 999, MinDuckDB: "v2.0.0"})}}},
-			"push to main refused: it would move the branch from DuckLake 1.0 in DuckDB storage 68 (DuckDB >= 1.5.2 attaches it) (version " + id1 + ") to DuckLake 1.1 in DuckDB storage 999 (DuckDB >= 2.0.0 attaches it) (version " + id2 + "): readers on the older DuckDB release lose the branch; nothing was moved. To publish it anyway, push again allowing the format upgrade (fdl push --allow-format-upgrade), and keep the older version under a tag or branch for those readers"},
+			To:   repo.FormatInfo{Version: id2, DuckLake: "1.1", Storage: meta.Storage{Number: 999, MinDuckDB: "v2.0.0"}, Readers: meta.ReadersOf("1.1", meta.Storage{Number: 999, MinDuckDB: "v2.0.0"})}, Upgrade: true}},
+			"push to main refused: it would move the branch from DuckLake 1.0 in DuckDB storage 68 (DuckDB >= 1.5.2 attaches it) (version " + id1 + ") to DuckLake 1.1 in DuckDB storage 999 (DuckDB >= 2.0.0 attaches it) (version " + id2 + "): readers on the older DuckDB release lose the branch; nothing was moved. To do it anyway, push again allowing the format change (fdl push --allow-format-change), and keep the other version under a tag or branch for its readers"},
 		{retired, retiredText},
 		{&repo.RetiredBaseError{Base: retired},
 			"push refused: it builds on " + retiredText + "; check out a version in retention (fdl checkout URL NEWDIR) and redo the change there"},

@@ -284,3 +284,10 @@ func (g *globals) withWorkdir(ctx context.Context, fn func(w *workdir.Workdir) e
 	defer w.Close()
 	return fn(w)
 }
+
+// formatChangeFlags registers --allow-format-change on cmd, bound to v, and
+// --allow-format-upgrade, its older name, which still works.
+func formatChangeFlags(cmd *cobra.Command, v *bool, usage string) {
+	cmd.Flags().BoolVar(v, "allow-format-change", false, usage)
+	cmd.Flags().BoolVar(v, "allow-format-upgrade", false, "older name of --allow-format-change")
+}
