@@ -433,7 +433,7 @@ type ApproveResult struct {
 	// FormatUpgrade is set when the approval moved the branch to a newer
 	// DuckLake format or storage version (PushOptions.AllowFormatChange).
 	FormatChange *FormatChange `json:"format_change,omitempty"`
-	Abbrev        refs.Abbrev   `json:"-"`
+	Abbrev       refs.Abbrev   `json:"-"`
 }
 
 // DroppedRequest is a request just dropped. Its JSON is 'fdl request drop
