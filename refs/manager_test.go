@@ -246,3 +246,37 @@ func TestResolve(t *testing.T) {
 		t.Errorf("a 4-digit prefix of ids made together: %v, want ErrAmbiguousRev", err)
 	}
 }
+
+// TestNamesAreNFC: a ref name is in Unicode NFC, so "café" typed composed
+// (NFC) and decomposed (NFD, as some keyboards and file systems give it)
+// cannot be two refs that print alike: the NFD name is refused at
+// creation, naming the NFC spelling, and a revision typed in NFD finds the
+// NFC ref.
+func TestNamesAreNFC(t *testing.T) {
+	ctx := context.Background()
+	c := newChain(t, 2)
+	m := newManager(t, memory.New(), c)
+	nfc, nfd := "café", "cafe\u0301"
+	if err := CheckShort(nfd); !errors.Is(err, ErrInvalidName) || !strings.Contains(err.Error(), "NFC") || !strings.Contains(err.Error(), nfc) {
+		t.Fatalf("CheckShort(NFD) = %v, want a refusal naming the NFC form", err)
+	}
+	if _, err := Branch(nfd); !errors.Is(err, ErrInvalidName) {
+		t.Fatalf("Branch(NFD) = %v", err)
+	}
+	n, err := Branch(nfc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Create(ctx, n, c.line[1], "created", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, rev := range []string{nfc, nfd} {
+		res, err := m.Resolve(ctx, rev)
+		if err != nil || res.Ref != n || res.ID != c.line[1] {
+			t.Fatalf("Resolve(%q) = %+v, %v; want branch %s", rev, res, err, n)
+		}
+	}
+	if res, err := m.Resolve(ctx, nfd+"~1"); err != nil || res.ID != c.line[0] {
+		t.Fatalf("Resolve(NFD~1) = %+v, %v; want %s", res, err, c.line[0])
+	}
+}

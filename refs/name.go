@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Name is a full ref name: "refs/heads/main", "refs/tags/2025-final",
@@ -112,6 +114,8 @@ func CheckShort(s string) error {
 		return bad("a name may be at most 200 bytes")
 	case !utf8.ValidString(s):
 		return bad("a name must be valid UTF-8 (store keys and ref log entries are)")
+	case !norm.NFC.IsNormalString(s):
+		return bad(fmt.Sprintf("a name must be in Unicode NFC, the composed form (write it %q): two spellings of one name would be two refs that print alike", norm.NFC.String(s)))
 	case s == "HEAD" || strings.HasPrefix(s, "refs/"):
 		return bad("HEAD and names beginning with 'refs/' are reserved")
 	case strings.HasPrefix(s, "-"):

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/version"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Resolved is a revision resolved to a version, with the ref it went through
@@ -59,6 +60,15 @@ func (m *Manager) Resolve(ctx context.Context, rev string) (Resolved, error) {
 		base = base[:i]
 	}
 	res, err := m.resolveBase(ctx, rev, base)
+	if errors.Is(err, ErrUnknownRev) {
+		// A name typed in another Unicode form (NFD from some keyboards
+		// and file systems) names the NFC ref: ref names are NFC.
+		if nfc := norm.NFC.String(base); nfc != base {
+			if r2, err2 := m.resolveBase(ctx, rev, nfc); err2 == nil {
+				res, err = r2, nil
+			}
+		}
+	}
 	if err != nil {
 		return Resolved{}, err
 	}
