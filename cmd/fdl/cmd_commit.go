@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -66,6 +67,13 @@ func runCommit(ctx context.Context, ios *term.IO, g *globals, o *commitOptions) 
 		}
 		ios.Printf("Nothing to commit: the working catalog has no snapshot after version %s (seq %d)\n", ios.ID(string(b.ID)), b.Seq)
 		return nil
+	}
+	if ahead := time.Until(rec.CreatedAt); ahead > time.Second {
+		// Commit never lets created_at go back along parents: on a machine
+		// whose clock is behind the one that made the parent, the version
+		// takes the parent's time.
+		ios.Warnf("this machine's clock is %s behind the one that made version %s: the new version's created_at is its parent's (%s), not now; check the clock (NTP)",
+			ahead.Round(time.Second), rec.Parent(), rec.CreatedAt.Format(time.RFC3339))
 	}
 	if g.JSON {
 		return printJSON(ios, committed{Committed: true, Record: rec})
