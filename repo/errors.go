@@ -265,8 +265,8 @@ func (e *NestedError) Unwrap() []error {
 type ShortGraceError struct{ Grace retention.Duration }
 
 func (e *ShortGraceError) Error() string {
-	return fmt.Sprintf("a grace period of %s is below %s: gc would delete the data files a working catalog wrote but did not commit and push within %s, losing that work (pushes are safe at any grace): %v; ask for it on purpose to set it",
-		e.Grace, retention.MinGrace, e.Grace, ErrInvalidArguments)
+	return fmt.Sprintf("a grace period of %s is below %s: gc would delete the data files a working catalog wrote but did not commit and push within %s, and the uploads and data files of a push that takes longer than %s from its first upload to its branch's move, losing that work: %v; ask for it on purpose to set it",
+		e.Grace, retention.MinGrace, e.Grace, e.Grace, ErrInvalidArguments)
 }
 
 func (e *ShortGraceError) Unwrap() error { return ErrInvalidArguments }

@@ -45,9 +45,14 @@ Versions leaving retention lose their catalog and dataset.json when 'fdl gc
 --grace DURATION (default 7d) protects what no catalog describes: data files
 of working catalogs not committed and pushed yet, uploads that never
 finished. gc deletes those only when older than the grace period by the
-store's own modification time. A grace below 1d needs --allow-short-grace:
-the work of a working catalog not pushed within it is lost. Pushes are safe
-at any grace: gc and push exclude each other.
+store's own modification time. A grace below 1d needs --allow-short-grace,
+and puts at risk, for as long as it is set: the data files of a working
+catalog not committed and pushed within the grace period, and a push that
+takes longer than the grace period from its first upload to its branch's
+move (its uploaded version, complete but reached by no ref yet, and the
+files only it names, count as abandoned): gc deletes them, the push is
+refused, and its data files are lost. With a grace longer than any push
+and any uncommitted work, gc and push exclude each other.
 
 Durations: a number and a unit, w d h m s, or a sum: 2w, 30d, 1d12h, 90m.`,
 		Example: `  fdl retention --repo s3://bucket/sales
@@ -159,6 +164,6 @@ func printRetention(ios *term.IO, st *repo.RetentionState) {
 // retention.MinGrace (set with --allow-short-grace).
 func warnShortGrace(ios *term.IO, p retention.Policy) {
 	if p.Grace < retention.MinGrace {
-		ios.Warnf("a grace period of %s is short: gc deletes the data files a working catalog wrote but did not commit and push within it (that work is lost; pushes themselves are safe at any grace: gc and push exclude each other); the default is %s", p.Grace, retention.DefaultGrace)
+		ios.Warnf("a grace period of %s is short: gc deletes the data files a working catalog wrote but did not commit and push within it, and the uploads and data files of a push that takes longer than %s from its first upload to its branch's move (the push is then refused and that work is lost); the default is %s", p.Grace, p.Grace, retention.DefaultGrace)
 	}
 }
