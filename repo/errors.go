@@ -116,6 +116,11 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
+	if e.Race && e.Current == "" {
+		// The branch was deleted between the read and the compare-and-swap.
+		return fmt.Sprintf("push to %s refused: another writer deleted the branch while the push ran (lost the race for %s); nothing was moved: push again, which creates it anew, or push to another branch",
+			e.Branch.Short(), e.Proposed)
+	}
 	why := "it is not a fast-forward: the branch holds %s, which is not an ancestor of %s"
 	if e.Race {
 		why = "another push moved it to %s first (lost the race for %s)"

@@ -67,6 +67,8 @@ func TestHints(t *testing.T) {
 			"push to main refused: it is not a fast-forward: the branch holds " + id1 + ", which is not an ancestor of " + id2 + "; nothing was moved: check out main again (fdl checkout /r NEWDIR) and redo the change on top of it"},
 		{&repo.RefusedError{Branch: main, Current: id1, Proposed: id2, Race: true},
 			"push to main refused: another push moved it to " + id1 + " first (lost the race for " + id2 + "); nothing was moved: check out main again (fdl checkout URL NEWDIR) and redo the change on top of it"},
+		{&repo.RefusedError{Branch: main, Proposed: id2, Race: true},
+			"push to main refused: another writer deleted the branch while the push ran (lost the race for " + id2 + "); nothing was moved: push again, which creates it anew, or push to another branch"},
 		{&repo.DataMissingError{Version: id1, Seq: 3, Missing: []string{"data/a", "data/b"}, Count: 2},
 			"version " + id1 + " (seq 3) lists 2 data file(s) the store does not hold (data/a, data/b): a data file the version lists is not in the store; nothing was pushed. Was the working catalog written long ago? gc deletes files no catalog lists once older than the grace period (fdl retention). Check out the branch again and redo the change"},
 		{&repo.FormatChangeError{Branch: main, Change: repo.FormatChange{
