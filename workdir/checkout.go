@@ -438,6 +438,12 @@ func prepareDir(dir string) (made bool, err error) {
 		cleanDir(dir, false)
 	}
 	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if fi, lerr := os.Lstat(dir); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			target, _ := os.Readlink(dir)
+			return false, fmt.Errorf("checkout into %s: it is a symbolic link to %s, which does not exist: %w; remove the link, or make %s an empty directory", dir, target, repo.ErrInvalidArguments, target)
+		}
+	}
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if err := os.MkdirAll(dir, 0o755); err != nil {

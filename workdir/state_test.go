@@ -105,3 +105,17 @@ func TestStateHoldsBaseRecord(t *testing.T) {
 		t.Fatalf("a directory with other files: %v", err)
 	}
 }
+
+// TestCheckoutIntoDanglingLink: a checkout into a symbolic link whose
+// target does not exist says so (it read "mkdir: file exists").
+func TestCheckoutIntoDanglingLink(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "w")
+	if err := os.Symlink(filepath.Join(dir, "gone"), link); err != nil {
+		t.Fatal(err)
+	}
+	_, err := prepareDir(link)
+	if err == nil || !strings.Contains(err.Error(), "symbolic link to "+filepath.Join(dir, "gone")+", which does not exist") {
+		t.Fatalf("checkout into a dangling link: %v", err)
+	}
+}
