@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -88,8 +89,16 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string, o repo.S
 			readers = "no DuckDB release attaches it READ_ONLY as it is (see Readers)"
 		}
 		switch {
-		case err != nil:
+		case errors.Is(err, repo.ErrChecksum):
 			ios.Printf("\n%s the catalog does not match its record: no ATTACH statement (see the error below)\n", ios.Bad("CHECKSUM MISMATCH:"))
+			return err
+		case errors.Is(err, repo.ErrExtraFiles):
+			ios.Printf("\n%s the version's folder holds files that are not the version's: no ATTACH statement (see the error below)\n", ios.Bad("EXTRA FILES:"))
+			return err
+		case err != nil:
+			// The store did not give the catalog (refused, missing, a
+			// failing or short answer): nothing says it does not match.
+			ios.Printf("\n%s the catalog could not be read to check it against its record: no ATTACH statement (see the error below)\n", ios.Bad("CATALOG NOT CHECKED:"))
 			return err
 		case !v.Verified:
 			ios.Printf("\nQuery it with %s (ducklake extension; sha256 %s: fdl attach %s checks it):\n  %s\n", readers, ios.Bad("not verified"), v.Short, v.Attach)

@@ -74,3 +74,38 @@ func TestHTTPCheckoutWarns(t *testing.T) {
 		t.Errorf("checkout of the folder warns: exit %d\n%s", code, out)
 	}
 }
+
+// TestHTTPShowStoreFailureIsNoMismatch: a catalog the server does not give
+// (500, 403, 404, a body cut short) is not a checksum mismatch: show says
+// the catalog could not be checked, not that it differs from its record.
+func TestHTTPShowStoreFailureIsNoMismatch(t *testing.T) {
+	folder, _ := newRepoWithBase(t)
+	fs := http.FileServer(http.Dir(folder))
+	for _, c := range []struct {
+		name  string
+		serve func(w http.ResponseWriter)
+	}{
+		{"500", func(w http.ResponseWriter) { http.Error(w, "boom", http.StatusInternalServerError) }},
+		{"403", func(w http.ResponseWriter) { http.Error(w, "no", http.StatusForbidden) }},
+		{"short body", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Length", "100000")
+			w.WriteHeader(http.StatusOK)
+			w.Write([]byte("PAR1 cut short"))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, "/ducklake.duckdb") && r.Method == http.MethodGet && r.Header.Get("Range") == "" {
+					c.serve(w)
+					return
+				}
+				fs.ServeHTTP(w, r)
+			}))
+			defer srv.Close()
+			code, out := fdlProc(t, nil, "--repo", srv.URL, "show", "main")
+			if code == 0 || strings.Contains(out, "CHECKSUM MISMATCH") || !strings.Contains(out, "CATALOG NOT CHECKED") {
+				t.Fatalf("show with the catalog answered %s: exit %d\n%s", c.name, code, out)
+			}
+		})
+	}
+}
