@@ -47,18 +47,54 @@ var (
 // DanglingError: a ref names a version the repository does not hold whole
 // (Err says why: no such version, no version.json, a record that does not
 // parse). It is damage, not a refusal: nothing was compared or moved, and
-// the way out is to point the ref at a version again (MoveBranch with
-// Backwards) or to restore the version. It wraps ErrDangling.
+// the way out is to point the ref at a version again (a branch: MoveBranch
+// with Backwards; a tag: RepairTag) or to restore the version. Read is true
+// when it comes from resolving a revision (nothing was to be moved). It
+// wraps ErrDangling.
 type DanglingError struct {
-	Ref Name
-	ID  version.ID
-	Err error
+	Ref  Name
+	ID   version.ID
+	Err  error
+	Read bool
 }
 
 func (e *DanglingError) Error() string {
-	return fmt.Sprintf("%s names version %s, which the repository does not hold (%v): %v; nothing was moved; point the branch at a version again, or restore that version",
-		e.Ref.Short(), e.ID, e.Err, ErrDangling)
+	s := fmt.Sprintf("%s %s names version %s, which the repository does not hold (%v): %v",
+		kindWord(e.Ref), e.Ref.Short(), e.ID, e.Err, ErrDangling)
+	if !e.Read {
+		s += "; nothing was moved"
+	}
+	return s + "; point the " + kindWord(e.Ref) + " at a version again, or restore that version"
 }
+
+// kindWord is the word for n's kind in a sentence: branch, tag, request
+// or ref.
+func kindWord(n Name) string {
+	switch {
+	case n.IsBranch():
+		return "branch"
+	case n.IsTag():
+		return "tag"
+	case n.IsRequest():
+		return "request"
+	}
+	return "ref"
+}
+
+// TagIntactError: a tag repair was asked for a tag that names a version
+// the repository holds whole. Tags never move: only a damaged tag (see
+// RepairTag) is pointed at a version again. It wraps ErrExists.
+type TagIntactError struct {
+	Ref   Name
+	Holds version.ID
+}
+
+func (e *TagIntactError) Error() string {
+	return fmt.Sprintf("tag %s holds version %s, which the repository holds whole: only a damaged tag (one whose file holds no version id, or that names a version the repository does not hold) can be repaired, and tags never move: %v",
+		e.Ref.Short(), e.Holds, ErrExists)
+}
+
+func (e *TagIntactError) Unwrap() error { return ErrExists }
 
 func (e *DanglingError) Unwrap() error { return ErrDangling }
 

@@ -32,6 +32,10 @@ const (
 	KindBranch  Kind = "branch"
 	KindTag     Kind = "tag"
 	KindRequest Kind = "request"
+	// KindOther: a ref under refs/ outside heads/, tags/ and requests/
+	// (written by hand or by another tool); fdl keeps what it names and
+	// never creates one.
+	KindOther Kind = "ref"
 )
 
 // Short returns the name without its "refs/heads/", "refs/tags/" or
@@ -51,17 +55,22 @@ func (n Name) IsBranch() bool { return strings.HasPrefix(string(n), HeadsPrefix)
 // IsTag reports whether n is under refs/tags/.
 func (n Name) IsTag() bool { return strings.HasPrefix(string(n), TagsPrefix) }
 
-// Kind returns KindBranch, KindTag or KindRequest.
+// Kind returns KindBranch, KindTag, KindRequest or KindOther.
 func (n Name) Kind() Kind {
 	switch {
 	case n.IsBranch():
 		return KindBranch
 	case n.IsTag():
 		return KindTag
-	default:
+	case n.IsRequest():
 		return KindRequest
+	default:
+		return KindOther
 	}
 }
+
+// IsRequest reports whether n is under refs/requests/.
+func (n Name) IsRequest() bool { return strings.HasPrefix(string(n), RequestsPrefix) }
 
 // Branch returns refs/heads/<short> after checking the name.
 func Branch(short string) (Name, error) { return named(HeadsPrefix, KindBranch, short) }

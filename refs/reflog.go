@@ -30,7 +30,7 @@ const (
 	ActionDelete   Action = "delete"    // a branch was deleted
 	ActionForward  Action = "move"      // a branch was moved forward by name
 	ActionMoveBack Action = "move-back" // a branch was moved, with Backwards, to a non-descendant
-	ActionRepair   Action = "repair"    // a damaged branch ref was replaced (Backwards)
+	ActionRepair   Action = "repair"    // a damaged ref was replaced (a branch: Backwards; a tag: RepairTag)
 	ActionApprove  Action = "approve"   // a branch was moved forward to a request's version
 	ActionReplace  Action = "replace"   // a request was moved to a version that does not descend from the one it held
 )

@@ -77,19 +77,51 @@ func (m *Manager) Resolve(ctx context.Context, rev string) (Resolved, error) {
 	}
 	id, err := Nth(ctx, m.recs, res.ID, back)
 	if err != nil {
+		if res.Ref != "" && errors.Is(err, ErrVersionMissing) {
+			if d := m.dangling(ctx, res); d != nil {
+				return Resolved{}, d
+			}
+		}
 		return Resolved{}, fmt.Errorf("revision %q: %w", rev, err)
 	}
 	return Resolved{ID: id}, nil
 }
 
-// ResolveRecord resolves rev and reads its version's record.
+// ResolveRecord resolves rev and reads its version's record. A ref that
+// names a version the repository does not hold whole is a *DanglingError
+// naming the ref (Read set), not the version's own error.
 func (m *Manager) ResolveRecord(ctx context.Context, rev string) (*version.Record, Resolved, error) {
 	res, err := m.Resolve(ctx, rev)
 	if err != nil {
 		return nil, res, err
 	}
 	rec, err := m.recs.Record(ctx, res.ID)
+	if err != nil && res.Ref != "" {
+		return nil, res, DanglingRead(res.Ref, res.ID, err)
+	}
 	return rec, res, err
+}
+
+// DanglingRead returns err, the error of reading the record of version id
+// that ref n holds, as a *DanglingError (Read set) naming n when it says
+// the version is missing or its record unreadable (ErrVersionMissing,
+// version.ErrBadRecord); any other error as it is.
+func DanglingRead(n Name, id version.ID, err error) error {
+	if errors.Is(err, ErrVersionMissing) || errors.Is(err, version.ErrBadRecord) {
+		return &DanglingError{Ref: n, ID: id, Err: err, Read: true}
+	}
+	return err
+}
+
+// dangling returns the *DanglingError (Read set) for res when its ref
+// names a version the repository does not hold whole, else nil.
+func (m *Manager) dangling(ctx context.Context, res Resolved) error {
+	var d *DanglingError
+	if errors.As(CheckHeld(ctx, m.recs, res.Ref, res.ID), &d) {
+		d.Read = true
+		return d
+	}
+	return nil
 }
 
 func (m *Manager) resolveBase(ctx context.Context, rev, base string) (Resolved, error) {

@@ -166,6 +166,44 @@ func (m *Manager) Create(ctx context.Context, n Name, id version.ID, why string,
 	return existed, err
 }
 
+// RepairTag points tag n at id when n is damaged: its file holds no version
+// id (*CorruptError), or it names a version the repository does not hold
+// whole (a dangling tag, CheckHeld). The move is logged as ActionRepair
+// with why, so the ref log keeps what the tag held. check, if not nil, is
+// the caller's rule for id (a version out of retention is refused). Tags
+// never move: a tag that holds a readable version is refused with
+// *TagIntactError, unless it already holds id (a retried repair: nothing is
+// written). It returns the ref as it was (its ID is "" when the file was
+// corrupt). Errors: ErrNotFound (there is nothing to repair: create it),
+// *TagIntactError, what check returns, *ConflictError, the store's.
+func (m *Manager) RepairTag(ctx context.Context, n Name, id version.ID, why string, check func(context.Context) error) (Ref, error) {
+	if !n.IsTag() {
+		return Ref{}, fmt.Errorf("repair %s: not a tag: %w", n, ErrInvalidName)
+	}
+	return m.Update(ctx, n, func(ctx context.Context, cur Ref, err error) (Move, error) {
+		switch {
+		case err != nil && !errors.Is(err, ErrCorrupt):
+			return Move{}, err
+		case err == nil && cur.ID == id:
+			return Move{}, nil
+		case err == nil:
+			held := CheckHeld(ctx, m.recs, n, cur.ID)
+			if held == nil {
+				return Move{}, &TagIntactError{Ref: n, Holds: cur.ID}
+			}
+			if !errors.Is(held, ErrDangling) {
+				return Move{}, held
+			}
+		}
+		if check != nil {
+			if err := check(ctx); err != nil {
+				return Move{}, err
+			}
+		}
+		return Move{To: id, Action: ActionRepair, Why: why}, nil
+	})
+}
+
 // DeleteBranch deletes branch n (a compare-and-swap to the tombstone),
 // logged as ActionDelete; the versions stay in the repository and the ref
 // log reaches them. It refuses the branch HEAD names (ErrDeleteHead).

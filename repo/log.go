@@ -68,6 +68,11 @@ func (r *Repo) History(ctx context.Context, l *Local, rev string, max int) (*His
 			}
 			stored, err := r.Log(ctx, res.ID, left)
 			if err != nil {
+				if res.Ref != "" {
+					if _, rerr := r.Record(ctx, res.ID); rerr != nil {
+						return nil, refs.DanglingRead(res.Ref, res.ID, rerr)
+					}
+				}
 				return nil, err
 			}
 			recs = append(recs, stored...)
@@ -133,7 +138,7 @@ func (r *Repo) History(ctx context.Context, l *Local, rev string, max int) (*His
 // requests ([] for none).
 func decorationOrder(names []refs.Name) []refs.Name {
 	out := make([]refs.Name, 0, len(names))
-	for _, k := range []refs.Kind{refs.KindBranch, refs.KindTag, refs.KindRequest} {
+	for _, k := range []refs.Kind{refs.KindBranch, refs.KindTag, refs.KindRequest, refs.KindOther} {
 		for _, n := range names {
 			if n.Kind() == k {
 				out = append(out, n)

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -131,7 +132,11 @@ type NewRef struct {
 	Ref  refs.Name  `json:"ref"`
 	// UpToDate is true when the ref already held the version (nothing
 	// was written).
-	UpToDate bool        `json:"up_to_date"`
+	UpToDate bool `json:"up_to_date"`
+	// Repaired is true when a damaged tag was pointed at ID (RepairTag);
+	// Was is what it named before ("" when its file held no version id).
+	Repaired bool        `json:"repaired,omitempty"`
+	Was      version.ID  `json:"was,omitempty"`
 	Kind     refs.Kind   `json:"-"`
 	Abbrev   refs.Abbrev `json:"-"`
 }
@@ -146,6 +151,35 @@ func (r *Repo) CreateTag(ctx context.Context, l *Local, name, rev string) (*NewR
 		return nil, err
 	}
 	return r.createRef(ctx, n, l.DefaultRev(), rev)
+}
+
+// RepairTag points tag name, which is damaged (its file holds no version
+// id, or it names a version the repository does not hold whole), at rev's
+// version (default: defaultRev); the ref log records the repair. An intact
+// tag is refused (*refs.TagIntactError: tags never move); a version out of
+// retention is refused (*RetiredError); a tag that does not exist is
+// refs.ErrNotFound (create it with CreateTag).
+func (r *Repo) RepairTag(ctx context.Context, l *Local, name, rev string) (*NewRef, error) {
+	n, err := refs.Tag(name)
+	if err != nil {
+		return nil, err
+	}
+	if rev == "" {
+		rev = l.DefaultRev()
+	}
+	rec, _, err := r.refs.ResolveRecord(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	was, err := r.refs.RepairTag(ctx, n, rec.ID, "repaired at "+rev, func(ctx context.Context) error { return r.RefuseRetired(ctx, rec) })
+	if err != nil {
+		if errors.Is(err, refs.ErrNotFound) {
+			return nil, fmt.Errorf("tag %s: %w: there is nothing to repair", name, err)
+		}
+		return nil, err
+	}
+	abbrev, _ := r.Abbrev(ctx, rec.ID)
+	return &NewRef{ID: rec.ID, Name: n.Short(), Ref: n, Kind: n.Kind(), Abbrev: abbrev, UpToDate: was.ID == rec.ID, Repaired: was.ID != rec.ID, Was: was.ID}, nil
 }
 
 // CreateBranch makes branch name point at rev's version (default:

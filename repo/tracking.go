@@ -75,12 +75,14 @@ func (r *Repo) Tracking(ctx context.Context, branch string, base version.ID, pen
 		return nil, err
 	}
 	tr.Head = ref.ID
+	head, err := recs.Record(ctx, ref.ID)
+	if err != nil {
+		return nil, refs.DanglingRead(n, ref.ID, err)
+	}
+	tr.HeadSeq = head.Seq
 	d, err := refs.AheadBehind(ctx, recs, base, ref.ID)
 	if err != nil {
 		return nil, err
-	}
-	if rec, err := recs.Record(ctx, ref.ID); err == nil {
-		tr.HeadSeq = rec.Seq
 	}
 	tr.Ahead, tr.Behind = d.Ahead, d.Behind
 	switch {

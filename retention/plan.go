@@ -300,8 +300,8 @@ func (x *decider) rules() {
 func (x *decider) requestRule(add func(version.ID, string)) {
 	var onBranch map[version.ID]bool
 	for _, ref := range x.in.Refs {
-		if ref.Name.Kind() != refs.KindRequest {
-			continue
+		if k := ref.Name.Kind(); k == refs.KindBranch || k == refs.KindTag {
+			continue // a ref of another kind (refs/custom/x) is kept as a request is
 		}
 		if onBranch == nil {
 			onBranch = map[version.ID]bool{}
@@ -316,8 +316,12 @@ func (x *decider) requestRule(add func(version.ID, string)) {
 				}
 			}
 		}
+		why := fmt.Sprintf("request %s offers it", ref.Name.Short())
+		if !ref.Name.IsRequest() {
+			why = fmt.Sprintf("ref %s reaches it", ref.Name)
+		}
 		for id := ref.ID; id != "" && !onBranch[id]; {
-			add(id, fmt.Sprintf("request %s offers it", ref.Name.Short()))
+			add(id, why)
 			r := x.rec(id)
 			if r == nil {
 				break

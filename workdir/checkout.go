@@ -314,7 +314,7 @@ func checkoutBase(ctx context.Context, r *repo.Repo, o CheckoutOptions) (*versio
 			return nil, "", &repo.OrphanExistsError{Branch: branch, Head: ref.ID}
 		case err == nil:
 			if base, err = r.Record(ctx, ref.ID); err != nil {
-				return nil, "", err
+				return nil, "", refs.DanglingRead(branch, ref.ID, err)
 			}
 		case !errors.Is(err, refs.ErrNotFound):
 			return nil, "", err
@@ -364,7 +364,11 @@ func headOfHEAD(ctx context.Context, r *repo.Repo, branch refs.Name) (*version.R
 	if err != nil {
 		return nil, err
 	}
-	return r.Record(ctx, ref.ID)
+	rec, err := r.Record(ctx, ref.ID)
+	if err != nil {
+		return nil, refs.DanglingRead(head, ref.ID, err)
+	}
+	return rec, nil
 }
 
 // writeWorkingCatalog writes the DuckDB file a working catalog starts as,

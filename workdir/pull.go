@@ -116,7 +116,7 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 	res.Pulled = tr.Behind
 	head, err := r.Record(ctx, tr.Head)
 	if err != nil {
-		return nil, err
+		return nil, refs.DanglingRead(tr.Ref, tr.Head, err)
 	}
 	if err := r.RefuseRetired(ctx, head); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 
@@ -20,23 +21,36 @@ type refOptions struct {
 	Backwards    bool
 	Why          string
 	FormatChange bool // with -f: --allow-format-change
+	Repair       bool // tag --repair
 }
 
 func newTagCmd(ios *term.IO, g *globals) *cobra.Command {
 	o := &refOptions{}
 	cmd := &cobra.Command{
-		Use:   "tag [NAME [REV]] | tag -l [PATTERN…]",
+		Use:   "tag [NAME [REV]] | tag -l [PATTERN…] | tag --repair NAME [REV]",
 		Short: "Create or list tags (tags never move)",
 		Long: `Create tag NAME at REV (default: HEAD), or list tags with -l or no NAME.
 A tag never moves and cannot be deleted: creating a tag that holds another
 version is refused with exit code 4; creating it again at the version it
-holds succeeds and changes nothing (a CI job can retry a release tag).`,
+holds succeeds and changes nothing (a CI job can retry a release tag).
+
+--repair points a damaged tag at REV: one whose file holds no version id, or
+that names a version the repository does not hold (fdl verify reports both).
+The ref log records the repair and what the tag held (fdl reflog NAME). An
+intact tag is refused with exit code 4.`,
 		Example: `  fdl tag 2025-final --repo s3://bucket/sales
-  fdl tag -l`,
+  fdl tag -l
+  fdl tag --repair 2025-final 3f9a2c1`,
 		Args: args(0, 2),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if o.Delete || o.Force {
 				return usageError{errTagsNeverMove(o.Delete)}
+			}
+			if o.Repair {
+				if o.List || len(a) == 0 {
+					return usageError{errors.New("--repair needs the tag's NAME (fdl tag --repair NAME REV)")}
+				}
+				return runRepairTag(cmd.Context(), ios, g, a[0], optionalArg(a, 1))
 			}
 			if o.List || len(a) == 0 {
 				return runListRefs(cmd.Context(), ios, g, refs.TagsPrefix, a)
@@ -45,6 +59,7 @@ holds succeeds and changes nothing (a CI job can retry a release tag).`,
 		},
 	}
 	cmd.Flags().BoolVarP(&o.List, "list", "l", false, "list tags")
+	cmd.Flags().BoolVar(&o.Repair, "repair", false, "point a damaged tag (no version id, or a version the repository does not hold) at REV")
 	// -d and -f exist only to say why tags cannot be deleted or moved.
 	cmd.Flags().BoolVarP(&o.Delete, "delete", "d", false, "not available: tags never move and cannot be deleted")
 	cmd.Flags().BoolVarP(&o.Force, "force", "f", false, "not available: tags never move")
@@ -180,6 +195,31 @@ func runCreateRef(ctx context.Context, ios *term.IO, g *globals, kind refs.Kind,
 			return nil
 		}
 		ios.Printf("Created %s %s at %s\n", ref.Kind, ios.Ref(ref.Name), ios.ID(ref.Abbrev.Short(ref.ID)))
+		return nil
+	})
+}
+
+func runRepairTag(ctx context.Context, ios *term.IO, g *globals, name, rev string) error {
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
+		ref, err := r.RepairTag(ctx, l, name, rev)
+		if errors.Is(err, refs.ErrNotFound) {
+			return fmt.Errorf("%w (create it with fdl tag %s REV)", err, shellQuote(name))
+		}
+		if err != nil {
+			return err
+		}
+		if g.JSON {
+			return printJSON(ios, ref)
+		}
+		if ref.UpToDate {
+			ios.Printf("Tag %s already at %s\n", ios.Ref(ref.Name), ios.ID(ref.Abbrev.Short(ref.ID)))
+			return nil
+		}
+		was := "no version id"
+		if ref.Was != "" {
+			was = string(ref.Was)
+		}
+		ios.Printf("Repaired tag %s: at %s (was %s)\n", ios.Ref(ref.Name), ios.ID(ref.Abbrev.Short(ref.ID)), was)
 		return nil
 	})
 }

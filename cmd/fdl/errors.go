@@ -78,7 +78,7 @@ func exitCode(ctx context.Context, err error) int {
 		return exitUsage
 	case errors.Is(err, refs.ErrRefused):
 		return exitRefused
-	case errors.As(err, new(*refs.ExistsError)):
+	case errors.As(err, new(*refs.ExistsError)), errors.As(err, new(*refs.TagIntactError)):
 		return exitExists
 	case errors.Is(err, store.ErrAuth):
 		return exitAuth
@@ -235,8 +235,14 @@ func hinted(e error) (string, bool) {
 	case *refs.CorruptError:
 		return insertAfter(plain, "point a branch at a version again", " (fdl branch -f NAME REV --backwards; fdl reflog NAME shows what it held)"), true
 	case *refs.DanglingError:
-		n := e.Ref.Short()
-		return insertAfter(plain, "point the branch at a version again", " (fdl branch -f "+n+" REV --backwards; fdl reflog "+n+" shows what it held)"), true
+		n := shellQuote(e.Ref.Short())
+		switch {
+		case e.Ref.IsBranch():
+			return insertAfter(plain, "point the branch at a version again", " (fdl branch -f "+n+" REV --backwards; fdl reflog "+n+" shows what it held)"), true
+		case e.Ref.IsTag():
+			return insertAfter(plain, "point the tag at a version again", " (fdl tag --repair "+n+" REV; fdl reflog "+n+" shows what it held)"), true
+		}
+		return plain, true
 	case *refs.MissingBranchError:
 		n := e.Branch.Short()
 		return insertAfter(plain, "branch "+n+" does not exist", " (create it with fdl branch "+n+" REV)"), true
