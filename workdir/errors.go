@@ -45,13 +45,18 @@ func (e *NotWorkdirError) Unwrap() error { return ErrNotWorkdir }
 // BusyError: another process holds the working directory's lock (a commit
 // or push). It wraps the lock's error (filelock.ErrBusy).
 type BusyError struct {
-	Op  string // what was refused: "commit", "push"
-	Dir string
-	Err error
+	Op      string // what was refused: "commit", "push"
+	Dir     string
+	Holders []string // "pid N (command)" holding the lock, where known (filelock.Holders)
+	Err     error
 }
 
 func (e *BusyError) Error() string {
-	return fmt.Sprintf("cannot %s in %s: another commit or push is running in this working directory; wait for it to finish: %v", e.Op, e.Dir, e.Err)
+	who := ""
+	if len(e.Holders) > 0 {
+		who = " (" + strings.Join(e.Holders, ", ") + ")"
+	}
+	return fmt.Sprintf("cannot %s in %s: another commit or push is running in this working directory%s; wait for it to finish: %v", e.Op, e.Dir, who, e.Err)
 }
 
 func (e *BusyError) Unwrap() error { return e.Err }

@@ -322,7 +322,7 @@ func (w *Workdir) LocalDataset(id version.ID) (*version.Dataset, error) {
 func (w *Workdir) lock(what string) (func(), error) {
 	unlock, err := filelock.Lock(w.stateDir("lock"))
 	if errors.Is(err, filelock.ErrBusy) {
-		return nil, &BusyError{Op: what, Dir: w.Dir, Err: err}
+		return nil, &BusyError{Op: what, Dir: w.Dir, Holders: filelock.Holders(w.stateDir("lock")), Err: err}
 	}
 	if err == nil {
 		w.removeStaleWork()

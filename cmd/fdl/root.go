@@ -45,6 +45,7 @@ func run(args []string, ios *term.IO) int {
 	defer startProfile()()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx = store.WithLockWait(ctx, func(w store.LockWait) { warnLockWait(ios, w) })
 	g := &globals{ios: ios}
 	root := newRootCmd(ios, g)
 	root.SetArgs(args)
@@ -290,4 +291,14 @@ func (g *globals) withWorkdir(ctx context.Context, fn func(w *workdir.Workdir) e
 func formatChangeFlags(cmd *cobra.Command, v *bool, usage string) {
 	cmd.Flags().BoolVar(v, "allow-format-change", false, usage)
 	cmd.Flags().BoolVar(v, "allow-format-upgrade", false, "older name of --allow-format-change")
+}
+
+// warnLockWait says that a ref's lock has been held by another process for
+// w.Waited, and by whom where known, so a waiting push does not look hung.
+func warnLockWait(ios *term.IO, w store.LockWait) {
+	who := "another process"
+	if len(w.Holders) > 0 {
+		who = strings.Join(w.Holders, ", ")
+	}
+	ios.Warnf("waiting for the lock on %s (%s), held by %s for %s: a ref move holds it for milliseconds, so its holder may be stopped or its file system hung; fdl goes on waiting (Ctrl-C stops it)", w.Key, w.Lock, who, w.Waited)
 }

@@ -134,7 +134,7 @@ func ReplaceSQLite(ctx context.Context, dst, src string, check func([]SnapshotMa
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: %s stayed locked by another process for %s (%v); try again when its writers are idle", ErrLocked, dst, sqliteRetryFor, err)
+			return lockedError(dst, sqliteRetryFor, err)
 		}
 		select {
 		case <-ctx.Done():

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
-	"github.com/fdl-dev/fdl/internal/sqlquote"
 	sqlite3 "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver (cgo, bundles SQLite)
+
+	"github.com/fdl-dev/fdl/internal/filelock"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/ducklake/sqlitebulk"
@@ -592,7 +594,7 @@ func retrySQLiteBusy(ctx context.Context, path string, try func() error) error {
 		if time.Now().After(deadline) {
 			// The time waited, as it was: each try may itself wait up to
 			// the busy timeout, so it exceeds sqliteRetryFor.
-			return fmt.Errorf("%w: %s stayed locked by another process for %s (%v); try again when its writers are idle", ErrLocked, path, time.Since(start).Truncate(time.Second), err)
+			return lockedError(path, time.Since(start).Truncate(time.Second), err)
 		}
 		select {
 		case <-ctx.Done():
@@ -1021,4 +1023,17 @@ func checkCounts(ctx context.Context, conn *sql.Conn, alias string, counts map[s
 		}
 	}
 	return nil
+}
+
+// lockedError is ErrLocked for the SQLite file at path after waited of
+// retries: it names the other processes that have the file (or its -wal,
+// -shm or -journal file) open, as "pid N (command)", so a person can see
+// which writer holds it (filelock.Holders; nothing where they cannot be
+// read).
+func lockedError(path string, waited time.Duration, err error) error {
+	who := ""
+	if h := filelock.Holders(path, path+"-wal", path+"-shm", path+"-journal"); len(h) > 0 {
+		who = "; it is open in " + strings.Join(h, ", ")
+	}
+	return fmt.Errorf("%w: %s stayed locked by another process for %s (%v)%s; try again when its writers are idle", ErrLocked, path, waited, err, who)
 }

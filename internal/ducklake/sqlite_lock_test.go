@@ -1,8 +1,12 @@
 package ducklake
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,5 +91,47 @@ func TestSQLiteLockedMessage(t *testing.T) {
 	said := strings.TrimSpace(err.Error())
 	if !strings.Contains(said, "for "+took.Round(time.Second).String()) && !strings.Contains(said, "for "+took.Truncate(time.Second).String()) {
 		t.Fatalf("error %q does not say it waited %s", said, took.Round(time.Second))
+	}
+}
+
+// TestSQLiteLockedNamesHolder: when another process holds the lock past the
+// retries, the error names it (pid and command), so a person can see which
+// writer to wait for or stop.
+func TestSQLiteLockedNamesHolder(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc: holders are not named here")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	defer func(d time.Duration) { sqliteRetryFor = d }(sqliteRetryFor)
+	sqliteRetryFor = time.Second
+	src := walCatalog(t, t.TempDir())
+	cmd := exec.Command(py, "-c", `import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("PRAGMA locking_mode = EXCLUSIVE")
+c.execute("BEGIN EXCLUSIVE")
+c.execute("UPDATE ducklake_metadata SET value = value WHERE key = 'version'")
+print("locked", flush=True)
+time.sleep(120)`, src)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "locked" {
+		t.Fatalf("the holder did not take the lock: %q %v", line, err)
+	}
+	_, err = Freeze(context.Background(), src, filepath.Join(t.TempDir(), "frozen.duckdb"))
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("freeze of a catalog another process keeps locked: %v", err)
+	}
+	if want := fmt.Sprintf("pid %d (python3)", cmd.Process.Pid); !strings.Contains(err.Error(), want) {
+		t.Fatalf("error does not name the holder %q: %v", want, err)
 	}
 }

@@ -742,6 +742,7 @@ func (l *Store) lock(ctx context.Context, key string) (unlock func(), err error)
 		return nil, fmt.Errorf("%s: lock: %w", key, err)
 	}
 	wait := time.Millisecond
+	start, noted := time.Now(), false
 	for {
 		ok, err := filelock.TryLock(f)
 		if err != nil {
@@ -753,6 +754,10 @@ func (l *Store) lock(ctx context.Context, key string) (unlock func(), err error)
 				filelock.Unlock(f)
 				f.Close()
 			}, nil
+		}
+		if waited := time.Since(start); !noted && waited >= store.LockWaitNotice {
+			noted = true
+			store.NoteLockWait(ctx, store.LockWait{Key: key, Lock: path, Waited: waited.Truncate(time.Second), Holders: filelock.Holders(path)})
 		}
 		select {
 		case <-ctx.Done():
