@@ -61,16 +61,3 @@ func (r *Repo) GC(ctx context.Context, o GCOptions) (*GCRun, error) {
 	}
 	return run, err
 }
-
-// temps calls fn for each temporary file of an interrupted write anywhere
-// in the repository (store.TempCleaner; none on object stores): data/ and
-// versions/, and also refs/, logs/, retention/, index/ and the root, where
-// a compare-and-swap or create-only write killed before its rename leaves
-// one (refs/heads/.tmp-…).
-func (r *Repo) temps(ctx context.Context, fn func(store.ObjectInfo) error) error {
-	tc, ok := r.st.(store.TempCleaner)
-	if !ok {
-		return nil
-	}
-	return tc.Temps(ctx, "", fn)
-}

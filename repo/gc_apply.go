@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/fdl-dev/fdl/history"
-	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/retention"
@@ -93,7 +91,6 @@ func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
 			return res, err
 		}
 	}
-	r.forgetIDs()
 	return res, nil
 }
 
@@ -120,12 +117,8 @@ func (r *Repo) applyFloor(ctx context.Context, p *GCPlan, res *GCResult) (*reten
 	}
 	f := *p.NewFloor
 	f.MovedBy = r.Actor()
-	b, err := f.Marshal()
-	if err != nil {
-		return nil, err
-	}
 	r.step("gc:floor")
-	movedTok, err := r.st.Swap(ctx, retention.FloorKey, p.floorTok, b)
+	movedTok, err := r.SwapFloor(ctx, p.floorTok, &f)
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return nil, &GCStopError{Why: StopFloorMoved, Key: retention.FloorKey, Err: ErrRetentionConflict}
@@ -338,11 +331,7 @@ func (r *Repo) restoreFloor(ctx context.Context, moved *retention.Floor, movedTo
 	if old != nil {
 		back.Policy, back.Branches, back.Retired = old.Policy, old.Branches, old.Retired
 	}
-	b, err := back.Marshal()
-	if err != nil {
-		return false
-	}
-	_, err = r.st.Swap(ctx, retention.FloorKey, movedTok, b)
+	_, err := r.SwapFloor(ctx, movedTok, &back)
 	return err == nil
 }
 
@@ -361,7 +350,7 @@ func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, also []version
 	}
 	fresh := slices.Clone(also)
 	err := r.st.List(ctx, VersionsPrefix, func(o store.ObjectInfo) error {
-		if id, file, ok := splitVersionKey(o.Key); ok && file == version.CatalogFile && !p.known[id] {
+		if id, file, ok := SplitVersionKey(o.Key); ok && file == version.CatalogFile && !p.known[id] {
 			if _, err := version.ParseID(string(id)); err == nil {
 				fresh = append(fresh, id)
 			}
@@ -382,7 +371,7 @@ func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, also []version
 	defer os.RemoveAll(tmp)
 	listed := map[string]bool{}
 	for _, id := range fresh {
-		files, err := r.readCatalogUnchecked(ctx, id, tmp)
+		files, err := r.CatalogDataFilesUnchecked(ctx, id, tmp)
 		if errors.Is(err, store.ErrNotExist) || errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -408,43 +397,6 @@ func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, also []version
 	}
 	p.DataFiles = kept
 	return nil
-}
-
-// readCatalogUnchecked reads the data-file table of version id's catalog as
-// the store holds it now, with no record to check it against (the version
-// may still be uploading): in place on a folder store, else copied into
-// tmp.
-func (r *Repo) readCatalogUnchecked(ctx context.Context, id version.ID, tmp string) ([]ducklake.DataFile, error) {
-	key := VersionKey(id, version.CatalogFile)
-	path := ""
-	if files, ok := r.folder(); ok {
-		path = files.LocalPath(key)
-	} else {
-		rc, _, err := r.st.Get(ctx, key)
-		if err != nil {
-			return nil, err
-		}
-		defer rc.Close()
-		f, err := os.CreateTemp(tmp, "new-*.duckdb")
-		if err != nil {
-			return nil, err
-		}
-		path = f.Name()
-		defer os.Remove(path)
-		_, err = io.Copy(f, rc)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	c, err := ducklake.Open(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	return c.DataFiles(ctx)
 }
 
 // Excise takes one version's bytes out of the store after the floor
@@ -500,13 +452,9 @@ func (r *Repo) excise(ctx context.Context, floor *retention.Floor, id version.ID
 				frees = []string{}
 			}
 			mk := &retention.Marker{Format: retention.Format, Version: id, RetiredAt: floor.MovedAt, Floor: floor.Generation, Reason: rt.Reason, DataFiles: frees}
-			b, err := mk.Marshal()
-			if err != nil {
-				return false, 0, err
-			}
 			r.step("gc:marker")
-			if err := r.st.Create(ctx, VersionKey(id, retention.MarkerFile), strings.NewReader(string(b))); err != nil && !errors.Is(err, store.ErrExist) {
-				return false, 0, fmt.Errorf("write the marker of version %s: %w", id, err)
+			if err := r.WriteMarker(ctx, mk); err != nil && !errors.Is(err, store.ErrExist) {
+				return false, 0, err
 			}
 			wrote = true
 		}
@@ -531,19 +479,9 @@ func (r *Repo) excise(ctx context.Context, floor *retention.Floor, id version.ID
 	return wrote, n, nil
 }
 
-// gcDelete deletes one object, refusing any key outside data/, versions/
-// and index/packs/ (gc never deletes anything else: docs/spec.md §16) and
-// any key the running gc's deletion intent does not list (gcIntent.before,
-// which also renews the intent and stops gc when it lost it).
+// gcDelete deletes one object through Repo.DeleteGarbage, guarded by the
+// running gc's deletion intent (gcIntent.before, which also renews the
+// intent and stops gc when it lost it).
 func (r *Repo) gcDelete(ctx context.Context, key string) error {
-	if !strings.HasPrefix(key, DataPrefix) && !strings.HasPrefix(key, VersionsPrefix) && !strings.HasPrefix(key, history.PacksPrefix) {
-		return fmt.Errorf("gc: refusing to delete %s: gc deletes only under %s, %s and %s", key, DataPrefix, VersionsPrefix, history.PacksPrefix)
-	}
-	if err := r.gcint.before(ctx, r, key); err != nil {
-		return err
-	}
-	if err := r.st.Delete(ctx, key); err != nil {
-		return fmt.Errorf("gc: delete %s: %w", key, err)
-	}
-	return nil
+	return r.DeleteGarbage(ctx, key, func(key string) error { return r.gcint.before(ctx, r, key) })
 }

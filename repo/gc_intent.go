@@ -26,66 +26,6 @@ import (
 // needs; a push that sees an intent listing what it needs does not move
 // its branch.
 
-// storedIntent is a deletion intent with the store's modification time of
-// its object (the store's clock, which decides its lease).
-type storedIntent struct {
-	*retention.Intent
-	Key     string
-	ModTime time.Time
-}
-
-// listIntents reads every deletion intent. One that does not parse counts
-// as listing every key (errs on the side of the push and the other gc);
-// one deleted meanwhile is left out. Errors: the store's.
-func (r *Repo) listIntents(ctx context.Context) ([]storedIntent, error) {
-	var infos []store.ObjectInfo
-	if err := r.st.List(ctx, retention.IntentPrefix, func(oi store.ObjectInfo) error {
-		if retention.IsIntentKey(oi.Key) {
-			infos = append(infos, oi)
-		}
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("list %s: %w", retention.IntentPrefix, err)
-	}
-	out := make([]storedIntent, 0, len(infos))
-	for _, oi := range infos {
-		b, _, err := store.ReadAll(ctx, r.st, oi.Key)
-		if errors.Is(err, store.ErrNotExist) {
-			continue // its gc finished meanwhile
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", oi.Key, err)
-		}
-		in, err := retention.ParseIntent(b, oi.Key)
-		if err != nil {
-			in = &retention.Intent{Keys: nil} // unreadable: treated as holding everything
-		}
-		out = append(out, storedIntent{Intent: in, Key: oi.Key, ModTime: oi.ModTime})
-	}
-	return out, nil
-}
-
-// holdsKey reports whether intent i may delete key (an intent that does
-// not parse may delete anything).
-func (i storedIntent) holdsKey(key string) bool {
-	return i.Intent.Keys == nil || i.Has(key)
-}
-
-// expired reports whether i no longer holds at store time now: its lease
-// ran out, or it was written on this host by a process that is gone.
-func (i storedIntent) expired(now time.Time) bool {
-	if now.Sub(i.ModTime) > retention.IntentLease {
-		return true
-	}
-	return i.Intent.Keys != nil && i.Host != "" && i.Host == hostName() && i.PID > 0 && i.PID != os.Getpid() && !processAlive(i.PID)
-}
-
-// hostName is this machine's name ("" when it cannot be read).
-func hostName() string {
-	h, _ := os.Hostname()
-	return h
-}
-
 // gcIntent is the deletion intent of the gc this process runs: what it
 // wrote, when it began writing it (on this machine's monotonic clock), and
 // how many deletions went since it last looked at it.
@@ -124,14 +64,14 @@ func plannedKeys(p *GCPlan) []string {
 // that stopped: a gc whose lease ran out deletes nothing more). now is the
 // store's time.
 func (r *Repo) checkOtherIntents(ctx context.Context, own string, now time.Time) error {
-	all, err := r.listIntents(ctx)
+	all, err := r.Intents(ctx)
 	if err != nil {
 		return err
 	}
 	for _, i := range all {
 		switch {
 		case i.Key == own:
-		case i.expired(now):
+		case i.Expired(now):
 			if err := r.st.Delete(ctx, i.Key); err != nil {
 				return fmt.Errorf("remove the expired intent %s: %w", i.Key, err)
 			}
@@ -145,12 +85,12 @@ func (r *Repo) checkOtherIntents(ctx context.Context, own string, now time.Time)
 // clearDeadIntents removes the intents written on this host by processes
 // that are gone (a gc killed here).
 func (r *Repo) clearDeadIntents(ctx context.Context) error {
-	all, err := r.listIntents(ctx)
+	all, err := r.Intents(ctx)
 	if err != nil {
 		return err
 	}
 	for _, i := range all {
-		if i.expired(i.ModTime) { // by its process only: its lease is not asked
+		if i.Expired(i.ModTime) { // by its process only: its lease is not asked
 			if err := r.st.Delete(ctx, i.Key); err != nil {
 				return fmt.Errorf("remove the intent %s of a stopped gc: %w", i.Key, err)
 			}
@@ -193,7 +133,7 @@ func (r *Repo) newIntent(ctx context.Context, keys []string, gen int64) (*gcInte
 	}
 	began := time.Now()
 	in := &retention.Intent{Format: retention.Format, ID: id, StartedAt: began.UTC().Truncate(time.Millisecond), By: r.Actor(),
-		Host: hostName(), PID: os.Getpid(), Floor: gen, Keys: keys}
+		Host: HostName(), PID: os.Getpid(), Floor: gen, Keys: keys}
 	b, err := in.Marshal()
 	if err != nil {
 		return nil, err

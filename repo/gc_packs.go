@@ -18,7 +18,7 @@ import (
 
 // planPacks fills plan.Packs (the missing packs to write, oldest first)
 // and plan.PackOrphans (packs whose version folder is gone, older than the
-// grace period) from one listing of index/packs/ and the records gcInput
+// grace period) from one listing of index/packs/ and the records RetentionInput
 // read.
 func (r *Repo) planPacks(ctx context.Context, plan *GCPlan, in *retention.Input) error {
 	have := map[version.ID]bool{}
@@ -46,7 +46,7 @@ func (r *Repo) planPacks(ctx context.Context, plan *GCPlan, in *retention.Input)
 	}
 	seen := map[version.ID]bool{}
 	for _, ref := range in.Refs {
-		jumps := r.jumps(ctx, ref.ID)
+		jumps := r.Jumps(ctx, ref.ID)
 		for i := len(jumps) - 1; i >= 0; i-- {
 			if id := jumps[i]; !have[id] && !seen[id] {
 				seen[id] = true

@@ -18,7 +18,7 @@ import (
 	"github.com/fdl-dev/fdl/version"
 )
 
-// gc's plan: read everything (gcInput), let retention.Decide say which
+// gc's plan: read everything (Repo.RetentionInput), let retention.Decide say which
 // versions stay and which leave retention, then which data files, abandoned
 // uploads and temporary files go. Nothing is written.
 
@@ -111,7 +111,7 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	in, floorTok, policyTok, err := r.gcInput(ctx, now)
+	in, floorTok, policyTok, err := r.RetentionInput(ctx, now)
 	if err != nil {
 		return nil, refuseGC(err)
 	}
@@ -233,7 +233,7 @@ func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, 
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("version %s leaves retention listing %d file(s) by a path gc cannot place (%v): it frees none of them", u.Version, u.Count, u.First))
 		}
 	}
-	if local, ok := r.folder(); ok {
+	if local, ok := r.Folder(); ok {
 		plan.DataFiles = guardFolderStore(local, norm, dp, plan.DataFiles, &plan.Warnings)
 	}
 	return nil
@@ -290,7 +290,7 @@ func (r *Repo) scanUploading(ctx context.Context, plan *GCPlan, in *retention.In
 		if v.Record != nil || !v.Has(version.CatalogFile) {
 			continue
 		}
-		files, err := r.readCatalogUnchecked(ctx, id, tmp)
+		files, err := r.CatalogDataFilesUnchecked(ctx, id, tmp)
 		if errors.Is(err, store.ErrNotExist) || errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -341,7 +341,7 @@ func (r *Repo) scanLeaving(ctx context.Context, plan *GCPlan, in *retention.Inpu
 // older than the grace period go; younger ones may be writes in progress.
 func (r *Repo) planTemps(ctx context.Context, plan *GCPlan, grace retention.Duration) error {
 	plan.Temps = []store.ObjectInfo{}
-	return r.temps(ctx, func(oi store.ObjectInfo) error {
+	return r.Temps(ctx, func(oi store.ObjectInfo) error {
 		if !retention.Young(plan.Now, oi.ModTime, grace) {
 			plan.Temps = append(plan.Temps, oi)
 		} else {
@@ -435,96 +435,10 @@ func guardFolderStore(st store.LocalFiles, norm *retention.Normaliser, dp *reten
 	return out
 }
 
-// gcInput reads what the planner decides from, refusing (with the thing
-// named) what gc must not run over; it returns the tokens of the floor and
-// the policy it read.
-func (r *Repo) gcInput(ctx context.Context, now time.Time) (in *retention.Input, floorTok, policyTok store.Token, err error) {
-	in = &retention.Input{Now: now, Versions: map[version.ID]*retention.VersionState{}}
-	if in.Policy, policyTok, err = r.Policy(ctx); err != nil {
-		return nil, "", "", err
-	}
-	if in.Floor, floorTok, err = r.Floor(ctx); err != nil {
-		return nil, "", "", err
-	}
-	if _, err := r.refs.Head(ctx); err != nil {
-		return nil, "", "", err
-	}
-	good, bad, err := r.refs.List(ctx, "refs/")
-	if err != nil {
-		return nil, "", "", err
-	}
-	if len(bad) > 0 {
-		return nil, "", "", fmt.Errorf("gc refuses to run while a ref cannot be read, since it may protect versions: %w", errors.Join(bad...))
-	}
-	for _, ref := range good {
-		in.Refs = append(in.Refs, retention.Ref{Name: ref.Name, ID: ref.ID})
-	}
-	entries, badLogs, err := r.refs.Log(ctx, "")
-	if err == nil && len(badLogs) > 0 {
-		err = fmt.Errorf("%w; gc refuses to run without knowing every version the ref logs reach: restore the entry or remove it", badLogs[0])
-	}
-	if err != nil {
-		return nil, "", "", err
-	}
-	in.LogEntries = entries
-	for _, e := range entries {
-		for _, id := range []version.ID{e.Old, e.New} {
-			if id != "" {
-				in.Logged = append(in.Logged, id)
-			}
-		}
-	}
-	err = r.st.List(ctx, VersionsPrefix, func(o store.ObjectInfo) error {
-		rest := strings.TrimPrefix(o.Key, VersionsPrefix)
-		i := strings.IndexByte(rest, '/')
-		if i <= 0 {
-			return nil
-		}
-		id, err := version.ParseID(rest[:i])
-		if err != nil {
-			return nil // not a version folder: gc leaves it alone
-		}
-		v := in.Versions[id]
-		if v == nil {
-			v = &retention.VersionState{ID: id}
-			in.Versions[id] = v
-		}
-		v.Objects = append(v.Objects, o)
-		return nil
-	})
-	if err != nil {
-		return nil, "", "", fmt.Errorf("list versions: %w", err)
-	}
-	r.forgetIDs()
-	var complete []version.ID
-	for id, v := range in.Versions {
-		if v.Has(version.RecordFile) {
-			complete = append(complete, id)
-		}
-	}
-	r.prefetch(ctx, complete)
-	for id, v := range in.Versions {
-		if v.Has(version.RecordFile) {
-			if v.Record, err = r.Record(ctx, id); err != nil {
-				if errors.Is(err, version.ErrBadRecord) {
-					err = fmt.Errorf("%w; gc will not guess what a version folder it cannot read protects: repair the record, or, if %s is not a version fdl wrote (a copy, a hand edit) and no ref reaches it, move it out of versions/", err, r.st.Location(VersionKey(id, "")))
-				}
-				return nil, "", "", err
-			}
-		}
-		if v.Has(retention.MarkerFile) {
-			if v.Marker, err = r.Marker(ctx, id); err != nil {
-				return nil, "", "", err
-			}
-		}
-	}
-	return in, floorTok, policyTok, nil
-}
-
 // Normaliser places data-file paths for this repository: its data/ folder
 // as reached now and as recorded in fdl.json at init (docs/spec.md §8).
 func (r *Repo) Normaliser() (*retention.Normaliser, error) {
-	_, local := r.folder()
+	_, local := r.Folder()
 	return retention.NewNormaliser([]string{r.DataLocation(), r.cfg.DataPath}, local)
 }
 
@@ -578,7 +492,7 @@ func (r *Repo) scanCatalogs(ctx context.Context, recs []*version.Record, tmp str
 					return
 				}
 				var res result
-				res.files, res.fetch, res.scan, res.err = r.scanCatalog(ctx, recs[i], tmp)
+				res.files, res.fetch, res.scan, res.err = r.CatalogDataFiles(ctx, recs[i], tmp)
 				results[i] <- res
 			}
 		}()
@@ -609,41 +523,3 @@ func (r *Repo) scanCatalogs(ctx context.Context, recs []*version.Record, tmp str
 // scanWorkers is how many catalogs gc and verify read at once: one per CPU,
 // at most 4 (each DuckDB instance uses threads of its own).
 func scanWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
-
-// scanCatalog checks a version's catalog against its record (size and
-// sha256) and reads its data-file table (ducklake.Catalog.DataFiles: data
-// and delete files, every row). On a folder store the file is checked and
-// opened where it lies (frozen catalogs never change); elsewhere it is
-// copied into tmp first (FetchCatalog). It returns the time spent checking
-// (fetch) and opening and reading (scan).
-func (r *Repo) scanCatalog(ctx context.Context, rec *version.Record, tmp string) ([]ducklake.DataFile, time.Duration, time.Duration, error) {
-	t0 := time.Now()
-	path := ""
-	if files, ok := r.folder(); ok {
-		path = files.LocalPath(VersionKey(rec.ID, version.CatalogFile))
-		size, sum, err := FileDigest(path)
-		if err != nil {
-			return nil, 0, 0, fmt.Errorf("version %s: catalog: %w", rec.ID, err)
-		}
-		if size != rec.Catalog.Size || sum != rec.Catalog.SHA256 {
-			return nil, 0, 0, &ChecksumError{Version: rec.ID, WantSize: rec.Catalog.Size, GotSize: size, WantSHA: rec.Catalog.SHA256, GotSHA: sum, Location: path}
-		}
-	} else {
-		path = filepath.Join(tmp, string(rec.ID)+".duckdb")
-		if err := r.FetchCatalog(ctx, rec, path); err != nil {
-			return nil, 0, 0, err
-		}
-		defer os.Remove(path)
-	}
-	t1 := time.Now()
-	c, err := ducklake.Open(ctx, path)
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("version %s: %w", rec.ID, err)
-	}
-	files, err := c.DataFiles(ctx)
-	c.Close()
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("version %s: %w", rec.ID, err)
-	}
-	return files, t1.Sub(t0), time.Since(t1), nil
-}

@@ -138,6 +138,12 @@ func newRepo(st store.Store, url string, cfg Config, opts Options) *Repo {
 // ref (package refs); callers pass it their checks.
 func (r *Repo) Refs() *refs.Manager { return r.refs }
 
+// HistoryReader returns the repository's reader of history packs
+// (docs/spec.md §18), which Walk and Log read through and whose cache
+// lives as long as the Repo: gc tells it which packs are absent and
+// writes the missing ones with its Writer (history.Reader.Writer).
+func (r *Repo) HistoryReader() *history.Reader { return r.hist }
+
 // Store returns the repository's store.
 func (r *Repo) Store() store.Store { return r.st }
 
@@ -157,11 +163,12 @@ func (r *Repo) ReadOnly() bool { return store.IsReadOnly(r.st) }
 // Config returns fdl.json.
 func (r *Repo) Config() Config { return r.cfg }
 
-// folder returns the repository's store when its objects are files of
-// this machine (store.LocalFiles; the one place that asks): gc then reads
-// catalogs where they lie and guards its deletions against symbolic and
-// hard links.
-func (r *Repo) folder() (store.LocalFiles, bool) {
+// Folder returns the repository's store when its objects are files of
+// this machine (store.LocalFiles; the one place that asks), and false on
+// an object store or a web server: catalogs are then read where they lie,
+// and gc guards its deletions against symbolic and hard links (package
+// gc, docs/spec.md §10.7).
+func (r *Repo) Folder() (store.LocalFiles, bool) {
 	l, ok := r.st.(store.LocalFiles)
 	return l, ok
 }
