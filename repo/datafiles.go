@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -95,4 +96,11 @@ func (r *Repo) CatalogDataFilesUnchecked(ctx context.Context, id version.ID, tmp
 	}
 	defer c.Close()
 	return c.DataFiles(ctx)
+}
+
+// Normaliser places data-file paths for this repository: its data/ folder
+// as reached now and as recorded in fdl.json at init (docs/spec.md §8).
+func (r *Repo) Normaliser() (*retention.Normaliser, error) {
+	_, local := r.Folder()
+	return retention.NewNormaliser([]string{r.DataLocation(), r.cfg.DataPath}, local)
 }

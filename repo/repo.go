@@ -2,9 +2,12 @@
 // versions (docs/spec.md §1). It is the library the repository commands
 // call, one method per command, each returning a result value: Init,
 // History (log), Show, Attach, Diff, ListRefs, CreateTag, CreateBranch,
-// DeleteBranch, MoveBranch, RefLogOf, requests, MigrateBranch, Verify,
-// Retention and GC; and Publish, the push protocol a working directory's
-// push (package workdir) runs.
+// DeleteBranch, MoveBranch, RefLogOf, requests, MigrateBranch, Verify and
+// Retention; and Publish, the push protocol a working directory's push
+// (package workdir) runs. gc is a package of its own (package gc) over
+// what repo reads and writes for it: the retention input
+// (RetentionInput), catalogs' data files, the floor's compare-and-swap,
+// markers, and the one deletion path (DeleteGarbage).
 //
 // It never holds a working directory: a command run in one gets what it
 // needs from it as an input value (Local: branch, upstream, base,
@@ -14,7 +17,8 @@
 // checks (a version out of retention gets no new ref) and the uploads of a
 // push. Files are named after their one job: push.go, log.go, show.go,
 // diff.go, refs.go, requests.go, migrate.go, verify*.go, retention.go
-// (policy, floor, markers), gc_plan.go and gc_apply.go. Errors are typed
+// (policy, floor, markers), retention_input.go, datafiles.go, garbage.go
+// and intents.go (what gc reads and writes through). Errors are typed
 // (errors.go) and never name a command.
 //
 // The package never prints and never imports cobra or lipgloss; long
@@ -122,7 +126,6 @@ type Repo struct {
 	namesMu sync.Mutex
 	hist    *history.Reader // first-parent walks (history packs)
 	actor   string          // who moves refs (refs.go); "" until Actor is called
-	gcint   *gcIntent       // the deletion intent of the gc this Repo is applying
 }
 
 // newRepo returns the Repo of an open store and its settings, with its ref

@@ -1,4 +1,4 @@
-package repo
+package gc
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -21,8 +22,8 @@ import (
 // uploads and temporary files go — with the checks that stop it when the
 // repository changed while it ran.
 
-// GCResult says what ApplyGC did.
-type GCResult struct {
+// Result says what Apply did.
+type Result struct {
 	FloorMoved bool  `json:"floor_moved"`
 	Floor      int64 `json:"floor_generation"`
 	Marked     int   `json:"markers_written"`
@@ -43,23 +44,23 @@ type GCResult struct {
 	Skipped int `json:"skipped"`
 }
 
-// ApplyGC carries a plan out in four steps, each resumable: a crash at any
-// point leaves a repository that verify accepts and that the next gc
-// finishes (docs/spec.md §10.7; docs/spec.md §16):
+// Apply carries plan p out on repository r in five steps, each
+// resumable: a crash at any point leaves a repository that verify accepts
+// and that the next gc finishes (docs/spec.md §10.7; docs/spec.md §16):
 //
 //  1. move the floor: one compare-and-swap of retention/floor.json from the
-//     version the plan read (ErrRetentionConflict if it changed: nothing
-//     is deleted, plan again); then write the deletion intent (every key
-//     the plan may delete, create-only; writeIntent) and look again at what
-//     changed while gc planned (recheck): a ref, or a ref move in progress
-//     (its ref log entry written), on a version the floor retires stops gc
-//     and puts the floor back; the versions of moves in progress, and of
-//     folders that appeared, keep their objects and every data file their
-//     catalogs list;
+//     version the plan read (repo.ErrRetentionConflict if it changed:
+//     nothing is deleted, plan again); then write the deletion intent
+//     (every key the plan may delete, create-only; writeIntent) and look
+//     again at what changed while gc planned (recheck): a ref, or a ref
+//     move in progress (its ref log entry written), on a version the floor
+//     retires stops gc and puts the floor back; the versions of moves in
+//     progress, and of folders that appeared, keep their objects and every
+//     data file their catalogs list;
 //  2. for each version leaving retention: write its marker (create-only),
 //     then delete its catalog and dataset.json — never version.json;
-//     refused (ErrAheadOfFloor) for a version the stored floor does not
-//     retire;
+//     refused (ErrAheadOfFloor) for a version the stored floor does
+//     not retire;
 //  3. delete the plan's data files (only keys under data/; a file freed by
 //     retirement only once every retired version listing it is marked);
 //  4. delete abandoned version folders (their history pack, then
@@ -70,10 +71,16 @@ type GCResult struct {
 //     missing ones on every ref's history (docs/spec.md §18).
 //
 // It deletes nothing outside data/, versions/ and index/packs/, and
-// nothing its intent does not list; the intent is removed at the end.
-func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
-	res := &GCResult{Floor: p.FloorGeneration}
-	floor, err := r.applyFloor(ctx, p, res)
+// nothing its intent does not list (Repo.DeleteGarbage, with the intent's
+// check); the intent is removed at the end. The result says what was done,
+// also when an error stopped it. Errors: *StopError (wrapping
+// repo.ErrRetentionConflict or ErrAheadOfFloor) when the repository
+// changed so that gc must stop; ErrRefused when a ref or ref log entry
+// cannot be read at the recheck; the store's.
+func Apply(ctx context.Context, r *repo.Repo, p *Plan) (*Result, error) {
+	c := &collector{r: r}
+	res := &Result{Floor: p.FloorGeneration}
+	floor, err := c.moveFloor(ctx, p, res)
 	if err != nil {
 		return res, err
 	}
@@ -81,11 +88,11 @@ func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
 		// Done, stopped or interrupted, this gc deletes nothing more: its
 		// intent goes (a process killed leaves it; the next gc on this
 		// host, or its lease, clears it).
-		r.dropIntent(ctx, r.gcint)
-		r.gcint = nil
+		dropIntent(ctx, r, c.intent)
+		c.intent = nil
 	}()
-	for _, step := range []func(context.Context, *GCPlan, *retention.Floor, *GCResult) error{
-		r.applyRetire, r.applyData, r.applyAbandoned, r.applyTemps, r.applyPacks,
+	for _, step := range []func(context.Context, *Plan, *retention.Floor, *Result) error{
+		c.retire, c.deleteData, c.deleteAbandoned, c.deleteTemps, c.updatePacks,
 	} {
 		if err := step(ctx, p, floor, res); err != nil {
 			return res, err
@@ -94,63 +101,83 @@ func (r *Repo) ApplyGC(ctx context.Context, p *GCPlan) (*GCResult, error) {
 	return res, nil
 }
 
-// applyFloor is step 1: the floor's compare-and-swap, the deletion intent,
+// collector is one gc carrying a plan out (Apply, Excise): the repository
+// and the deletion intent it deletes under (nil until step 1 wrote it;
+// docs/spec.md §16.1). It is the only state a running gc keeps: the
+// repository holds none.
+type collector struct {
+	r      *repo.Repo
+	intent *intent
+}
+
+// step calls the repository's step hook (repo.Options.Step; tests stop or
+// kill gc there) with name.
+func (c *collector) step(name string) { step(c.r, name) }
+
+// step calls r's step hook, if it has one, with name ("gc:floor", …).
+func step(r *repo.Repo, name string) {
+	if f := r.Options().Step; f != nil {
+		f(name)
+	}
+}
+
+// moveFloor is step 1: the floor's compare-and-swap, the deletion intent,
 // then recheck; if either of the last two stops gc, the intent is removed
 // and gc's own floor move is put back (restoreFloor). It returns the floor
-// the later steps go by, with r.gcint the intent they delete under.
-func (r *Repo) applyFloor(ctx context.Context, p *GCPlan, res *GCResult) (*retention.Floor, error) {
-	floor, _, err := r.Floor(ctx)
+// the later steps go by, with c.intent the intent they delete under.
+func (c *collector) moveFloor(ctx context.Context, p *Plan, res *Result) (*retention.Floor, error) {
+	floor, _, err := c.r.Floor(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if !p.FloorMoves {
-		g, err := r.writeIntent(ctx, p, p.FloorGeneration)
+		g, err := writeIntent(ctx, c.r, p, p.FloorGeneration)
 		if err != nil {
 			return nil, err
 		}
-		if err := r.recheck(ctx, p, floor); err != nil {
-			r.dropIntent(ctx, g)
+		if err := recheck(ctx, c.r, p, floor); err != nil {
+			dropIntent(ctx, c.r, g)
 			return nil, err
 		}
-		r.gcint = g
+		c.intent = g
 		return floor, nil
 	}
 	f := *p.NewFloor
-	f.MovedBy = r.Actor()
-	r.step("gc:floor")
-	movedTok, err := r.SwapFloor(ctx, p.floorTok, &f)
+	f.MovedBy = c.r.Actor()
+	c.step("gc:floor")
+	movedTok, err := c.r.SwapFloor(ctx, p.floorTok, &f)
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			return nil, &GCStopError{Why: StopFloorMoved, Key: retention.FloorKey, Err: ErrRetentionConflict}
+			return nil, &StopError{Why: StopFloorMoved, Key: retention.FloorKey, Err: repo.ErrRetentionConflict}
 		}
 		return nil, fmt.Errorf("move the floor: %w", err)
 	}
 	res.FloorMoved, res.Floor = true, f.Generation
-	g, err := r.writeIntent(ctx, p, f.Generation)
+	g, err := writeIntent(ctx, c.r, p, f.Generation)
 	if err == nil {
-		if err = r.recheck(ctx, p, &f); err != nil {
-			r.dropIntent(ctx, g)
+		if err = recheck(ctx, c.r, p, &f); err != nil {
+			dropIntent(ctx, c.r, g)
 		}
 	}
 	if err != nil {
-		if r.restoreFloor(ctx, &f, movedTok, floor) {
+		if restoreFloor(ctx, c.r, &f, movedTok, floor) {
 			res.FloorMoved, res.Floor = false, f.Generation+1
 			return nil, fmt.Errorf("%w (the floor was put back: nothing changed for readers)", err)
 		}
 		return nil, err
 	}
-	r.gcint = g
+	c.intent = g
 	return &f, nil
 }
 
-// applyRetire is step 2: each version leaving retention gets its marker,
+// retire is step 2: each version leaving retention gets its marker,
 // then loses its catalog and dataset.json (excise).
-func (r *Repo) applyRetire(ctx context.Context, p *GCPlan, floor *retention.Floor, res *GCResult) error {
+func (c *collector) retire(ctx context.Context, p *Plan, floor *retention.Floor, res *Result) error {
 	for _, rt := range p.Retire {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		wrote, n, err := r.excise(ctx, floor, rt.ID, rt.Frees, rt.Marked, res)
+		wrote, n, err := c.excise(ctx, floor, rt.ID, rt.Frees, rt.Marked, res)
 		if err != nil {
 			return err
 		}
@@ -163,10 +190,10 @@ func (r *Repo) applyRetire(ctx context.Context, p *GCPlan, floor *retention.Floo
 	return nil
 }
 
-// applyData is step 3: the plan's data files (less those recheck called
+// deleteData is step 3: the plan's data files (less those recheck called
 // off: a version pushed meanwhile lists them); a file freed by retirement
 // goes only once every retired version listing it is marked.
-func (r *Repo) applyData(ctx context.Context, p *GCPlan, _ *retention.Floor, res *GCResult) error {
+func (c *collector) deleteData(ctx context.Context, p *Plan, _ *retention.Floor, res *Result) error {
 	res.Protected += p.protected
 	for _, f := range p.DataFiles {
 		if err := ctx.Err(); err != nil {
@@ -176,8 +203,8 @@ func (r *Repo) applyData(ctx context.Context, p *GCPlan, _ *retention.Floor, res
 			res.Skipped++
 			continue
 		}
-		r.step("gc:data")
-		if err := r.gcDelete(ctx, f.Key); err != nil {
+		c.step("gc:data")
+		if err := c.delete(ctx, f.Key); err != nil {
 			return err
 		}
 		res.DataFiles++
@@ -186,15 +213,15 @@ func (r *Repo) applyData(ctx context.Context, p *GCPlan, _ *retention.Floor, res
 	return nil
 }
 
-// applyAbandoned is step 4 for abandoned version folders: each goes whole,
+// deleteAbandoned is step 4 for abandoned version folders: each goes whole,
 // version.json first and the catalog last (while the catalog is there,
 // readers see an incomplete version, never an unknown folder), unless a
 // ref now points at it.
-func (r *Repo) applyAbandoned(ctx context.Context, p *GCPlan, _ *retention.Floor, res *GCResult) error {
+func (c *collector) deleteAbandoned(ctx context.Context, p *Plan, _ *retention.Floor, res *Result) error {
 	if len(p.Abandoned) == 0 {
 		return nil
 	}
-	good, _, err := r.refs.List(ctx, "refs/")
+	good, _, err := c.r.Refs().List(ctx, "refs/")
 	if err != nil {
 		return err
 	}
@@ -210,16 +237,16 @@ func (r *Repo) applyAbandoned(ctx context.Context, p *GCPlan, _ *retention.Floor
 			continue
 		}
 		// The pack first: a pack never outlives its version's record.
-		r.step("gc:abandoned")
-		if err := r.gcDelete(ctx, history.PackKey(a.ID)); err != nil {
+		c.step("gc:abandoned")
+		if err := c.delete(ctx, history.PackKey(a.ID)); err != nil {
 			return err
 		}
 		for _, k := range deletionOrder(a.Keys) {
-			if !strings.HasPrefix(k, VersionKey(a.ID, "")) {
+			if !strings.HasPrefix(k, repo.VersionKey(a.ID, "")) {
 				return fmt.Errorf("gc: %s is not inside version folder %s", k, a.ID)
 			}
-			r.step("gc:abandoned")
-			if err := r.gcDelete(ctx, k); err != nil {
+			c.step("gc:abandoned")
+			if err := c.delete(ctx, k); err != nil {
 				return err
 			}
 		}
@@ -247,10 +274,10 @@ func deletionOrder(keys []string) []string {
 	return out
 }
 
-// applyTemps is step 4 for the temporary files of interrupted writes
+// deleteTemps is step 4 for the temporary files of interrupted writes
 // (folder stores: store.TempCleaner).
-func (r *Repo) applyTemps(ctx context.Context, p *GCPlan, _ *retention.Floor, res *GCResult) error {
-	tc, ok := r.st.(store.TempCleaner)
+func (c *collector) deleteTemps(ctx context.Context, p *Plan, _ *retention.Floor, res *Result) error {
+	tc, ok := c.r.Store().(store.TempCleaner)
 	if !ok {
 		return nil
 	}
@@ -258,7 +285,7 @@ func (r *Repo) applyTemps(ctx context.Context, p *GCPlan, _ *retention.Floor, re
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r.step("gc:temp")
+		c.step("gc:temp")
 		if err := tc.RemoveTemp(ctx, f.Key); err != nil {
 			return err
 		}
@@ -269,23 +296,23 @@ func (r *Repo) applyTemps(ctx context.Context, p *GCPlan, _ *retention.Floor, re
 }
 
 // recheckAfterFloor is the first part of recheck: it stops gc
-// (ErrRetentionConflict, nothing deleted; the next gc takes such versions
+// (repo.ErrRetentionConflict, nothing deleted; the next gc takes such versions
 // back into retention) when retention/policy.json changed since the plan
 // read it, when a ref points at a version the floor retires, or when a
 // branch created or moved since the plan keeps a retired version among its
 // last keep_last versions. It returns what every ref holds now.
-func (r *Repo) recheckAfterFloor(ctx context.Context, p *GCPlan, floor *retention.Floor) (map[refs.Name]version.ID, error) {
+func recheckAfterFloor(ctx context.Context, r *repo.Repo, p *Plan, floor *retention.Floor) (map[refs.Name]version.ID, error) {
 	if _, tok, err := r.Policy(ctx); err != nil {
 		return nil, err
 	} else if tok != p.policyTok {
-		return nil, &GCStopError{Why: StopPolicyChanged, Key: retention.PolicyKey, Err: ErrRetentionConflict}
+		return nil, &StopError{Why: StopPolicyChanged, Key: retention.PolicyKey, Err: repo.ErrRetentionConflict}
 	}
-	good, bad, err := r.refs.List(ctx, "refs/")
+	good, bad, err := r.Refs().List(ctx, "refs/")
 	if err != nil {
 		return nil, err
 	}
 	if len(bad) > 0 {
-		return nil, fmt.Errorf("%w: a ref cannot be read, and it may protect versions: %w", ErrGCRefused, errors.Join(bad...))
+		return nil, fmt.Errorf("%w: a ref cannot be read, and it may protect versions: %w", ErrRefused, errors.Join(bad...))
 	}
 	now := map[refs.Name]version.ID{}
 	for _, ref := range good {
@@ -296,7 +323,7 @@ func (r *Repo) recheckAfterFloor(ctx context.Context, p *GCPlan, floor *retentio
 	}
 	for _, ref := range good {
 		if floor.Has(ref.ID) && !p.marked[ref.ID] {
-			return nil, &GCStopError{Why: StopRefOnRetired, Ref: ref.Name, Version: ref.ID, Generation: floor.Generation, Err: ErrAheadOfFloor}
+			return nil, &StopError{Why: StopRefOnRetired, Ref: ref.Name, Version: ref.ID, Generation: floor.Generation, Err: ErrAheadOfFloor}
 		}
 		if !ref.Name.IsBranch() || p.refs[ref.Name] == ref.ID {
 			continue
@@ -307,7 +334,7 @@ func (r *Repo) recheckAfterFloor(ctx context.Context, p *GCPlan, floor *retentio
 				break
 			}
 			if floor.Has(id) && !p.marked[id] {
-				return nil, &GCStopError{Why: StopBranchKeepsRetired, Ref: ref.Name, Version: id, KeepLast: p.Policy.KeepLast, Generation: floor.Generation, Err: ErrRetentionConflict}
+				return nil, &StopError{Why: StopBranchKeepsRetired, Ref: ref.Name, Version: id, KeepLast: p.Policy.KeepLast, Generation: floor.Generation, Err: repo.ErrRetentionConflict}
 			}
 			rec, err := r.Record(ctx, id)
 			if err != nil {
@@ -325,7 +352,7 @@ func (r *Repo) recheckAfterFloor(ctx context.Context, p *GCPlan, floor *retentio
 // spares readers a window where versions gc will keep are refused. One
 // compare-and-swap from the token of gc's move; false when another writer
 // moved the floor since (then the next gc sorts it out).
-func (r *Repo) restoreFloor(ctx context.Context, moved *retention.Floor, movedTok store.Token, old *retention.Floor) bool {
+func restoreFloor(ctx context.Context, r *repo.Repo, moved *retention.Floor, movedTok store.Token, old *retention.Floor) bool {
 	back := retention.Floor{Format: retention.Format, Generation: moved.Generation + 1, MovedAt: time.Now().UTC().Truncate(time.Second),
 		MovedBy: r.Actor(), Policy: moved.Policy, Branches: []retention.BranchFloor{}, Retired: []retention.Retirement{}}
 	if old != nil {
@@ -342,15 +369,15 @@ func (r *Repo) restoreFloor(ctx context.Context, moved *retention.Floor, movedTo
 // long before its commit. It reads each such catalog's data-file table
 // and calls off the planned deletion of every file it lists (counted in
 // p.protected). A catalog that cannot be read stops gc before any data
-// file is deleted (ErrRetentionConflict: run gc again); one that is gone
+// file is deleted (repo.ErrRetentionConflict: run gc again); one that is gone
 // (its push removed its uploads) protects nothing.
-func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, also []version.ID) error {
+func protectNewVersions(ctx context.Context, r *repo.Repo, p *Plan, also []version.ID) error {
 	if len(p.DataFiles) == 0 {
 		return nil
 	}
 	fresh := slices.Clone(also)
-	err := r.st.List(ctx, VersionsPrefix, func(o store.ObjectInfo) error {
-		if id, file, ok := SplitVersionKey(o.Key); ok && file == version.CatalogFile && !p.known[id] {
+	err := r.Store().List(ctx, repo.VersionsPrefix, func(o store.ObjectInfo) error {
+		if id, file, ok := repo.SplitVersionKey(o.Key); ok && file == version.CatalogFile && !p.known[id] {
 			if _, err := version.ParseID(string(id)); err == nil {
 				fresh = append(fresh, id)
 			}
@@ -376,7 +403,7 @@ func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, also []version
 			continue
 		}
 		if err != nil {
-			return &GCStopError{Why: StopNewCatalogUnreadable, Version: id, Detail: err, Err: ErrRetentionConflict}
+			return &StopError{Why: StopNewCatalogUnreadable, Version: id, Detail: err, Err: repo.ErrRetentionConflict}
 		}
 		for _, f := range files {
 			if pl, err := norm.Place(f.ResolvedPath); err == nil && pl.Key != "" {
@@ -399,13 +426,14 @@ func (r *Repo) protectNewVersions(ctx context.Context, p *GCPlan, also []version
 	return nil
 }
 
-// Excise takes one version's bytes out of the store after the floor
-// retired it: it writes the version's marker (create-only; frees are the
+// Excise takes one version's bytes out of repository r after the floor
+// retired it (gc's step 2 for one version, under a deletion intent of its
+// own that lists the two keys): it writes the version's marker (create-only; frees are the
 // data-file keys only its catalog listed, see retention.Marker) and deletes
 // its catalog and dataset.json, never version.json. Errors:
 // ErrAheadOfFloor when neither the stored floor nor an existing marker
 // retires the version: move the floor first (fdl gc --yes does both).
-func (r *Repo) Excise(ctx context.Context, id version.ID, frees []string) error {
+func Excise(ctx context.Context, r *repo.Repo, id version.ID, frees []string) error {
 	floor, _, err := r.Floor(ctx)
 	if err != nil {
 		return err
@@ -414,22 +442,22 @@ func (r *Repo) Excise(ctx context.Context, id version.ID, frees []string) error 
 	if floor != nil {
 		gen = floor.Generation
 	}
-	g, err := r.newIntent(ctx, []string{VersionKey(id, version.CatalogFile), VersionKey(id, version.DatasetFile)}, gen)
+	g, err := newIntent(ctx, r, []string{repo.VersionKey(id, version.CatalogFile), repo.VersionKey(id, version.DatasetFile)}, gen)
 	if err != nil {
 		return err
 	}
-	r.gcint = g
-	defer func() { r.dropIntent(ctx, g); r.gcint = nil }()
-	_, _, err = r.excise(ctx, floor, id, frees, false, &GCResult{})
+	c := &collector{r: r, intent: g}
+	defer dropIntent(ctx, r, g)
+	_, _, err = c.excise(ctx, floor, id, frees, false, &Result{})
 	return err
 }
 
 // excise is gc step 2 for one version; marked says its marker is known to
 // exist. It returns whether it wrote the marker and the bytes deleted.
-func (r *Repo) excise(ctx context.Context, floor *retention.Floor, id version.ID, frees []string, marked bool, res *GCResult) (bool, int64, error) {
+func (c *collector) excise(ctx context.Context, floor *retention.Floor, id version.ID, frees []string, marked bool, res *Result) (bool, int64, error) {
 	wrote := false
 	if !marked {
-		m, err := r.Marker(ctx, id)
+		m, err := c.r.Marker(ctx, id)
 		if err != nil {
 			return false, 0, err
 		}
@@ -446,14 +474,14 @@ func (r *Repo) excise(ctx context.Context, floor *retention.Floor, id version.ID
 				if floor != nil {
 					gen = floor.Generation
 				}
-				return false, 0, &GCStopError{Why: StopAheadOfFloor, Version: id, Generation: gen, Key: retention.MarkerFile, Err: ErrAheadOfFloor}
+				return false, 0, &StopError{Why: StopAheadOfFloor, Version: id, Generation: gen, Key: retention.MarkerFile, Err: ErrAheadOfFloor}
 			}
 			if frees == nil {
 				frees = []string{}
 			}
 			mk := &retention.Marker{Format: retention.Format, Version: id, RetiredAt: floor.MovedAt, Floor: floor.Generation, Reason: rt.Reason, DataFiles: frees}
-			r.step("gc:marker")
-			if err := r.WriteMarker(ctx, mk); err != nil && !errors.Is(err, store.ErrExist) {
+			c.step("gc:marker")
+			if err := c.r.WriteMarker(ctx, mk); err != nil && !errors.Is(err, store.ErrExist) {
 				return false, 0, err
 			}
 			wrote = true
@@ -461,16 +489,16 @@ func (r *Repo) excise(ctx context.Context, floor *retention.Floor, id version.ID
 	}
 	var n int64
 	for _, f := range [][2]string{{version.CatalogFile, "gc:catalog"}, {version.DatasetFile, "gc:dataset"}} {
-		key := VersionKey(id, f[0])
-		oi, err := r.st.Stat(ctx, key)
+		key := repo.VersionKey(id, f[0])
+		oi, err := c.r.Store().Stat(ctx, key)
 		if errors.Is(err, store.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return wrote, n, err
 		}
-		r.step(f[1])
-		if err := r.gcDelete(ctx, key); err != nil {
+		c.step(f[1])
+		if err := c.delete(ctx, key); err != nil {
 			return wrote, n, err
 		}
 		res.Excised++
@@ -479,9 +507,9 @@ func (r *Repo) excise(ctx context.Context, floor *retention.Floor, id version.ID
 	return wrote, n, nil
 }
 
-// gcDelete deletes one object through Repo.DeleteGarbage, guarded by the
-// running gc's deletion intent (gcIntent.before, which also renews the
+// delete deletes one object through Repo.DeleteGarbage, guarded by the
+// running gc's deletion intent (intent.before, which also renews the
 // intent and stops gc when it lost it).
-func (r *Repo) gcDelete(ctx context.Context, key string) error {
-	return r.DeleteGarbage(ctx, key, func(key string) error { return r.gcint.before(ctx, r, key) })
+func (c *collector) delete(ctx context.Context, key string) error {
+	return c.r.DeleteGarbage(ctx, key, func(key string) error { return c.intent.before(ctx, c.r, key) })
 }

@@ -1,4 +1,4 @@
-package repo_test
+package gc_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
@@ -21,7 +22,7 @@ import (
 // be in progress). Nothing else changes.
 func TestGCTempLeftovers(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 2, historySQL)
+	h := history.BuildReal(t, 2, history.ChurnSQL)
 	r := h.Repo
 	old := time.Now().Add(-8 * 24 * time.Hour)
 	place := func(rel string, mod time.Time) string {
@@ -67,7 +68,7 @@ func TestGCTempLeftovers(t *testing.T) {
 	}
 
 	digest := testutil.TreeDigest(t, h.URL)
-	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestGCTempLeftovers(t *testing.T) {
 	if !slices.Equal(planned, wantPlanned) || plan.YoungTemps != 1 || plan.Empty() || plan.Totals.TempBytes != 4*int64(len("half a catalog")) {
 		t.Fatalf("plan temps %v (young %d, bytes %d), want %v and 1 young", planned, plan.YoungTemps, plan.Totals.TempBytes, wantPlanned)
 	}
-	res, err := r.ApplyGC(ctx, plan)
+	res, err := gc.Apply(ctx, r, plan)
 	if err != nil {
 		t.Fatal(err)
 	}

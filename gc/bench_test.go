@@ -1,4 +1,4 @@
-package repo_test
+package gc_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/repo"
@@ -153,7 +154,7 @@ func scanKept(b *testing.B, r *repo.Repo, kept []version.ID) (rows int, d time.D
 // (gc also reads the 900 catalogs leaving retention, once, to learn which
 // files only they list). Sizes: $FDL_GCBENCH_VERSIONS, $FDL_GCBENCH_FILES.
 //
-//	FDL_GCBENCH_DIR=/tmp/gcbench go test ./repo -run '^$' -bench BenchmarkGCPlan -benchtime 1x -timeout 120m
+//	FDL_GCBENCH_DIR=/tmp/gcbench go test ./gc -run '^$' -bench BenchmarkGCPlan -benchtime 1x -timeout 120m
 func BenchmarkGCPlan(b *testing.B) {
 	nv, nf := benchEnv("FDL_GCBENCH_VERSIONS", 1000), benchEnv("FDL_GCBENCH_FILES", 100000)
 	url := buildBenchRepo(b, nv, nf)
@@ -175,7 +176,7 @@ func BenchmarkGCPlan(b *testing.B) {
 			}
 			for b.Loop() {
 				start, cpu0 := time.Now(), cpuTime()
-				plan, err := r.PlanGC(ctx, repo.GCOptions{Workers: c.workers})
+				plan, err := gc.MakePlan(ctx, r, gc.Options{Workers: c.workers})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,10 +1,9 @@
-package repo_test
+package gc_test
 
 import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 
 	"github.com/fdl-dev/fdl/internal/store"
@@ -24,45 +24,6 @@ import (
 	"github.com/fdl-dev/fdl/version"
 	"github.com/fdl-dev/fdl/workdir"
 )
-
-// historySQL is what version i (1-based) does, run by the real DuckDB on
-// the working catalog (history.BuildReal, data inlining off): appends every
-// time, deletes, compaction (ducklake_rewrite_data_files of orders' files
-// with deletes, ducklake_merge_adjacent_files of events', which removes the
-// merged files' rows from the catalog), dropped tables, inlined rows.
-func historySQL(i int) string {
-	var q []string
-	if i == 1 {
-		q = append(q, "CREATE TABLE orders(id BIGINT, amount DOUBLE)", "CREATE TABLE events(k INTEGER)",
-			"CREATE TABLE tmp(x INTEGER)", "CREATE TABLE small(k INTEGER)",
-			"INSERT INTO tmp SELECT i::INTEGER AS x FROM range(10) t(i)")
-	}
-	q = append(q, fmt.Sprintf("INSERT INTO orders SELECT %d + i AS id, i * 1.5 AS amount FROM range(100) t(i)", i*1000),
-		fmt.Sprintf("INSERT INTO events VALUES (%d)", i))
-	if i%5 == 0 {
-		q = append(q, fmt.Sprintf("DELETE FROM orders WHERE id %% 10 = %d", i%10))
-	}
-	if i%7 == 0 {
-		q = append(q, "CALL ducklake_rewrite_data_files('lake', 'orders', delete_threshold => 0)")
-	}
-	if i%9 == 0 {
-		q = append(q, "CALL ducklake_merge_adjacent_files('lake', 'events')")
-	}
-	switch i {
-	case 9:
-		q = append(q, "DROP TABLE tmp")
-	case 12:
-		q = append(q, "CREATE TABLE tmp2(y BIGINT)", "INSERT INTO tmp2 SELECT i AS y FROM range(5) t(i)")
-	case 20:
-		q = append(q, "DROP TABLE tmp2")
-	}
-	if i%4 == 0 {
-		q = append(q, "SET ducklake_default_data_inlining_row_limit = 10",
-			fmt.Sprintf("INSERT INTO small VALUES (%d)", i),
-			"SET ducklake_default_data_inlining_row_limit = 0")
-	}
-	return strings.Join(q, ";\n")
-}
 
 // dataKeys lists the keys under data/.
 func dataKeys(t testing.TB, r *repo.Repo) []string {
@@ -99,7 +60,7 @@ func keyOf(t testing.TB, r *repo.Repo, p string) string {
 // clean, log marks the retired versions, checkout refuses them.
 func TestGCKeepLastFive(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 32, historySQL)
+	h := history.BuildReal(t, 32, history.ChurnSQL)
 	r := h.Repo
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 5; return nil }); err != nil {
 		t.Fatal(err)
@@ -138,7 +99,7 @@ func TestGCKeepLastFive(t *testing.T) {
 			t.Fatalf("kept file %s is not in the store before gc", k)
 		}
 	}
-	if plan0, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(8 * 24 * time.Hour)}); err != nil {
+	if plan0, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(8 * 24 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	} else if plan0.Data.Young != 0 {
 		t.Fatalf("past the grace period %d unlisted files are still kept", plan0.Data.Young)
@@ -152,7 +113,7 @@ func TestGCKeepLastFive(t *testing.T) {
 
 	// The plan: exactly that, and no byte changes.
 	digest := testutil.TreeDigest(t, h.URL)
-	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +148,7 @@ func TestGCKeepLastFive(t *testing.T) {
 	}
 
 	// Apply.
-	res, err := r.ApplyGC(ctx, plan)
+	res, err := gc.Apply(ctx, r, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +202,7 @@ func TestGCKeepLastFive(t *testing.T) {
 		t.Fatalf("verify --data: %+v", rep)
 	}
 	// A second plan finds nothing to do.
-	again, err := r.PlanGC(ctx, repo.GCOptions{})
+	again, err := gc.MakePlan(ctx, r, gc.Options{})
 	if err != nil || !again.Empty() {
 		t.Fatalf("second plan: %+v %v", again, err)
 	}
@@ -276,7 +237,7 @@ func TestGCKeepLastFive(t *testing.T) {
 // catalog spelling it another (docs/spec.md §16).
 func TestGCSpellings(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 2, historySQL)
+	h := history.BuildReal(t, 2, history.ChurnSQL)
 	r := h.Repo
 	cat := filepath.Join(h.WD, workdir.CatalogName)
 	db, err := sql.Open("duckdb", cat)
@@ -313,7 +274,7 @@ func TestGCSpellings(t *testing.T) {
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 1; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +291,7 @@ func TestGCSpellings(t *testing.T) {
 			t.Errorf("%s would be deleted as listed only by retired versions", d.Key)
 		}
 	}
-	if _, err := r.ApplyGC(ctx, plan); err != nil {
+	if _, err := gc.Apply(ctx, r, plan); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
@@ -355,7 +316,7 @@ func mustHead(t testing.TB, r *repo.Repo) version.ID {
 // survive within the grace period, and go after it.
 func TestGCReachability(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 8, historySQL)
+	h := history.BuildReal(t, 8, history.ChurnSQL)
 	r := h.Repo
 	v := h.Recs
 	// A tag on seq 2, a request ref on seq 3, main moved back to seq 6
@@ -431,7 +392,7 @@ func TestGCReachability(t *testing.T) {
 	}
 	check := func(now time.Time, wantKept []version.ID, wantGone bool) {
 		t.Helper()
-		plan, err := r.PlanGC(ctx, repo.GCOptions{Now: now})
+		plan, err := gc.MakePlan(ctx, r, gc.Options{Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -464,11 +425,11 @@ func TestGCReachability(t *testing.T) {
 
 	// Apply two days on: the undone versions keep their records and stay in
 	// the ref log; the tag's and the request's versions keep their catalogs.
-	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: now.Add(48 * time.Hour)})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{Now: now.Add(48 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.ApplyGC(ctx, plan); err != nil {
+	if _, err := gc.Apply(ctx, r, plan); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []version.ID{v[1].ID, v[2].ID, inflight} {
@@ -505,7 +466,7 @@ func idsOf(recs []*version.Record) []version.ID {
 // refuse to plan, naming the ref.
 func TestGCRefusesBadRefs(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 2, historySQL)
+	h := history.BuildReal(t, 2, history.ChurnSQL)
 	r := h.Repo
 	missing, _ := version.NewID()
 	for name, content := range map[string]string{"empty": "", "garbage": "not an id\n", "dangling": string(missing) + "\n"} {
@@ -513,13 +474,13 @@ func TestGCRefusesBadRefs(t *testing.T) {
 		if err := r.Store().Create(ctx, key, strings.NewReader(content)); err != nil {
 			t.Fatal(err)
 		}
-		_, err := r.PlanGC(ctx, repo.GCOptions{})
-		if !errors.Is(err, repo.ErrGCRefused) || !strings.Contains(err.Error(), key) {
+		_, err := gc.MakePlan(ctx, r, gc.Options{})
+		if !errors.Is(err, gc.ErrRefused) || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s branch: %v", name, err)
 		}
 		r.Store().Delete(ctx, key)
 	}
-	if _, err := r.PlanGC(ctx, repo.GCOptions{}); err != nil {
+	if _, err := gc.MakePlan(ctx, r, gc.Options{}); err != nil {
 		t.Fatalf("after removing the bad refs: %v", err)
 	}
 }
@@ -528,10 +489,10 @@ func TestGCRefusesBadRefs(t *testing.T) {
 // floor takes it out of retention.
 func TestExciseAheadOfFloor(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 3, historySQL)
+	h := history.BuildReal(t, 3, history.ChurnSQL)
 	r := h.Repo
-	err := r.Excise(ctx, h.Recs[0].ID, nil)
-	if !errors.Is(err, repo.ErrAheadOfFloor) || !strings.Contains(err.Error(), string(h.Recs[0].ID)) {
+	err := gc.Excise(ctx, r, h.Recs[0].ID, nil)
+	if !errors.Is(err, gc.ErrAheadOfFloor) || !strings.Contains(err.Error(), string(h.Recs[0].ID)) {
 		t.Fatalf("excise without a floor: %v", err)
 	}
 	if _, err := r.Store().Stat(ctx, repo.VersionKey(h.Recs[0].ID, version.CatalogFile)); err != nil {
@@ -542,7 +503,7 @@ func TestExciseAheadOfFloor(t *testing.T) {
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 2; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,10 +512,10 @@ func TestExciseAheadOfFloor(t *testing.T) {
 	if _, err := r.Store().Swap(ctx, retention.FloorKey, store.NoToken, b); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Excise(ctx, h.Recs[1].ID, nil); !errors.Is(err, repo.ErrAheadOfFloor) {
+	if err := gc.Excise(ctx, r, h.Recs[1].ID, nil); !errors.Is(err, gc.ErrAheadOfFloor) {
 		t.Fatalf("excise of a kept version: %v", err)
 	}
-	if err := r.Excise(ctx, h.Recs[0].ID, []string{}); err != nil {
+	if err := gc.Excise(ctx, r, h.Recs[0].ID, []string{}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := r.Marker(ctx, h.Recs[0].ID)
@@ -566,19 +527,19 @@ func TestExciseAheadOfFloor(t *testing.T) {
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 1; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	stale, err := r.PlanGC(ctx, repo.GCOptions{})
+	stale, err := gc.MakePlan(ctx, r, gc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := r.PlanGC(ctx, repo.GCOptions{})
+	fresh, err := gc.MakePlan(ctx, r, gc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.ApplyGC(ctx, fresh); err != nil {
+	if _, err := gc.Apply(ctx, r, fresh); err != nil {
 		t.Fatal(err)
 	}
 	digest := testutil.TreeDigest(t, h.URL)
-	if _, err := r.ApplyGC(ctx, stale); !errors.Is(err, repo.ErrRetentionConflict) {
+	if _, err := gc.Apply(ctx, r, stale); !errors.Is(err, repo.ErrRetentionConflict) {
 		t.Fatalf("stale plan: %v", err)
 	}
 	if testutil.TreeDigest(t, h.URL) != digest {
@@ -591,12 +552,12 @@ func TestExciseAheadOfFloor(t *testing.T) {
 // (--data) and ref log entries that do not parse.
 func TestVerifyFull(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 2, historySQL)
+	h := history.BuildReal(t, 2, history.ChurnSQL)
 	r := h.Repo
 	// A catalog that breaks the invariants but matches its record: break
 	// the working catalog, then commit and push it.
 	cat := filepath.Join(h.WD, workdir.CatalogName)
-	execCatalog(t, cat,
+	history.ExecCatalog(t, cat,
 		"INSERT INTO ducklake_column (column_id, begin_snapshot, end_snapshot, table_id, column_order, column_name, column_type, nulls_allowed) VALUES (1, 1, NULL, 424242, 1, 'ghost', 'int32', true)",
 		"UPDATE ducklake_data_file SET end_snapshot = begin_snapshot WHERE data_file_id = (SELECT min(data_file_id) FROM ducklake_data_file)",
 		"UPDATE ducklake_snapshot SET next_file_id = 0 WHERE snapshot_id = (SELECT max(snapshot_id) FROM ducklake_snapshot)")
@@ -654,7 +615,7 @@ func TestVerifyFull(t *testing.T) {
 		}
 	}
 	// gc refuses while a ref log entry does not parse.
-	if _, err := r.PlanGC(ctx, repo.GCOptions{}); !errors.Is(err, repo.ErrGCRefused) || !strings.Contains(err.Error(), "x.json") {
+	if _, err := gc.MakePlan(ctx, r, gc.Options{}); !errors.Is(err, gc.ErrRefused) || !strings.Contains(err.Error(), "x.json") {
 		t.Fatalf("gc with a bad ref log entry: %v", err)
 	}
 }
@@ -665,14 +626,14 @@ func TestVerifyFull(t *testing.T) {
 // hand stays however old it is, and the plan names it.
 func TestGCLeavesFilesItDoesNotOwn(t *testing.T) {
 	ctx := context.Background()
-	_, r, _ := folderRepoCheckout(t)
+	_, r, _ := history.Empty(t)
 	owned := "data/main/t/ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet"
 	for _, k := range []string{"data/README.txt", "data/main/t/notes.parquet", owned} {
 		if err := r.Store().Create(ctx, k, strings.NewReader("x")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(30 * 24 * time.Hour)})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(30 * 24 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -682,7 +643,7 @@ func TestGCLeavesFilesItDoesNotOwn(t *testing.T) {
 	if plan.Data.Foreign != 2 || !slices.Equal(plan.Data.ForeignSample, []string{"data/README.txt", "data/main/t/notes.parquet"}) {
 		t.Fatalf("foreign %d %v, want README.txt and notes.parquet", plan.Data.Foreign, plan.Data.ForeignSample)
 	}
-	if _, err := r.ApplyGC(ctx, plan); err != nil {
+	if _, err := gc.Apply(ctx, r, plan); err != nil {
 		t.Fatal(err)
 	}
 	for k, want := range map[string]bool{"data/README.txt": true, "data/main/t/notes.parquet": true, owned: false} {

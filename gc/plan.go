@@ -1,10 +1,11 @@
-package repo
+package gc
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -14,16 +15,17 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
 
-// gc's plan: read everything (Repo.RetentionInput), let retention.Decide say which
-// versions stay and which leave retention, then which data files, abandoned
-// uploads and temporary files go. Nothing is written.
+// gc's plan: read everything (Repo.RetentionInput), let retention.Decide
+// say which versions stay and which leave retention, then which data
+// files, abandoned uploads and temporary files go. Nothing is written.
 
-// GCTotals sums what a plan deletes.
-type GCTotals struct {
+// Totals sums what a plan deletes.
+type Totals struct {
 	Catalogs       int   `json:"catalogs"` // versions whose catalog or dataset.json go
 	CatalogBytes   int64 `json:"catalog_bytes"`
 	DataFiles      int   `json:"data_files_count"`
@@ -35,8 +37,8 @@ type GCTotals struct {
 	Bytes          int64 `json:"bytes"` // all of the above
 }
 
-// GCTiming says where a plan's time went (milliseconds).
-type GCTiming struct {
+// Timing says where a plan's time went (milliseconds).
+type Timing struct {
 	TotalMS int64 `json:"total_ms"`
 	// FetchMS: checking catalogs against their records' sha256 (and, on
 	// object stores, copying them out first), summed over catalogs.
@@ -46,9 +48,9 @@ type GCTiming struct {
 	ScanMS int64 `json:"scan_ms"`
 }
 
-// GCPlan is what gc would do (docs/spec.md §16), computed without writing
-// anything: PlanGC makes it, ApplyGC carries it out.
-type GCPlan struct {
+// Plan is what gc would do (docs/spec.md §16), computed without writing
+// anything: MakePlan makes it, Apply carries it out.
+type Plan struct {
 	Now    time.Time        `json:"now"`
 	Policy retention.Policy `json:"policy"`
 	// FloorGeneration is the stored floor's generation (0: never moved).
@@ -56,7 +58,7 @@ type GCPlan struct {
 	*retention.Decision
 	// Branches is each branch's retention window as the JSON shows it
 	// (the decision's, with the branch's short and full names).
-	Branches []GCBranch `json:"branches"`
+	Branches []Branch `json:"branches"`
 	// DataFiles are the data files step 3 deletes, by key.
 	DataFiles []retention.DataDeletion `json:"data_files"`
 	Data      retention.DataStats      `json:"data"`
@@ -66,8 +68,8 @@ type GCPlan struct {
 	// left alone, which may be writes in progress.
 	Temps      []store.ObjectInfo `json:"temps"`
 	YoungTemps int                `json:"young_temps"`
-	Totals     GCTotals           `json:"totals"`
-	Timing     GCTiming           `json:"timing"`
+	Totals     Totals             `json:"totals"`
+	Timing     Timing             `json:"timing"`
 	// Packs are the versions on a ref's history whose history pack is
 	// missing (the versions a walk from the ref jumps to): the last step
 	// writes them, oldest first. PackOrphans are packs of versions whose
@@ -87,25 +89,28 @@ type GCPlan struct {
 }
 
 // Empty reports whether the plan changes nothing.
-func (p *GCPlan) Empty() bool {
+func (p *Plan) Empty() bool {
 	return !p.FloorMoves && len(p.Retire) == 0 && len(p.DataFiles) == 0 && len(p.Abandoned) == 0 && len(p.Temps) == 0 &&
 		len(p.Packs) == 0 && len(p.PackOrphans) == 0
 }
 
-// PlanGC computes what gc does, writing nothing to the repository (on
-// object stores catalogs are copied to a temporary folder to be read;
-// docs/spec.md §10.7; docs/spec.md §16). It reads the
-// policy, the floor, every ref, every ref log entry, every version folder
-// (records and markers), the data-file table of every catalog it keeps or
-// retires (each checked against its record's sha256 first), and the listing
-// of data/.
+// MakePlan computes what gc does on repository r, writing nothing to it
+// (on object stores catalogs are copied to a temporary folder to be read;
+// docs/spec.md §10.7; docs/spec.md §16). It reads the policy, the floor,
+// every ref, every ref log entry, every version folder (records and
+// markers; Repo.RetentionInput), the data-file table of every catalog it
+// keeps or retires (each checked against its record's sha256 first), the
+// listing of data/, the temporary files of interrupted writes and the
+// listing of index/packs/.
 //
-// Errors wrap ErrGCRefused and name the thing when gc must not run: a ref
+// Errors wrap ErrRefused and name the thing when gc must not run: a ref
 // that is empty, garbage or names a missing version; HEAD unreadable; a
 // record, marker, ref log entry, policy or floor that does not parse; a
 // catalog in retention that is missing or fails its checksum; a data-file
-// path that cannot be normalised.
-func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
+// path that cannot be normalised. A catalog that appeared without a
+// record (a push uploading) and cannot be read stops it with a *StopError
+// (StopNewCatalogUnreadable); the store's errors come as they are.
+func MakePlan(ctx context.Context, r *repo.Repo, o Options) (*Plan, error) {
 	start := time.Now()
 	now := o.Now
 	if now.IsZero() {
@@ -113,20 +118,20 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 	}
 	in, floorTok, policyTok, err := r.RetentionInput(ctx, now)
 	if err != nil {
-		return nil, refuseGC(err)
+		return nil, refuse(err)
 	}
 	d, err := retention.Decide(in)
 	if err != nil {
-		return nil, refuseGC(err)
+		return nil, refuse(err)
 	}
-	plan := newGCPlan(now, in, d, floorTok, policyTok)
-	if err := r.planData(ctx, plan, in, o.Workers); err != nil {
+	plan := newPlan(now, in, d, floorTok, policyTok)
+	if err := planData(ctx, r, plan, in, o.Workers); err != nil {
 		return nil, err
 	}
-	if err := r.planTemps(ctx, plan, in.Policy.Grace); err != nil {
+	if err := planTemps(ctx, r, plan, in.Policy.Grace); err != nil {
 		return nil, err
 	}
-	if err := r.planPacks(ctx, plan, in); err != nil {
+	if err := planPacks(ctx, r, plan, in); err != nil {
 		return nil, err
 	}
 	plan.total()
@@ -137,19 +142,11 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 	return plan, nil
 }
 
-// refuseGC wraps err in ErrGCRefused, unless the context ended.
-func refuseGC(err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return fmt.Errorf("%w: %w", ErrGCRefused, err)
-}
-
-// newGCPlan is the plan of decision d over in, before its data step: what
+// newPlan is the plan of decision d over in, before its data step: what
 // the plan read (refs, version folders, markers, the tokens of the floor
-// and the policy) is kept for ApplyGC's checks.
-func newGCPlan(now time.Time, in *retention.Input, d *retention.Decision, floorTok, policyTok store.Token) *GCPlan {
-	plan := &GCPlan{Now: now.UTC(), Policy: in.Policy, Decision: d, floorTok: floorTok, policyTok: policyTok,
+// and the policy) is kept for Apply's checks.
+func newPlan(now time.Time, in *retention.Input, d *retention.Decision, floorTok, policyTok store.Token) *Plan {
+	plan := &Plan{Now: now.UTC(), Policy: in.Policy, Decision: d, floorTok: floorTok, policyTok: policyTok,
 		refs: map[refs.Name]version.ID{}, known: map[version.ID]bool{}, marked: map[version.ID]bool{}, DataFiles: []retention.DataDeletion{},
 		logs: map[string]refs.LogEntry{}}
 	for _, e := range in.LogEntries {
@@ -167,18 +164,18 @@ func newGCPlan(now time.Time, in *retention.Input, d *retention.Decision, floorT
 	if in.Floor != nil {
 		plan.FloorGeneration = in.Floor.Generation
 	}
-	plan.Branches = []GCBranch{}
+	plan.Branches = []Branch{}
 	for _, b := range d.Branches {
 		n := refs.Name(b.Branch)
-		plan.Branches = append(plan.Branches, GCBranch{Ref: n, Branch: n.Short(), Head: b.Head, Floor: b.Floor, Seq: b.Seq, Snapshot: b.Snapshot})
+		plan.Branches = append(plan.Branches, Branch{Ref: n, Branch: n.Short(), Head: b.Head, Floor: b.Floor, Seq: b.Seq, Snapshot: b.Snapshot})
 	}
 	return plan
 }
 
-// GCBranch is one branch's retention window in 'fdl gc --json': the
+// Branch is one branch's retention window in 'fdl gc --json': the
 // floor.json entry (docs/spec.md §14) with the branch's short name in
 // branch and its full name in ref.
-type GCBranch struct {
+type Branch struct {
 	Ref      refs.Name  `json:"ref"`
 	Branch   string     `json:"branch"`
 	Head     version.ID `json:"head"`
@@ -191,10 +188,10 @@ type GCBranch struct {
 // the data-file tables of every catalog in retention, then of every
 // catalog leaving it, then the markers of versions retired before, and one
 // listing of data/; on a folder store guardFolderStore checks the result.
-func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, workers int) error {
+func planData(ctx context.Context, r *repo.Repo, plan *Plan, in *retention.Input, workers int) error {
 	norm, err := r.Normaliser()
 	if err != nil {
-		return refuseGC(err)
+		return refuse(err)
 	}
 	dp := retention.NewDataPlanner(norm)
 	tmp, err := os.MkdirTemp("", "fdl-gc-*")
@@ -202,14 +199,14 @@ func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, 
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := r.scanLive(ctx, plan, in, dp, tmp, workers); err != nil {
-		return refuseGC(fmt.Errorf("a version in retention: %w", err))
+	if err := scanLive(ctx, r, plan, in, dp, tmp, workers); err != nil {
+		return refuse(fmt.Errorf("a version in retention: %w", err))
 	}
-	if err := r.scanUploading(ctx, plan, in, dp, tmp); err != nil {
+	if err := scanUploading(ctx, r, plan, in, dp, tmp); err != nil {
 		return err
 	}
-	if err := r.scanLeaving(ctx, plan, in, dp, tmp, workers); err != nil {
-		return refuseGC(fmt.Errorf("a version leaving retention: %w", err))
+	if err := scanLeaving(ctx, r, plan, in, dp, tmp, workers); err != nil {
+		return refuse(fmt.Errorf("a version leaving retention: %w", err))
 	}
 	for id, v := range in.Versions {
 		if v.Marker != nil && !slices.ContainsFunc(plan.Retire, func(rt retention.Retire) bool { return rt.ID == id }) {
@@ -217,11 +214,11 @@ func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, 
 		}
 	}
 	var listing []store.ObjectInfo
-	if err := r.st.List(ctx, DataPrefix, func(oi store.ObjectInfo) error {
+	if err := r.Store().List(ctx, repo.DataPrefix, func(oi store.ObjectInfo) error {
 		listing = append(listing, oi)
 		return nil
 	}); err != nil {
-		return fmt.Errorf("list %s: %w", DataPrefix, err)
+		return fmt.Errorf("list %s: %w", repo.DataPrefix, err)
 	}
 	listing = keepOutNested(listing, &plan.Warnings)
 	plan.DataFiles = dp.Plan(listing, plan.Now, in.Policy.Grace)
@@ -237,6 +234,23 @@ func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, 
 		plan.DataFiles = guardFolderStore(local, norm, dp, plan.DataFiles, &plan.Warnings)
 	}
 	return nil
+}
+
+// nestedRoots returns the folders under data/ in listing that look like
+// another repository: each folder ("data/x/") holding an fdl.json or a HEAD
+// object directly (repositories never nest: docs/spec.md §2). gc deletes
+// nothing under them.
+func nestedRoots(listing []store.ObjectInfo) []string {
+	var roots []string
+	for _, oi := range listing {
+		dir, name := path.Split(oi.Key)
+		if (name == repo.ConfigKey || name == "HEAD") && strings.HasPrefix(dir, repo.DataPrefix) {
+			if len(roots) == 0 || roots[len(roots)-1] != dir {
+				roots = append(roots, dir)
+			}
+		}
+	}
+	return roots
 }
 
 // keepOutNested drops from a listing of data/ every object under a folder
@@ -259,20 +273,20 @@ func keepOutNested(listing []store.ObjectInfo, warnings *[]string) []store.Objec
 		out = append(out, oi)
 	}
 	for _, r := range roots {
-		*warnings = append(*warnings, fmt.Sprintf("%s looks like another repository (it holds %s or HEAD): gc deletes none of its %d object(s); move that repository out of this one's data folder", r, ConfigKey, kept[r]))
+		*warnings = append(*warnings, fmt.Sprintf("%s looks like another repository (it holds %s or HEAD): gc deletes none of its %d object(s); move that repository out of this one's data folder", r, repo.ConfigKey, kept[r]))
 	}
 	return out
 }
 
 // scanLive reads the data-file table of every catalog in retention into
 // dp, in id order.
-func (r *Repo) scanLive(ctx context.Context, plan *GCPlan, in *retention.Input, dp *retention.DataPlanner, tmp string, workers int) error {
+func scanLive(ctx context.Context, r *repo.Repo, plan *Plan, in *retention.Input, dp *retention.DataPlanner, tmp string, workers int) error {
 	live := make([]*version.Record, 0, len(plan.Live))
 	for id := range plan.Live {
 		live = append(live, in.Versions[id].Record)
 	}
 	slices.SortFunc(live, func(a, b *version.Record) int { return strings.Compare(string(a.ID), string(b.ID)) })
-	return r.scanCatalogs(ctx, live, tmp, workers, &plan.Timing, nil, func(rec *version.Record, files []ducklake.DataFile) error {
+	return scanCatalogs(ctx, r, live, tmp, workers, &plan.Timing, nil, func(rec *version.Record, files []ducklake.DataFile) error {
 		dp.AddLive(rec.ID, plan.Live[rec.ID], files)
 		return nil
 	})
@@ -284,7 +298,7 @@ func (r *Repo) scanLive(ctx context.Context, plan *GCPlan, in *retention.Input, 
 // versions read files no other catalog lists yet. A catalog gone meanwhile
 // (its push removed its uploads) protects nothing; one that cannot be read
 // stops gc: what it protects is unknown.
-func (r *Repo) scanUploading(ctx context.Context, plan *GCPlan, in *retention.Input, dp *retention.DataPlanner, tmp string) error {
+func scanUploading(ctx context.Context, r *repo.Repo, plan *Plan, in *retention.Input, dp *retention.DataPlanner, tmp string) error {
 	for _, id := range plan.Young {
 		v := in.Versions[id]
 		if v.Record != nil || !v.Has(version.CatalogFile) {
@@ -295,7 +309,7 @@ func (r *Repo) scanUploading(ctx context.Context, plan *GCPlan, in *retention.In
 			continue
 		}
 		if err != nil {
-			return &GCStopError{Why: StopNewCatalogUnreadable, Version: id, Detail: err, Err: ErrRetentionConflict}
+			return &StopError{Why: StopNewCatalogUnreadable, Version: id, Detail: err, Err: repo.ErrRetentionConflict}
 		}
 		dp.AddLive(id, 0, files)
 	}
@@ -308,7 +322,7 @@ func (r *Repo) scanUploading(ctx context.Context, plan *GCPlan, in *retention.In
 // catalog leaving retention is deleted unread, with a warning: it is going
 // anyway, and the files only it lists go as unlisted files after the grace
 // period (a catalog in retention that is damaged stops gc).
-func (r *Repo) scanLeaving(ctx context.Context, plan *GCPlan, in *retention.Input, dp *retention.DataPlanner, tmp string, workers int) error {
+func scanLeaving(ctx context.Context, r *repo.Repo, plan *Plan, in *retention.Input, dp *retention.DataPlanner, tmp string, workers int) error {
 	var leaving []*version.Record
 	index := map[version.ID]int{}
 	for i := range plan.Retire {
@@ -323,13 +337,13 @@ func (r *Repo) scanLeaving(ctx context.Context, plan *GCPlan, in *retention.Inpu
 		}
 	}
 	unreadable := func(rec *version.Record, err error) bool {
-		if !errors.Is(err, ErrChecksum) && !errors.Is(err, ducklake.ErrCorrupt) && !errors.Is(err, ducklake.ErrNotCatalog) {
+		if !errors.Is(err, repo.ErrChecksum) && !errors.Is(err, ducklake.ErrCorrupt) && !errors.Is(err, ducklake.ErrNotCatalog) {
 			return false
 		}
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("version %s (seq %d) leaves retention with a catalog that cannot be read (%v): it is deleted unread, and the data files only it listed are deleted as files no catalog lists, once older than the grace period", rec.ID, rec.Seq, err))
 		return true
 	}
-	return r.scanCatalogs(ctx, leaving, tmp, workers, &plan.Timing, unreadable, func(rec *version.Record, files []ducklake.DataFile) error {
+	return scanCatalogs(ctx, r, leaving, tmp, workers, &plan.Timing, unreadable, func(rec *version.Record, files []ducklake.DataFile) error {
 		rt := &plan.Retire[index[rec.ID]]
 		rt.Frees = dp.AddRetiring(rec.ID, files)
 		rt.FreesCount = len(rt.Frees)
@@ -339,7 +353,7 @@ func (r *Repo) scanLeaving(ctx context.Context, plan *GCPlan, in *retention.Inpu
 
 // planTemps is gc's step 4 for temporary files of interrupted writes: those
 // older than the grace period go; younger ones may be writes in progress.
-func (r *Repo) planTemps(ctx context.Context, plan *GCPlan, grace retention.Duration) error {
+func planTemps(ctx context.Context, r *repo.Repo, plan *Plan, grace retention.Duration) error {
 	plan.Temps = []store.ObjectInfo{}
 	return r.Temps(ctx, func(oi store.ObjectInfo) error {
 		if !retention.Young(plan.Now, oi.ModTime, grace) {
@@ -352,7 +366,7 @@ func (r *Repo) planTemps(ctx context.Context, plan *GCPlan, grace retention.Dura
 }
 
 // total sums what the plan deletes.
-func (plan *GCPlan) total() {
+func (plan *Plan) total() {
 	t := &plan.Totals
 	for _, rt := range plan.Retire {
 		if len(rt.Keys) > 0 {
@@ -435,18 +449,11 @@ func guardFolderStore(st store.LocalFiles, norm *retention.Normaliser, dp *reten
 	return out
 }
 
-// Normaliser places data-file paths for this repository: its data/ folder
-// as reached now and as recorded in fdl.json at init (docs/spec.md §8).
-func (r *Repo) Normaliser() (*retention.Normaliser, error) {
-	_, local := r.Folder()
-	return retention.NewNormaliser([]string{r.DataLocation(), r.cfg.DataPath}, local)
-}
-
 // scanCatalogs reads the data-file table of each catalog (in parallel,
 // workers at a time; 0: scanWorkers) and hands each result to fn in the
 // order of recs, from the calling goroutine. It stops at the first error,
 // except one that skip (if not nil) accepts: that catalog is left out.
-func (r *Repo) scanCatalogs(ctx context.Context, recs []*version.Record, tmp string, workers int, t *GCTiming, skip func(*version.Record, error) bool, fn func(*version.Record, []ducklake.DataFile) error) error {
+func scanCatalogs(ctx context.Context, r *repo.Repo, recs []*version.Record, tmp string, workers int, t *Timing, skip func(*version.Record, error) bool, fn func(*version.Record, []ducklake.DataFile) error) error {
 	type result struct {
 		files       []ducklake.DataFile
 		fetch, scan time.Duration

@@ -1,4 +1,4 @@
-package repo_test
+package gc_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/repo"
 )
@@ -60,7 +61,7 @@ func TestGCSymlinks(t *testing.T) {
 			if len(before) < 3 {
 				t.Fatalf("data/ lists %v", before)
 			}
-			plan, err := r.PlanGC(ctx, repo.GCOptions{Now: later})
+			plan, err := gc.MakePlan(ctx, r, gc.Options{Now: later})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +98,7 @@ func TestGCSymlinks(t *testing.T) {
 		if err := os.Link(filepath.Join(url, filepath.FromSlash(live)), filepath.Join(url, filepath.FromSlash(hard))); err != nil {
 			t.Fatal(err)
 		}
-		plan, err := r.PlanGC(ctx, repo.GCOptions{Now: later})
+		plan, err := gc.MakePlan(ctx, r, gc.Options{Now: later})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +109,7 @@ func TestGCSymlinks(t *testing.T) {
 		if !strings.Contains(joined, "data/ext/"+keep+" is kept: through a symbolic link") || !strings.Contains(joined, hard+" is kept: it is the same file as") {
 			t.Fatalf("warnings:\n%s", joined)
 		}
-		if _, err := r.ApplyGC(ctx, plan); err != nil {
+		if _, err := gc.Apply(ctx, r, plan); err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range []string{filepath.Join(outside, keep), filepath.Join(url, filepath.FromSlash(hard))} {

@@ -1,4 +1,4 @@
-package repo
+package gc
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -28,17 +29,17 @@ import (
 //   - the catalogs of the folders that appeared since the plan and of the
 //     versions of moves in progress: the data files they list are not
 //     deleted (protectNewVersions).
-func (r *Repo) recheck(ctx context.Context, p *GCPlan, floor *retention.Floor) error {
-	now, err := r.recheckAfterFloor(ctx, p, floor)
+func recheck(ctx context.Context, r *repo.Repo, p *Plan, floor *retention.Floor) error {
+	now, err := recheckAfterFloor(ctx, r, p, floor)
 	if err != nil {
 		return err
 	}
-	newer, bad, err := r.refs.LogNewer(ctx, func(key string) bool { _, ok := p.logs[key]; return ok })
+	newer, bad, err := r.Refs().LogNewer(ctx, func(key string) bool { _, ok := p.logs[key]; return ok })
 	if err != nil {
 		return err
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("%w: a ref log entry written while gc ran does not parse, and it may protect versions: %w", ErrGCRefused, errors.Join(bad...))
+		return fmt.Errorf("%w: a ref log entry written while gc ran does not parse, and it may protect versions: %w", ErrRefused, errors.Join(bad...))
 	}
 	all := make([]refs.LogEntry, 0, len(p.logs)+len(newer))
 	for _, e := range p.logs {
@@ -48,7 +49,7 @@ func (r *Repo) recheck(ctx context.Context, p *GCPlan, floor *retention.Floor) e
 	var pending []version.ID
 	for _, e := range refs.PendingMoves(all, now) {
 		if floor.Has(e.New) && !p.marked[e.New] {
-			return &GCStopError{Why: StopMoveToRetired, Ref: e.Ref, Version: e.New, Generation: floor.Generation, Err: ErrRetentionConflict}
+			return &StopError{Why: StopMoveToRetired, Ref: e.Ref, Version: e.New, Generation: floor.Generation, Err: repo.ErrRetentionConflict}
 		}
 		pending = append(pending, e.New)
 	}
@@ -62,11 +63,11 @@ func (r *Repo) recheck(ctx context.Context, p *GCPlan, floor *retention.Floor) e
 			pending = append(pending, id)
 		}
 	}
-	keep, err := r.protectPending(ctx, p, pending)
+	keep, err := protectPending(ctx, r, p, pending)
 	if err != nil {
 		return err
 	}
-	return r.protectNewVersions(ctx, p, keep)
+	return protectNewVersions(ctx, r, p, keep)
 }
 
 // protectPending takes out of the plan's abandoned folders the versions
@@ -75,7 +76,7 @@ func (r *Repo) recheck(ctx context.Context, p *GCPlan, floor *retention.Floor) e
 // been paused past the grace period). It returns the versions whose
 // catalogs protectNewVersions must read besides the new folders: the
 // pending ones that the plan did not read as catalogs in retention.
-func (r *Repo) protectPending(ctx context.Context, p *GCPlan, pending []version.ID) ([]version.ID, error) {
+func protectPending(ctx context.Context, r *repo.Repo, p *Plan, pending []version.ID) ([]version.ID, error) {
 	abandoned := map[version.ID]bool{}
 	for _, a := range p.Abandoned {
 		abandoned[a.ID] = true
