@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"time"
 
+	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
@@ -70,6 +73,73 @@ func recheck(ctx context.Context, r *repo.Repo, p *Plan, floor *retention.Floor)
 	return protectNewVersions(ctx, r, p, keep)
 }
 
+// recheckAfterFloor is the first part of recheck: it stops gc
+// (repo.ErrRetentionConflict, nothing deleted; the next gc takes such versions
+// back into retention) when retention/policy.json changed since the plan
+// read it, when a ref points at a version the floor retires, or when a
+// branch created or moved since the plan keeps a retired version among its
+// last keep_last versions. It returns what every ref holds now.
+func recheckAfterFloor(ctx context.Context, r *repo.Repo, p *Plan, floor *retention.Floor) (map[refs.Name]version.ID, error) {
+	if _, tok, err := r.Policy(ctx); err != nil {
+		return nil, err
+	} else if tok != p.policyTok {
+		return nil, &StopError{Why: StopPolicyChanged, Key: retention.PolicyKey, Err: repo.ErrRetentionConflict}
+	}
+	good, bad, err := r.Refs().List(ctx, "refs/")
+	if err != nil {
+		return nil, err
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("%w: a ref cannot be read, and it may protect versions: %w", ErrRefused, errors.Join(bad...))
+	}
+	now := map[refs.Name]version.ID{}
+	for _, ref := range good {
+		now[ref.Name] = ref.ID
+	}
+	if len(floor.RetiredList()) == 0 {
+		return now, nil
+	}
+	for _, ref := range good {
+		if floor.Has(ref.ID) && !p.marked[ref.ID] {
+			return nil, &StopError{Why: StopRefOnRetired, Ref: ref.Name, Version: ref.ID, Generation: floor.Generation, Err: ErrAheadOfFloor}
+		}
+		if !ref.Name.IsBranch() || p.refs[ref.Name] == ref.ID {
+			continue
+		}
+		id := ref.ID
+		for range p.Policy.KeepLast {
+			if id == "" {
+				break
+			}
+			if floor.Has(id) && !p.marked[id] {
+				return nil, &StopError{Why: StopBranchKeepsRetired, Ref: ref.Name, Version: id, KeepLast: p.Policy.KeepLast, Generation: floor.Generation, Err: repo.ErrRetentionConflict}
+			}
+			rec, err := r.Record(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			id = rec.Parent()
+		}
+	}
+	return now, nil
+}
+
+// restoreFloor undoes gc's own floor move when gc stops right after it
+// (recheckAfterFloor): nothing is marked or deleted yet, so a new floor
+// with old's retirements (none when there was no floor) is safe, and it
+// spares readers a window where versions gc will keep are refused. One
+// compare-and-swap from the token of gc's move; false when another writer
+// moved the floor since (then the next gc sorts it out).
+func restoreFloor(ctx context.Context, r *repo.Repo, moved *retention.Floor, movedTok store.Token, old *retention.Floor) bool {
+	back := retention.Floor{Format: retention.Format, Generation: moved.Generation + 1, MovedAt: time.Now().UTC().Truncate(time.Second),
+		MovedBy: r.Actor(), Policy: moved.Policy, Branches: []retention.BranchFloor{}, Retired: []retention.Retirement{}}
+	if old != nil {
+		back.Policy, back.Branches, back.Retired = old.Policy, old.Branches, old.Retired
+	}
+	_, err := r.SwapFloor(ctx, movedTok, &back)
+	return err == nil
+}
+
 // protectPending takes out of the plan's abandoned folders the versions
 // of ref moves in progress and the folders of their first-parent history
 // that the plan abandons (a push uploads a chain of versions, and may have
@@ -112,4 +182,68 @@ func protectPending(ctx context.Context, r *repo.Repo, p *Plan, pending []versio
 	p.Abandoned = kept
 	slices.Sort(read)
 	return slices.Compact(read), nil
+}
+
+// protectNewVersions is the last part of recheck: a version folder that
+// appeared since the plan (a push, complete or still uploading), and the
+// versions of ref moves in progress (also), may list a file the plan
+// deletes — a file no catalog listed then, written by a working catalog
+// long before its commit. It reads each such catalog's data-file table
+// and calls off the planned deletion of every file it lists (counted in
+// p.protected). A catalog that cannot be read stops gc before any data
+// file is deleted (repo.ErrRetentionConflict: run gc again); one that is gone
+// (its push removed its uploads) protects nothing.
+func protectNewVersions(ctx context.Context, r *repo.Repo, p *Plan, also []version.ID) error {
+	if len(p.DataFiles) == 0 {
+		return nil
+	}
+	fresh := slices.Clone(also)
+	err := r.Store().List(ctx, repo.VersionsPrefix, func(o store.ObjectInfo) error {
+		if id, file, ok := repo.SplitVersionKey(o.Key); ok && file == version.CatalogFile && !p.known[id] {
+			if _, err := version.ParseID(string(id)); err == nil {
+				fresh = append(fresh, id)
+			}
+		}
+		return nil
+	})
+	if err != nil || len(fresh) == 0 {
+		return err
+	}
+	norm, err := r.Normaliser()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "fdl-gc-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	listed := map[string]bool{}
+	for _, id := range fresh {
+		files, err := r.CatalogDataFilesUnchecked(ctx, id, tmp)
+		if errors.Is(err, store.ErrNotExist) || errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return &StopError{Why: StopNewCatalogUnreadable, Version: id, Detail: err, Err: repo.ErrRetentionConflict}
+		}
+		for _, f := range files {
+			if pl, err := norm.Place(f.ResolvedPath); err == nil && pl.Key != "" {
+				listed[pl.Key] = true
+				for _, a := range pl.Aliases {
+					listed[a] = true
+				}
+			}
+		}
+	}
+	kept := p.DataFiles[:0]
+	for _, f := range p.DataFiles {
+		if listed[f.Key] {
+			p.protected++
+			continue
+		}
+		kept = append(kept, f)
+	}
+	p.DataFiles = kept
+	return nil
 }
