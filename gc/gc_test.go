@@ -67,38 +67,7 @@ func TestGCKeepLastFive(t *testing.T) {
 	}
 	kept, retired := h.Recs[27:], h.Recs[:27]
 	floor := kept[0].DuckLake.Snapshot
-
-	// The rule, computed from the catalogs directly: a kept catalog keeps
-	// the files it can read at or after the floor; a file no catalog lists
-	// at all stays while younger than the grace period (here: files a
-	// merging compaction wrote and merged away within one version).
-	want := map[string]bool{}
-	listed := map[string]bool{}
-	for _, rec := range h.Recs {
-		for _, f := range history.CatalogFiles(t, r, rec) {
-			k := keyOf(t, r, f.ResolvedPath)
-			listed[k] = true
-			if rec.Seq >= kept[0].Seq && (f.EndSnapshot == nil || *f.EndSnapshot > max(f.BeginSnapshot, floor)) {
-				want[k] = true
-			}
-		}
-	}
-	before := dataKeys(t, r)
-	unlisted := 0
-	for _, k := range before {
-		if !listed[k] {
-			want[k] = true
-			unlisted++
-		}
-	}
-	if unlisted == 0 {
-		t.Fatal("the history should leave files no catalog lists (merged within the version that wrote them)")
-	}
-	for k := range want {
-		if !slices.Contains(before, k) {
-			t.Fatalf("kept file %s is not in the store before gc", k)
-		}
-	}
+	want, before := keepLastRule(t, h, kept[0].Seq, floor)
 	if plan0, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(8 * 24 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	} else if plan0.Data.Young != 0 {
@@ -120,32 +89,7 @@ func TestGCKeepLastFive(t *testing.T) {
 	if got := testutil.TreeDigest(t, h.URL); got != digest {
 		t.Fatal("planning changed the repository")
 	}
-	var planned []string
-	reasons := map[string]int{}
-	for _, d := range plan.DataFiles {
-		planned = append(planned, d.Key)
-		reasons[d.Reason]++
-	}
-	if !slices.Equal(planned, wantDeleted) {
-		t.Fatalf("plan deletes %d data files, the rule says %d:\nplan %v\nrule %v", len(planned), len(wantDeleted), planned, wantDeleted)
-	}
-	if reasons[retention.ReasonEnded] == 0 || reasons[retention.ReasonRetired] == 0 {
-		t.Fatalf("the history should exercise files ended before the floor and files only retired catalogs list: %v", reasons)
-	}
-	var planRetired []version.ID
-	for _, rt := range plan.Retire {
-		planRetired = append(planRetired, rt.ID)
-	}
-	var wantRetired []version.ID
-	for _, rec := range retired {
-		wantRetired = append(wantRetired, rec.ID)
-	}
-	if !slices.Equal(planRetired, wantRetired) || !plan.FloorMoves || len(plan.Abandoned) != 0 {
-		t.Fatalf("plan retires %v (floor moves %v, abandoned %d), want seq 1..27", planRetired, plan.FloorMoves, len(plan.Abandoned))
-	}
-	if len(plan.Branches) != 1 || plan.Branches[0].Floor != kept[0].ID || plan.Branches[0].Snapshot != floor {
-		t.Fatalf("branch floor %+v, want seq 28 at snapshot %d", plan.Branches, floor)
-	}
+	checkKeepLastPlan(t, plan, wantDeleted, retired, kept[0].ID, floor)
 
 	// Apply.
 	res, err := gc.Apply(ctx, r, plan)
@@ -172,7 +116,102 @@ func TestGCKeepLastFive(t *testing.T) {
 			}
 		}
 	}
-	// Every kept version's rows resolve to existing, readable files.
+	checkKeptReadable(t, r, kept)
+	rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Retired != 27 || rep.DataFiles == 0 {
+		t.Fatalf("verify --data: %+v", rep)
+	}
+	// A second plan finds nothing to do.
+	again, err := gc.MakePlan(ctx, r, gc.Options{})
+	if err != nil || !again.Empty() {
+		t.Fatalf("second plan: %+v %v", again, err)
+	}
+	checkRetiredRefused(t, h, retired, kept)
+}
+
+// keepLastRule computes, from h's catalogs directly, which data files the
+// keep-last rule keeps when versions from seq first on stay (floor: the
+// first one's snapshot): a kept catalog keeps the files it can read at or
+// after the floor; a file no catalog lists at all stays while younger
+// than the grace period (here: files a merging compaction wrote and
+// merged away within one version). It returns those keys and the keys
+// data/ holds before gc, and fails the test when the history leaves no
+// unlisted file or a kept file is missing.
+func keepLastRule(t *testing.T, h *history.History, first, floor int64) (want map[string]bool, before []string) {
+	t.Helper()
+	r := h.Repo
+	want = map[string]bool{}
+	listed := map[string]bool{}
+	for _, rec := range h.Recs {
+		for _, f := range history.CatalogFiles(t, r, rec) {
+			k := keyOf(t, r, f.ResolvedPath)
+			listed[k] = true
+			if rec.Seq >= first && (f.EndSnapshot == nil || *f.EndSnapshot > max(f.BeginSnapshot, floor)) {
+				want[k] = true
+			}
+		}
+	}
+	before = dataKeys(t, r)
+	unlisted := 0
+	for _, k := range before {
+		if !listed[k] {
+			want[k] = true
+			unlisted++
+		}
+	}
+	if unlisted == 0 {
+		t.Fatal("the history should leave files no catalog lists (merged within the version that wrote them)")
+	}
+	for k := range want {
+		if !slices.Contains(before, k) {
+			t.Fatalf("kept file %s is not in the store before gc", k)
+		}
+	}
+	return want, before
+}
+
+// checkKeepLastPlan checks TestGCKeepLastFive's plan: it deletes exactly
+// wantDeleted (with files ended before the floor and files only retired
+// catalogs list among them), retires exactly retired, abandons nothing,
+// and puts main's floor at floorID (snapshot floor).
+func checkKeepLastPlan(t *testing.T, plan *gc.Plan, wantDeleted []string, retired []*version.Record, floorID version.ID, floor int64) {
+	t.Helper()
+	var planned []string
+	reasons := map[string]int{}
+	for _, d := range plan.DataFiles {
+		planned = append(planned, d.Key)
+		reasons[d.Reason]++
+	}
+	if !slices.Equal(planned, wantDeleted) {
+		t.Fatalf("plan deletes %d data files, the rule says %d:\nplan %v\nrule %v", len(planned), len(wantDeleted), planned, wantDeleted)
+	}
+	if reasons[retention.ReasonEnded] == 0 || reasons[retention.ReasonRetired] == 0 {
+		t.Fatalf("the history should exercise files ended before the floor and files only retired catalogs list: %v", reasons)
+	}
+	var planRetired []version.ID
+	for _, rt := range plan.Retire {
+		planRetired = append(planRetired, rt.ID)
+	}
+	var wantRetired []version.ID
+	for _, rec := range retired {
+		wantRetired = append(wantRetired, rec.ID)
+	}
+	if !slices.Equal(planRetired, wantRetired) || !plan.FloorMoves || len(plan.Abandoned) != 0 {
+		t.Fatalf("plan retires %v (floor moves %v, abandoned %d), want seq 1..27", planRetired, plan.FloorMoves, len(plan.Abandoned))
+	}
+	if len(plan.Branches) != 1 || plan.Branches[0].Floor != floorID || plan.Branches[0].Snapshot != floor {
+		t.Fatalf("branch floor %+v, want seq 28 at snapshot %d", plan.Branches, floor)
+	}
+}
+
+// checkKeptReadable checks that every kept version's rows resolve to
+// existing, readable files and that its dataset.json reads.
+func checkKeptReadable(t *testing.T, r *repo.Repo, kept []*version.Record) {
+	t.Helper()
+	ctx := context.Background()
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		t.Fatal(err)
@@ -194,19 +233,16 @@ func TestGCKeepLastFive(t *testing.T) {
 			t.Fatalf("seq %d: dataset %v", rec.Seq, err)
 		}
 	}
-	rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.OK() || rep.Retired != 27 || rep.DataFiles == 0 {
-		t.Fatalf("verify --data: %+v", rep)
-	}
-	// A second plan finds nothing to do.
-	again, err := gc.MakePlan(ctx, r, gc.Options{})
-	if err != nil || !again.Empty() {
-		t.Fatalf("second plan: %+v %v", again, err)
-	}
-	// Readers treat retired versions as such.
+}
+
+// checkRetiredRefused checks that readers treat TestGCKeepLastFive's
+// retired versions as such (retirement, the retired ids; checkout and a
+// new tag refused, no directory left) and still check out the floor
+// version.
+func checkRetiredRefused(t *testing.T, h *history.History, retired, kept []*version.Record) {
+	t.Helper()
+	ctx := context.Background()
+	r := h.Repo
 	ret, err := r.Retirement(ctx, retired[3].ID)
 	if err != nil || ret == nil || !ret.Marked {
 		t.Fatalf("retirement of seq 4: %+v %v", ret, err)
@@ -319,67 +355,11 @@ func TestGCReachability(t *testing.T) {
 	h := history.BuildReal(t, 8, history.ChurnSQL)
 	r := h.Repo
 	v := h.Recs
-	// A tag on seq 2, a request ref on seq 3, main moved back to seq 6
-	// (seq 7 and 8 undone, reached only by the ref log).
-	if _, err := r.CreateTag(ctx, nil, "t2", string(v[1].ID)); err != nil {
-		t.Fatal(err)
-	}
-	req, _ := refs.Request("r3")
-	// No command makes requests yet: write the ref as one would.
-	if _, err := r.Store().Swap(ctx, string(req), store.NoToken, []byte(string(v[2].ID)+"\n")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.MoveBranch(ctx, "main", "main~2", repo.MoveOptions{}); !errors.Is(err, refs.ErrRefused) {
-		t.Fatalf("moving back without Backwards: %v", err)
-	}
-	mv, err := r.MoveBranch(ctx, "main", "main~2", repo.MoveOptions{Backwards: true, Why: "bad loads"})
-	if err != nil || len(mv.Undone) != 2 || mv.Undone[0] != v[7].ID {
-		t.Fatalf("move back: %+v %v", mv, err)
-	}
-	log, _, err := r.RefLog(ctx, "refs/heads/main")
-	if err != nil || log[0].Action != refs.ActionMoveBack || log[0].Old != v[7].ID || log[0].New != v[5].ID || log[0].Why != "bad loads" {
-		t.Fatalf("ref log: %+v %v", log, err)
-	}
-
-	// An in-flight push: seq 9 uploaded by hand, the ref not moved.
-	inflight := v[7].ID // placeholder replaced below
-	{
-		wd, _ := workdir.Open(h.WD)
-		h.Write(t, "INSERT INTO events VALUES (1000)")
-		rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "in flight", Author: "t"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		inflight = rec.ID
-		pend, _ := wd.PendingVersions()
-		for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
-			b, err := os.ReadFile(filepath.Join(pend[0].Dir, f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Store().Create(ctx, repo.VersionKey(rec.ID, f), strings.NewReader(string(b))); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	reachOnlyByRefs(t, h)
+	inflight := uploadInFlight(t, h)
 	// A working catalog's uncommitted data file.
 	h.Write(t, "INSERT INTO orders VALUES (777777, 1.0)")
-	listed := map[string]bool{}
-	for _, rec := range v {
-		for _, f := range history.CatalogFiles(t, r, rec) {
-			listed[keyOf(t, r, f.ResolvedPath)] = true
-		}
-	}
-	pendRec, _ := r.Record(ctx, inflight)
-	for _, f := range history.CatalogFiles(t, r, pendRec) {
-		listed[keyOf(t, r, f.ResolvedPath)] = true
-	}
-	var uncommitted []string
-	for _, k := range dataKeys(t, r) {
-		if !listed[k] {
-			uncommitted = append(uncommitted, k)
-		}
-	}
+	uncommitted := unlistedKeys(t, r, append(slices.Clone(v), mustRecord(t, r, inflight)))
 	if len(uncommitted) != 1 {
 		t.Fatalf("uncommitted files %v, want 1", uncommitted)
 	}
@@ -390,38 +370,15 @@ func TestGCReachability(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	check := func(now time.Time, wantKept []version.ID, wantGone bool) {
-		t.Helper()
-		plan, err := gc.MakePlan(ctx, r, gc.Options{Now: now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []version.ID
-		for _, k := range plan.Kept {
-			got = append(got, k.ID)
-		}
-		if !slices.Equal(got, wantKept) {
-			t.Fatalf("at %s kept %v, want %v", now, got, wantKept)
-		}
-		var dels []string
-		for _, d := range plan.DataFiles {
-			dels = append(dels, d.Key)
-		}
-		abandoned := slices.ContainsFunc(plan.Abandoned, func(a retention.Abandoned) bool { return a.ID == inflight })
-		young := slices.Contains(plan.Young, inflight)
-		if slices.Contains(dels, uncommitted[0]) != wantGone || abandoned != wantGone || young == wantGone {
-			t.Fatalf("at %s: uncommitted file deleted %v, in-flight push abandoned %v young %v; want gone %v", now, slices.Contains(dels, uncommitted[0]), abandoned, young, wantGone)
-		}
-	}
 	now := time.Now()
 	// Now: every version is younger than an hour: all kept, nothing goes.
-	check(now, idsOf(v), false)
+	checkReach(t, r, now, idsOf(v), inflight, uncommitted[0], false)
 	// Two days on: the tag's, the request's, main's last two; the undone
 	// versions retire (keep-within no longer holds them); the in-flight
 	// push and the uncommitted file are still within the grace period.
-	check(now.Add(48*time.Hour), []version.ID{v[1].ID, v[2].ID, v[4].ID, v[5].ID}, false)
+	checkReach(t, r, now.Add(48*time.Hour), []version.ID{v[1].ID, v[2].ID, v[4].ID, v[5].ID}, inflight, uncommitted[0], false)
 	// Eight days on: past the 7-day grace period, they go.
-	check(now.Add(8*24*time.Hour), []version.ID{v[1].ID, v[2].ID, v[4].ID, v[5].ID}, true)
+	checkReach(t, r, now.Add(8*24*time.Hour), []version.ID{v[1].ID, v[2].ID, v[4].ID, v[5].ID}, inflight, uncommitted[0], true)
 
 	// Apply two days on: the undone versions keep their records and stay in
 	// the ref log; the tag's and the request's versions keep their catalogs.
@@ -451,6 +408,115 @@ func TestGCReachability(t *testing.T) {
 	rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify: %+v %v", rep, err)
+	}
+}
+
+// reachOnlyByRefs makes TestGCReachability's refs on h's 8 versions: a tag
+// on seq 2, a request ref on seq 3, main moved back to seq 6 (seq 7 and 8
+// undone, reached only by the ref log; a move back without Backwards is
+// refused first).
+func reachOnlyByRefs(t *testing.T, h *history.History) {
+	t.Helper()
+	ctx := context.Background()
+	r, v := h.Repo, h.Recs
+	if _, err := r.CreateTag(ctx, nil, "t2", string(v[1].ID)); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := refs.Request("r3")
+	// No command makes requests yet: write the ref as one would.
+	if _, err := r.Store().Swap(ctx, string(req), store.NoToken, []byte(string(v[2].ID)+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.MoveBranch(ctx, "main", "main~2", repo.MoveOptions{}); !errors.Is(err, refs.ErrRefused) {
+		t.Fatalf("moving back without Backwards: %v", err)
+	}
+	mv, err := r.MoveBranch(ctx, "main", "main~2", repo.MoveOptions{Backwards: true, Why: "bad loads"})
+	if err != nil || len(mv.Undone) != 2 || mv.Undone[0] != v[7].ID {
+		t.Fatalf("move back: %+v %v", mv, err)
+	}
+	log, _, err := r.RefLog(ctx, "refs/heads/main")
+	if err != nil || log[0].Action != refs.ActionMoveBack || log[0].Old != v[7].ID || log[0].New != v[5].ID || log[0].Why != "bad loads" {
+		t.Fatalf("ref log: %+v %v", log, err)
+	}
+}
+
+// uploadInFlight commits a version in h's working directory and uploads
+// its three files by hand without moving a ref: an in-flight push. It
+// returns the version's id.
+func uploadInFlight(t *testing.T, h *history.History) version.ID {
+	t.Helper()
+	ctx := context.Background()
+	wd, _ := workdir.Open(h.WD)
+	h.Write(t, "INSERT INTO events VALUES (1000)")
+	rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "in flight", Author: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pend, _ := wd.PendingVersions()
+	for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
+		b, err := os.ReadFile(filepath.Join(pend[0].Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Repo.Store().Create(ctx, repo.VersionKey(rec.ID, f), strings.NewReader(string(b))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rec.ID
+}
+
+// mustRecord reads version id's record, failing the test if it cannot.
+func mustRecord(t *testing.T, r *repo.Repo, id version.ID) *version.Record {
+	t.Helper()
+	rec, err := r.Record(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// unlistedKeys returns the keys under data/ that no catalog of recs lists.
+func unlistedKeys(t *testing.T, r *repo.Repo, recs []*version.Record) []string {
+	t.Helper()
+	listed := map[string]bool{}
+	for _, rec := range recs {
+		for _, f := range history.CatalogFiles(t, r, rec) {
+			listed[keyOf(t, r, f.ResolvedPath)] = true
+		}
+	}
+	var out []string
+	for _, k := range dataKeys(t, r) {
+		if !listed[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// checkReach checks a plan made at now: it keeps exactly wantKept, and
+// the in-flight push inflight (abandoned, not young) and the uncommitted
+// data file (deleted) go exactly when wantGone.
+func checkReach(t *testing.T, r *repo.Repo, now time.Time, wantKept []version.ID, inflight version.ID, uncommitted string, wantGone bool) {
+	t.Helper()
+	plan, err := gc.MakePlan(context.Background(), r, gc.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []version.ID
+	for _, k := range plan.Kept {
+		got = append(got, k.ID)
+	}
+	if !slices.Equal(got, wantKept) {
+		t.Fatalf("at %s kept %v, want %v", now, got, wantKept)
+	}
+	var dels []string
+	for _, d := range plan.DataFiles {
+		dels = append(dels, d.Key)
+	}
+	abandoned := slices.ContainsFunc(plan.Abandoned, func(a retention.Abandoned) bool { return a.ID == inflight })
+	young := slices.Contains(plan.Young, inflight)
+	if slices.Contains(dels, uncommitted) != wantGone || abandoned != wantGone || young == wantGone {
+		t.Fatalf("at %s: uncommitted file deleted %v, in-flight push abandoned %v young %v; want gone %v", now, slices.Contains(dels, uncommitted), abandoned, young, wantGone)
 	}
 }
 

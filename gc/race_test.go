@@ -26,91 +26,102 @@ import (
 // deleted (ErrRetentionConflict); the next gc takes those versions back into
 // retention.
 func TestGCChangesWhilePlanning(t *testing.T) {
+	t.Run("policy", policyChangedWhilePlanning)
+	t.Run("branch", branchCreatedWhilePlanning)
+}
+
+// policyChangedWhilePlanning: keep-last 0 set while gc plans keep-last 2
+// stops it; the floor is put back, and the next plan retires nothing.
+func policyChangedWhilePlanning(t *testing.T) {
 	ctx := context.Background()
-	catalogs := func(t *testing.T, r *repo.Repo, recs []*version.Record) int {
-		t.Helper()
-		n := 0
-		for _, rec := range recs {
-			if _, err := r.Store().Stat(ctx, repo.VersionKey(rec.ID, version.CatalogFile)); err == nil {
-				n++
-			}
-		}
-		return n
+	h := history.BuildReal(t, 6, history.ChurnSQL)
+	r := h.Repo
+	if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
+		t.Fatal(err)
 	}
-	keepLast := func(n int) func(*retention.Policy) error {
-		return func(p *retention.Policy) error { p.KeepLast = n; return nil }
+	plan, err := gc.MakePlan(ctx, r, gc.Options{})
+	if err != nil || len(plan.Retire) != 4 {
+		t.Fatalf("plan: %v, retires %d", err, len(plan.Retire))
 	}
+	// Someone stops deletions while gc plans.
+	if _, err := r.UpdatePolicy(ctx, keepLast(0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gc.Apply(ctx, r, plan); !errors.Is(err, repo.ErrRetentionConflict) || !strings.Contains(err.Error(), "the floor was put back") {
+		t.Fatalf("apply after a policy change: %v", err)
+	}
+	if n := catalogsLeft(t, r, h.Recs); n != 6 {
+		t.Fatalf("%d of 6 catalogs left after a refused gc", n)
+	}
+	// The floor is back: readers are not refused in the meantime.
+	if ids, err := r.RetiredIDs(ctx); err != nil || len(ids) != 0 {
+		t.Fatalf("retired after a refused gc: %v %v", ids, err)
+	}
+	if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "c"), Rev: string(h.Recs[0].ID)}); err != nil {
+		t.Fatalf("checkout after a refused gc: %v", err)
+	}
+	again, err := gc.MakePlan(ctx, r, gc.Options{})
+	if err != nil || len(again.Retire) != 0 || again.FloorMoves {
+		t.Fatalf("next plan: %v; retires %d, floor moves %v", err, len(again.Retire), again.FloorMoves)
+	}
+}
 
-	t.Run("policy", func(t *testing.T) {
-		h := history.BuildReal(t, 6, history.ChurnSQL)
-		r := h.Repo
-		if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
-			t.Fatal(err)
-		}
-		plan, err := gc.MakePlan(ctx, r, gc.Options{})
-		if err != nil || len(plan.Retire) != 4 {
-			t.Fatalf("plan: %v, retires %d", err, len(plan.Retire))
-		}
-		// Someone stops deletions while gc plans.
-		if _, err := r.UpdatePolicy(ctx, keepLast(0)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := gc.Apply(ctx, r, plan); !errors.Is(err, repo.ErrRetentionConflict) || !strings.Contains(err.Error(), "the floor was put back") {
-			t.Fatalf("apply after a policy change: %v", err)
-		}
-		if n := catalogs(t, r, h.Recs); n != 6 {
-			t.Fatalf("%d of 6 catalogs left after a refused gc", n)
-		}
-		// The floor is back: readers are not refused in the meantime.
-		if ids, err := r.RetiredIDs(ctx); err != nil || len(ids) != 0 {
-			t.Fatalf("retired after a refused gc: %v %v", ids, err)
-		}
-		if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "c"), Rev: string(h.Recs[0].ID)}); err != nil {
-			t.Fatalf("checkout after a refused gc: %v", err)
-		}
-		again, err := gc.MakePlan(ctx, r, gc.Options{})
-		if err != nil || len(again.Retire) != 0 || again.FloorMoves {
-			t.Fatalf("next plan: %v; retires %d, floor moves %v", err, len(again.Retire), again.FloorMoves)
-		}
-	})
+// branchCreatedWhilePlanning: a branch created while gc plans keeps a
+// version the plan retires: gc stops, and the next gc keeps that version.
+func branchCreatedWhilePlanning(t *testing.T) {
+	ctx := context.Background()
+	h := history.BuildReal(t, 6, history.ChurnSQL)
+	r := h.Repo
+	if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := gc.MakePlan(ctx, r, gc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A branch at main~1 keeps main~1 and main~2; the plan retires main~2.
+	if _, err := r.CreateBranch(ctx, nil, "dev", "main~1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gc.Apply(ctx, r, plan); !errors.Is(err, repo.ErrRetentionConflict) {
+		t.Fatalf("apply after a new branch: %v", err)
+	}
+	if n := catalogsLeft(t, r, h.Recs); n != 6 {
+		t.Fatalf("%d of 6 catalogs left after a refused gc", n)
+	}
+	again, err := gc.MakePlan(ctx, r, gc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gc.Apply(ctx, r, again); err != nil {
+		t.Fatal(err)
+	}
+	if n := catalogsLeft(t, r, h.Recs); n != 3 {
+		t.Fatalf("%d catalogs after gc, want main's last 2 and dev's second (3)", n)
+	}
+	if _, err := r.Store().Stat(ctx, repo.VersionKey(h.Recs[3].ID, version.CatalogFile)); err != nil {
+		t.Fatalf("main~2, kept by dev: %v", err)
+	}
+	if rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true}); err != nil || !rep.OK() {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+}
 
-	t.Run("branch", func(t *testing.T) {
-		h := history.BuildReal(t, 6, history.ChurnSQL)
-		r := h.Repo
-		if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
-			t.Fatal(err)
+// catalogsLeft counts the versions of recs whose catalog is in the store.
+func catalogsLeft(t *testing.T, r *repo.Repo, recs []*version.Record) int {
+	t.Helper()
+	n := 0
+	for _, rec := range recs {
+		if _, err := r.Store().Stat(context.Background(), repo.VersionKey(rec.ID, version.CatalogFile)); err == nil {
+			n++
 		}
-		plan, err := gc.MakePlan(ctx, r, gc.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A branch at main~1 keeps main~1 and main~2; the plan retires main~2.
-		if _, err := r.CreateBranch(ctx, nil, "dev", "main~1"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := gc.Apply(ctx, r, plan); !errors.Is(err, repo.ErrRetentionConflict) {
-			t.Fatalf("apply after a new branch: %v", err)
-		}
-		if n := catalogs(t, r, h.Recs); n != 6 {
-			t.Fatalf("%d of 6 catalogs left after a refused gc", n)
-		}
-		again, err := gc.MakePlan(ctx, r, gc.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := gc.Apply(ctx, r, again); err != nil {
-			t.Fatal(err)
-		}
-		if n := catalogs(t, r, h.Recs); n != 3 {
-			t.Fatalf("%d catalogs after gc, want main's last 2 and dev's second (3)", n)
-		}
-		if _, err := r.Store().Stat(ctx, repo.VersionKey(h.Recs[3].ID, version.CatalogFile)); err != nil {
-			t.Fatalf("main~2, kept by dev: %v", err)
-		}
-		if rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true}); err != nil || !rep.OK() {
-			t.Fatalf("verify: %+v %v", rep, err)
-		}
-	})
+	}
+	return n
+}
+
+// keepLast is a policy change to keep-last n.
+func keepLast(n int) func(*retention.Policy) error {
+	return func(p *retention.Policy) error { p.KeepLast = n; return nil }
 }
 
 // TestPushRefusesDataGCDeleted: a working catalog left uncommitted past the

@@ -25,20 +25,7 @@ func TestGCTempLeftovers(t *testing.T) {
 	h := history.BuildReal(t, 2, history.ChurnSQL)
 	r := h.Repo
 	old := time.Now().Add(-8 * 24 * time.Hour)
-	place := func(rel string, mod time.Time) string {
-		t.Helper()
-		p := filepath.Join(h.URL, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("half a catalog"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, mod, mod); err != nil {
-			t.Fatal(err)
-		}
-		return rel
-	}
+	place := func(rel string, mod time.Time) string { return placeTemp(t, h.URL, rel, mod) }
 	keys := dataKeys(t, r)
 	oldData := place(filepath.ToSlash(filepath.Dir(keys[0]))+"/.tmp-killed1", old)
 	oldVersion := place(repo.VersionKey(h.Recs[0].ID, ".tmp-killed2"), old)
@@ -47,25 +34,7 @@ func TestGCTempLeftovers(t *testing.T) {
 	oldRef := place("refs/heads/.tmp-killed3", old)
 	oldLog := place("logs/refs/heads/main/.tmp-killed4", old)
 
-	rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.OK() {
-		t.Fatalf("leftovers are not problems: %+v", rep.Problems)
-	}
-	var noted []string
-	for _, n := range rep.Notes {
-		if n.Code == repo.CodeTempLeftover {
-			noted = append(noted, n.Object)
-		}
-	}
-	slices.Sort(noted)
-	want := []string{oldData, oldVersion, young, oldRef, oldLog}
-	slices.Sort(want)
-	if !slices.Equal(noted, want) {
-		t.Fatalf("verify notes %v, want %v", noted, want)
-	}
+	checkTempNotes(t, r, []string{oldData, oldVersion, young, oldRef, oldLog})
 
 	digest := testutil.TreeDigest(t, h.URL)
 	plan, err := gc.MakePlan(ctx, r, gc.Options{})
@@ -114,5 +83,48 @@ func TestGCTempLeftovers(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(h.URL, filepath.FromSlash(keys[0]))); err != nil {
 		t.Fatalf("data file: %v", err)
+	}
+}
+
+// placeTemp writes a temporary file of an interrupted write ("half a
+// catalog") at rel under the folder repository root, modified at mod, and
+// returns rel.
+func placeTemp(t *testing.T, root, rel string, mod time.Time) string {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("half a catalog"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, mod, mod); err != nil {
+		t.Fatal(err)
+	}
+	return rel
+}
+
+// checkTempNotes checks that verify finds no problem in r and notes
+// exactly the temporary files want (CodeTempLeftover).
+func checkTempNotes(t *testing.T, r *repo.Repo, want []string) {
+	t.Helper()
+	rep, err := r.Verify(context.Background(), repo.VerifyOptions{SkipCatalogs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("leftovers are not problems: %+v", rep.Problems)
+	}
+	var noted []string
+	for _, n := range rep.Notes {
+		if n.Code == repo.CodeTempLeftover {
+			noted = append(noted, n.Object)
+		}
+	}
+	slices.Sort(noted)
+	want = slices.Clone(want)
+	slices.Sort(want)
+	if !slices.Equal(noted, want) {
+		t.Fatalf("verify notes %v, want %v", noted, want)
 	}
 }
