@@ -62,7 +62,7 @@ type Report struct {
 // (nothing planned) for o.Apply on a store that is never written
 // (store.ReadOnly).
 func Run(ctx context.Context, r *repo.Repo, o Options) (*Report, error) {
-	if o.Apply && store.IsReadOnly(r.Store()) {
+	if o.Apply && r.ReadOnly() {
 		// Refused before planning: a plan it cannot carry out is no help.
 		return nil, fmt.Errorf("repository %s: %w: applying gc deletes files, and this store is never written (http(s)); apply it on the repository's own location (a folder, s3://, gs:// or azblob://)", r.Where(), store.ErrReadOnly)
 	}
@@ -70,15 +70,15 @@ func Run(ctx context.Context, r *repo.Repo, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &Report{Plan: plan}
+	rep := &Report{Plan: plan}
 	if o.Planned != nil {
 		o.Planned(plan)
 	}
 	switch {
 	case o.Apply && plan.Empty():
-		run.Result = &Result{Floor: plan.FloorGeneration} // nothing done
+		rep.Result = &Result{Floor: plan.FloorGeneration} // nothing done
 	case o.Apply:
-		run.Result, err = Apply(ctx, r, plan)
+		rep.Result, err = Apply(ctx, r, plan)
 	}
-	return run, err
+	return rep, err
 }

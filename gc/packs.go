@@ -19,8 +19,10 @@ import (
 
 // planPacks fills plan.Packs (the missing packs to write, oldest first)
 // and plan.PackOrphans (packs whose version folder is gone, older than the
-// grace period) from one listing of index/packs/ and the records RetentionInput
-// read.
+// grace period) from one listing of index/packs/ and the records read for
+// the plan (Repo.RetentionInput); the versions with no pack are told to
+// the repository's history reader (history.Reader.Absent), so building
+// the missing packs looks for none of them.
 func planPacks(ctx context.Context, r *repo.Repo, plan *Plan, in *retention.Input) error {
 	have := map[version.ID]bool{}
 	plan.Packs, plan.PackOrphans = []version.ID{}, []store.ObjectInfo{}
