@@ -13,10 +13,10 @@ import (
 	"github.com/fdl-dev/fdl/workdir"
 )
 
-// publishedSQL is historySQL with two inlined rows in main.small in every
+// publishedSQL is history.ChurnSQL with two inlined rows in main.small in every
 // version, so a version publishes rows from data files and inlined rows.
 func publishedSQL(i int) string {
-	return historySQL(i) + fmt.Sprintf(`;
+	return history.ChurnSQL(i) + fmt.Sprintf(`;
 SET ducklake_default_data_inlining_row_limit = 10;
 INSERT INTO small SELECT (%d * 10 + i)::INTEGER AS k FROM range(2) t(i);
 SET ducklake_default_data_inlining_row_limit = 0`, i)
@@ -67,29 +67,29 @@ func TestCommitRefusesRewrittenHistory(t *testing.T) {
 		table   string // "" when commit must accept
 	}{
 		{"data-file-row-deleted", func(t *testing.T, h *history.History, cat string, s int64) {
-			execCatalog(t, cat, "DELETE FROM ducklake_data_file WHERE data_file_id = "+visibleOrder)
+			history.ExecCatalog(t, cat, "DELETE FROM ducklake_data_file WHERE data_file_id = "+visibleOrder)
 		}, "main.orders"},
 		{"record-count-changed", func(t *testing.T, h *history.History, cat string, s int64) {
-			execCatalog(t, cat, "UPDATE ducklake_data_file SET record_count = record_count - 1 WHERE data_file_id = "+visibleOrder)
+			history.ExecCatalog(t, cat, "UPDATE ducklake_data_file SET record_count = record_count - 1 WHERE data_file_id = "+visibleOrder)
 		}, "main.orders"},
 		{"data-file-ended-before-base", func(t *testing.T, h *history.History, cat string, s int64) {
-			execCatalog(t, cat, fmt.Sprintf("UPDATE ducklake_data_file SET end_snapshot = %d WHERE data_file_id = %s", s, visibleOrder))
+			history.ExecCatalog(t, cat, fmt.Sprintf("UPDATE ducklake_data_file SET end_snapshot = %d WHERE data_file_id = %s", s, visibleOrder))
 		}, "main.orders"},
 		{"delete-file-back-dated", func(t *testing.T, h *history.History, cat string, s int64) {
 			h.Write(t, "DELETE FROM orders WHERE id % 10 = 3")
-			execCatalog(t, cat, fmt.Sprintf("UPDATE ducklake_delete_file SET begin_snapshot = %d WHERE begin_snapshot > %d", s, s))
+			history.ExecCatalog(t, cat, fmt.Sprintf("UPDATE ducklake_delete_file SET begin_snapshot = %d WHERE begin_snapshot > %d", s, s))
 		}, "main.orders"},
 		{"inlined-rows-removed", func(t *testing.T, h *history.History, cat string, s int64) {
-			execCatalog(t, cat, fmt.Sprintf("DELETE FROM %s WHERE begin_snapshot <= %d AND k %% 2 = 0", inlinedTable(t, cat), s))
+			history.ExecCatalog(t, cat, fmt.Sprintf("DELETE FROM %s WHERE begin_snapshot <= %d AND k %% 2 = 0", inlinedTable(t, cat), s))
 		}, "main.small"},
 		{"column-renamed-back-in-time", func(t *testing.T, h *history.History, cat string, s int64) {
-			execCatalog(t, cat, "UPDATE ducklake_column SET column_name = 'amount2' WHERE column_name = 'amount'")
+			history.ExecCatalog(t, cat, "UPDATE ducklake_column SET column_name = 'amount2' WHERE column_name = 'amount'")
 		}, "main.orders"},
 		{"table-dropped-back-in-time", func(t *testing.T, h *history.History, cat string, s int64) {
-			execCatalog(t, cat, fmt.Sprintf("UPDATE ducklake_table SET end_snapshot = %d WHERE table_name = 'tmp'", s))
+			history.ExecCatalog(t, cat, fmt.Sprintf("UPDATE ducklake_table SET end_snapshot = %d WHERE table_name = 'tmp'", s))
 		}, "schema \"main\""},
 		{"snapshots-before-base-expired", func(t *testing.T, h *history.History, cat string, s int64) {
-			execCatalog(t, cat,
+			history.ExecCatalog(t, cat,
 				"DELETE FROM ducklake_snapshot WHERE snapshot_id = 1",
 				"DELETE FROM ducklake_snapshot_changes WHERE snapshot_id = 1")
 		}, ""},

@@ -472,7 +472,7 @@ func (r *Repo) versionCatalog(ctx context.Context, l *Local, rec *version.Record
 	if err := r.RefuseRetired(ctx, rec); err != nil {
 		return "", err
 	}
-	if files, ok := r.folder(); ok {
+	if files, ok := r.Folder(); ok {
 		p := files.LocalPath(VersionKey(rec.ID, version.CatalogFile))
 		return p, checkFile(p, rec)
 	}

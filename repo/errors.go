@@ -56,21 +56,14 @@ var (
 	ErrInvalidArguments = errors.New("invalid arguments")
 )
 
-// Sentinel errors of retention and gc.
+// Sentinel errors of retention (gc's own are package gc's).
 var (
 	// ErrRetired: the version left retention; its catalog is (or is about
 	// to be) deleted, its record stays. *RetiredError wraps it.
 	ErrRetired = errors.New("version is out of retention")
-	// ErrAheadOfFloor: a deletion of a version's bytes was asked before the
-	// floor took it out of retention (docs/spec.md §10.7).
-	ErrAheadOfFloor = errors.New("refused: ahead of the retention floor")
 	// ErrRetentionConflict: the policy or the floor changed between read and
 	// write (another gc or a policy change); nothing was written.
 	ErrRetentionConflict = errors.New("retention settings changed concurrently")
-	// ErrGCRefused: gc will not run on this repository as it is (a corrupt
-	// or dangling ref, an unreadable catalog or record, a path it cannot
-	// place); the message names the thing.
-	ErrGCRefused = errors.New("gc refused")
 )
 
 // NotRepositoryError: there is no fdl.json at URL. It wraps
@@ -410,83 +403,6 @@ func (e *DamagedError) Error() string {
 }
 
 func (e *DamagedError) Unwrap() error { return e.Err }
-
-// GCStop says why gc stopped, and what it had not done yet.
-type GCStop int
-
-// Why gc stops while it applies a plan.
-const (
-	// StopFloorMoved: the floor moved since the plan (another gc, or a
-	// policy change); nothing was deleted.
-	StopFloorMoved GCStop = iota + 1
-	// StopPolicyChanged: the policy changed while gc ran; nothing was
-	// deleted: gc again applies the new policy.
-	StopPolicyChanged
-	// StopRefOnRetired: a ref was pointed at a version the floor retires;
-	// nothing was deleted: gc again takes it back into retention.
-	StopRefOnRetired
-	// StopBranchKeepsRetired: a branch created or moved meanwhile keeps a
-	// retired version among its last keep_last; as above.
-	StopBranchKeepsRetired
-	// StopNewCatalogUnreadable: a version that appeared while gc ran has a
-	// catalog gc cannot read; no data file was deleted.
-	StopNewCatalogUnreadable
-	// StopAheadOfFloor: a version's bytes were to be deleted before the
-	// floor retired it: move the floor first.
-	StopAheadOfFloor
-	// StopMoveToRetired: a ref move in progress (its ref log entry written,
-	// its compare-and-swap not yet) goes to a version the floor retires;
-	// nothing was deleted: gc again takes it back into retention.
-	StopMoveToRetired
-	// StopAnotherGC: another gc's deletion intent holds (a gc deleting
-	// now); nothing was deleted: run one gc at a time.
-	StopAnotherGC
-	// StopIntentLost: this gc's deletion intent is gone or ran out of its
-	// lease (another gc took it for the record of a stopped one, or this
-	// process was paused): it deleted nothing after that; run gc again.
-	StopIntentLost
-)
-
-// GCStopError says why gc stopped before deleting (part of) its plan. Err
-// is the sentinel (ErrRetentionConflict, ErrAheadOfFloor); running gc
-// again goes on, except after StopAheadOfFloor (move the floor first).
-type GCStopError struct {
-	Why        GCStop
-	Key        string     // the retention file that changed (floor, policy)
-	Ref        refs.Name  // the ref that moved
-	Version    version.ID // the version concerned
-	Generation int64      // the floor's
-	KeepLast   int
-	Detail     error // why a new catalog cannot be read
-	Err        error
-}
-
-func (e *GCStopError) Error() string {
-	const nothing = "nothing was deleted"
-	switch e.Why {
-	case StopFloorMoved:
-		return fmt.Sprintf("%s moved since gc planned: %v; %s", e.Key, e.Err, nothing)
-	case StopPolicyChanged:
-		return fmt.Sprintf("%s changed while gc ran: %v; %s", e.Key, e.Err, nothing)
-	case StopRefOnRetired:
-		return fmt.Sprintf("%s was pointed at version %s while gc ran, and the floor (generation %d) takes that version out of retention: %v; %s", e.Ref, e.Version, e.Generation, e.Err, nothing)
-	case StopBranchKeepsRetired:
-		return fmt.Sprintf("%s was created or moved while gc ran and keeps version %s among its last %d, which the floor (generation %d) takes out of retention: %v; %s", e.Ref, e.Version, e.KeepLast, e.Generation, e.Err, nothing)
-	case StopNewCatalogUnreadable:
-		return fmt.Sprintf("version %s appeared while gc ran and its catalog cannot be read (%v): %v; no data file was deleted", e.Version, e.Detail, e.Err)
-	case StopAheadOfFloor:
-		return fmt.Sprintf("version %s: deleting its catalog is refused: the retention floor (generation %d) does not take it out of retention and it has no %s: %v; move the floor first", e.Version, e.Generation, e.Key, e.Err)
-	case StopMoveToRetired:
-		return fmt.Sprintf("%s is being moved to version %s (its ref log entry is written), and the floor (generation %d) takes that version out of retention: %v; %s", e.Ref, e.Version, e.Generation, e.Err, nothing)
-	case StopAnotherGC:
-		return fmt.Sprintf("another gc is deleting (its intent %s holds): %v; %s: run one gc at a time", e.Key, e.Err, nothing)
-	case StopIntentLost:
-		return fmt.Sprintf("gc's deletion intent %s is gone or its lease ran out (another gc took it for the record of a stopped one, or this process was paused): %v; gc deleted nothing after that", e.Key, e.Err)
-	}
-	return fmt.Sprintf("gc stopped: %v", e.Err)
-}
-
-func (e *GCStopError) Unwrap() error { return e.Err }
 
 // OrphanExistsError: an orphan checkout (a new history) was asked for a
 // branch that exists; a version committed there could never be pushed to

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/store/storetest"
@@ -302,7 +303,7 @@ func copyRecord(t *testing.T, rec *version.Record, url string) {
 // with the same bytes a push wrote.
 func TestPacksVerifiedAndRewritten(t *testing.T) {
 	ctx := context.Background()
-	h := thist.BuildReal(t, 6, historySQL)
+	h := thist.BuildReal(t, 6, thist.ChurnSQL)
 	r := h.Repo
 	key := func(seq int) string { return history.PackKey(h.Recs[seq-1].ID) }
 	st := r.Store()
@@ -366,7 +367,7 @@ func TestPacksVerifiedAndRewritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r3.Close()
-	run, err := r3.GC(ctx, repo.GCOptions{Apply: true})
+	run, err := gc.Run(ctx, r3, gc.Options{Apply: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +392,7 @@ func TestPacksVerifiedAndRewritten(t *testing.T) {
 // the packs below it.
 func TestPacksUnderRacingPushes(t *testing.T) {
 	ctx := context.Background()
-	h := thist.BuildReal(t, 3, historySQL)
+	h := thist.BuildReal(t, 3, thist.ChurnSQL)
 	for round := 0; round < 2; round++ {
 		const n = 6
 		dirs := make([]string, n)

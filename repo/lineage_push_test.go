@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,7 +37,7 @@ func TestPushRefusesBrokenLineage(t *testing.T) {
 		{"snapshot-order", func(p, r *version.Record) { r.DuckLake.Adds.First = p.DuckLake.Snapshot }},
 	} {
 		t.Run(c.code, func(t *testing.T) {
-			h := history.BuildReal(t, 2, historySQL)
+			h := history.BuildReal(t, 2, history.ChurnSQL)
 			r := h.Repo
 			writeUncommitted(t, h, 7)
 			wd, err := workdir.Open(h.WD)
@@ -91,7 +92,7 @@ func TestPushRefusesBrokenLineage(t *testing.T) {
 	}
 
 	t.Run("clock behind", func(t *testing.T) {
-		h := history.BuildReal(t, 1, historySQL)
+		h := history.BuildReal(t, 1, history.ChurnSQL)
 		writeUncommitted(t, h, 8)
 		wd, err := workdir.Open(h.WD)
 		if err != nil {
@@ -173,4 +174,11 @@ func editLocalRecord(t *testing.T, wd string, rec *version.Record, edit func(*ve
 		}
 	}
 	return &nr
+}
+
+// writeUncommitted inserts one row (k) into h's working catalog without
+// committing it: a new data file that no catalog in the store lists.
+func writeUncommitted(t *testing.T, h *history.History, k int) {
+	t.Helper()
+	h.Write(t, fmt.Sprintf("INSERT INTO events VALUES (%d)", k))
 }

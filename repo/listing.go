@@ -46,7 +46,7 @@ func (r *Repo) listVersions(ctx context.Context, hex string) (*listing, error) {
 		}
 	}
 	r.mu.Unlock()
-	if lf, ok := r.folder(); ok && hex != "" {
+	if lf, ok := r.Folder(); ok && hex != "" {
 		l, err := r.listNames(lf)
 		if err != nil {
 			return nil, err
@@ -232,7 +232,7 @@ func (r *Repo) markedAmong(ctx context.Context, ids []version.ID) (map[version.I
 		mu.Unlock()
 		return nil
 	}
-	if lf, local := r.folder(); local {
+	if lf, local := r.Folder(); local {
 		// A stat on a folder costs less than handing it to a goroutine:
 		// the ids go in one run per CPU, each relative to versions/.
 		dir := lf.LocalPath(strings.TrimSuffix(VersionsPrefix, "/"))
@@ -266,4 +266,18 @@ func (r *Repo) retiredAmong(ctx context.Context, ids []version.ID) (map[version.
 		out[rt.ID] = true
 	}
 	return out, nil
+}
+
+// Temps calls fn for each temporary file of an interrupted write anywhere
+// in the repository (store.TempCleaner; none on object stores): data/ and
+// versions/, and also refs/, logs/, retention/, index/ and the root, where
+// a compare-and-swap or create-only write killed before its rename leaves
+// one (refs/heads/.tmp-…). verify notes them; gc deletes those older than
+// the grace period (docs/spec.md §16). Errors: fn's, the store's.
+func (r *Repo) Temps(ctx context.Context, fn func(store.ObjectInfo) error) error {
+	tc, ok := r.st.(store.TempCleaner)
+	if !ok {
+		return nil
+	}
+	return tc.Temps(ctx, "", fn)
 }

@@ -85,7 +85,7 @@ func (r *Repo) History(ctx context.Context, l *Local, rev string, max int) (*His
 		aerr    error
 		err     error
 	)
-	if _, local := r.folder(); local {
+	if _, local := r.Folder(); local {
 		// On a folder the markers are looked at one by one, not in the
 		// short ids' listings: both run at once.
 		done := make(chan struct{})

@@ -18,7 +18,7 @@ import (
 // period. Init refuses both ways — a location inside a repository
 // (ancestorRepository), and one around a repository (any object there
 // refuses init) — and gc never deletes what looks like another repository
-// (nestedRoots).
+// (package gc).
 
 // ancestorRepository returns the location of a repository whose folder
 // holds the store location rawURL (a folder path or a store URL): the
@@ -106,20 +106,4 @@ func ancestorLocations(rawURL string) []string {
 		out = append(out, v.String())
 	}
 	return out
-}
-
-// nestedRoots returns the folders under data/ in listing that look like
-// another repository: each folder ("data/x/") holding an fdl.json or a HEAD
-// object directly. gc deletes nothing under them.
-func nestedRoots(listing []store.ObjectInfo) []string {
-	var roots []string
-	for _, oi := range listing {
-		dir, name := path.Split(oi.Key)
-		if (name == ConfigKey || name == "HEAD") && strings.HasPrefix(dir, DataPrefix) {
-			if len(roots) == 0 || roots[len(roots)-1] != dir {
-				roots = append(roots, dir)
-			}
-		}
-	}
-	return roots
 }

@@ -700,7 +700,7 @@ func (r *Repo) listKeys(ctx context.Context, prefixes []string, emit func([]byte
 		}
 		return r.st.List(ctx, prefix, func(oi store.ObjectInfo) error { return fn([]byte(oi.Key)) })
 	}
-	if _, local := r.folder(); local || len(prefixes) == 1 {
+	if _, local := r.Folder(); local || len(prefixes) == 1 {
 		for _, p := range prefixes {
 			if err := list(ctx, p, emit); err != nil {
 				return err

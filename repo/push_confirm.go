@@ -63,7 +63,7 @@ func (r *Repo) confirmPush(ctx context.Context, head version.ID, pending []Pendi
 // (usually none: one listing) and, when some hold, compares what they list
 // with the keys the versions need (neededKeys).
 func (r *Repo) checkIntents(ctx context.Context, head version.ID, pending []Pending, entry string) error {
-	intents, err := r.listIntents(ctx)
+	intents, err := r.Intents(ctx)
 	if err != nil || len(intents) == 0 {
 		return err
 	}
@@ -76,12 +76,12 @@ func (r *Repo) checkIntents(ctx context.Context, head version.ID, pending []Pend
 		return err
 	}
 	for _, in := range intents {
-		if in.expired(oi.ModTime) {
+		if in.Expired(oi.ModTime) {
 			continue
 		}
 		var hits []string
 		for _, k := range needed {
-			if in.holdsKey(k) {
+			if in.Holds(k) {
 				hits = append(hits, k)
 			}
 		}

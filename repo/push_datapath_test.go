@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
+	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
@@ -25,7 +27,7 @@ import (
 // Before, the file was left unchecked and the version published.
 func TestPushRefusesUnplaceablePath(t *testing.T) {
 	ctx := context.Background()
-	url, r, res := folderRepoCheckout(t)
+	url, r, res := history.Empty(t)
 	duck := realduck.Find(t, realduck.V15, "ducklake").Start(t)
 	duck.MustQuery(t, realduck.OnLake(res.Attach, `CREATE TABLE t(k INTEGER); INSERT INTO t VALUES (1)`, false))
 	var file string
@@ -64,26 +66,6 @@ func TestPushRefusesUnplaceablePath(t *testing.T) {
 	}
 }
 
-// folderRepoCheckout makes a new folder repository (closed when the test
-// ends) and a working directory checked out from it, in the test's
-// temporary folders: the repository's URL, the repository and the
-// checkout.
-func folderRepoCheckout(t *testing.T) (string, *repo.Repo, *workdir.CheckoutResult) {
-	t.Helper()
-	ctx := context.Background()
-	url := filepath.Join(t.TempDir(), "repo")
-	r, err := repo.Init(ctx, url, repo.InitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	res, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "w")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return url, r, res
-}
-
 // TestRelativeDataPath: DuckDB resolves a relative data_path against each
 // reader's working directory, so a version that reads its files through one
 // reaches them only from the folder it was written in. A push refuses it
@@ -92,7 +74,7 @@ func folderRepoCheckout(t *testing.T) (string, *repo.Repo, *workdir.CheckoutResu
 // plans without it once it leaves retention; verify --data reports it.
 func TestRelativeDataPath(t *testing.T) {
 	ctx := context.Background()
-	url, r, res := folderRepoCheckout(t)
+	url, r, res := history.Empty(t)
 	duck := realduck.Find(t, realduck.V15, "ducklake").Start(t)
 	duck.MustQuery(t, realduck.OnLake(res.Attach, `CREATE TABLE t AS SELECT i AS k FROM range(100) t(i)`, false))
 	// The same files, read through "data/" from the repository's folder.
@@ -136,7 +118,7 @@ func TestRelativeDataPath(t *testing.T) {
 		t.Fatal("the real DuckDB wrote no data file")
 	}
 	t.Chdir(t.TempDir()) // gc and verify run anywhere
-	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(30 * 24 * time.Hour)})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(30 * 24 * time.Hour)})
 	if err != nil {
 		t.Fatalf("gc refused to plan: %v", err)
 	}
@@ -169,14 +151,14 @@ func TestRelativeDataPath(t *testing.T) {
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 1; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	plan, err = r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(30 * 24 * time.Hour)})
+	plan, err = gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(30 * 24 * time.Hour)})
 	if err != nil {
 		t.Fatalf("gc refused to plan with the relative version leaving retention: %v", err)
 	}
 	if len(plan.Retire) != 1 || plan.Retire[0].ID != rec.ID {
 		t.Fatalf("plan retires %+v, want %s", plan.Retire, rec.ID)
 	}
-	if _, err := r.ApplyGC(ctx, plan); err != nil {
+	if _, err := gc.Apply(ctx, r, plan); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {

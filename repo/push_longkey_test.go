@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/workdir"
@@ -24,7 +25,7 @@ func TestPushDataCheckLongKeyPresent(t *testing.T) {
 	ctx := context.Background()
 	long := strings.Repeat("v", 200)
 	for _, listing := range []bool{false, true} {
-		url, _, res := folderRepoCheckout(t)
+		url, _, res := history.Empty(t)
 		duck := realduck.Find(t, realduck.V15, "ducklake").Start(t)
 		duck.MustQuery(t, realduck.OnLake(res.Attach, `CREATE TABLE events(a VARCHAR, b VARCHAR, c VARCHAR, d VARCHAR, e VARCHAR, k INTEGER);
 INSERT INTO events VALUES ('x', 'x', 'x', 'x', 'x', -1);

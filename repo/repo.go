@@ -2,9 +2,12 @@
 // versions (docs/spec.md §1). It is the library the repository commands
 // call, one method per command, each returning a result value: Init,
 // History (log), Show, Attach, Diff, ListRefs, CreateTag, CreateBranch,
-// DeleteBranch, MoveBranch, RefLogOf, requests, MigrateBranch, Verify,
-// Retention and GC; and Publish, the push protocol a working directory's
-// push (package workdir) runs.
+// DeleteBranch, MoveBranch, RefLogOf, requests, MigrateBranch, Verify and
+// Retention; and Publish, the push protocol a working directory's push
+// (package workdir) runs. gc is a package of its own (package gc) over
+// what repo reads and writes for it: the retention input
+// (RetentionInput), catalogs' data files, the floor's compare-and-swap,
+// markers, and the one deletion path (DeleteGarbage).
 //
 // It never holds a working directory: a command run in one gets what it
 // needs from it as an input value (Local: branch, upstream, base,
@@ -14,7 +17,8 @@
 // checks (a version out of retention gets no new ref) and the uploads of a
 // push. Files are named after their one job: push.go, log.go, show.go,
 // diff.go, refs.go, requests.go, migrate.go, verify*.go, retention.go
-// (policy, floor, markers), gc_plan.go and gc_apply.go. Errors are typed
+// (policy, floor, markers), retention_input.go, datafiles.go, garbage.go
+// and intents.go (what gc reads and writes through). Errors are typed
 // (errors.go) and never name a command.
 //
 // The package never prints and never imports cobra or lipgloss; long
@@ -122,7 +126,6 @@ type Repo struct {
 	namesMu sync.Mutex
 	hist    *history.Reader // first-parent walks (history packs)
 	actor   string          // who moves refs (refs.go); "" until Actor is called
-	gcint   *gcIntent       // the deletion intent of the gc this Repo is applying
 }
 
 // newRepo returns the Repo of an open store and its settings, with its ref
@@ -137,6 +140,12 @@ func newRepo(st store.Store, url string, cfg Config, opts Options) *Repo {
 // Refs returns the repository's ref manager: the only code that moves a
 // ref (package refs); callers pass it their checks.
 func (r *Repo) Refs() *refs.Manager { return r.refs }
+
+// HistoryReader returns the repository's reader of history packs
+// (docs/spec.md §18), which Walk and Log read through and whose cache
+// lives as long as the Repo: gc tells it which packs are absent and
+// writes the missing ones with its Writer (history.Reader.Writer).
+func (r *Repo) HistoryReader() *history.Reader { return r.hist }
 
 // Store returns the repository's store.
 func (r *Repo) Store() store.Store { return r.st }
@@ -157,11 +166,12 @@ func (r *Repo) ReadOnly() bool { return store.IsReadOnly(r.st) }
 // Config returns fdl.json.
 func (r *Repo) Config() Config { return r.cfg }
 
-// folder returns the repository's store when its objects are files of
-// this machine (store.LocalFiles; the one place that asks): gc then reads
-// catalogs where they lie and guards its deletions against symbolic and
-// hard links.
-func (r *Repo) folder() (store.LocalFiles, bool) {
+// Folder returns the repository's store when its objects are files of
+// this machine (store.LocalFiles; the one place that asks), and false on
+// an object store or a web server: catalogs are then read where they lie,
+// and gc guards its deletions against symbolic and hard links (package
+// gc, docs/spec.md §10.7).
+func (r *Repo) Folder() (store.LocalFiles, bool) {
 	l, ok := r.st.(store.LocalFiles)
 	return l, ok
 }

@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -201,6 +202,42 @@ func (r *Repo) Floor(ctx context.Context) (*retention.Floor, store.Token, error)
 		return nil, tok, &DamagedError{What: DamagedFloor, Location: r.st.Location(retention.FloorKey), Err: err}
 	}
 	return f, tok, nil
+}
+
+// SwapFloor moves the floor: one compare-and-swap of retention/floor.json
+// (docs/spec.md §14, §9) from the object the token from names (a token
+// Floor returned; store.NoToken when there was no floor) to f, and returns
+// the token of the new floor. Only gc moves the floor (package gc: its
+// first step, and putting the floor back when it stops right after).
+// Errors: store.ErrConflict, unwrapped, when the floor is no longer the
+// one from names (another gc, a policy change); the store's; f's
+// marshalling error.
+func (r *Repo) SwapFloor(ctx context.Context, from store.Token, f *retention.Floor) (store.Token, error) {
+	b, err := f.Marshal()
+	if err != nil {
+		return "", err
+	}
+	return r.st.Swap(ctx, retention.FloorKey, from, b)
+}
+
+// WriteMarker writes version m.Version's retirement marker,
+// versions/<id>/retired.json, create-only (docs/spec.md §15): gc writes it
+// before it deletes the version's catalog and dataset.json. The Repo's
+// listings of versions/ are dropped (they hold which versions are
+// marked). Errors: one wrapping store.ErrExist when the version has a
+// marker already (markers never change; gc takes that one), the store's,
+// m's marshalling error.
+func (r *Repo) WriteMarker(ctx context.Context, m *retention.Marker) error {
+	b, err := m.Marshal()
+	if err != nil {
+		return err
+	}
+	err = r.st.Create(ctx, VersionKey(m.Version, retention.MarkerFile), bytes.NewReader(b))
+	r.forgetIDs()
+	if err != nil {
+		return fmt.Errorf("write the marker of version %s: %w", m.Version, err)
+	}
+	return nil
 }
 
 // Marker reads versions/<id>/retired.json; nil when the version has none.

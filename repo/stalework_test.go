@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/workdir"
 )
 
@@ -16,7 +17,7 @@ import (
 // directory's lock; files and folders of other names stay.
 func TestLockRemovesStaleWork(t *testing.T) {
 	ctx := context.Background()
-	_, _, res := folderRepoCheckout(t)
+	_, _, res := history.Empty(t)
 	stale := []string{".fdl-sqlite-1/catalog.sqlite", ".fdl-sqlite-1/table-6.pipe", ".fdl/.fdl-sqlite-2/catalog.sqlite", ".fdl/.fdl-freeze-3/x", ".fdl-migrate-4/x"}
 	kept := []string{".fdl-sqlite-file", ".fdl-other/x", "notes/.fdl-sqlite-5/x", ".fdl/.fdl-keep/x"}
 	for _, p := range append(append([]string{}, stale...), kept...) {

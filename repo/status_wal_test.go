@@ -43,7 +43,7 @@ func leaveWAL(t *testing.T, path string) {
 // the snapshots status listed.
 func TestStatusSeesWAL(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 1, historySQL)
+	h := history.BuildReal(t, 1, history.ChurnSQL)
 	cat := filepath.Join(h.WD, workdir.CatalogName)
 	leaveWAL(t, cat)
 	wd, err := workdir.Open(h.WD)

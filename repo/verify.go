@@ -123,7 +123,7 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 			return nil, err
 		}
 	}
-	if err := r.temps(ctx, func(oi store.ObjectInfo) error {
+	if err := r.Temps(ctx, func(oi store.ObjectInfo) error {
 		rep.Notes = append(rep.Notes, Problem{Code: CodeTempLeftover, Object: oi.Key, Message: fmt.Sprintf(
 			"%s (%d bytes, %s) is the temporary file of a write that did not finish (a crash, or one in progress)",
 			oi.Key, oi.Size, oi.ModTime.UTC().Format(time.RFC3339))})

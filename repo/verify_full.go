@@ -111,7 +111,7 @@ func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(co
 		vs.retired[rt.ID] = true
 	}
 	err = r.st.List(ctx, VersionsPrefix, func(oi store.ObjectInfo) error {
-		id, file, ok := splitVersionKey(oi.Key)
+		id, file, ok := SplitVersionKey(oi.Key)
 		switch {
 		case !ok:
 		case file == retention.MarkerFile:
@@ -196,8 +196,11 @@ func (vs *verifyState) close() {
 	}
 }
 
-// splitVersionKey splits "versions/<id>/<file>".
-func splitVersionKey(key string) (version.ID, string, bool) {
+// SplitVersionKey splits a key of a version folder, "versions/<id>/<file>"
+// (docs/spec.md §1; VersionKey's inverse), into the id as written and the
+// file's name (which may hold further slashes); false for a key outside
+// versions/ or with no id. The id is not checked: version.ParseID does.
+func SplitVersionKey(key string) (version.ID, string, bool) {
 	rest, ok := strings.CutPrefix(key, VersionsPrefix)
 	if !ok {
 		return "", "", false

@@ -3,7 +3,6 @@ package repo_test
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"strings"
 	"testing"
@@ -22,7 +21,7 @@ import (
 // problem: verify passes.
 func TestVerifySnapshotGapIsANote(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 2, historySQL)
+	h := history.BuildReal(t, 2, history.ChurnSQL)
 	r := h.Repo
 	// Expire snapshot 1 with the extension: its snapshot row and its
 	// changes row go; rows that began there keep their begin_snapshot.
@@ -55,7 +54,7 @@ func TestVerifySnapshotGapIsANote(t *testing.T) {
 // catalog matches its record's digest.
 func TestVerifyLineage(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 2, historySQL)
+	h := history.BuildReal(t, 2, history.ChurnSQL)
 	r := h.Repo
 	first, head := h.Recs[0], h.Recs[1]
 	// A forged version after head whose catalog is the first version's.
@@ -115,20 +114,5 @@ func TestVerifyLineage(t *testing.T) {
 	}
 	if len(rep.Problems) != 2 {
 		t.Errorf("problems %+v, want exactly the two lineage ones", rep.Problems)
-	}
-}
-
-// execCatalog runs statements on a DuckDB-form catalog with plain SQL.
-func execCatalog(t *testing.T, path string, queries ...string) {
-	t.Helper()
-	db, err := sql.Open("duckdb", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, q := range queries {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
 	}
 }

@@ -56,7 +56,7 @@ func (r *Repo) verifyPacks(ctx context.Context, rep *VerifyReport, heads []refs.
 	}
 	seen := map[version.ID]bool{}
 	for _, ref := range heads {
-		for _, id := range r.jumps(ctx, ref.ID) {
+		for _, id := range r.Jumps(ctx, ref.ID) {
 			if have[id] || seen[id] {
 				continue
 			}
@@ -105,9 +105,12 @@ func (r *Repo) checkPack(ctx context.Context, key string) (code Code, obj, msg s
 	return "", "", "", true, nil
 }
 
-// jumps returns the versions a walk from id reads packs of: id, then the
-// version Span(seq) first parents below, and so on, read from the records.
-func (r *Repo) jumps(ctx context.Context, id version.ID) []version.ID {
+// Jumps returns the versions a walk from id reads history packs of
+// (docs/spec.md §18): id, then the version history.Span(seq) first parents
+// below, and so on, newest first, read from the records. It stops at the
+// first record it cannot read (returning what it has): verify notes the
+// missing packs among them, gc writes them.
+func (r *Repo) Jumps(ctx context.Context, id version.ID) []version.ID {
 	var out []version.ID
 	for id != "" {
 		rec, err := r.Record(ctx, id)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
 )
@@ -64,12 +65,12 @@ is printed. --json prints the whole plan (and, with --yes, what was done).`,
 
 func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
 	return g.withRepo(ctx, func(r *repo.Repo, _ *repo.Local) error {
-		opts := repo.GCOptions{Apply: o.Yes}
+		opts := gc.Options{Apply: o.Yes}
 		if !g.JSON {
 			// The plan is printed before it is applied.
-			opts.Planned = func(p *repo.GCPlan) { printPlan(ios, g, r.Where(), p) }
+			opts.Planned = func(p *gc.Plan) { printPlan(ios, g, r.Where(), p) }
 		}
-		run, err := r.GC(ctx, opts)
+		run, err := gc.Run(ctx, r, opts)
 		if err != nil {
 			return err
 		}
@@ -97,7 +98,7 @@ func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
 }
 
 // printPlan prints a plan for people (or, off a terminal, for grep).
-func printPlan(ios *term.IO, g *globals, url string, p *repo.GCPlan) {
+func printPlan(ios *term.IO, g *globals, url string, p *gc.Plan) {
 	ios.Printf("%s %s, policy:\n", ios.Heading("gc plan for"), url)
 	for _, rule := range p.Policy.Rules() {
 		ios.Printf("  %s\n", rule)
@@ -117,7 +118,7 @@ func printPlan(ios *term.IO, g *globals, url string, p *repo.GCPlan) {
 }
 
 // printPlanFloor prints how the plan moves the floor, branch by branch.
-func printPlanFloor(ios *term.IO, p *repo.GCPlan) {
+func printPlanFloor(ios *term.IO, p *gc.Plan) {
 	switch {
 	case p.FloorMoves:
 		ios.Printf("%s moves from generation %d to %d: %d version(s) out of retention", ios.Heading("Floor:"), p.FloorGeneration, p.NewFloor.Generation, len(p.NewFloor.Retired))
@@ -138,7 +139,7 @@ func printPlanFloor(ios *term.IO, p *repo.GCPlan) {
 
 // printPlanDeletions prints what the plan deletes, each list cut to 10
 // items on a terminal (all with -v, or off a terminal).
-func printPlanDeletions(ios *term.IO, g *globals, p *repo.GCPlan) {
+func printPlanDeletions(ios *term.IO, g *globals, p *gc.Plan) {
 	limit := 10
 	if !ios.OutTTY || g.Verbose || ios.Verbose {
 		limit = -1
@@ -178,7 +179,7 @@ func printPlanDeletions(ios *term.IO, g *globals, p *repo.GCPlan) {
 }
 
 // printPlanKept prints what the plan keeps.
-func printPlanKept(ios *term.IO, p *repo.GCPlan) {
+func printPlanKept(ios *term.IO, p *gc.Plan) {
 	d := p.Data
 	ios.Printf("Kept: %d version(s) in retention, %d data file(s) (%s)", len(p.Kept), d.Kept, term.Bytes(d.KeptBytes))
 	if d.Young > 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/term"
@@ -128,12 +129,12 @@ func errorKind(err error, code int) string {
 		target error
 		kind   string
 	}{
-		{repo.ErrGCRefused, "gc_refused"},
+		{gc.ErrRefused, "gc_refused"},
 		{workdir.ErrNotInHistory, "not_in_history"},
 		{workdir.ErrUncommitted, "uncommitted"},
 		{workdir.ErrNotRestorable, "not_restorable"},
 		{workdir.ErrNothingToUndo, "nothing_to_undo"},
-		{repo.ErrAheadOfFloor, "ahead_of_floor"},
+		{gc.ErrAheadOfFloor, "ahead_of_floor"},
 		{repo.ErrRetentionConflict, "retention_conflict"},
 		{repo.ErrRetired, "retired"},
 		{retention.ErrInvalid, "invalid_retention"},
@@ -344,7 +345,7 @@ func hinted(e error) (string, bool) {
 		return insertAfter(plain, "check out a version in retention", " (fdl checkout URL NEWDIR)"), true
 	case *repo.DamagedError:
 		return plain + damagedHints[e.What], true
-	case *repo.GCStopError:
+	case *gc.StopError:
 		return gcStopHint(e, plain), true
 	case *retention.InconsistentError:
 		h := e.Why + "; run 'fdl verify'"
@@ -364,21 +365,21 @@ var damagedHints = map[repo.Damaged]string{
 }
 
 // gcStopHint says what to run after gc stopped.
-func gcStopHint(e *repo.GCStopError, plain string) string {
+func gcStopHint(e *gc.StopError, plain string) string {
 	switch e.Why {
-	case repo.StopFloorMoved:
+	case gc.StopFloorMoved:
 		return insertAfter(plain, "moved since gc planned", " (another gc or fdl retention ran)") + ": run fdl gc again"
-	case repo.StopPolicyChanged:
+	case gc.StopPolicyChanged:
 		return insertAfter(plain, "changed while gc ran", " (fdl retention)") + ": run fdl gc again, which applies the new policy"
-	case repo.StopRefOnRetired, repo.StopBranchKeepsRetired:
+	case gc.StopRefOnRetired, gc.StopBranchKeepsRetired:
 		return plain + ": run fdl gc again, which takes it back into retention"
-	case repo.StopNewCatalogUnreadable, repo.StopIntentLost:
+	case gc.StopNewCatalogUnreadable, gc.StopIntentLost:
 		return plain + ": run fdl gc again"
-	case repo.StopMoveToRetired:
+	case gc.StopMoveToRetired:
 		return plain + ": run fdl gc again, which takes it back into retention"
-	case repo.StopAnotherGC:
+	case gc.StopAnotherGC:
 		return plain + " (if no gc is running, its intent expires 10 minutes after it was written, and fdl gc then clears it)"
-	case repo.StopAheadOfFloor:
+	case gc.StopAheadOfFloor:
 		return plain + " (fdl gc --yes plans and moves it)"
 	}
 	return plain

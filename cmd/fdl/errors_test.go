@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/filelock"
 	"github.com/fdl-dev/fdl/internal/term"
@@ -84,21 +85,21 @@ func TestHints(t *testing.T) {
 			why(floorErr) + " (/r/retention/floor.json): invalid retention setting; restore it from a backup, or delete it: every version whose catalog gc deleted keeps its marker (versions/<id>/retired.json), and the next fdl gc moves the floor again"},
 		{&repo.DamagedError{What: repo.DamagedMarker, Location: "/r/versions/" + id1 + "/retired.json", Err: markerErr},
 			why(markerErr) + " (/r/versions/" + id1 + "/retired.json): invalid retention setting; restore it from a backup, or delete it and run fdl gc: a version whose catalog is gone is retired again with a new marker (if the policy keeps that version, gc says so: lower the policy, or restore the catalog)"},
-		{&repo.GCStopError{Why: repo.StopFloorMoved, Key: retention.FloorKey, Err: repo.ErrRetentionConflict},
+		{&gc.StopError{Why: gc.StopFloorMoved, Key: retention.FloorKey, Err: repo.ErrRetentionConflict},
 			"retention/floor.json moved since gc planned (another gc or fdl retention ran): retention settings changed concurrently; nothing was deleted: run fdl gc again"},
-		{fmt.Errorf("%w (the floor was put back: nothing changed for readers)", &repo.GCStopError{Why: repo.StopPolicyChanged, Key: retention.PolicyKey, Err: repo.ErrRetentionConflict}),
+		{fmt.Errorf("%w (the floor was put back: nothing changed for readers)", &gc.StopError{Why: gc.StopPolicyChanged, Key: retention.PolicyKey, Err: repo.ErrRetentionConflict}),
 			"retention/policy.json changed while gc ran (fdl retention): retention settings changed concurrently; nothing was deleted: run fdl gc again, which applies the new policy (the floor was put back: nothing changed for readers)"},
-		{&repo.GCStopError{Why: repo.StopRefOnRetired, Ref: "refs/tags/t", Version: id1, Generation: 4, Err: repo.ErrAheadOfFloor},
+		{&gc.StopError{Why: gc.StopRefOnRetired, Ref: "refs/tags/t", Version: id1, Generation: 4, Err: gc.ErrAheadOfFloor},
 			"refs/tags/t was pointed at version " + id1 + " while gc ran, and the floor (generation 4) takes that version out of retention: refused: ahead of the retention floor; nothing was deleted: run fdl gc again, which takes it back into retention"},
-		{&repo.GCStopError{Why: repo.StopBranchKeepsRetired, Ref: main, Version: id1, KeepLast: 3, Generation: 4, Err: repo.ErrRetentionConflict},
+		{&gc.StopError{Why: gc.StopBranchKeepsRetired, Ref: main, Version: id1, KeepLast: 3, Generation: 4, Err: repo.ErrRetentionConflict},
 			"refs/heads/main was created or moved while gc ran and keeps version " + id1 + " among its last 3, which the floor (generation 4) takes out of retention: retention settings changed concurrently; nothing was deleted: run fdl gc again, which takes it back into retention"},
-		{&repo.GCStopError{Why: repo.StopNewCatalogUnreadable, Version: id1, Detail: errors.New("short read"), Err: repo.ErrRetentionConflict},
+		{&gc.StopError{Why: gc.StopNewCatalogUnreadable, Version: id1, Detail: errors.New("short read"), Err: repo.ErrRetentionConflict},
 			"version " + id1 + " appeared while gc ran and its catalog cannot be read (short read): retention settings changed concurrently; no data file was deleted: run fdl gc again"},
-		{&repo.GCStopError{Why: repo.StopAheadOfFloor, Version: id1, Generation: 2, Key: retention.MarkerFile, Err: repo.ErrAheadOfFloor},
+		{&gc.StopError{Why: gc.StopAheadOfFloor, Version: id1, Generation: 2, Key: retention.MarkerFile, Err: gc.ErrAheadOfFloor},
 			"version " + id1 + ": deleting its catalog is refused: the retention floor (generation 2) does not take it out of retention and it has no retired.json: refused: ahead of the retention floor; move the floor first (fdl gc --yes plans and moves it)"},
 		{&retention.InconsistentError{Why: "refs/heads/main holds version " + id1 + ", which is not a complete version in the store: gc refuses to run while a ref dangles", RepairRef: true},
 			"refs/heads/main holds version " + id1 + ", which is not a complete version in the store: gc refuses to run while a ref dangles; run 'fdl verify' and repair the ref"},
-		{fmt.Errorf("%w: %w", repo.ErrGCRefused, &retention.InconsistentError{Why: "version " + id1 + " has no version.json but a ref log reaches it: gc refuses to run"}),
+		{fmt.Errorf("%w: %w", gc.ErrRefused, &retention.InconsistentError{Why: "version " + id1 + " has no version.json but a ref log reaches it: gc refuses to run"}),
 			"gc refused: version " + id1 + " has no version.json but a ref log reaches it: gc refuses to run; run 'fdl verify'"},
 		// A hinted error inside another keeps its hint.
 		{fmt.Errorf("read: %w", &refs.NoSuchRevError{Rev: "x", Where: "/r"}),

@@ -11,15 +11,20 @@ import (
 // Records interface, so it imports neither repo nor retention; history
 // reads records through its Source interface, so it imports neither repo
 // nor refs; retention decides from what repo reads, so it does not import
-// repo; version, the records, imports none of them.
+// repo; version, the records, imports none of them. gc, above repo,
+// is imported by none of them (nor by workdir, its neighbour on that
+// floor): it carries retention's decisions out over what repo reads and
+// writes for it.
 func TestFloors(t *testing.T) {
 	const mod = "github.com/fdl-dev/fdl/"
 	for pkg, above := range map[string][]string{
-		"refs":      {"repo", "retention", "history", "cmd/"},
-		"history":   {"repo", "refs", "retention", "cmd/"},
-		"retention": {"repo", "cmd/"},
-		"version":   {"repo", "refs", "retention", "history", "cmd/"},
-		"repo":      {"cmd/"},
+		"refs":      {"repo", "gc", "retention", "history", "cmd/"},
+		"history":   {"repo", "gc", "refs", "retention", "cmd/"},
+		"retention": {"repo", "gc", "cmd/"},
+		"version":   {"repo", "gc", "refs", "retention", "history", "cmd/"},
+		"repo":      {"gc", "workdir", "cmd/"},
+		"workdir":   {"gc", "cmd/"},
+		"gc":        {"workdir", "cmd/"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).CombinedOutput()
 		if err != nil {

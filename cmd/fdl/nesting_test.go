@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
 	"github.com/fdl-dev/fdl/repo"
@@ -90,7 +91,7 @@ func TestRepositoriesNeverNest(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(365 * 24 * time.Hour)})
+			plan, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(365 * 24 * time.Hour)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +108,7 @@ func TestRepositoriesNeverNest(t *testing.T) {
 			if !strings.Contains(strings.Join(plan.Warnings, "\n"), "data/nested/ looks like another repository") {
 				t.Errorf("no warning about the nested repository: %q", plan.Warnings)
 			}
-			if _, err := r.ApplyGC(ctx, plan); err != nil {
+			if _, err := gc.Apply(ctx, r, plan); err != nil {
 				t.Fatal(err)
 			}
 			for _, k := range nested {

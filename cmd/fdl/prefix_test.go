@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
@@ -127,14 +128,14 @@ func checkPrefixGC(t *testing.T, u string, real bool) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(30 * 24 * time.Hour)})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(30 * 24 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if plan.Data.Outside != 0 || plan.Data.Kept != len(keys) {
 		t.Errorf("gc plan: %d kept, %d outside; want %d kept, none outside", plan.Data.Kept, plan.Data.Outside, len(keys))
 	}
-	if _, err := r.ApplyGC(ctx, plan); err != nil {
+	if _, err := gc.Apply(ctx, r, plan); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range keys {

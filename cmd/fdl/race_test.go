@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
@@ -162,11 +163,11 @@ func raceGC(ctx context.Context, url string, now time.Time, step func(string)) e
 		return err
 	}
 	defer r.Close()
-	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: now})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{Now: now})
 	if err != nil {
 		return err
 	}
-	_, err = r.ApplyGC(ctx, plan)
+	_, err = gc.Apply(ctx, r, plan)
 	return err
 }
 
@@ -202,7 +203,7 @@ func checkRaceEnd(t *testing.T, c raceCase, pushErr, gcErr error) {
 	default:
 		t.Fatalf("push: %v", pushErr)
 	}
-	if gcErr != nil && !errors.Is(gcErr, repo.ErrRetentionConflict) && !errors.Is(gcErr, repo.ErrAheadOfFloor) {
+	if gcErr != nil && !errors.Is(gcErr, repo.ErrRetentionConflict) && !errors.Is(gcErr, gc.ErrAheadOfFloor) {
 		t.Fatalf("gc: %v", gcErr)
 	}
 	r, err := repo.Open(context.Background(), c.url)
@@ -278,13 +279,13 @@ func raceInterleaved(t *testing.T, c raceCase, step string, grace time.Duration)
 		t.Fatal(err)
 	}
 	defer r.Close()
-	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(grace + 2*time.Second)})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(grace + 2*time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	close(release)
 	pushErr := <-done
-	_, gcErr := r.ApplyGC(ctx, plan)
+	_, gcErr := gc.Apply(ctx, r, plan)
 	checkRaceEnd(t, c, pushErr, gcErr)
 }
 

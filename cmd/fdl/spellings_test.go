@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
@@ -105,11 +106,11 @@ func TestGCSpellings(t *testing.T) {
 				if len(files) == 0 {
 					t.Fatal("the head lists no files")
 				}
-				plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(30 * 24 * time.Hour)})
+				plan, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(30 * 24 * time.Hour)})
 				if err != nil {
 					t.Fatalf("%s: plan: %v", spelling, err)
 				}
-				if _, err := r.ApplyGC(ctx, plan); err != nil {
+				if _, err := gc.Apply(ctx, r, plan); err != nil {
 					t.Fatalf("%s: gc: %v", spelling, err)
 				}
 				var first string

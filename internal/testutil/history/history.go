@@ -7,8 +7,10 @@ package history
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +45,46 @@ type History struct {
 // the working catalog, run with the real DuckDB on the catalog attached as
 // lake and made the default database (realduck.OnLake: data inlining off).
 type SQLOps func(i int) string
+
+// ChurnSQL is what version i (1-based) does, run by the real DuckDB on
+// the working catalog (BuildReal, data inlining off): appends every
+// time, deletes, compaction (ducklake_rewrite_data_files of orders' files
+// with deletes, ducklake_merge_adjacent_files of events', which removes the
+// merged files' rows from the catalog), dropped tables, inlined rows: the
+// mixed history the tests of gc, verify and push build (an SQLOps).
+func ChurnSQL(i int) string {
+	var q []string
+	if i == 1 {
+		q = append(q, "CREATE TABLE orders(id BIGINT, amount DOUBLE)", "CREATE TABLE events(k INTEGER)",
+			"CREATE TABLE tmp(x INTEGER)", "CREATE TABLE small(k INTEGER)",
+			"INSERT INTO tmp SELECT i::INTEGER AS x FROM range(10) t(i)")
+	}
+	q = append(q, fmt.Sprintf("INSERT INTO orders SELECT %d + i AS id, i * 1.5 AS amount FROM range(100) t(i)", i*1000),
+		fmt.Sprintf("INSERT INTO events VALUES (%d)", i))
+	if i%5 == 0 {
+		q = append(q, fmt.Sprintf("DELETE FROM orders WHERE id %% 10 = %d", i%10))
+	}
+	if i%7 == 0 {
+		q = append(q, "CALL ducklake_rewrite_data_files('lake', 'orders', delete_threshold => 0)")
+	}
+	if i%9 == 0 {
+		q = append(q, "CALL ducklake_merge_adjacent_files('lake', 'events')")
+	}
+	switch i {
+	case 9:
+		q = append(q, "DROP TABLE tmp")
+	case 12:
+		q = append(q, "CREATE TABLE tmp2(y BIGINT)", "INSERT INTO tmp2 SELECT i AS y FROM range(5) t(i)")
+	case 20:
+		q = append(q, "DROP TABLE tmp2")
+	}
+	if i%4 == 0 {
+		q = append(q, "SET ducklake_default_data_inlining_row_limit = 10",
+			fmt.Sprintf("INSERT INTO small VALUES (%d)", i),
+			"SET ducklake_default_data_inlining_row_limit = 0")
+	}
+	return strings.Join(q, ";\n")
+}
 
 // BuildReal makes a folder repository in a temporary folder and a working
 // directory of its main branch (a DuckDB working catalog), then makes n
@@ -233,4 +275,41 @@ func idAt(t time.Time) (version.ID, error) {
 		u[i] = byte(ms >> (40 - 8*i))
 	}
 	return version.ParseID(u.String())
+}
+
+// ExecCatalog runs statements on a DuckDB-form catalog with plain SQL
+// (through database/sql; a test that breaks a catalog on purpose), failing
+// the test at the first that fails.
+func ExecCatalog(t testing.TB, path string, queries ...string) {
+	t.Helper()
+	db, err := sql.Open("duckdb", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range queries {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// Empty makes a new folder repository (closed when the test
+// ends) and a working directory checked out from it, in the test's
+// temporary folders: the repository's URL, the repository and the
+// checkout.
+func Empty(t testing.TB) (string, *repo.Repo, *workdir.CheckoutResult) {
+	t.Helper()
+	ctx := context.Background()
+	url := filepath.Join(t.TempDir(), "repo")
+	r, err := repo.Init(ctx, url, repo.InitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	res, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "w")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url, r, res
 }

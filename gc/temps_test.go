@@ -1,4 +1,4 @@
-package repo_test
+package gc_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
@@ -21,23 +22,10 @@ import (
 // be in progress). Nothing else changes.
 func TestGCTempLeftovers(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 2, historySQL)
+	h := history.BuildReal(t, 2, history.ChurnSQL)
 	r := h.Repo
 	old := time.Now().Add(-8 * 24 * time.Hour)
-	place := func(rel string, mod time.Time) string {
-		t.Helper()
-		p := filepath.Join(h.URL, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte("half a catalog"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, mod, mod); err != nil {
-			t.Fatal(err)
-		}
-		return rel
-	}
+	place := func(rel string, mod time.Time) string { return placeTemp(t, h.URL, rel, mod) }
 	keys := dataKeys(t, r)
 	oldData := place(filepath.ToSlash(filepath.Dir(keys[0]))+"/.tmp-killed1", old)
 	oldVersion := place(repo.VersionKey(h.Recs[0].ID, ".tmp-killed2"), old)
@@ -46,28 +34,10 @@ func TestGCTempLeftovers(t *testing.T) {
 	oldRef := place("refs/heads/.tmp-killed3", old)
 	oldLog := place("logs/refs/heads/main/.tmp-killed4", old)
 
-	rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.OK() {
-		t.Fatalf("leftovers are not problems: %+v", rep.Problems)
-	}
-	var noted []string
-	for _, n := range rep.Notes {
-		if n.Code == repo.CodeTempLeftover {
-			noted = append(noted, n.Object)
-		}
-	}
-	slices.Sort(noted)
-	want := []string{oldData, oldVersion, young, oldRef, oldLog}
-	slices.Sort(want)
-	if !slices.Equal(noted, want) {
-		t.Fatalf("verify notes %v, want %v", noted, want)
-	}
+	checkTempNotes(t, r, []string{oldData, oldVersion, young, oldRef, oldLog})
 
 	digest := testutil.TreeDigest(t, h.URL)
-	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +54,7 @@ func TestGCTempLeftovers(t *testing.T) {
 	if !slices.Equal(planned, wantPlanned) || plan.YoungTemps != 1 || plan.Empty() || plan.Totals.TempBytes != 4*int64(len("half a catalog")) {
 		t.Fatalf("plan temps %v (young %d, bytes %d), want %v and 1 young", planned, plan.YoungTemps, plan.Totals.TempBytes, wantPlanned)
 	}
-	res, err := r.ApplyGC(ctx, plan)
+	res, err := gc.Apply(ctx, r, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,5 +83,48 @@ func TestGCTempLeftovers(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(h.URL, filepath.FromSlash(keys[0]))); err != nil {
 		t.Fatalf("data file: %v", err)
+	}
+}
+
+// placeTemp writes a temporary file of an interrupted write ("half a
+// catalog") at rel under the folder repository root, modified at mod, and
+// returns rel.
+func placeTemp(t *testing.T, root, rel string, mod time.Time) string {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("half a catalog"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, mod, mod); err != nil {
+		t.Fatal(err)
+	}
+	return rel
+}
+
+// checkTempNotes checks that verify finds no problem in r and notes
+// exactly the temporary files want (CodeTempLeftover).
+func checkTempNotes(t *testing.T, r *repo.Repo, want []string) {
+	t.Helper()
+	rep, err := r.Verify(context.Background(), repo.VerifyOptions{SkipCatalogs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("leftovers are not problems: %+v", rep.Problems)
+	}
+	var noted []string
+	for _, n := range rep.Notes {
+		if n.Code == repo.CodeTempLeftover {
+			noted = append(noted, n.Object)
+		}
+	}
+	slices.Sort(noted)
+	want = slices.Clone(want)
+	slices.Sort(want)
+	if !slices.Equal(noted, want) {
+		t.Fatalf("verify notes %v, want %v", noted, want)
 	}
 }

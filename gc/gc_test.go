@@ -1,10 +1,9 @@
-package repo_test
+package gc_test
 
 import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 
 	"github.com/fdl-dev/fdl/internal/store"
@@ -24,45 +24,6 @@ import (
 	"github.com/fdl-dev/fdl/version"
 	"github.com/fdl-dev/fdl/workdir"
 )
-
-// historySQL is what version i (1-based) does, run by the real DuckDB on
-// the working catalog (history.BuildReal, data inlining off): appends every
-// time, deletes, compaction (ducklake_rewrite_data_files of orders' files
-// with deletes, ducklake_merge_adjacent_files of events', which removes the
-// merged files' rows from the catalog), dropped tables, inlined rows.
-func historySQL(i int) string {
-	var q []string
-	if i == 1 {
-		q = append(q, "CREATE TABLE orders(id BIGINT, amount DOUBLE)", "CREATE TABLE events(k INTEGER)",
-			"CREATE TABLE tmp(x INTEGER)", "CREATE TABLE small(k INTEGER)",
-			"INSERT INTO tmp SELECT i::INTEGER AS x FROM range(10) t(i)")
-	}
-	q = append(q, fmt.Sprintf("INSERT INTO orders SELECT %d + i AS id, i * 1.5 AS amount FROM range(100) t(i)", i*1000),
-		fmt.Sprintf("INSERT INTO events VALUES (%d)", i))
-	if i%5 == 0 {
-		q = append(q, fmt.Sprintf("DELETE FROM orders WHERE id %% 10 = %d", i%10))
-	}
-	if i%7 == 0 {
-		q = append(q, "CALL ducklake_rewrite_data_files('lake', 'orders', delete_threshold => 0)")
-	}
-	if i%9 == 0 {
-		q = append(q, "CALL ducklake_merge_adjacent_files('lake', 'events')")
-	}
-	switch i {
-	case 9:
-		q = append(q, "DROP TABLE tmp")
-	case 12:
-		q = append(q, "CREATE TABLE tmp2(y BIGINT)", "INSERT INTO tmp2 SELECT i AS y FROM range(5) t(i)")
-	case 20:
-		q = append(q, "DROP TABLE tmp2")
-	}
-	if i%4 == 0 {
-		q = append(q, "SET ducklake_default_data_inlining_row_limit = 10",
-			fmt.Sprintf("INSERT INTO small VALUES (%d)", i),
-			"SET ducklake_default_data_inlining_row_limit = 0")
-	}
-	return strings.Join(q, ";\n")
-}
 
 // dataKeys lists the keys under data/.
 func dataKeys(t testing.TB, r *repo.Repo) []string {
@@ -99,46 +60,15 @@ func keyOf(t testing.TB, r *repo.Repo, p string) string {
 // clean, log marks the retired versions, checkout refuses them.
 func TestGCKeepLastFive(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 32, historySQL)
+	h := history.BuildReal(t, 32, history.ChurnSQL)
 	r := h.Repo
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 5; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	kept, retired := h.Recs[27:], h.Recs[:27]
 	floor := kept[0].DuckLake.Snapshot
-
-	// The rule, computed from the catalogs directly: a kept catalog keeps
-	// the files it can read at or after the floor; a file no catalog lists
-	// at all stays while younger than the grace period (here: files a
-	// merging compaction wrote and merged away within one version).
-	want := map[string]bool{}
-	listed := map[string]bool{}
-	for _, rec := range h.Recs {
-		for _, f := range history.CatalogFiles(t, r, rec) {
-			k := keyOf(t, r, f.ResolvedPath)
-			listed[k] = true
-			if rec.Seq >= kept[0].Seq && (f.EndSnapshot == nil || *f.EndSnapshot > max(f.BeginSnapshot, floor)) {
-				want[k] = true
-			}
-		}
-	}
-	before := dataKeys(t, r)
-	unlisted := 0
-	for _, k := range before {
-		if !listed[k] {
-			want[k] = true
-			unlisted++
-		}
-	}
-	if unlisted == 0 {
-		t.Fatal("the history should leave files no catalog lists (merged within the version that wrote them)")
-	}
-	for k := range want {
-		if !slices.Contains(before, k) {
-			t.Fatalf("kept file %s is not in the store before gc", k)
-		}
-	}
-	if plan0, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(8 * 24 * time.Hour)}); err != nil {
+	want, before := keepLastRule(t, h, kept[0].Seq, floor)
+	if plan0, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(8 * 24 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	} else if plan0.Data.Young != 0 {
 		t.Fatalf("past the grace period %d unlisted files are still kept", plan0.Data.Young)
@@ -152,42 +82,17 @@ func TestGCKeepLastFive(t *testing.T) {
 
 	// The plan: exactly that, and no byte changes.
 	digest := testutil.TreeDigest(t, h.URL)
-	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := testutil.TreeDigest(t, h.URL); got != digest {
 		t.Fatal("planning changed the repository")
 	}
-	var planned []string
-	reasons := map[string]int{}
-	for _, d := range plan.DataFiles {
-		planned = append(planned, d.Key)
-		reasons[d.Reason]++
-	}
-	if !slices.Equal(planned, wantDeleted) {
-		t.Fatalf("plan deletes %d data files, the rule says %d:\nplan %v\nrule %v", len(planned), len(wantDeleted), planned, wantDeleted)
-	}
-	if reasons[retention.ReasonEnded] == 0 || reasons[retention.ReasonRetired] == 0 {
-		t.Fatalf("the history should exercise files ended before the floor and files only retired catalogs list: %v", reasons)
-	}
-	var planRetired []version.ID
-	for _, rt := range plan.Retire {
-		planRetired = append(planRetired, rt.ID)
-	}
-	var wantRetired []version.ID
-	for _, rec := range retired {
-		wantRetired = append(wantRetired, rec.ID)
-	}
-	if !slices.Equal(planRetired, wantRetired) || !plan.FloorMoves || len(plan.Abandoned) != 0 {
-		t.Fatalf("plan retires %v (floor moves %v, abandoned %d), want seq 1..27", planRetired, plan.FloorMoves, len(plan.Abandoned))
-	}
-	if len(plan.Branches) != 1 || plan.Branches[0].Floor != kept[0].ID || plan.Branches[0].Snapshot != floor {
-		t.Fatalf("branch floor %+v, want seq 28 at snapshot %d", plan.Branches, floor)
-	}
+	checkKeepLastPlan(t, plan, wantDeleted, retired, kept[0].ID, floor)
 
 	// Apply.
-	res, err := r.ApplyGC(ctx, plan)
+	res, err := gc.Apply(ctx, r, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +116,102 @@ func TestGCKeepLastFive(t *testing.T) {
 			}
 		}
 	}
-	// Every kept version's rows resolve to existing, readable files.
+	checkKeptReadable(t, r, kept)
+	rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Retired != 27 || rep.DataFiles == 0 {
+		t.Fatalf("verify --data: %+v", rep)
+	}
+	// A second plan finds nothing to do.
+	again, err := gc.MakePlan(ctx, r, gc.Options{})
+	if err != nil || !again.Empty() {
+		t.Fatalf("second plan: %+v %v", again, err)
+	}
+	checkRetiredRefused(t, h, retired, kept)
+}
+
+// keepLastRule computes, from h's catalogs directly, which data files the
+// keep-last rule keeps when versions from seq first on stay (floor: the
+// first one's snapshot): a kept catalog keeps the files it can read at or
+// after the floor; a file no catalog lists at all stays while younger
+// than the grace period (here: files a merging compaction wrote and
+// merged away within one version). It returns those keys and the keys
+// data/ holds before gc, and fails the test when the history leaves no
+// unlisted file or a kept file is missing.
+func keepLastRule(t *testing.T, h *history.History, first, floor int64) (want map[string]bool, before []string) {
+	t.Helper()
+	r := h.Repo
+	want = map[string]bool{}
+	listed := map[string]bool{}
+	for _, rec := range h.Recs {
+		for _, f := range history.CatalogFiles(t, r, rec) {
+			k := keyOf(t, r, f.ResolvedPath)
+			listed[k] = true
+			if rec.Seq >= first && (f.EndSnapshot == nil || *f.EndSnapshot > max(f.BeginSnapshot, floor)) {
+				want[k] = true
+			}
+		}
+	}
+	before = dataKeys(t, r)
+	unlisted := 0
+	for _, k := range before {
+		if !listed[k] {
+			want[k] = true
+			unlisted++
+		}
+	}
+	if unlisted == 0 {
+		t.Fatal("the history should leave files no catalog lists (merged within the version that wrote them)")
+	}
+	for k := range want {
+		if !slices.Contains(before, k) {
+			t.Fatalf("kept file %s is not in the store before gc", k)
+		}
+	}
+	return want, before
+}
+
+// checkKeepLastPlan checks TestGCKeepLastFive's plan: it deletes exactly
+// wantDeleted (with files ended before the floor and files only retired
+// catalogs list among them), retires exactly retired, abandons nothing,
+// and puts main's floor at floorID (snapshot floor).
+func checkKeepLastPlan(t *testing.T, plan *gc.Plan, wantDeleted []string, retired []*version.Record, floorID version.ID, floor int64) {
+	t.Helper()
+	var planned []string
+	reasons := map[string]int{}
+	for _, d := range plan.DataFiles {
+		planned = append(planned, d.Key)
+		reasons[d.Reason]++
+	}
+	if !slices.Equal(planned, wantDeleted) {
+		t.Fatalf("plan deletes %d data files, the rule says %d:\nplan %v\nrule %v", len(planned), len(wantDeleted), planned, wantDeleted)
+	}
+	if reasons[retention.ReasonEnded] == 0 || reasons[retention.ReasonRetired] == 0 {
+		t.Fatalf("the history should exercise files ended before the floor and files only retired catalogs list: %v", reasons)
+	}
+	var planRetired []version.ID
+	for _, rt := range plan.Retire {
+		planRetired = append(planRetired, rt.ID)
+	}
+	var wantRetired []version.ID
+	for _, rec := range retired {
+		wantRetired = append(wantRetired, rec.ID)
+	}
+	if !slices.Equal(planRetired, wantRetired) || !plan.FloorMoves || len(plan.Abandoned) != 0 {
+		t.Fatalf("plan retires %v (floor moves %v, abandoned %d), want seq 1..27", planRetired, plan.FloorMoves, len(plan.Abandoned))
+	}
+	if len(plan.Branches) != 1 || plan.Branches[0].Floor != floorID || plan.Branches[0].Snapshot != floor {
+		t.Fatalf("branch floor %+v, want seq 28 at snapshot %d", plan.Branches, floor)
+	}
+}
+
+// checkKeptReadable checks that every kept version's rows resolve to
+// existing, readable files and that its dataset.json reads.
+func checkKeptReadable(t *testing.T, r *repo.Repo, kept []*version.Record) {
+	t.Helper()
+	ctx := context.Background()
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		t.Fatal(err)
@@ -233,19 +233,16 @@ func TestGCKeepLastFive(t *testing.T) {
 			t.Fatalf("seq %d: dataset %v", rec.Seq, err)
 		}
 	}
-	rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.OK() || rep.Retired != 27 || rep.DataFiles == 0 {
-		t.Fatalf("verify --data: %+v", rep)
-	}
-	// A second plan finds nothing to do.
-	again, err := r.PlanGC(ctx, repo.GCOptions{})
-	if err != nil || !again.Empty() {
-		t.Fatalf("second plan: %+v %v", again, err)
-	}
-	// Readers treat retired versions as such.
+}
+
+// checkRetiredRefused checks that readers treat TestGCKeepLastFive's
+// retired versions as such (retirement, the retired ids; checkout and a
+// new tag refused, no directory left) and still check out the floor
+// version.
+func checkRetiredRefused(t *testing.T, h *history.History, retired, kept []*version.Record) {
+	t.Helper()
+	ctx := context.Background()
+	r := h.Repo
 	ret, err := r.Retirement(ctx, retired[3].ID)
 	if err != nil || ret == nil || !ret.Marked {
 		t.Fatalf("retirement of seq 4: %+v %v", ret, err)
@@ -276,7 +273,7 @@ func TestGCKeepLastFive(t *testing.T) {
 // catalog spelling it another (docs/spec.md §16).
 func TestGCSpellings(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 2, historySQL)
+	h := history.BuildReal(t, 2, history.ChurnSQL)
 	r := h.Repo
 	cat := filepath.Join(h.WD, workdir.CatalogName)
 	db, err := sql.Open("duckdb", cat)
@@ -313,7 +310,7 @@ func TestGCSpellings(t *testing.T) {
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 1; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +327,7 @@ func TestGCSpellings(t *testing.T) {
 			t.Errorf("%s would be deleted as listed only by retired versions", d.Key)
 		}
 	}
-	if _, err := r.ApplyGC(ctx, plan); err != nil {
+	if _, err := gc.Apply(ctx, r, plan); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
@@ -355,70 +352,14 @@ func mustHead(t testing.TB, r *repo.Repo) version.ID {
 // survive within the grace period, and go after it.
 func TestGCReachability(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 8, historySQL)
+	h := history.BuildReal(t, 8, history.ChurnSQL)
 	r := h.Repo
 	v := h.Recs
-	// A tag on seq 2, a request ref on seq 3, main moved back to seq 6
-	// (seq 7 and 8 undone, reached only by the ref log).
-	if _, err := r.CreateTag(ctx, nil, "t2", string(v[1].ID)); err != nil {
-		t.Fatal(err)
-	}
-	req, _ := refs.Request("r3")
-	// No command makes requests yet: write the ref as one would.
-	if _, err := r.Store().Swap(ctx, string(req), store.NoToken, []byte(string(v[2].ID)+"\n")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.MoveBranch(ctx, "main", "main~2", repo.MoveOptions{}); !errors.Is(err, refs.ErrRefused) {
-		t.Fatalf("moving back without Backwards: %v", err)
-	}
-	mv, err := r.MoveBranch(ctx, "main", "main~2", repo.MoveOptions{Backwards: true, Why: "bad loads"})
-	if err != nil || len(mv.Undone) != 2 || mv.Undone[0] != v[7].ID {
-		t.Fatalf("move back: %+v %v", mv, err)
-	}
-	log, _, err := r.RefLog(ctx, "refs/heads/main")
-	if err != nil || log[0].Action != refs.ActionMoveBack || log[0].Old != v[7].ID || log[0].New != v[5].ID || log[0].Why != "bad loads" {
-		t.Fatalf("ref log: %+v %v", log, err)
-	}
-
-	// An in-flight push: seq 9 uploaded by hand, the ref not moved.
-	inflight := v[7].ID // placeholder replaced below
-	{
-		wd, _ := workdir.Open(h.WD)
-		h.Write(t, "INSERT INTO events VALUES (1000)")
-		rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "in flight", Author: "t"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		inflight = rec.ID
-		pend, _ := wd.PendingVersions()
-		for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
-			b, err := os.ReadFile(filepath.Join(pend[0].Dir, f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Store().Create(ctx, repo.VersionKey(rec.ID, f), strings.NewReader(string(b))); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	reachOnlyByRefs(t, h)
+	inflight := uploadInFlight(t, h)
 	// A working catalog's uncommitted data file.
 	h.Write(t, "INSERT INTO orders VALUES (777777, 1.0)")
-	listed := map[string]bool{}
-	for _, rec := range v {
-		for _, f := range history.CatalogFiles(t, r, rec) {
-			listed[keyOf(t, r, f.ResolvedPath)] = true
-		}
-	}
-	pendRec, _ := r.Record(ctx, inflight)
-	for _, f := range history.CatalogFiles(t, r, pendRec) {
-		listed[keyOf(t, r, f.ResolvedPath)] = true
-	}
-	var uncommitted []string
-	for _, k := range dataKeys(t, r) {
-		if !listed[k] {
-			uncommitted = append(uncommitted, k)
-		}
-	}
+	uncommitted := unlistedKeys(t, r, append(slices.Clone(v), mustRecord(t, r, inflight)))
 	if len(uncommitted) != 1 {
 		t.Fatalf("uncommitted files %v, want 1", uncommitted)
 	}
@@ -429,46 +370,23 @@ func TestGCReachability(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	check := func(now time.Time, wantKept []version.ID, wantGone bool) {
-		t.Helper()
-		plan, err := r.PlanGC(ctx, repo.GCOptions{Now: now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []version.ID
-		for _, k := range plan.Kept {
-			got = append(got, k.ID)
-		}
-		if !slices.Equal(got, wantKept) {
-			t.Fatalf("at %s kept %v, want %v", now, got, wantKept)
-		}
-		var dels []string
-		for _, d := range plan.DataFiles {
-			dels = append(dels, d.Key)
-		}
-		abandoned := slices.ContainsFunc(plan.Abandoned, func(a retention.Abandoned) bool { return a.ID == inflight })
-		young := slices.Contains(plan.Young, inflight)
-		if slices.Contains(dels, uncommitted[0]) != wantGone || abandoned != wantGone || young == wantGone {
-			t.Fatalf("at %s: uncommitted file deleted %v, in-flight push abandoned %v young %v; want gone %v", now, slices.Contains(dels, uncommitted[0]), abandoned, young, wantGone)
-		}
-	}
 	now := time.Now()
 	// Now: every version is younger than an hour: all kept, nothing goes.
-	check(now, idsOf(v), false)
+	checkReach(t, r, now, idsOf(v), inflight, uncommitted[0], false)
 	// Two days on: the tag's, the request's, main's last two; the undone
 	// versions retire (keep-within no longer holds them); the in-flight
 	// push and the uncommitted file are still within the grace period.
-	check(now.Add(48*time.Hour), []version.ID{v[1].ID, v[2].ID, v[4].ID, v[5].ID}, false)
+	checkReach(t, r, now.Add(48*time.Hour), []version.ID{v[1].ID, v[2].ID, v[4].ID, v[5].ID}, inflight, uncommitted[0], false)
 	// Eight days on: past the 7-day grace period, they go.
-	check(now.Add(8*24*time.Hour), []version.ID{v[1].ID, v[2].ID, v[4].ID, v[5].ID}, true)
+	checkReach(t, r, now.Add(8*24*time.Hour), []version.ID{v[1].ID, v[2].ID, v[4].ID, v[5].ID}, inflight, uncommitted[0], true)
 
 	// Apply two days on: the undone versions keep their records and stay in
 	// the ref log; the tag's and the request's versions keep their catalogs.
-	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: now.Add(48 * time.Hour)})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{Now: now.Add(48 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.ApplyGC(ctx, plan); err != nil {
+	if _, err := gc.Apply(ctx, r, plan); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []version.ID{v[1].ID, v[2].ID, inflight} {
@@ -493,6 +411,115 @@ func TestGCReachability(t *testing.T) {
 	}
 }
 
+// reachOnlyByRefs makes TestGCReachability's refs on h's 8 versions: a tag
+// on seq 2, a request ref on seq 3, main moved back to seq 6 (seq 7 and 8
+// undone, reached only by the ref log; a move back without Backwards is
+// refused first).
+func reachOnlyByRefs(t *testing.T, h *history.History) {
+	t.Helper()
+	ctx := context.Background()
+	r, v := h.Repo, h.Recs
+	if _, err := r.CreateTag(ctx, nil, "t2", string(v[1].ID)); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := refs.Request("r3")
+	// No command makes requests yet: write the ref as one would.
+	if _, err := r.Store().Swap(ctx, string(req), store.NoToken, []byte(string(v[2].ID)+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.MoveBranch(ctx, "main", "main~2", repo.MoveOptions{}); !errors.Is(err, refs.ErrRefused) {
+		t.Fatalf("moving back without Backwards: %v", err)
+	}
+	mv, err := r.MoveBranch(ctx, "main", "main~2", repo.MoveOptions{Backwards: true, Why: "bad loads"})
+	if err != nil || len(mv.Undone) != 2 || mv.Undone[0] != v[7].ID {
+		t.Fatalf("move back: %+v %v", mv, err)
+	}
+	log, _, err := r.RefLog(ctx, "refs/heads/main")
+	if err != nil || log[0].Action != refs.ActionMoveBack || log[0].Old != v[7].ID || log[0].New != v[5].ID || log[0].Why != "bad loads" {
+		t.Fatalf("ref log: %+v %v", log, err)
+	}
+}
+
+// uploadInFlight commits a version in h's working directory and uploads
+// its three files by hand without moving a ref: an in-flight push. It
+// returns the version's id.
+func uploadInFlight(t *testing.T, h *history.History) version.ID {
+	t.Helper()
+	ctx := context.Background()
+	wd, _ := workdir.Open(h.WD)
+	h.Write(t, "INSERT INTO events VALUES (1000)")
+	rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "in flight", Author: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pend, _ := wd.PendingVersions()
+	for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
+		b, err := os.ReadFile(filepath.Join(pend[0].Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Repo.Store().Create(ctx, repo.VersionKey(rec.ID, f), strings.NewReader(string(b))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rec.ID
+}
+
+// mustRecord reads version id's record, failing the test if it cannot.
+func mustRecord(t *testing.T, r *repo.Repo, id version.ID) *version.Record {
+	t.Helper()
+	rec, err := r.Record(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// unlistedKeys returns the keys under data/ that no catalog of recs lists.
+func unlistedKeys(t *testing.T, r *repo.Repo, recs []*version.Record) []string {
+	t.Helper()
+	listed := map[string]bool{}
+	for _, rec := range recs {
+		for _, f := range history.CatalogFiles(t, r, rec) {
+			listed[keyOf(t, r, f.ResolvedPath)] = true
+		}
+	}
+	var out []string
+	for _, k := range dataKeys(t, r) {
+		if !listed[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// checkReach checks a plan made at now: it keeps exactly wantKept, and
+// the in-flight push inflight (abandoned, not young) and the uncommitted
+// data file (deleted) go exactly when wantGone.
+func checkReach(t *testing.T, r *repo.Repo, now time.Time, wantKept []version.ID, inflight version.ID, uncommitted string, wantGone bool) {
+	t.Helper()
+	plan, err := gc.MakePlan(context.Background(), r, gc.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []version.ID
+	for _, k := range plan.Kept {
+		got = append(got, k.ID)
+	}
+	if !slices.Equal(got, wantKept) {
+		t.Fatalf("at %s kept %v, want %v", now, got, wantKept)
+	}
+	var dels []string
+	for _, d := range plan.DataFiles {
+		dels = append(dels, d.Key)
+	}
+	abandoned := slices.ContainsFunc(plan.Abandoned, func(a retention.Abandoned) bool { return a.ID == inflight })
+	young := slices.Contains(plan.Young, inflight)
+	if slices.Contains(dels, uncommitted) != wantGone || abandoned != wantGone || young == wantGone {
+		t.Fatalf("at %s: uncommitted file deleted %v, in-flight push abandoned %v young %v; want gone %v", now, slices.Contains(dels, uncommitted), abandoned, young, wantGone)
+	}
+}
+
 func idsOf(recs []*version.Record) []version.ID {
 	var out []version.ID
 	for _, r := range recs {
@@ -505,7 +532,7 @@ func idsOf(recs []*version.Record) []version.ID {
 // refuse to plan, naming the ref.
 func TestGCRefusesBadRefs(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 2, historySQL)
+	h := history.BuildReal(t, 2, history.ChurnSQL)
 	r := h.Repo
 	missing, _ := version.NewID()
 	for name, content := range map[string]string{"empty": "", "garbage": "not an id\n", "dangling": string(missing) + "\n"} {
@@ -513,13 +540,13 @@ func TestGCRefusesBadRefs(t *testing.T) {
 		if err := r.Store().Create(ctx, key, strings.NewReader(content)); err != nil {
 			t.Fatal(err)
 		}
-		_, err := r.PlanGC(ctx, repo.GCOptions{})
-		if !errors.Is(err, repo.ErrGCRefused) || !strings.Contains(err.Error(), key) {
+		_, err := gc.MakePlan(ctx, r, gc.Options{})
+		if !errors.Is(err, gc.ErrRefused) || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s branch: %v", name, err)
 		}
 		r.Store().Delete(ctx, key)
 	}
-	if _, err := r.PlanGC(ctx, repo.GCOptions{}); err != nil {
+	if _, err := gc.MakePlan(ctx, r, gc.Options{}); err != nil {
 		t.Fatalf("after removing the bad refs: %v", err)
 	}
 }
@@ -528,10 +555,10 @@ func TestGCRefusesBadRefs(t *testing.T) {
 // floor takes it out of retention.
 func TestExciseAheadOfFloor(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 3, historySQL)
+	h := history.BuildReal(t, 3, history.ChurnSQL)
 	r := h.Repo
-	err := r.Excise(ctx, h.Recs[0].ID, nil)
-	if !errors.Is(err, repo.ErrAheadOfFloor) || !strings.Contains(err.Error(), string(h.Recs[0].ID)) {
+	err := gc.Excise(ctx, r, h.Recs[0].ID, nil)
+	if !errors.Is(err, gc.ErrAheadOfFloor) || !strings.Contains(err.Error(), string(h.Recs[0].ID)) {
 		t.Fatalf("excise without a floor: %v", err)
 	}
 	if _, err := r.Store().Stat(ctx, repo.VersionKey(h.Recs[0].ID, version.CatalogFile)); err != nil {
@@ -542,7 +569,7 @@ func TestExciseAheadOfFloor(t *testing.T) {
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 2; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,10 +578,10 @@ func TestExciseAheadOfFloor(t *testing.T) {
 	if _, err := r.Store().Swap(ctx, retention.FloorKey, store.NoToken, b); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Excise(ctx, h.Recs[1].ID, nil); !errors.Is(err, repo.ErrAheadOfFloor) {
+	if err := gc.Excise(ctx, r, h.Recs[1].ID, nil); !errors.Is(err, gc.ErrAheadOfFloor) {
 		t.Fatalf("excise of a kept version: %v", err)
 	}
-	if err := r.Excise(ctx, h.Recs[0].ID, []string{}); err != nil {
+	if err := gc.Excise(ctx, r, h.Recs[0].ID, []string{}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := r.Marker(ctx, h.Recs[0].ID)
@@ -566,19 +593,19 @@ func TestExciseAheadOfFloor(t *testing.T) {
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 1; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	stale, err := r.PlanGC(ctx, repo.GCOptions{})
+	stale, err := gc.MakePlan(ctx, r, gc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := r.PlanGC(ctx, repo.GCOptions{})
+	fresh, err := gc.MakePlan(ctx, r, gc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.ApplyGC(ctx, fresh); err != nil {
+	if _, err := gc.Apply(ctx, r, fresh); err != nil {
 		t.Fatal(err)
 	}
 	digest := testutil.TreeDigest(t, h.URL)
-	if _, err := r.ApplyGC(ctx, stale); !errors.Is(err, repo.ErrRetentionConflict) {
+	if _, err := gc.Apply(ctx, r, stale); !errors.Is(err, repo.ErrRetentionConflict) {
 		t.Fatalf("stale plan: %v", err)
 	}
 	if testutil.TreeDigest(t, h.URL) != digest {
@@ -591,12 +618,12 @@ func TestExciseAheadOfFloor(t *testing.T) {
 // (--data) and ref log entries that do not parse.
 func TestVerifyFull(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 2, historySQL)
+	h := history.BuildReal(t, 2, history.ChurnSQL)
 	r := h.Repo
 	// A catalog that breaks the invariants but matches its record: break
 	// the working catalog, then commit and push it.
 	cat := filepath.Join(h.WD, workdir.CatalogName)
-	execCatalog(t, cat,
+	history.ExecCatalog(t, cat,
 		"INSERT INTO ducklake_column (column_id, begin_snapshot, end_snapshot, table_id, column_order, column_name, column_type, nulls_allowed) VALUES (1, 1, NULL, 424242, 1, 'ghost', 'int32', true)",
 		"UPDATE ducklake_data_file SET end_snapshot = begin_snapshot WHERE data_file_id = (SELECT min(data_file_id) FROM ducklake_data_file)",
 		"UPDATE ducklake_snapshot SET next_file_id = 0 WHERE snapshot_id = (SELECT max(snapshot_id) FROM ducklake_snapshot)")
@@ -654,7 +681,7 @@ func TestVerifyFull(t *testing.T) {
 		}
 	}
 	// gc refuses while a ref log entry does not parse.
-	if _, err := r.PlanGC(ctx, repo.GCOptions{}); !errors.Is(err, repo.ErrGCRefused) || !strings.Contains(err.Error(), "x.json") {
+	if _, err := gc.MakePlan(ctx, r, gc.Options{}); !errors.Is(err, gc.ErrRefused) || !strings.Contains(err.Error(), "x.json") {
 		t.Fatalf("gc with a bad ref log entry: %v", err)
 	}
 }
@@ -665,14 +692,14 @@ func TestVerifyFull(t *testing.T) {
 // hand stays however old it is, and the plan names it.
 func TestGCLeavesFilesItDoesNotOwn(t *testing.T) {
 	ctx := context.Background()
-	_, r, _ := folderRepoCheckout(t)
+	_, r, _ := history.Empty(t)
 	owned := "data/main/t/ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet"
 	for _, k := range []string{"data/README.txt", "data/main/t/notes.parquet", owned} {
 		if err := r.Store().Create(ctx, k, strings.NewReader("x")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(30 * 24 * time.Hour)})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(30 * 24 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -682,7 +709,7 @@ func TestGCLeavesFilesItDoesNotOwn(t *testing.T) {
 	if plan.Data.Foreign != 2 || !slices.Equal(plan.Data.ForeignSample, []string{"data/README.txt", "data/main/t/notes.parquet"}) {
 		t.Fatalf("foreign %d %v, want README.txt and notes.parquet", plan.Data.Foreign, plan.Data.ForeignSample)
 	}
-	if _, err := r.ApplyGC(ctx, plan); err != nil {
+	if _, err := gc.Apply(ctx, r, plan); err != nil {
 		t.Fatal(err)
 	}
 	for k, want := range map[string]bool{"data/README.txt": true, "data/main/t/notes.parquet": true, owned: false} {

@@ -1,4 +1,4 @@
-package repo
+package gc
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -24,72 +25,14 @@ import (
 // store whose reads see every write that finished before them, at least
 // one of the two sees the other. gc calls off the deletions a push it sees
 // needs; a push that sees an intent listing what it needs does not move
-// its branch.
+// its branch. The intent's format is retention's (retention.Intent) and
+// reading the intents is repo's (Repo.Intents), since a push reads them
+// too; writing, renewing and dropping gc's own is this file's.
 
-// storedIntent is a deletion intent with the store's modification time of
-// its object (the store's clock, which decides its lease).
-type storedIntent struct {
-	*retention.Intent
-	Key     string
-	ModTime time.Time
-}
-
-// listIntents reads every deletion intent. One that does not parse counts
-// as listing every key (errs on the side of the push and the other gc);
-// one deleted meanwhile is left out. Errors: the store's.
-func (r *Repo) listIntents(ctx context.Context) ([]storedIntent, error) {
-	var infos []store.ObjectInfo
-	if err := r.st.List(ctx, retention.IntentPrefix, func(oi store.ObjectInfo) error {
-		if retention.IsIntentKey(oi.Key) {
-			infos = append(infos, oi)
-		}
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("list %s: %w", retention.IntentPrefix, err)
-	}
-	out := make([]storedIntent, 0, len(infos))
-	for _, oi := range infos {
-		b, _, err := store.ReadAll(ctx, r.st, oi.Key)
-		if errors.Is(err, store.ErrNotExist) {
-			continue // its gc finished meanwhile
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", oi.Key, err)
-		}
-		in, err := retention.ParseIntent(b, oi.Key)
-		if err != nil {
-			in = &retention.Intent{Keys: nil} // unreadable: treated as holding everything
-		}
-		out = append(out, storedIntent{Intent: in, Key: oi.Key, ModTime: oi.ModTime})
-	}
-	return out, nil
-}
-
-// holdsKey reports whether intent i may delete key (an intent that does
-// not parse may delete anything).
-func (i storedIntent) holdsKey(key string) bool {
-	return i.Intent.Keys == nil || i.Has(key)
-}
-
-// expired reports whether i no longer holds at store time now: its lease
-// ran out, or it was written on this host by a process that is gone.
-func (i storedIntent) expired(now time.Time) bool {
-	if now.Sub(i.ModTime) > retention.IntentLease {
-		return true
-	}
-	return i.Intent.Keys != nil && i.Host != "" && i.Host == hostName() && i.PID > 0 && i.PID != os.Getpid() && !processAlive(i.PID)
-}
-
-// hostName is this machine's name ("" when it cannot be read).
-func hostName() string {
-	h, _ := os.Hostname()
-	return h
-}
-
-// gcIntent is the deletion intent of the gc this process runs: what it
+// intent is the deletion intent of the gc this process runs: what it
 // wrote, when it began writing it (on this machine's monotonic clock), and
 // how many deletions went since it last looked at it.
-type gcIntent struct {
+type intent struct {
 	in    *retention.Intent
 	key   string
 	began time.Time
@@ -100,7 +43,7 @@ type gcIntent struct {
 // dataset.json of versions leaving retention, the data files, the objects
 // of abandoned version folders and their history packs, and the packs of
 // versions that are gone.
-func plannedKeys(p *GCPlan) []string {
+func plannedKeys(p *Plan) []string {
 	var keys []string
 	for _, rt := range p.Retire {
 		keys = append(keys, rt.Keys...)
@@ -123,20 +66,20 @@ func plannedKeys(p *GCPlan) []string {
 // holds, and removes the intents whose lease ran out (the records of gcs
 // that stopped: a gc whose lease ran out deletes nothing more). now is the
 // store's time.
-func (r *Repo) checkOtherIntents(ctx context.Context, own string, now time.Time) error {
-	all, err := r.listIntents(ctx)
+func checkOtherIntents(ctx context.Context, r *repo.Repo, own string, now time.Time) error {
+	all, err := r.Intents(ctx)
 	if err != nil {
 		return err
 	}
 	for _, i := range all {
 		switch {
 		case i.Key == own:
-		case i.expired(now):
-			if err := r.st.Delete(ctx, i.Key); err != nil {
+		case i.Expired(now):
+			if err := r.Store().Delete(ctx, i.Key); err != nil {
 				return fmt.Errorf("remove the expired intent %s: %w", i.Key, err)
 			}
 		default:
-			return &GCStopError{Why: StopAnotherGC, Key: i.Key, Err: ErrRetentionConflict}
+			return &StopError{Why: StopAnotherGC, Key: i.Key, Err: repo.ErrRetentionConflict}
 		}
 	}
 	return nil
@@ -144,14 +87,14 @@ func (r *Repo) checkOtherIntents(ctx context.Context, own string, now time.Time)
 
 // clearDeadIntents removes the intents written on this host by processes
 // that are gone (a gc killed here).
-func (r *Repo) clearDeadIntents(ctx context.Context) error {
-	all, err := r.listIntents(ctx)
+func clearDeadIntents(ctx context.Context, r *repo.Repo) error {
+	all, err := r.Intents(ctx)
 	if err != nil {
 		return err
 	}
 	for _, i := range all {
-		if i.expired(i.ModTime) { // by its process only: its lease is not asked
-			if err := r.st.Delete(ctx, i.Key); err != nil {
+		if i.Expired(i.ModTime) { // by its process only: its lease is not asked
+			if err := r.Store().Delete(ctx, i.Key); err != nil {
 				return fmt.Errorf("remove the intent %s of a stopped gc: %w", i.Key, err)
 			}
 		}
@@ -163,53 +106,53 @@ func (r *Repo) clearDeadIntents(ctx context.Context) error {
 // generation gen (create-only), then checks that no other gc's intent
 // holds (checkOtherIntents, by the store's time of this one). It returns
 // nil when the plan deletes nothing.
-func (r *Repo) writeIntent(ctx context.Context, p *GCPlan, gen int64) (*gcIntent, error) {
+func writeIntent(ctx context.Context, r *repo.Repo, p *Plan, gen int64) (*intent, error) {
 	keys := plannedKeys(p)
 	if len(keys) == 0 {
 		// Nothing to guard; still clear what gcs killed on this host left.
-		return nil, r.clearDeadIntents(ctx)
+		return nil, clearDeadIntents(ctx, r)
 	}
-	g, err := r.newIntent(ctx, keys, gen)
+	g, err := newIntent(ctx, r, keys, gen)
 	if err != nil {
 		return nil, err
 	}
-	oi, err := r.st.Stat(ctx, g.key)
+	oi, err := r.Store().Stat(ctx, g.key)
 	if err != nil {
-		r.dropIntent(ctx, g)
+		dropIntent(ctx, r, g)
 		return nil, fmt.Errorf("gc: %s: %w", g.key, err)
 	}
-	if err := r.checkOtherIntents(ctx, g.key, oi.ModTime); err != nil {
-		r.dropIntent(ctx, g)
+	if err := checkOtherIntents(ctx, r, g.key, oi.ModTime); err != nil {
+		dropIntent(ctx, r, g)
 		return nil, err
 	}
 	return g, nil
 }
 
 // newIntent writes an intent listing keys, create-only.
-func (r *Repo) newIntent(ctx context.Context, keys []string, gen int64) (*gcIntent, error) {
+func newIntent(ctx context.Context, r *repo.Repo, keys []string, gen int64) (*intent, error) {
 	id, err := version.NewID()
 	if err != nil {
 		return nil, err
 	}
 	began := time.Now()
 	in := &retention.Intent{Format: retention.Format, ID: id, StartedAt: began.UTC().Truncate(time.Millisecond), By: r.Actor(),
-		Host: hostName(), PID: os.Getpid(), Floor: gen, Keys: keys}
+		Host: repo.HostName(), PID: os.Getpid(), Floor: gen, Keys: keys}
 	b, err := in.Marshal()
 	if err != nil {
 		return nil, err
 	}
 	key := retention.IntentKey(id)
-	r.step("gc:intent")
-	if err := r.st.Create(ctx, key, strings.NewReader(string(b))); err != nil {
+	step(r, "gc:intent")
+	if err := r.Store().Create(ctx, key, strings.NewReader(string(b))); err != nil {
 		return nil, fmt.Errorf("gc: write its deletion intent %s: %w", key, err)
 	}
-	return &gcIntent{in: in, key: key, began: began}, nil
+	return &intent{in: in, key: key, began: began}, nil
 }
 
 // dropIntent removes g's intent: gc is done, or stopped before deleting.
-func (r *Repo) dropIntent(ctx context.Context, g *gcIntent) {
+func dropIntent(ctx context.Context, r *repo.Repo, g *intent) {
 	if g != nil {
-		_ = r.st.Delete(context.WithoutCancel(ctx), g.key) // best effort: it expires anyway
+		_ = r.Store().Delete(context.WithoutCancel(ctx), g.key) // best effort: it expires anyway
 	}
 }
 
@@ -218,8 +161,8 @@ func (r *Repo) dropIntent(ctx context.Context, g *gcIntent) {
 // once retention.IntentRenew has passed since the intent was begun, it
 // makes sure the intent still holds. A renewed intent is written before
 // the old one is removed, so one always holds. Errors: a key not listed
-// (a bug: nothing is deleted), *GCStopError StopIntentLost.
-func (g *gcIntent) before(ctx context.Context, r *Repo, key string) error {
+// (a bug: nothing is deleted), *StopError StopIntentLost.
+func (g *intent) before(ctx context.Context, r *repo.Repo, key string) error {
 	if g == nil {
 		return fmt.Errorf("gc: refusing to delete %s: no deletion intent was written for it", key)
 	}
@@ -233,9 +176,9 @@ func (g *gcIntent) before(ctx context.Context, r *Repo, key string) error {
 		return nil
 	}
 	g.since = 0
-	if _, err := r.st.Stat(ctx, g.key); err != nil {
+	if _, err := r.Store().Stat(ctx, g.key); err != nil {
 		if errors.Is(err, store.ErrNotExist) {
-			return &GCStopError{Why: StopIntentLost, Key: g.key, Err: ErrRetentionConflict}
+			return &StopError{Why: StopIntentLost, Key: g.key, Err: repo.ErrRetentionConflict}
 		}
 		return err
 	}
@@ -245,21 +188,21 @@ func (g *gcIntent) before(ctx context.Context, r *Repo, key string) error {
 // renew replaces g's intent by a new one with the same keys (written
 // before the old one is removed), unless the old one is gone (another gc
 // took it for a stopped one's) or its lease ran out.
-func (g *gcIntent) renew(ctx context.Context, r *Repo) error {
+func (g *intent) renew(ctx context.Context, r *repo.Repo) error {
 	if time.Since(g.began) > retention.IntentLease/2 {
-		return &GCStopError{Why: StopIntentLost, Key: g.key, Err: ErrRetentionConflict}
+		return &StopError{Why: StopIntentLost, Key: g.key, Err: repo.ErrRetentionConflict}
 	}
-	if _, err := r.st.Stat(ctx, g.key); err != nil {
+	if _, err := r.Store().Stat(ctx, g.key); err != nil {
 		if errors.Is(err, store.ErrNotExist) {
-			return &GCStopError{Why: StopIntentLost, Key: g.key, Err: ErrRetentionConflict}
+			return &StopError{Why: StopIntentLost, Key: g.key, Err: repo.ErrRetentionConflict}
 		}
 		return err
 	}
-	next, err := r.newIntent(ctx, g.in.Keys, g.in.Floor)
+	next, err := newIntent(ctx, r, g.in.Keys, g.in.Floor)
 	if err != nil {
 		return err
 	}
-	r.dropIntent(ctx, g)
+	dropIntent(ctx, r, g)
 	*g = *next
 	return nil
 }

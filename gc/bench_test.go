@@ -1,4 +1,4 @@
-package repo_test
+package gc_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/repo"
@@ -78,34 +79,7 @@ func buildBenchRepo(b *testing.B, nversions, nfiles int) string {
 				b.Fatal(err)
 			}
 		}
-		db, err := sql.Open("duckdb", res.Catalog)
-		if err != nil {
-			b.Fatal(err)
-		}
-		stmts := []string{
-			"BEGIN",
-			"CREATE TEMP TABLE last AS SELECT * FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1",
-			fmt.Sprintf(`INSERT INTO ducklake_data_file (data_file_id, table_id, begin_snapshot, end_snapshot, file_order, path, path_is_relative, file_format, record_count, file_size_bytes, footer_size, row_id_start, partition_id, encryption_key, mapping_id, partial_max)
-				SELECT l.next_file_id + r.range, %d, l.snapshot_id + 1, NULL, NULL, printf('f-%%06d.parquet', %d + r.range), true, 'parquet', 10, 4, 4, NULL, NULL, NULL, NULL, NULL
-				FROM last l, range(%d) r`, tid, (i-1)*per, per),
-		}
-		if i%10 == 0 {
-			stmts = append(stmts, `UPDATE ducklake_data_file SET end_snapshot = (SELECT snapshot_id + 1 FROM last)
-				WHERE data_file_id IN (SELECT data_file_id FROM ducklake_data_file WHERE end_snapshot IS NULL ORDER BY data_file_id LIMIT 50)`)
-		}
-		stmts = append(stmts,
-			fmt.Sprintf(`INSERT INTO ducklake_snapshot SELECT snapshot_id + 1, now(), schema_version, next_catalog_id, next_file_id + %d FROM last`, per),
-			fmt.Sprintf(`INSERT INTO ducklake_snapshot_changes (snapshot_id, changes_made, author, commit_message, commit_extra_info) SELECT snapshot_id + 1, 'inserted_into_table:%d', NULL, NULL, NULL FROM last`, tid),
-			"DROP TABLE last",
-			"COMMIT",
-		)
-		for _, q := range stmts {
-			if _, err := db.Exec(q); err != nil {
-				db.Close()
-				b.Fatalf("version %d: %s: %v", i, q, err)
-			}
-		}
-		db.Close()
+		addBenchFiles(b, res.Catalog, tid, i, per)
 		wd, err := workdir.Open(res.Dir)
 		if err != nil {
 			b.Fatal(err)
@@ -153,7 +127,7 @@ func scanKept(b *testing.B, r *repo.Repo, kept []version.ID) (rows int, d time.D
 // (gc also reads the 900 catalogs leaving retention, once, to learn which
 // files only they list). Sizes: $FDL_GCBENCH_VERSIONS, $FDL_GCBENCH_FILES.
 //
-//	FDL_GCBENCH_DIR=/tmp/gcbench go test ./repo -run '^$' -bench BenchmarkGCPlan -benchtime 1x -timeout 120m
+//	FDL_GCBENCH_DIR=/tmp/gcbench go test ./gc -run '^$' -bench BenchmarkGCPlan -benchtime 1x -timeout 120m
 func BenchmarkGCPlan(b *testing.B) {
 	nv, nf := benchEnv("FDL_GCBENCH_VERSIONS", 1000), benchEnv("FDL_GCBENCH_FILES", 100000)
 	url := buildBenchRepo(b, nv, nf)
@@ -175,7 +149,7 @@ func BenchmarkGCPlan(b *testing.B) {
 			}
 			for b.Loop() {
 				start, cpu0 := time.Now(), cpuTime()
-				plan, err := r.PlanGC(ctx, repo.GCOptions{Workers: c.workers})
+				plan, err := gc.MakePlan(ctx, r, gc.Options{Workers: c.workers})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -198,4 +172,40 @@ func BenchmarkGCPlan(b *testing.B) {
 			}
 		})
 	}
+}
+
+// addBenchFiles writes version i of buildBenchRepo into the working
+// catalog at path with plain SQL, in one transaction: a snapshot of table
+// tid that adds per files (f-<n>.parquet, n from (i-1)*per) and, every 10th
+// version, ends the 50 oldest open ones.
+func addBenchFiles(b *testing.B, path string, tid int64, i, per int) {
+	b.Helper()
+	db, err := sql.Open("duckdb", path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stmts := []string{
+		"BEGIN",
+		"CREATE TEMP TABLE last AS SELECT * FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1",
+		fmt.Sprintf(`INSERT INTO ducklake_data_file (data_file_id, table_id, begin_snapshot, end_snapshot, file_order, path, path_is_relative, file_format, record_count, file_size_bytes, footer_size, row_id_start, partition_id, encryption_key, mapping_id, partial_max)
+			SELECT l.next_file_id + r.range, %d, l.snapshot_id + 1, NULL, NULL, printf('f-%%06d.parquet', %d + r.range), true, 'parquet', 10, 4, 4, NULL, NULL, NULL, NULL, NULL
+			FROM last l, range(%d) r`, tid, (i-1)*per, per),
+	}
+	if i%10 == 0 {
+		stmts = append(stmts, `UPDATE ducklake_data_file SET end_snapshot = (SELECT snapshot_id + 1 FROM last)
+			WHERE data_file_id IN (SELECT data_file_id FROM ducklake_data_file WHERE end_snapshot IS NULL ORDER BY data_file_id LIMIT 50)`)
+	}
+	stmts = append(stmts,
+		fmt.Sprintf(`INSERT INTO ducklake_snapshot SELECT snapshot_id + 1, now(), schema_version, next_catalog_id, next_file_id + %d FROM last`, per),
+		fmt.Sprintf(`INSERT INTO ducklake_snapshot_changes (snapshot_id, changes_made, author, commit_message, commit_extra_info) SELECT snapshot_id + 1, 'inserted_into_table:%d', NULL, NULL, NULL FROM last`, tid),
+		"DROP TABLE last",
+		"COMMIT",
+	)
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			db.Close()
+			b.Fatalf("version %d: %s: %v", i, q, err)
+		}
+	}
+	db.Close()
 }

@@ -1,10 +1,11 @@
-package repo
+package gc
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -14,16 +15,17 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
 
-// gc's plan: read everything (gcInput), let retention.Decide say which
-// versions stay and which leave retention, then which data files, abandoned
-// uploads and temporary files go. Nothing is written.
+// gc's plan: read everything (Repo.RetentionInput), let retention.Decide
+// say which versions stay and which leave retention, then which data
+// files, abandoned uploads and temporary files go. Nothing is written.
 
-// GCTotals sums what a plan deletes.
-type GCTotals struct {
+// Totals sums what a plan deletes.
+type Totals struct {
 	Catalogs       int   `json:"catalogs"` // versions whose catalog or dataset.json go
 	CatalogBytes   int64 `json:"catalog_bytes"`
 	DataFiles      int   `json:"data_files_count"`
@@ -35,8 +37,8 @@ type GCTotals struct {
 	Bytes          int64 `json:"bytes"` // all of the above
 }
 
-// GCTiming says where a plan's time went (milliseconds).
-type GCTiming struct {
+// Timing says where a plan's time went (milliseconds).
+type Timing struct {
 	TotalMS int64 `json:"total_ms"`
 	// FetchMS: checking catalogs against their records' sha256 (and, on
 	// object stores, copying them out first), summed over catalogs.
@@ -46,9 +48,9 @@ type GCTiming struct {
 	ScanMS int64 `json:"scan_ms"`
 }
 
-// GCPlan is what gc would do (docs/spec.md §16), computed without writing
-// anything: PlanGC makes it, ApplyGC carries it out.
-type GCPlan struct {
+// Plan is what gc would do (docs/spec.md §16), computed without writing
+// anything: MakePlan makes it, Apply carries it out.
+type Plan struct {
 	Now    time.Time        `json:"now"`
 	Policy retention.Policy `json:"policy"`
 	// FloorGeneration is the stored floor's generation (0: never moved).
@@ -56,7 +58,7 @@ type GCPlan struct {
 	*retention.Decision
 	// Branches is each branch's retention window as the JSON shows it
 	// (the decision's, with the branch's short and full names).
-	Branches []GCBranch `json:"branches"`
+	Branches []Branch `json:"branches"`
 	// DataFiles are the data files step 3 deletes, by key.
 	DataFiles []retention.DataDeletion `json:"data_files"`
 	Data      retention.DataStats      `json:"data"`
@@ -66,8 +68,8 @@ type GCPlan struct {
 	// left alone, which may be writes in progress.
 	Temps      []store.ObjectInfo `json:"temps"`
 	YoungTemps int                `json:"young_temps"`
-	Totals     GCTotals           `json:"totals"`
-	Timing     GCTiming           `json:"timing"`
+	Totals     Totals             `json:"totals"`
+	Timing     Timing             `json:"timing"`
 	// Packs are the versions on a ref's history whose history pack is
 	// missing (the versions a walk from the ref jumps to): the last step
 	// writes them, oldest first. PackOrphans are packs of versions whose
@@ -87,46 +89,49 @@ type GCPlan struct {
 }
 
 // Empty reports whether the plan changes nothing.
-func (p *GCPlan) Empty() bool {
+func (p *Plan) Empty() bool {
 	return !p.FloorMoves && len(p.Retire) == 0 && len(p.DataFiles) == 0 && len(p.Abandoned) == 0 && len(p.Temps) == 0 &&
 		len(p.Packs) == 0 && len(p.PackOrphans) == 0
 }
 
-// PlanGC computes what gc does, writing nothing to the repository (on
-// object stores catalogs are copied to a temporary folder to be read;
-// docs/spec.md §10.7; docs/spec.md §16). It reads the
-// policy, the floor, every ref, every ref log entry, every version folder
-// (records and markers), the data-file table of every catalog it keeps or
-// retires (each checked against its record's sha256 first), and the listing
-// of data/.
+// MakePlan computes what gc does on repository r, writing nothing to it
+// (on object stores catalogs are copied to a temporary folder to be read;
+// docs/spec.md §10.7; docs/spec.md §16). It reads the policy, the floor,
+// every ref, every ref log entry, every version folder (records and
+// markers; Repo.RetentionInput), the data-file table of every catalog it
+// keeps or retires (each checked against its record's sha256 first), the
+// listing of data/, the temporary files of interrupted writes and the
+// listing of index/packs/.
 //
-// Errors wrap ErrGCRefused and name the thing when gc must not run: a ref
+// Errors wrap ErrRefused and name the thing when gc must not run: a ref
 // that is empty, garbage or names a missing version; HEAD unreadable; a
 // record, marker, ref log entry, policy or floor that does not parse; a
 // catalog in retention that is missing or fails its checksum; a data-file
-// path that cannot be normalised.
-func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
+// path that cannot be normalised. A catalog that appeared without a
+// record (a push uploading) and cannot be read stops it with a *StopError
+// (StopNewCatalogUnreadable); the store's errors come as they are.
+func MakePlan(ctx context.Context, r *repo.Repo, o Options) (*Plan, error) {
 	start := time.Now()
 	now := o.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	in, floorTok, policyTok, err := r.gcInput(ctx, now)
+	in, floorTok, policyTok, err := r.RetentionInput(ctx, now)
 	if err != nil {
-		return nil, refuseGC(err)
+		return nil, refuse(err)
 	}
 	d, err := retention.Decide(in)
 	if err != nil {
-		return nil, refuseGC(err)
+		return nil, refuse(err)
 	}
-	plan := newGCPlan(now, in, d, floorTok, policyTok)
-	if err := r.planData(ctx, plan, in, o.Workers); err != nil {
+	plan := newPlan(now, in, d, floorTok, policyTok)
+	if err := planData(ctx, r, plan, in, o.Workers); err != nil {
 		return nil, err
 	}
-	if err := r.planTemps(ctx, plan, in.Policy.Grace); err != nil {
+	if err := planTemps(ctx, r, plan, in.Policy.Grace); err != nil {
 		return nil, err
 	}
-	if err := r.planPacks(ctx, plan, in); err != nil {
+	if err := planPacks(ctx, r, plan, in); err != nil {
 		return nil, err
 	}
 	plan.total()
@@ -137,19 +142,11 @@ func (r *Repo) PlanGC(ctx context.Context, o GCOptions) (*GCPlan, error) {
 	return plan, nil
 }
 
-// refuseGC wraps err in ErrGCRefused, unless the context ended.
-func refuseGC(err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return fmt.Errorf("%w: %w", ErrGCRefused, err)
-}
-
-// newGCPlan is the plan of decision d over in, before its data step: what
+// newPlan is the plan of decision d over in, before its data step: what
 // the plan read (refs, version folders, markers, the tokens of the floor
-// and the policy) is kept for ApplyGC's checks.
-func newGCPlan(now time.Time, in *retention.Input, d *retention.Decision, floorTok, policyTok store.Token) *GCPlan {
-	plan := &GCPlan{Now: now.UTC(), Policy: in.Policy, Decision: d, floorTok: floorTok, policyTok: policyTok,
+// and the policy) is kept for Apply's checks.
+func newPlan(now time.Time, in *retention.Input, d *retention.Decision, floorTok, policyTok store.Token) *Plan {
+	plan := &Plan{Now: now.UTC(), Policy: in.Policy, Decision: d, floorTok: floorTok, policyTok: policyTok,
 		refs: map[refs.Name]version.ID{}, known: map[version.ID]bool{}, marked: map[version.ID]bool{}, DataFiles: []retention.DataDeletion{},
 		logs: map[string]refs.LogEntry{}}
 	for _, e := range in.LogEntries {
@@ -167,18 +164,18 @@ func newGCPlan(now time.Time, in *retention.Input, d *retention.Decision, floorT
 	if in.Floor != nil {
 		plan.FloorGeneration = in.Floor.Generation
 	}
-	plan.Branches = []GCBranch{}
+	plan.Branches = []Branch{}
 	for _, b := range d.Branches {
 		n := refs.Name(b.Branch)
-		plan.Branches = append(plan.Branches, GCBranch{Ref: n, Branch: n.Short(), Head: b.Head, Floor: b.Floor, Seq: b.Seq, Snapshot: b.Snapshot})
+		plan.Branches = append(plan.Branches, Branch{Ref: n, Branch: n.Short(), Head: b.Head, Floor: b.Floor, Seq: b.Seq, Snapshot: b.Snapshot})
 	}
 	return plan
 }
 
-// GCBranch is one branch's retention window in 'fdl gc --json': the
+// Branch is one branch's retention window in 'fdl gc --json': the
 // floor.json entry (docs/spec.md §14) with the branch's short name in
 // branch and its full name in ref.
-type GCBranch struct {
+type Branch struct {
 	Ref      refs.Name  `json:"ref"`
 	Branch   string     `json:"branch"`
 	Head     version.ID `json:"head"`
@@ -191,10 +188,10 @@ type GCBranch struct {
 // the data-file tables of every catalog in retention, then of every
 // catalog leaving it, then the markers of versions retired before, and one
 // listing of data/; on a folder store guardFolderStore checks the result.
-func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, workers int) error {
+func planData(ctx context.Context, r *repo.Repo, plan *Plan, in *retention.Input, workers int) error {
 	norm, err := r.Normaliser()
 	if err != nil {
-		return refuseGC(err)
+		return refuse(err)
 	}
 	dp := retention.NewDataPlanner(norm)
 	tmp, err := os.MkdirTemp("", "fdl-gc-*")
@@ -202,14 +199,14 @@ func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, 
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := r.scanLive(ctx, plan, in, dp, tmp, workers); err != nil {
-		return refuseGC(fmt.Errorf("a version in retention: %w", err))
+	if err := scanLive(ctx, r, plan, in, dp, tmp, workers); err != nil {
+		return refuse(fmt.Errorf("a version in retention: %w", err))
 	}
-	if err := r.scanUploading(ctx, plan, in, dp, tmp); err != nil {
+	if err := scanUploading(ctx, r, plan, in, dp, tmp); err != nil {
 		return err
 	}
-	if err := r.scanLeaving(ctx, plan, in, dp, tmp, workers); err != nil {
-		return refuseGC(fmt.Errorf("a version leaving retention: %w", err))
+	if err := scanLeaving(ctx, r, plan, in, dp, tmp, workers); err != nil {
+		return refuse(fmt.Errorf("a version leaving retention: %w", err))
 	}
 	for id, v := range in.Versions {
 		if v.Marker != nil && !slices.ContainsFunc(plan.Retire, func(rt retention.Retire) bool { return rt.ID == id }) {
@@ -217,11 +214,11 @@ func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, 
 		}
 	}
 	var listing []store.ObjectInfo
-	if err := r.st.List(ctx, DataPrefix, func(oi store.ObjectInfo) error {
+	if err := r.Store().List(ctx, repo.DataPrefix, func(oi store.ObjectInfo) error {
 		listing = append(listing, oi)
 		return nil
 	}); err != nil {
-		return fmt.Errorf("list %s: %w", DataPrefix, err)
+		return fmt.Errorf("list %s: %w", repo.DataPrefix, err)
 	}
 	listing = keepOutNested(listing, &plan.Warnings)
 	plan.DataFiles = dp.Plan(listing, plan.Now, in.Policy.Grace)
@@ -233,10 +230,27 @@ func (r *Repo) planData(ctx context.Context, plan *GCPlan, in *retention.Input, 
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("version %s leaves retention listing %d file(s) by a path gc cannot place (%v): it frees none of them", u.Version, u.Count, u.First))
 		}
 	}
-	if local, ok := r.folder(); ok {
+	if local, ok := r.Folder(); ok {
 		plan.DataFiles = guardFolderStore(local, norm, dp, plan.DataFiles, &plan.Warnings)
 	}
 	return nil
+}
+
+// nestedRoots returns the folders under data/ in listing that look like
+// another repository: each folder ("data/x/") holding an fdl.json or a HEAD
+// object directly (repositories never nest: docs/spec.md §2). gc deletes
+// nothing under them.
+func nestedRoots(listing []store.ObjectInfo) []string {
+	var roots []string
+	for _, oi := range listing {
+		dir, name := path.Split(oi.Key)
+		if (name == repo.ConfigKey || name == "HEAD") && strings.HasPrefix(dir, repo.DataPrefix) {
+			if len(roots) == 0 || roots[len(roots)-1] != dir {
+				roots = append(roots, dir)
+			}
+		}
+	}
+	return roots
 }
 
 // keepOutNested drops from a listing of data/ every object under a folder
@@ -259,20 +273,20 @@ func keepOutNested(listing []store.ObjectInfo, warnings *[]string) []store.Objec
 		out = append(out, oi)
 	}
 	for _, r := range roots {
-		*warnings = append(*warnings, fmt.Sprintf("%s looks like another repository (it holds %s or HEAD): gc deletes none of its %d object(s); move that repository out of this one's data folder", r, ConfigKey, kept[r]))
+		*warnings = append(*warnings, fmt.Sprintf("%s looks like another repository (it holds %s or HEAD): gc deletes none of its %d object(s); move that repository out of this one's data folder", r, repo.ConfigKey, kept[r]))
 	}
 	return out
 }
 
 // scanLive reads the data-file table of every catalog in retention into
 // dp, in id order.
-func (r *Repo) scanLive(ctx context.Context, plan *GCPlan, in *retention.Input, dp *retention.DataPlanner, tmp string, workers int) error {
+func scanLive(ctx context.Context, r *repo.Repo, plan *Plan, in *retention.Input, dp *retention.DataPlanner, tmp string, workers int) error {
 	live := make([]*version.Record, 0, len(plan.Live))
 	for id := range plan.Live {
 		live = append(live, in.Versions[id].Record)
 	}
 	slices.SortFunc(live, func(a, b *version.Record) int { return strings.Compare(string(a.ID), string(b.ID)) })
-	return r.scanCatalogs(ctx, live, tmp, workers, &plan.Timing, nil, func(rec *version.Record, files []ducklake.DataFile) error {
+	return scanCatalogs(ctx, r, live, tmp, workers, &plan.Timing, nil, func(rec *version.Record, files []ducklake.DataFile) error {
 		dp.AddLive(rec.ID, plan.Live[rec.ID], files)
 		return nil
 	})
@@ -284,18 +298,18 @@ func (r *Repo) scanLive(ctx context.Context, plan *GCPlan, in *retention.Input, 
 // versions read files no other catalog lists yet. A catalog gone meanwhile
 // (its push removed its uploads) protects nothing; one that cannot be read
 // stops gc: what it protects is unknown.
-func (r *Repo) scanUploading(ctx context.Context, plan *GCPlan, in *retention.Input, dp *retention.DataPlanner, tmp string) error {
+func scanUploading(ctx context.Context, r *repo.Repo, plan *Plan, in *retention.Input, dp *retention.DataPlanner, tmp string) error {
 	for _, id := range plan.Young {
 		v := in.Versions[id]
 		if v.Record != nil || !v.Has(version.CatalogFile) {
 			continue
 		}
-		files, err := r.readCatalogUnchecked(ctx, id, tmp)
+		files, err := r.CatalogDataFilesUnchecked(ctx, id, tmp)
 		if errors.Is(err, store.ErrNotExist) || errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return &GCStopError{Why: StopNewCatalogUnreadable, Version: id, Detail: err, Err: ErrRetentionConflict}
+			return &StopError{Why: StopNewCatalogUnreadable, Version: id, Detail: err, Err: repo.ErrRetentionConflict}
 		}
 		dp.AddLive(id, 0, files)
 	}
@@ -308,7 +322,7 @@ func (r *Repo) scanUploading(ctx context.Context, plan *GCPlan, in *retention.In
 // catalog leaving retention is deleted unread, with a warning: it is going
 // anyway, and the files only it lists go as unlisted files after the grace
 // period (a catalog in retention that is damaged stops gc).
-func (r *Repo) scanLeaving(ctx context.Context, plan *GCPlan, in *retention.Input, dp *retention.DataPlanner, tmp string, workers int) error {
+func scanLeaving(ctx context.Context, r *repo.Repo, plan *Plan, in *retention.Input, dp *retention.DataPlanner, tmp string, workers int) error {
 	var leaving []*version.Record
 	index := map[version.ID]int{}
 	for i := range plan.Retire {
@@ -323,13 +337,13 @@ func (r *Repo) scanLeaving(ctx context.Context, plan *GCPlan, in *retention.Inpu
 		}
 	}
 	unreadable := func(rec *version.Record, err error) bool {
-		if !errors.Is(err, ErrChecksum) && !errors.Is(err, ducklake.ErrCorrupt) && !errors.Is(err, ducklake.ErrNotCatalog) {
+		if !errors.Is(err, repo.ErrChecksum) && !errors.Is(err, ducklake.ErrCorrupt) && !errors.Is(err, ducklake.ErrNotCatalog) {
 			return false
 		}
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("version %s (seq %d) leaves retention with a catalog that cannot be read (%v): it is deleted unread, and the data files only it listed are deleted as files no catalog lists, once older than the grace period", rec.ID, rec.Seq, err))
 		return true
 	}
-	return r.scanCatalogs(ctx, leaving, tmp, workers, &plan.Timing, unreadable, func(rec *version.Record, files []ducklake.DataFile) error {
+	return scanCatalogs(ctx, r, leaving, tmp, workers, &plan.Timing, unreadable, func(rec *version.Record, files []ducklake.DataFile) error {
 		rt := &plan.Retire[index[rec.ID]]
 		rt.Frees = dp.AddRetiring(rec.ID, files)
 		rt.FreesCount = len(rt.Frees)
@@ -339,9 +353,9 @@ func (r *Repo) scanLeaving(ctx context.Context, plan *GCPlan, in *retention.Inpu
 
 // planTemps is gc's step 4 for temporary files of interrupted writes: those
 // older than the grace period go; younger ones may be writes in progress.
-func (r *Repo) planTemps(ctx context.Context, plan *GCPlan, grace retention.Duration) error {
+func planTemps(ctx context.Context, r *repo.Repo, plan *Plan, grace retention.Duration) error {
 	plan.Temps = []store.ObjectInfo{}
-	return r.temps(ctx, func(oi store.ObjectInfo) error {
+	return r.Temps(ctx, func(oi store.ObjectInfo) error {
 		if !retention.Young(plan.Now, oi.ModTime, grace) {
 			plan.Temps = append(plan.Temps, oi)
 		} else {
@@ -352,7 +366,7 @@ func (r *Repo) planTemps(ctx context.Context, plan *GCPlan, grace retention.Dura
 }
 
 // total sums what the plan deletes.
-func (plan *GCPlan) total() {
+func (plan *Plan) total() {
 	t := &plan.Totals
 	for _, rt := range plan.Retire {
 		if len(rt.Keys) > 0 {
@@ -435,104 +449,11 @@ func guardFolderStore(st store.LocalFiles, norm *retention.Normaliser, dp *reten
 	return out
 }
 
-// gcInput reads what the planner decides from, refusing (with the thing
-// named) what gc must not run over; it returns the tokens of the floor and
-// the policy it read.
-func (r *Repo) gcInput(ctx context.Context, now time.Time) (in *retention.Input, floorTok, policyTok store.Token, err error) {
-	in = &retention.Input{Now: now, Versions: map[version.ID]*retention.VersionState{}}
-	if in.Policy, policyTok, err = r.Policy(ctx); err != nil {
-		return nil, "", "", err
-	}
-	if in.Floor, floorTok, err = r.Floor(ctx); err != nil {
-		return nil, "", "", err
-	}
-	if _, err := r.refs.Head(ctx); err != nil {
-		return nil, "", "", err
-	}
-	good, bad, err := r.refs.List(ctx, "refs/")
-	if err != nil {
-		return nil, "", "", err
-	}
-	if len(bad) > 0 {
-		return nil, "", "", fmt.Errorf("gc refuses to run while a ref cannot be read, since it may protect versions: %w", errors.Join(bad...))
-	}
-	for _, ref := range good {
-		in.Refs = append(in.Refs, retention.Ref{Name: ref.Name, ID: ref.ID})
-	}
-	entries, badLogs, err := r.refs.Log(ctx, "")
-	if err == nil && len(badLogs) > 0 {
-		err = fmt.Errorf("%w; gc refuses to run without knowing every version the ref logs reach: restore the entry or remove it", badLogs[0])
-	}
-	if err != nil {
-		return nil, "", "", err
-	}
-	in.LogEntries = entries
-	for _, e := range entries {
-		for _, id := range []version.ID{e.Old, e.New} {
-			if id != "" {
-				in.Logged = append(in.Logged, id)
-			}
-		}
-	}
-	err = r.st.List(ctx, VersionsPrefix, func(o store.ObjectInfo) error {
-		rest := strings.TrimPrefix(o.Key, VersionsPrefix)
-		i := strings.IndexByte(rest, '/')
-		if i <= 0 {
-			return nil
-		}
-		id, err := version.ParseID(rest[:i])
-		if err != nil {
-			return nil // not a version folder: gc leaves it alone
-		}
-		v := in.Versions[id]
-		if v == nil {
-			v = &retention.VersionState{ID: id}
-			in.Versions[id] = v
-		}
-		v.Objects = append(v.Objects, o)
-		return nil
-	})
-	if err != nil {
-		return nil, "", "", fmt.Errorf("list versions: %w", err)
-	}
-	r.forgetIDs()
-	var complete []version.ID
-	for id, v := range in.Versions {
-		if v.Has(version.RecordFile) {
-			complete = append(complete, id)
-		}
-	}
-	r.prefetch(ctx, complete)
-	for id, v := range in.Versions {
-		if v.Has(version.RecordFile) {
-			if v.Record, err = r.Record(ctx, id); err != nil {
-				if errors.Is(err, version.ErrBadRecord) {
-					err = fmt.Errorf("%w; gc will not guess what a version folder it cannot read protects: repair the record, or, if %s is not a version fdl wrote (a copy, a hand edit) and no ref reaches it, move it out of versions/", err, r.st.Location(VersionKey(id, "")))
-				}
-				return nil, "", "", err
-			}
-		}
-		if v.Has(retention.MarkerFile) {
-			if v.Marker, err = r.Marker(ctx, id); err != nil {
-				return nil, "", "", err
-			}
-		}
-	}
-	return in, floorTok, policyTok, nil
-}
-
-// Normaliser places data-file paths for this repository: its data/ folder
-// as reached now and as recorded in fdl.json at init (docs/spec.md §8).
-func (r *Repo) Normaliser() (*retention.Normaliser, error) {
-	_, local := r.folder()
-	return retention.NewNormaliser([]string{r.DataLocation(), r.cfg.DataPath}, local)
-}
-
 // scanCatalogs reads the data-file table of each catalog (in parallel,
 // workers at a time; 0: scanWorkers) and hands each result to fn in the
 // order of recs, from the calling goroutine. It stops at the first error,
 // except one that skip (if not nil) accepts: that catalog is left out.
-func (r *Repo) scanCatalogs(ctx context.Context, recs []*version.Record, tmp string, workers int, t *GCTiming, skip func(*version.Record, error) bool, fn func(*version.Record, []ducklake.DataFile) error) error {
+func scanCatalogs(ctx context.Context, r *repo.Repo, recs []*version.Record, tmp string, workers int, t *Timing, skip func(*version.Record, error) bool, fn func(*version.Record, []ducklake.DataFile) error) error {
 	type result struct {
 		files       []ducklake.DataFile
 		fetch, scan time.Duration
@@ -578,7 +499,7 @@ func (r *Repo) scanCatalogs(ctx context.Context, recs []*version.Record, tmp str
 					return
 				}
 				var res result
-				res.files, res.fetch, res.scan, res.err = r.scanCatalog(ctx, recs[i], tmp)
+				res.files, res.fetch, res.scan, res.err = r.CatalogDataFiles(ctx, recs[i], tmp)
 				results[i] <- res
 			}
 		}()
@@ -609,41 +530,3 @@ func (r *Repo) scanCatalogs(ctx context.Context, recs []*version.Record, tmp str
 // scanWorkers is how many catalogs gc and verify read at once: one per CPU,
 // at most 4 (each DuckDB instance uses threads of its own).
 func scanWorkers() int { return min(runtime.GOMAXPROCS(0), 4) }
-
-// scanCatalog checks a version's catalog against its record (size and
-// sha256) and reads its data-file table (ducklake.Catalog.DataFiles: data
-// and delete files, every row). On a folder store the file is checked and
-// opened where it lies (frozen catalogs never change); elsewhere it is
-// copied into tmp first (FetchCatalog). It returns the time spent checking
-// (fetch) and opening and reading (scan).
-func (r *Repo) scanCatalog(ctx context.Context, rec *version.Record, tmp string) ([]ducklake.DataFile, time.Duration, time.Duration, error) {
-	t0 := time.Now()
-	path := ""
-	if files, ok := r.folder(); ok {
-		path = files.LocalPath(VersionKey(rec.ID, version.CatalogFile))
-		size, sum, err := FileDigest(path)
-		if err != nil {
-			return nil, 0, 0, fmt.Errorf("version %s: catalog: %w", rec.ID, err)
-		}
-		if size != rec.Catalog.Size || sum != rec.Catalog.SHA256 {
-			return nil, 0, 0, &ChecksumError{Version: rec.ID, WantSize: rec.Catalog.Size, GotSize: size, WantSHA: rec.Catalog.SHA256, GotSHA: sum, Location: path}
-		}
-	} else {
-		path = filepath.Join(tmp, string(rec.ID)+".duckdb")
-		if err := r.FetchCatalog(ctx, rec, path); err != nil {
-			return nil, 0, 0, err
-		}
-		defer os.Remove(path)
-	}
-	t1 := time.Now()
-	c, err := ducklake.Open(ctx, path)
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("version %s: %w", rec.ID, err)
-	}
-	files, err := c.DataFiles(ctx)
-	c.Close()
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("version %s: %w", rec.ID, err)
-	}
-	return files, t1.Sub(t0), time.Since(t1), nil
-}

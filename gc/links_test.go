@@ -1,4 +1,4 @@
-package repo_test
+package gc_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/repo"
 )
@@ -60,7 +61,7 @@ func TestGCSymlinks(t *testing.T) {
 			if len(before) < 3 {
 				t.Fatalf("data/ lists %v", before)
 			}
-			plan, err := r.PlanGC(ctx, repo.GCOptions{Now: later})
+			plan, err := gc.MakePlan(ctx, r, gc.Options{Now: later})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,52 +75,59 @@ func TestGCSymlinks(t *testing.T) {
 		})
 	}
 
-	t.Run("links out of data and hard links", func(t *testing.T) {
-		// Names of the kinds DuckDB's ducklake writes: gc would delete such
-		// files as listed by no catalog, but for the links.
-		const keep, copied = "ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet", "ducklake-01a23784-9317-7442-aa55-b1a2089a1831.parquet"
-		outside := filepath.Join(t.TempDir(), "outside")
-		mustMkdir(t, outside)
-		if err := os.WriteFile(filepath.Join(outside, keep), []byte("not the repository's"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r, url := linkedRepo(t, 2, func(d string) {
-			mustMkdir(t, filepath.Join(d, "data"))
-			mustLink(t, outside, filepath.Join(d, "data", "ext"))
-		})
-		var live string
-		for _, k := range dataKeys(t, r) {
-			if strings.HasPrefix(k, "data/main/") {
-				live = k
-			}
-		}
-		hard := "data/main/t/" + copied
-		if err := os.Link(filepath.Join(url, filepath.FromSlash(live)), filepath.Join(url, filepath.FromSlash(hard))); err != nil {
-			t.Fatal(err)
-		}
-		plan, err := r.PlanGC(ctx, repo.GCOptions{Now: later})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(plan.DataFiles) != 0 {
-			t.Fatalf("gc plans to delete %+v", plan.DataFiles)
-		}
-		joined := strings.Join(plan.Warnings, "\n")
-		if !strings.Contains(joined, "data/ext/"+keep+" is kept: through a symbolic link") || !strings.Contains(joined, hard+" is kept: it is the same file as") {
-			t.Fatalf("warnings:\n%s", joined)
-		}
-		if _, err := r.ApplyGC(ctx, plan); err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range []string{filepath.Join(outside, keep), filepath.Join(url, filepath.FromSlash(hard))} {
-			if _, err := os.Stat(p); err != nil {
-				t.Fatalf("gc deleted %s: %v", p, err)
-			}
-		}
-		if !slices.Contains(dataKeys(t, r), live) {
-			t.Fatal("the live file went")
-		}
+	t.Run("links out of data and hard links", linksOutAndHardLinks)
+}
+
+// linksOutAndHardLinks: a link inside data/ to a folder outside the
+// repository, and a hard link to a file a kept catalog reads: the plan
+// deletes neither, with a warning each, and applying it leaves both.
+func linksOutAndHardLinks(t *testing.T) {
+	ctx := context.Background()
+	later := time.Now().Add(30 * 24 * time.Hour) // every file past the grace period
+	// Names of the kinds DuckDB's ducklake writes: gc would delete such
+	// files as listed by no catalog, but for the links.
+	const keep, copied = "ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet", "ducklake-01a23784-9317-7442-aa55-b1a2089a1831.parquet"
+	outside := filepath.Join(t.TempDir(), "outside")
+	mustMkdir(t, outside)
+	if err := os.WriteFile(filepath.Join(outside, keep), []byte("not the repository's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, url := linkedRepo(t, 2, func(d string) {
+		mustMkdir(t, filepath.Join(d, "data"))
+		mustLink(t, outside, filepath.Join(d, "data", "ext"))
 	})
+	var live string
+	for _, k := range dataKeys(t, r) {
+		if strings.HasPrefix(k, "data/main/") {
+			live = k
+		}
+	}
+	hard := "data/main/t/" + copied
+	if err := os.Link(filepath.Join(url, filepath.FromSlash(live)), filepath.Join(url, filepath.FromSlash(hard))); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := gc.MakePlan(ctx, r, gc.Options{Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.DataFiles) != 0 {
+		t.Fatalf("gc plans to delete %+v", plan.DataFiles)
+	}
+	joined := strings.Join(plan.Warnings, "\n")
+	if !strings.Contains(joined, "data/ext/"+keep+" is kept: through a symbolic link") || !strings.Contains(joined, hard+" is kept: it is the same file as") {
+		t.Fatalf("warnings:\n%s", joined)
+	}
+	if _, err := gc.Apply(ctx, r, plan); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(outside, keep), filepath.Join(url, filepath.FromSlash(hard))} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("gc deleted %s: %v", p, err)
+		}
+	}
+	if !slices.Contains(dataKeys(t, r), live) {
+		t.Fatal("the live file went")
+	}
 }
 
 func mustMkdir(t *testing.T, dir string) {

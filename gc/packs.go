@@ -1,4 +1,4 @@
-package repo
+package gc
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -14,16 +15,18 @@ import (
 // on the history of every ref (the versions a walk from the ref jumps to)
 // and the packs of versions that are gone; the last step writes the
 // former and deletes the latter. Abandoned versions lose their pack with
-// them (applyAbandoned).
+// them (deleteAbandoned).
 
 // planPacks fills plan.Packs (the missing packs to write, oldest first)
 // and plan.PackOrphans (packs whose version folder is gone, older than the
-// grace period) from one listing of index/packs/ and the records gcInput
-// read.
-func (r *Repo) planPacks(ctx context.Context, plan *GCPlan, in *retention.Input) error {
+// grace period) from one listing of index/packs/ and the records read for
+// the plan (Repo.RetentionInput); the versions with no pack are told to
+// the repository's history reader (history.Reader.Absent), so building
+// the missing packs looks for none of them.
+func planPacks(ctx context.Context, r *repo.Repo, plan *Plan, in *retention.Input) error {
 	have := map[version.ID]bool{}
 	plan.Packs, plan.PackOrphans = []version.ID{}, []store.ObjectInfo{}
-	err := r.st.List(ctx, history.PacksPrefix, func(o store.ObjectInfo) error {
+	err := r.Store().List(ctx, history.PacksPrefix, func(o store.ObjectInfo) error {
 		id, ok := history.IDFromKey(o.Key)
 		if !ok {
 			return nil // not a pack: gc leaves it alone
@@ -39,14 +42,14 @@ func (r *Repo) planPacks(ctx context.Context, plan *GCPlan, in *retention.Input)
 	}
 	for id, v := range in.Versions {
 		if !have[id] {
-			r.hist.Absent(id) // no need to look for it while building
+			r.HistoryReader().Absent(id) // no need to look for it while building
 		} else if v.Record == nil {
 			delete(have, id)
 		}
 	}
 	seen := map[version.ID]bool{}
 	for _, ref := range in.Refs {
-		jumps := r.jumps(ctx, ref.ID)
+		jumps := r.Jumps(ctx, ref.ID)
 		for i := len(jumps) - 1; i >= 0; i-- {
 			if id := jumps[i]; !have[id] && !seen[id] {
 				seen[id] = true
@@ -57,24 +60,24 @@ func (r *Repo) planPacks(ctx context.Context, plan *GCPlan, in *retention.Input)
 	return nil
 }
 
-// applyPacks is gc's last step: it deletes the packs of versions that are
+// updatePacks is gc's last step: it deletes the packs of versions that are
 // gone and writes the missing packs of every ref's history, each built
 // from the packs below it or the records gc read.
-func (r *Repo) applyPacks(ctx context.Context, p *GCPlan, _ *retention.Floor, res *GCResult) error {
+func (c *collector) updatePacks(ctx context.Context, p *Plan, _ *retention.Floor, res *Result) error {
 	for _, o := range p.PackOrphans {
-		r.step("gc:pack")
-		if err := r.gcDelete(ctx, o.Key); err != nil {
+		c.step("gc:pack")
+		if err := c.delete(ctx, o.Key); err != nil {
 			return err
 		}
 		res.PacksDeleted++
 	}
-	w := r.hist.Writer()
-	w.Step = func(string) { r.step("gc:pack") }
+	w := c.r.HistoryReader().Writer()
+	w.Step = func(string) { c.step("gc:pack") }
 	for _, id := range p.Packs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		e, err := r.Entry(ctx, id)
+		e, err := c.r.Entry(ctx, id)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package repo_test
+package gc_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/repo"
@@ -25,91 +26,102 @@ import (
 // deleted (ErrRetentionConflict); the next gc takes those versions back into
 // retention.
 func TestGCChangesWhilePlanning(t *testing.T) {
+	t.Run("policy", policyChangedWhilePlanning)
+	t.Run("branch", branchCreatedWhilePlanning)
+}
+
+// policyChangedWhilePlanning: keep-last 0 set while gc plans keep-last 2
+// stops it; the floor is put back, and the next plan retires nothing.
+func policyChangedWhilePlanning(t *testing.T) {
 	ctx := context.Background()
-	catalogs := func(t *testing.T, r *repo.Repo, recs []*version.Record) int {
-		t.Helper()
-		n := 0
-		for _, rec := range recs {
-			if _, err := r.Store().Stat(ctx, repo.VersionKey(rec.ID, version.CatalogFile)); err == nil {
-				n++
-			}
-		}
-		return n
+	h := history.BuildReal(t, 6, history.ChurnSQL)
+	r := h.Repo
+	if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
+		t.Fatal(err)
 	}
-	keepLast := func(n int) func(*retention.Policy) error {
-		return func(p *retention.Policy) error { p.KeepLast = n; return nil }
+	plan, err := gc.MakePlan(ctx, r, gc.Options{})
+	if err != nil || len(plan.Retire) != 4 {
+		t.Fatalf("plan: %v, retires %d", err, len(plan.Retire))
 	}
+	// Someone stops deletions while gc plans.
+	if _, err := r.UpdatePolicy(ctx, keepLast(0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gc.Apply(ctx, r, plan); !errors.Is(err, repo.ErrRetentionConflict) || !strings.Contains(err.Error(), "the floor was put back") {
+		t.Fatalf("apply after a policy change: %v", err)
+	}
+	if n := catalogsLeft(t, r, h.Recs); n != 6 {
+		t.Fatalf("%d of 6 catalogs left after a refused gc", n)
+	}
+	// The floor is back: readers are not refused in the meantime.
+	if ids, err := r.RetiredIDs(ctx); err != nil || len(ids) != 0 {
+		t.Fatalf("retired after a refused gc: %v %v", ids, err)
+	}
+	if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "c"), Rev: string(h.Recs[0].ID)}); err != nil {
+		t.Fatalf("checkout after a refused gc: %v", err)
+	}
+	again, err := gc.MakePlan(ctx, r, gc.Options{})
+	if err != nil || len(again.Retire) != 0 || again.FloorMoves {
+		t.Fatalf("next plan: %v; retires %d, floor moves %v", err, len(again.Retire), again.FloorMoves)
+	}
+}
 
-	t.Run("policy", func(t *testing.T) {
-		h := history.BuildReal(t, 6, historySQL)
-		r := h.Repo
-		if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
-			t.Fatal(err)
-		}
-		plan, err := r.PlanGC(ctx, repo.GCOptions{})
-		if err != nil || len(plan.Retire) != 4 {
-			t.Fatalf("plan: %v, retires %d", err, len(plan.Retire))
-		}
-		// Someone stops deletions while gc plans.
-		if _, err := r.UpdatePolicy(ctx, keepLast(0)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.ApplyGC(ctx, plan); !errors.Is(err, repo.ErrRetentionConflict) || !strings.Contains(err.Error(), "the floor was put back") {
-			t.Fatalf("apply after a policy change: %v", err)
-		}
-		if n := catalogs(t, r, h.Recs); n != 6 {
-			t.Fatalf("%d of 6 catalogs left after a refused gc", n)
-		}
-		// The floor is back: readers are not refused in the meantime.
-		if ids, err := r.RetiredIDs(ctx); err != nil || len(ids) != 0 {
-			t.Fatalf("retired after a refused gc: %v %v", ids, err)
-		}
-		if _, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: filepath.Join(t.TempDir(), "c"), Rev: string(h.Recs[0].ID)}); err != nil {
-			t.Fatalf("checkout after a refused gc: %v", err)
-		}
-		again, err := r.PlanGC(ctx, repo.GCOptions{})
-		if err != nil || len(again.Retire) != 0 || again.FloorMoves {
-			t.Fatalf("next plan: %v; retires %d, floor moves %v", err, len(again.Retire), again.FloorMoves)
-		}
-	})
+// branchCreatedWhilePlanning: a branch created while gc plans keeps a
+// version the plan retires: gc stops, and the next gc keeps that version.
+func branchCreatedWhilePlanning(t *testing.T) {
+	ctx := context.Background()
+	h := history.BuildReal(t, 6, history.ChurnSQL)
+	r := h.Repo
+	if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := gc.MakePlan(ctx, r, gc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A branch at main~1 keeps main~1 and main~2; the plan retires main~2.
+	if _, err := r.CreateBranch(ctx, nil, "dev", "main~1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gc.Apply(ctx, r, plan); !errors.Is(err, repo.ErrRetentionConflict) {
+		t.Fatalf("apply after a new branch: %v", err)
+	}
+	if n := catalogsLeft(t, r, h.Recs); n != 6 {
+		t.Fatalf("%d of 6 catalogs left after a refused gc", n)
+	}
+	again, err := gc.MakePlan(ctx, r, gc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gc.Apply(ctx, r, again); err != nil {
+		t.Fatal(err)
+	}
+	if n := catalogsLeft(t, r, h.Recs); n != 3 {
+		t.Fatalf("%d catalogs after gc, want main's last 2 and dev's second (3)", n)
+	}
+	if _, err := r.Store().Stat(ctx, repo.VersionKey(h.Recs[3].ID, version.CatalogFile)); err != nil {
+		t.Fatalf("main~2, kept by dev: %v", err)
+	}
+	if rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true}); err != nil || !rep.OK() {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+}
 
-	t.Run("branch", func(t *testing.T) {
-		h := history.BuildReal(t, 6, historySQL)
-		r := h.Repo
-		if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
-			t.Fatal(err)
+// catalogsLeft counts the versions of recs whose catalog is in the store.
+func catalogsLeft(t *testing.T, r *repo.Repo, recs []*version.Record) int {
+	t.Helper()
+	n := 0
+	for _, rec := range recs {
+		if _, err := r.Store().Stat(context.Background(), repo.VersionKey(rec.ID, version.CatalogFile)); err == nil {
+			n++
 		}
-		plan, err := r.PlanGC(ctx, repo.GCOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A branch at main~1 keeps main~1 and main~2; the plan retires main~2.
-		if _, err := r.CreateBranch(ctx, nil, "dev", "main~1"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.ApplyGC(ctx, plan); !errors.Is(err, repo.ErrRetentionConflict) {
-			t.Fatalf("apply after a new branch: %v", err)
-		}
-		if n := catalogs(t, r, h.Recs); n != 6 {
-			t.Fatalf("%d of 6 catalogs left after a refused gc", n)
-		}
-		again, err := r.PlanGC(ctx, repo.GCOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := r.ApplyGC(ctx, again); err != nil {
-			t.Fatal(err)
-		}
-		if n := catalogs(t, r, h.Recs); n != 3 {
-			t.Fatalf("%d catalogs after gc, want main's last 2 and dev's second (3)", n)
-		}
-		if _, err := r.Store().Stat(ctx, repo.VersionKey(h.Recs[3].ID, version.CatalogFile)); err != nil {
-			t.Fatalf("main~2, kept by dev: %v", err)
-		}
-		if rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true}); err != nil || !rep.OK() {
-			t.Fatalf("verify: %+v %v", rep, err)
-		}
-	})
+	}
+	return n
+}
+
+// keepLast is a policy change to keep-last n.
+func keepLast(n int) func(*retention.Policy) error {
+	return func(p *retention.Policy) error { p.KeepLast = n; return nil }
 }
 
 // TestPushRefusesDataGCDeleted: a working catalog left uncommitted past the
@@ -118,17 +130,17 @@ func TestGCChangesWhilePlanning(t *testing.T) {
 // the branch stays.
 func TestPushRefusesDataGCDeleted(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 2, historySQL)
+	h := history.BuildReal(t, 2, history.ChurnSQL)
 	r := h.Repo
 	writeUncommitted(t, h, 4242)
-	plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(8 * 24 * time.Hour)})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(8 * 24 * time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(plan.DataFiles) != 1 || plan.DataFiles[0].Reason != retention.ReasonUnlisted {
 		t.Fatalf("plan deletes %+v, want the uncommitted file", plan.DataFiles)
 	}
-	if _, err := r.ApplyGC(ctx, plan); err != nil {
+	if _, err := gc.Apply(ctx, r, plan); err != nil {
 		t.Fatal(err)
 	}
 	wd, _ := workdir.Open(h.WD)
@@ -153,7 +165,7 @@ func TestPushRefusesDataGCDeleted(t *testing.T) {
 // unread, with a warning; a damaged catalog in retention still stops gc.
 func TestGCDamagedLeavingCatalog(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 4, historySQL)
+	h := history.BuildReal(t, 4, history.ChurnSQL)
 	r := h.Repo
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 1; return nil }); err != nil {
 		t.Fatal(err)
@@ -174,7 +186,7 @@ func TestGCDamagedLeavingCatalog(t *testing.T) {
 	if err := r.Store().Delete(ctx, repo.VersionKey(h.Recs[0].ID, version.CatalogFile)); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := r.PlanGC(ctx, repo.GCOptions{})
+	plan, err := gc.MakePlan(ctx, r, gc.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +194,7 @@ func TestGCDamagedLeavingCatalog(t *testing.T) {
 	if len(plan.Retire) != 3 || !strings.Contains(joined, "already missing") || !strings.Contains(joined, "cannot be read") {
 		t.Fatalf("retires %d; warnings:\n%s", len(plan.Retire), joined)
 	}
-	if _, err := r.ApplyGC(ctx, plan); err != nil {
+	if _, err := gc.Apply(ctx, r, plan); err != nil {
 		t.Fatal(err)
 	}
 	if rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true}); err != nil || !rep.OK() {
@@ -190,7 +202,7 @@ func TestGCDamagedLeavingCatalog(t *testing.T) {
 	}
 	// The head's catalog damaged: gc refuses.
 	damage(h.Recs[3].ID)
-	if _, err := r.PlanGC(ctx, repo.GCOptions{}); !errors.Is(err, repo.ErrGCRefused) || !errors.Is(err, repo.ErrChecksum) {
+	if _, err := gc.MakePlan(ctx, r, gc.Options{}); !errors.Is(err, gc.ErrRefused) || !errors.Is(err, repo.ErrChecksum) {
 		t.Fatalf("a damaged catalog in retention: %v", err)
 	}
 }
@@ -202,11 +214,11 @@ func TestGCDamagedLeavingCatalog(t *testing.T) {
 // not move.
 func TestGCPushWhilePlanning(t *testing.T) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 2, historySQL)
+	h := history.BuildReal(t, 2, history.ChurnSQL)
 	r := h.Repo
 	writeUncommitted(t, h, 777)
-	later := repo.GCOptions{Now: time.Now().Add(8 * 24 * time.Hour)}
-	plan, err := r.PlanGC(ctx, later)
+	later := gc.Options{Now: time.Now().Add(8 * 24 * time.Hour)}
+	plan, err := gc.MakePlan(ctx, r, later)
 	if err != nil || len(plan.DataFiles) != 1 {
 		t.Fatalf("plan: %v; deletes %+v", err, plan.DataFiles)
 	}
@@ -218,7 +230,7 @@ func TestGCPushWhilePlanning(t *testing.T) {
 	if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.ApplyGC(ctx, plan)
+	res, err := gc.Apply(ctx, r, plan)
 	if err != nil || res.Protected != 1 || res.DataFiles != 0 {
 		t.Fatalf("apply: %+v %v", res, err)
 	}
@@ -234,14 +246,14 @@ func TestGCPushWhilePlanning(t *testing.T) {
 	if err := r.Store().Create(ctx, stray, strings.NewReader("x")); err != nil {
 		t.Fatal(err)
 	}
-	plan, err = r.PlanGC(ctx, later)
+	plan, err = gc.MakePlan(ctx, r, later)
 	if err != nil || plan.FloorMoves || len(plan.DataFiles) != 1 {
 		t.Fatalf("plan: %v; floor moves %v; deletes %+v", err, plan.FloorMoves, plan.DataFiles)
 	}
 	if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.Grace = retention.Duration(30 * 24 * time.Hour); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.ApplyGC(ctx, plan); !errors.Is(err, repo.ErrRetentionConflict) {
+	if _, err := gc.Apply(ctx, r, plan); !errors.Is(err, repo.ErrRetentionConflict) {
 		t.Fatalf("apply after a policy change: %v", err)
 	}
 	if _, err := r.Store().Stat(ctx, stray); err != nil {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package repo_test
+package gc_test
 
 import (
 	"syscall"

@@ -1,4 +1,4 @@
-package repo_test
+package gc_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/history"
 	"github.com/fdl-dev/fdl/repo"
@@ -61,21 +62,21 @@ func TestGCIntentsBetweenGCs(t *testing.T) {
 		{"killed here", host, deadPID(t), time.Minute, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := history.BuildReal(t, 4, historySQL)
+			h := history.BuildReal(t, 4, history.ChurnSQL)
 			r := h.Repo
 			if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 1; return nil }); err != nil {
 				t.Fatal(err)
 			}
 			other := putIntent(t, h, []string{"data/x.parquet"}, c.host, c.pid, c.age)
-			plan, err := r.PlanGC(ctx, repo.GCOptions{})
+			plan, err := gc.MakePlan(ctx, r, gc.Options{})
 			if err != nil || len(plan.Retire) == 0 {
 				t.Fatalf("plan: %v, retires %d", err, len(plan.Retire))
 			}
 			digest := testutil.TreeDigest(t, filepath.Join(h.URL, "versions"))
-			_, err = r.ApplyGC(ctx, plan)
+			_, err = gc.Apply(ctx, r, plan)
 			if c.blocked {
-				var se *repo.GCStopError
-				if !errors.As(err, &se) || se.Why != repo.StopAnotherGC || !strings.Contains(err.Error(), "the floor was put back") {
+				var se *gc.StopError
+				if !errors.As(err, &se) || se.Why != gc.StopAnotherGC || !strings.Contains(err.Error(), "the floor was put back") {
 					t.Fatalf("gc beside a live intent: %v", err)
 				}
 				if testutil.TreeDigest(t, filepath.Join(h.URL, "versions")) != digest {
@@ -105,7 +106,7 @@ func TestGCIntentsBetweenGCs(t *testing.T) {
 func TestPushHonoursIntent(t *testing.T) {
 	ctx := context.Background()
 	for _, expired := range []bool{false, true} {
-		h := history.BuildReal(t, 2, historySQL)
+		h := history.BuildReal(t, 2, history.ChurnSQL)
 		r := h.Repo
 		writeUncommitted(t, h, 77)
 		wd, err := workdir.Open(h.WD)
@@ -115,7 +116,7 @@ func TestPushHonoursIntent(t *testing.T) {
 		if _, err := wd.Commit(ctx, workdir.CommitOptions{Message: "new file", Author: "t"}); err != nil {
 			t.Fatal(err)
 		}
-		plan, err := r.PlanGC(ctx, repo.GCOptions{Now: time.Now().Add(8 * 24 * time.Hour)})
+		plan, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(8 * 24 * time.Hour)})
 		if err != nil || len(plan.DataFiles) != 1 {
 			t.Fatalf("plan: %v %+v", err, plan.DataFiles)
 		}
