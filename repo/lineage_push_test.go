@@ -159,19 +159,22 @@ func editLocalRecord(t *testing.T, wd string, rec *version.Record, edit func(*ve
 		if err := os.Rename(filepath.Join(dir, string(old)), filepath.Join(dir, string(nr.ID))); err != nil {
 			t.Fatal(err)
 		}
-		var st map[string]any
-		sb, err := os.ReadFile(filepath.Join(wd, workdir.StateDir, workdir.StateFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(sb, &st); err != nil {
-			t.Fatal(err)
-		}
-		st["base"] = string(nr.ID)
-		sb, _ = json.Marshal(st)
-		if err := os.WriteFile(filepath.Join(wd, workdir.StateDir, workdir.StateFile), sb, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	}
+	// state.json holds the base and its record together: both follow the
+	// edit.
+	var st map[string]any
+	sb, err := os.ReadFile(filepath.Join(wd, workdir.StateDir, workdir.StateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(sb, &st); err != nil {
+		t.Fatal(err)
+	}
+	st["base"] = string(nr.ID)
+	st["base_record"] = json.RawMessage(b)
+	sb, _ = json.Marshal(st)
+	if err := os.WriteFile(filepath.Join(wd, workdir.StateDir, workdir.StateFile), sb, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	return &nr
 }
