@@ -344,7 +344,7 @@ func (e *FormatChangeError) Error() string {
 
 func (e *FormatChangeError) Unwrap() []error {
 	if e.Change.Upgrade {
-		return []error{ErrFormatChange, ErrFormatUpgrade}
+		return []error{ErrFormatUpgrade, ErrFormatChange} // the narrower kind first
 	}
 	return []error{ErrFormatChange}
 }

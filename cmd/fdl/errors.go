@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/fdl-dev/fdl/gc"
@@ -88,27 +89,50 @@ func exitCode(ctx context.Context, err error) int {
 }
 
 func printError(ios *term.IO, g *globals, err error, code int) {
-	msg := message(err)
+	msg := err.Error()
+	var hs []hint
 	if code == exitInterrupt {
 		// The first line says where the command stopped; what follows
 		// is an engine's own echo of the cancellation (DuckDB's
 		// "INTERRUPT Error: Interrupted!").
 		msg, _, _ = strings.Cut(msg, "\n")
 		msg = "interrupted; nothing was changed past the last complete step: " + msg
+	} else {
+		hs = hints(err)
 	}
 	if ae := (*store.AuthError)(nil); errors.As(err, &ae) && ae.Err != nil {
 		ios.Debugf("the store's own error: %s", ae.Err) // the SDK's text, credentials removed
 	}
 	if g.JSON {
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "exit_code": code, "kind": errorKind(err, code)}})
+		e := map[string]any{"message": msg, "exit_code": code, "kind": errorKind(err, code)}
+		if len(hs) > 0 {
+			lines := make([]string, len(hs))
+			cmds := []string{}
+			for i, h := range hs {
+				lines[i] = h.String()
+				if h.run != "" {
+					cmds = append(cmds, h.run)
+				}
+			}
+			e["hint"] = strings.Join(lines, "\n")
+			e["hint_commands"] = cmds
+		}
+		b, _ := json.Marshal(map[string]any{"error": e})
 		fmt.Fprintln(ios.ErrOut, string(b))
 		return
 	}
 	fmt.Fprintf(ios.ErrOut, "fdl: %s\n", msg)
+	for _, h := range hs {
+		fmt.Fprintf(ios.ErrOut, "hint: %s\n", h)
+	}
 }
 
 // errorKind names an error for JSON output; the kinds are stable
-// (docs/cli.md §errors).
+// (docs/cli.md §errors). The exit code decides first (usage, refused,
+// ref_exists, auth, interrupted); otherwise the outermost error in err's
+// tree (walk's order: an error before what it wraps) that has a kind gives
+// it — typed errors by their type (kindOfType), sentinels by identity
+// (sentinelKinds). No list order decides between two kinds.
 func errorKind(err error, code int) string {
 	if errors.Is(err, workdir.ErrRevertConflict) {
 		return "revert_conflict" // exit 3 (refused), its own kind
@@ -125,89 +149,103 @@ func errorKind(err error, code int) string {
 	case exitInterrupt:
 		return "interrupted"
 	}
-	kinds := []struct {
-		target error
-		kind   string
-	}{
-		{gc.ErrRefused, "gc_refused"},
-		{workdir.ErrNotInHistory, "not_in_history"},
-		{workdir.ErrUncommitted, "uncommitted"},
-		{workdir.ErrNotRestorable, "not_restorable"},
-		{workdir.ErrNothingToUndo, "nothing_to_undo"},
-		{gc.ErrAheadOfFloor, "ahead_of_floor"},
-		{repo.ErrRetentionConflict, "retention_conflict"},
-		{repo.ErrRetired, "retired"},
-		{retention.ErrInvalid, "invalid_retention"},
-		{refs.ErrBadLog, "invalid_reflog"},
-		{repo.ErrChecksum, "checksum"},
-		{workdir.ErrUncommitted, "uncommitted"},
-		{workdir.ErrUnpushed, "unpushed"},
-		{workdir.ErrPullInterrupted, "pull_interrupted"},
-		{workdir.ErrPullRace, "locked"},
-		{repo.ErrDataMissing, "data_missing"},
-		{repo.ErrDataLocal, "data_local"},
-		{repo.ErrDataPath, "data_path"},
-		{repo.ErrExtraFiles, "extra_files"},
-		{repo.ErrGCDeleting, "gc_deleting"},
-		{repo.ErrFormatUpgrade, "format_upgrade"},
-		{repo.ErrFormatChange, "format_change"},
-		{ducklake.ErrUnknownStorage, "unknown_storage"},
-		{ducklake.ErrLocked, "locked"},
-		{ducklake.ErrNotCatalog, "not_catalog"},
-		{ducklake.ErrUnsupportedFormat, "unsupported_format"},
-		{ducklake.ErrCurrentFormat, "current_format"},
-		{workdir.ErrLocalWork, "local_work"},
-		{ducklake.ErrSQLite, "sqlite_catalog"},
-		{ducklake.ErrCorrupt, "corrupt_catalog"},
-		{repo.ErrNotRepository, "not_repository"},
-		{workdir.ErrNotWorkdir, "not_workdir"},
-		{workdir.ErrNothingToCommit, "nothing_to_commit"},
-		{repo.ErrNothingToPush, "nothing_to_push"},
-		{workdir.ErrNotDescendant, "not_descendant"},
-		{repo.ErrNested, "nested_repository"},
-		{workdir.ErrDirNotEmpty, "dir_not_empty"},
-		{repo.ErrNotEmpty, "not_empty"},
-		{refs.ErrUnknownRev, "unknown_revision"},
-		{refs.ErrAmbiguousRev, "ambiguous_revision"},
-		{repo.ErrIncomplete, "incomplete_version"},
-		{refs.ErrDeleteHead, "delete_head"},
-		{refs.ErrDangling, "dangling_ref"},
-		{refs.ErrInvalidName, "invalid_ref_name"},
-		{refs.ErrExists, "ref_exists"},
-		{refs.ErrCorrupt, "corrupt_ref"},
-		{refs.ErrNotFound, "ref_not_found"},
-		{store.ErrReadOnly, "read_only"},
-		{store.ErrNoRoot, "no_bucket"},
-		{store.ErrNotExist, "not_found"},
-		{version.ErrBadRecord, "bad_record"},
-	}
-	for _, k := range kinds {
-		if errors.Is(err, k.target) {
-			return k.kind
-		}
-	}
-	if errVerify := (verifyFailed{}); errors.As(err, &errVerify) {
-		return "verify_failed"
-	}
-	return "error"
-}
-
-// message is err's text with every hint put back: for each error in err's
-// tree that has a hint (outermost first), its own text is replaced by its
-// text with the hint. A hint only adds text around or inside its own
-// error's words, never inside a wrapped error's, so the wrapped error's
-// text is still there to receive its own hint.
-func message(err error) string {
-	msg := err.Error()
+	kind := ""
 	walk(err, func(e error) {
-		if h, ok := hinted(e); ok {
-			msg = strings.Replace(msg, e.Error(), h, 1)
+		if kind != "" {
+			return
+		}
+		if k, ok := kindOfType(e); ok {
+			kind = k
+			return
+		}
+		if t := reflect.TypeOf(e); t != nil && t.Comparable() {
+			kind = sentinelKinds[e]
 		}
 	})
+	if kind == "" {
+		return "error"
+	}
+	return kind
+}
+
+// kindOfType is the kind of the error types whose kind is not their
+// sentinel's.
+func kindOfType(e error) (string, bool) {
+	switch e.(type) {
+	case verifyFailed:
+		return "verify_failed", true
+	}
+	return "", false
+}
+
+// sentinelKinds names the library's sentinel errors for JSON output. Each
+// sentinel has one kind; an error wrapping two takes the outer one's.
+var sentinelKinds = map[error]string{
+	gc.ErrRefused:                 "gc_refused",
+	gc.ErrAheadOfFloor:            "ahead_of_floor",
+	workdir.ErrNotInHistory:       "not_in_history",
+	workdir.ErrUncommitted:        "uncommitted",
+	workdir.ErrNotRestorable:      "not_restorable",
+	workdir.ErrNothingToUndo:      "nothing_to_undo",
+	workdir.ErrUnpushed:           "unpushed",
+	workdir.ErrPullInterrupted:    "pull_interrupted",
+	workdir.ErrPullRace:           "locked",
+	workdir.ErrLocalWork:          "local_work",
+	workdir.ErrNotWorkdir:         "not_workdir",
+	workdir.ErrNothingToCommit:    "nothing_to_commit",
+	workdir.ErrNotDescendant:      "not_descendant",
+	workdir.ErrDirNotEmpty:        "dir_not_empty",
+	repo.ErrRetentionConflict:     "retention_conflict",
+	repo.ErrRetired:               "retired",
+	repo.ErrChecksum:              "checksum",
+	repo.ErrDataMissing:           "data_missing",
+	repo.ErrDataLocal:             "data_local",
+	repo.ErrDataPath:              "data_path",
+	repo.ErrExtraFiles:            "extra_files",
+	repo.ErrGCDeleting:            "gc_deleting",
+	repo.ErrFormatUpgrade:         "format_upgrade",
+	repo.ErrFormatChange:          "format_change",
+	repo.ErrNotRepository:         "not_repository",
+	repo.ErrNothingToPush:         "nothing_to_push",
+	repo.ErrNested:                "nested_repository",
+	repo.ErrNotEmpty:              "not_empty",
+	repo.ErrIncomplete:            "incomplete_version",
+	retention.ErrInvalid:          "invalid_retention",
+	refs.ErrBadLog:                "invalid_reflog",
+	refs.ErrUnknownRev:            "unknown_revision",
+	refs.ErrAmbiguousRev:          "ambiguous_revision",
+	refs.ErrDeleteHead:            "delete_head",
+	refs.ErrDangling:              "dangling_ref",
+	refs.ErrInvalidName:           "invalid_ref_name",
+	refs.ErrExists:                "ref_exists",
+	refs.ErrCorrupt:               "corrupt_ref",
+	refs.ErrNotFound:              "ref_not_found",
+	ducklake.ErrUnknownStorage:    "unknown_storage",
+	ducklake.ErrLocked:            "locked",
+	ducklake.ErrNotCatalog:        "not_catalog",
+	ducklake.ErrUnsupportedFormat: "unsupported_format",
+	ducklake.ErrCurrentFormat:     "current_format",
+	ducklake.ErrSQLite:            "sqlite_catalog",
+	ducklake.ErrCorrupt:           "corrupt_catalog",
+	store.ErrReadOnly:             "read_only",
+	store.ErrNoRoot:               "no_bucket",
+	store.ErrNotExist:             "not_found",
+	version.ErrBadRecord:          "bad_record",
+}
+
+// message is err's text followed by its hints, on one line: for the
+// places that print an error among other lines (warnings, a bad ref log
+// entry). printError prints the hints on lines of their own.
+func message(err error) string {
+	msg := err.Error()
+	for _, h := range hints(err) {
+		msg += " (hint: " + h.String() + ")"
+	}
 	return msg
 }
 
-// walk calls fn for err and every error it wraps, depth first.
+// walk calls fn for err and every error it wraps, depth first: an error
+// before what it wraps.
 func walk(err error, fn func(error)) {
 	if err == nil {
 		return
@@ -223,166 +261,235 @@ func walk(err error, fn func(error)) {
 	}
 }
 
-// hinted returns e's own text with its hint, for the error types that have
-// one.
-func hinted(e error) (string, bool) {
-	plain := e.Error()
+// hint is one thing to do next, printed after an error's message: what it
+// does, and the command that does it ("" when the advice is not one
+// command). A command's words in capitals (MSG, REV, NEWDIR, URL, NAME)
+// are the user's to choose; every other word runs as printed
+// (TestHintsRun runs them).
+type hint struct {
+	do, run string
+}
+
+// String is the hint as printed: "what: command", or either alone.
+func (h hint) String() string {
+	switch {
+	case h.run == "":
+		return h.do
+	case h.do == "":
+		return h.run
+	}
+	return h.do + ": " + h.run
+}
+
+// hints returns the hints of every error in err's tree, outermost first,
+// each once. The library's errors carry what a hint needs in typed
+// fields; the text is made here (hintsFor), never by editing the
+// library's words.
+func hints(err error) []hint {
+	var out []hint
+	seen := map[hint]bool{}
+	walk(err, func(e error) {
+		for _, h := range hintsFor(e) {
+			if !seen[h] {
+				seen[h] = true
+				out = append(out, h)
+			}
+		}
+	})
+	return out
+}
+
+// hintsFor returns the hints of e itself, by its type (the hint's key)
+// and its fields (the hint's arguments).
+func hintsFor(e error) []hint {
 	if e == refs.ErrDeleteHead {
-		return plain + ": HEAD names the repository's default branch, set when it was made, and no fdl command points HEAD at another branch, so this branch cannot be deleted; to stop using it, move it (fdl branch -f NAME REV) or work on another branch (fdl checkout URL DIR --branch NEW)", true
+		return []hint{{"HEAD names the repository's default branch, set when it was made; to stop using it, move it back to a version", "fdl branch -f NAME REV --backwards"}, {"or work on another branch", "fdl checkout URL NEWDIR --branch NEW"}}
 	}
 	switch e := e.(type) {
 	case *store.AuthError:
-		return plain + " (fdl --verbose shows the store's own error)", true
+		return []hint{{"run the command again with --verbose to see the store's own error", ""}}
 	case *refs.CorruptError:
-		return insertAfter(plain, "point a branch at a version again", " (fdl branch -f NAME REV --backwards; fdl reflog NAME shows what it held)"), true
+		return refRepairHints(e.Ref)
 	case *refs.DanglingError:
-		n := shellQuote(e.Ref.Short())
-		switch {
-		case e.Ref.IsBranch():
-			return insertAfter(plain, "point the branch at a version again", " (fdl branch -f "+n+" REV --backwards; fdl reflog "+n+" shows what it held)"), true
-		case e.Ref.IsTag():
-			return insertAfter(plain, "point the tag at a version again", " (fdl tag --repair "+n+" REV; fdl reflog "+n+" shows what it held)"), true
-		}
-		return plain, true
+		return refRepairHints(e.Ref)
 	case *refs.MissingBranchError:
-		n := e.Branch.Short()
-		return insertAfter(plain, "branch "+n+" does not exist", " (create it with fdl branch "+n+" REV)"), true
+		return []hint{{"create it", "fdl branch " + shellQuote(e.Branch.Short()) + " REV"}}
 	case *refs.MoveRefusedError:
-		return plain + "; to move the branch back on purpose pass --backwards (the undone versions stay in the repository and in the ref log, fdl reflog " + e.Branch.Short() + ")", true
+		n := shellQuote(e.Branch.Short())
+		return []hint{{"to move the branch back on purpose (the undone versions stay in the repository and in the ref log)", "fdl branch -f " + n + " " + string(e.New) + " --backwards"}, {"what the branch held", "fdl reflog " + n}}
 	case *refs.MoveRaceError:
-		return insertAfter(plain, "look at it", " (fdl reflog "+e.Branch.Short()+")"), true
+		return []hint{{"see who moved it", "fdl reflog " + shellQuote(e.Branch.Short())}}
 	case *refs.NoVersionYetError:
-		return plain + "; publish the first one: fdl checkout " + shellQuote(e.Where) + " DIR, write to its catalog, then fdl commit and fdl push", true
+		return []hint{{"publish the first one: check it out, write to its catalog, then fdl commit -m MSG and fdl push", "fdl checkout " + shellQuote(e.Where) + " NEWDIR"}}
 	case *refs.NoSuchRevError:
 		if alt := caretSpelling(e.Rev); alt != "" {
-			return insertBefore(plain, ": "+refs.ErrUnknownRev.Error(), " (fdl walks back along a branch with ~: write "+alt+")"), true
+			return []hint{{"fdl walks back along a branch with ~: write " + alt, ""}}
 		}
-		return insertBefore(plain, ": "+refs.ErrUnknownRev.Error(), " (list them with 'fdl branch -l', 'fdl tag -l', 'fdl log')"), true
+		return listRefHints(e.Where, true)
 	case *refs.NoLogError:
-		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (list refs with fdl branch -l, fdl tag -l)"), true
+		return listRefHints(e.Where, false)
 	case *repo.NotRepositoryError:
 		switch {
 		case e.IsWorkdir:
-			return plain + " (fdl -C " + shellQuote(e.URL) + " COMMAND)", true
+			return []hint{{"run the command in that working directory", "fdl -C " + shellQuote(e.URL) + " COMMAND"}}
 		case e.ReadOnly || e.Workdir != "":
-			return plain, true // init would make a new, empty repository: not what is wanted
+			return nil // init would make a new, empty repository: not what is wanted
 		}
-		return plain + ", or make one with 'fdl init " + e.URL + "'", true
+		return []hint{{"check the URL, or make a repository there", "fdl init " + shellQuote(e.URL)}}
 	case *workdir.NotWorkdirError:
-		return plain + ": run 'fdl checkout URL DIR' to make one, or pass -C DIR", true
-	case *workdir.BusyError:
-		return strings.Replace(plain, "another commit or push", "another fdl commit or push", 1), true
+		return []hint{{"make one", "fdl checkout URL NEWDIR"}, {"or name one", "fdl -C DIR COMMAND"}}
 	case workdir.NoMessageError:
-		return insertBefore(plain, ": "+repo.ErrInvalidArguments.Error(), " (-m MSG)"), true
+		return []hint{{"give one with -m MSG", ""}}
 	case workdir.NothingToPushError:
-		return insertAfter(plain, "commit first", " (fdl commit -m MSG)"), true
+		return []hint{{"commit first", "fdl commit -m MSG"}}
 	case *repo.RefusedError:
-		url := e.URL
-		if url == "" {
-			url = "URL"
+		if e.Race && e.Current == "" {
+			return nil // the branch was deleted: the message says push again
 		}
-		return insertAfter(plain, "check out "+e.Branch.Short()+" again", " (fdl checkout "+shellQuote(url)+" NEWDIR)"), true
+		return []hint{{"check out " + e.Branch.Short() + " again and redo the change on top of it", "fdl checkout " + urlOr(e.URL) + " NEWDIR --branch " + shellQuote(e.Branch.Short())}}
 	case *workdir.UncommittedError:
-		b := e.Branch
-		return plain + "; to keep them, commit them and push them to a new branch (fdl commit -m MSG; fdl push NEW-BRANCH; then fdl request create NAME --from NEW-BRANCH --into " + b + " asks for them on " + b + "), then fdl pull --discard; to throw them away: fdl pull --discard", true
+		b := shellQuote(e.Branch)
+		return []hint{{"to keep them, commit them and push them to a new branch of their own", "fdl commit -m MSG && fdl push NEW-BRANCH"},
+			{"then bring this directory to " + e.Branch + "'s head, where the change is redone and pushed (fdl never merges versions)", "fdl pull --discard"},
+			{"or check " + e.Branch + " out into another directory and redo the change there", "fdl checkout URL NEWDIR --branch " + b}}
 	case *workdir.UnpushedError:
 		b := e.Branch.Short()
-		return plain + "; keep them on a new branch (fdl push NEW-BRANCH; fdl request create NAME --from NEW-BRANCH --into " + b + " asks for them on " + b + "), then fdl pull --discard brings this directory to " + b + "'s head", true
+		return []hint{{"keep them on a new branch of their own", "fdl push NEW-BRANCH"},
+			{"then bring this directory to " + b + "'s head, redo the change there, commit and push (fdl never merges versions)", "fdl pull --discard"}}
 	case *workdir.PullNotFastForwardError:
-		return plain + "; the base stays in the repository: fdl pull --discard replaces the working catalog with " + e.Branch.Short() + "'s head anyway, or check out " + e.Branch.Short() + " into another directory (fdl checkout URL NEWDIR)", true
+		b := e.Branch.Short()
+		return []hint{{"replace the working catalog with " + b + "'s head anyway (the base stays in the repository)", "fdl pull --discard"},
+			{"or check " + b + " out into another directory", "fdl checkout URL NEWDIR --branch " + shellQuote(b)}}
 	case *workdir.PullInterruptedError:
-		return plain + ": run fdl pull again to finish it", true
+		return []hint{{"finish it", "fdl pull"}}
 	case *workdir.NoBranchToPullError:
-		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (fdl push creates it)"), true
+		return []hint{{"push creates it", "fdl push"}}
 	case *refs.ApproveRefusedError:
-		return plain + "; rebuild the request on " + e.Branch.Short() + "'s head (fdl pull, or check " + e.Branch.Short() + " out again, redo the change, commit) and move it there: fdl request update " + e.Request.Short(), true
+		b := e.Branch.Short()
+		return []hint{{"rebuild the request on " + b + "'s head (bring a working directory up to it, redo the change, commit) and move the request there", "fdl request update " + shellQuote(e.Request.Short())}}
 	case *repo.RequestRefusedError:
-		return plain + "; approving it could only be refused: bring the working directory up to " + e.Target.Short() + "'s head (fdl pull, or check it out again), redo the change there and commit", true
+		b := e.Target.Short()
+		return []hint{{"approving it could only be refused: check " + b + "'s head out, redo the change there and commit, then ask again", "fdl checkout URL NEWDIR --branch " + shellQuote(b)}}
 	case *repo.NothingToRequestError:
-		return insertBefore(plain, ": "+repo.ErrNothingToPush.Error(), " (commit a change first: fdl commit -m MSG)"), true
+		return []hint{{"commit a change first", "fdl commit -m MSG"}}
 	case *refs.NoSuchRequestError:
-		return insertBefore(plain, ": "+refs.ErrNotFound.Error(), " (list them with fdl request list)"), true
+		return []hint{{"list them", "fdl request list" + repoFlag(e.Where)}}
 	case *workdir.RevertConflictError:
-		return insertAfter(insertAfter(plain, "revert the later versions first", " (fdl revert REV)"), "restore the state you want", " (fdl restore --source REV, then fdl commit)"), true
+		return []hint{{"revert the later versions first", "fdl revert REV"}, {"or restore the state you want, then commit it", "fdl restore --source REV"}}
 	case *workdir.UndoUncommittedError:
-		return insertAfter(insertAfter(plain, "commit them first", " (fdl commit -m MSG)"), "discard them by restoring the base", " (fdl restore --source "+string(e.Base)+")"), true
+		return []hint{{"commit them first", "fdl commit -m MSG"}, {"or discard them by restoring the base", "fdl restore --source " + string(e.Base)}}
 	case *workdir.NotInHistoryError:
 		if e.Base == "" || e.Expired {
-			return plain, false
+			return nil
 		}
-		return plain + ": check out the branch that holds it (fdl checkout URL NEWDIR --rev " + e.Rev + ")", true
+		return []hint{{"check out the branch that holds it", "fdl checkout URL NEWDIR --rev " + shellQuote(e.Rev)}}
 	case *workdir.LocalWorkError:
-		how := "commit and push them first (fdl commit -m MSG, fdl push)"
 		if e.Unpushed > 0 {
-			how = "push them first (fdl push)"
+			return []hint{{"push them first, then migrate again", "fdl push"}}
 		}
-		return insertBefore(plain, ": "+workdir.ErrLocalWork.Error(), "; "+how+", then run fdl migrate again"), true
+		return []hint{{"commit and push them first, then migrate again", "fdl commit -m MSG && fdl push"}}
 	case repo.MigrateNeedsFileError:
-		return insertBefore(plain, ": "+repo.ErrInvalidArguments.Error(), " (fdl migrate BRANCH)"), true
+		return []hint{{"name the branch", "fdl migrate BRANCH"}}
 	case *repo.FormatChangeError:
 		switch {
 		case e.Request != "":
-			return insertAfter(plain, "approve again allowing the format change", " (fdl request approve "+e.Request.Short()+" --allow-format-change)"), true
+			return []hint{{"approve again allowing the format change", "fdl request approve " + shellQuote(e.Request.Short()) + " --allow-format-change"}}
 		case e.Move:
 			back := ""
 			if e.Backwards {
 				back = " --backwards"
 			}
-			return insertAfter(plain, "move it again allowing the format change", " (fdl branch -f "+e.Branch.Short()+" "+string(e.Change.To.Version)+back+" --allow-format-change)"), true
+			return []hint{{"move it again allowing the format change", "fdl branch -f " + shellQuote(e.Branch.Short()) + " " + string(e.Change.To.Version) + back + " --allow-format-change"}}
 		}
-		return insertAfter(plain, "push again allowing the format change", " (fdl push --allow-format-change)"), true
+		return []hint{{"push again allowing the format change", "fdl push --allow-format-change"}}
 	case *repo.DataMissingError:
-		return insertAfter(plain, "older than the grace period", " (fdl retention)"), true
+		return []hint{{"check the branch out again and redo the change (gc deletes files no catalog lists once older than the grace period)", "fdl checkout URL NEWDIR"}, {"the grace period", "fdl retention"}}
 	case *workdir.DeletedFilesError:
-		return insertAfter(insertAfter(plain, "only gc deletes", " (fdl gc)"), "Those versions are damaged", " (fdl verify --data lists what they lost)"), true
+		return []hint{{"what those versions lost", "fdl verify --data"}, {"only gc deletes files a version may read", "fdl gc"}}
 	case *repo.ShortGraceError:
-		return insertAfter(plain, "ask for it on purpose to set it", " (fdl retention --grace "+e.Grace.String()+" --allow-short-grace)"), true
+		return []hint{{"set it on purpose", "fdl retention --grace " + e.Grace.String() + " --allow-short-grace"}}
 	case *repo.ExtraFilesError:
-		return plain + ": delete them (fdl verify lists every such file)", true
+		return []hint{{"list every such file, then delete them", "fdl verify"}}
 	case *repo.RetiredError:
-		return insertAfter(plain, "its record stays", " (fdl show "+string(e.ID)+")") + " (fdl log)", true
+		return []hint{{"its record", "fdl show " + string(e.ID)}, {"versions in retention", "fdl log"}}
 	case *repo.RetiredBaseError:
-		return insertAfter(plain, "check out a version in retention", " (fdl checkout URL NEWDIR)"), true
+		return []hint{{"check out a version in retention and redo the change there", "fdl checkout URL NEWDIR"}}
 	case *repo.DamagedError:
-		return plain + damagedHints[e.What], true
+		return damagedHints[e.What]
 	case *gc.StopError:
-		return gcStopHint(e, plain), true
+		return gcStopHints(e)
 	case *retention.InconsistentError:
-		h := e.Why + "; run 'fdl verify'"
 		if e.RepairRef {
-			h += " and repair the ref"
+			return []hint{{"find what is wrong, and repair the ref", "fdl verify"}}
 		}
-		return h, true
+		return []hint{{"find what is wrong", "fdl verify"}}
 	}
-	return "", false
+	return nil
+}
+
+// refRepairHints say how to point a damaged ref at a version again.
+func refRepairHints(ref refs.Name) []hint {
+	n := shellQuote(ref.Short())
+	switch {
+	case ref.IsBranch():
+		return []hint{{"point the branch at a version again", "fdl branch -f " + n + " REV --backwards"}, {"what it held", "fdl reflog " + n}}
+	case ref.IsTag():
+		return []hint{{"point the tag at a version again", "fdl tag --repair " + n + " REV"}, {"what it held", "fdl reflog " + n}}
+	}
+	return nil
+}
+
+// listRefHints say how to list a repository's names (and its versions).
+func listRefHints(where string, versions bool) []hint {
+	f := repoFlag(where)
+	h := []hint{{"branches", "fdl branch -l" + f}, {"tags", "fdl tag -l" + f}}
+	if versions {
+		h = append(h, hint{"versions", "fdl log" + f})
+	}
+	return h
+}
+
+// repoFlag is " --repo URL" for a repository the error names, "" when it
+// names none.
+func repoFlag(url string) string {
+	if url == "" {
+		return ""
+	}
+	return " --repo " + shellQuote(url)
+}
+
+// urlOr is url quoted, or the placeholder URL.
+func urlOr(url string) string {
+	if url == "" {
+		return "URL"
+	}
+	return shellQuote(url)
 }
 
 // damagedHints say what to do about a retention file that does not parse.
-var damagedHints = map[repo.Damaged]string{
-	repo.DamagedPolicy: "; correct the file, or replace it with the default plus the rules you give: fdl retention --reset [--keep-last N] [--keep-within D]",
-	repo.DamagedFloor:  "; restore it from a backup, or delete it: every version whose catalog gc deleted keeps its marker (versions/<id>/retired.json), and the next fdl gc moves the floor again",
-	repo.DamagedMarker: "; restore it from a backup, or delete it and run fdl gc: a version whose catalog is gone is retired again with a new marker (if the policy keeps that version, gc says so: lower the policy, or restore the catalog)",
+var damagedHints = map[repo.Damaged][]hint{
+	repo.DamagedPolicy: {{"correct the file, or replace it with the default plus the rules you give", "fdl retention --reset"}},
+	repo.DamagedFloor:  {{"restore it from a backup, or delete it: every version whose catalog gc deleted keeps its marker (versions/<id>/retired.json), and the next gc moves the floor again", "fdl gc"}},
+	repo.DamagedMarker: {{"restore it from a backup, or delete it and run gc: a version whose catalog is gone is retired again with a new marker (if the policy keeps that version, gc says so: lower the policy, or restore the catalog)", "fdl gc"}},
 }
 
-// gcStopHint says what to run after gc stopped.
-func gcStopHint(e *gc.StopError, plain string) string {
+// gcStopHints say what to run after gc stopped.
+func gcStopHints(e *gc.StopError) []hint {
 	switch e.Why {
 	case gc.StopFloorMoved:
-		return insertAfter(plain, "moved since gc planned", " (another gc or fdl retention ran)") + ": run fdl gc again"
+		return []hint{{"another gc or fdl retention ran; plan again", "fdl gc"}}
 	case gc.StopPolicyChanged:
-		return insertAfter(plain, "changed while gc ran", " (fdl retention)") + ": run fdl gc again, which applies the new policy"
-	case gc.StopRefOnRetired, gc.StopBranchKeepsRetired:
-		return plain + ": run fdl gc again, which takes it back into retention"
+		return []hint{{"apply the new policy", "fdl gc"}}
+	case gc.StopRefOnRetired, gc.StopBranchKeepsRetired, gc.StopMoveToRetired:
+		return []hint{{"take it back into retention", "fdl gc"}}
 	case gc.StopNewCatalogUnreadable, gc.StopIntentLost:
-		return plain + ": run fdl gc again"
-	case gc.StopMoveToRetired:
-		return plain + ": run fdl gc again, which takes it back into retention"
+		return []hint{{"run gc again", "fdl gc"}}
 	case gc.StopAnotherGC:
-		return plain + " (if no gc is running, its intent expires 10 minutes after it was written, and fdl gc then clears it)"
+		return []hint{{"if no gc is running, its intent expires 10 minutes after it was written, and gc then clears it", ""}}
 	case gc.StopAheadOfFloor:
-		return plain + " (fdl gc --yes plans and moves it)"
+		return []hint{{"plan and move the floor", "fdl gc --yes"}}
 	}
-	return plain
+	return nil
 }
 
 // problemHints say what to do about some of verify's findings, by code.
@@ -398,32 +505,13 @@ var problemHints = map[repo.Code]string{
 // problemMessage is a verify finding's message with the hints of the error
 // it quotes and of its code.
 func problemMessage(p repo.Problem) string {
-	msg := p.Message
+	msg := p.Message + problemHints[p.Code]
 	if p.Err != nil {
-		msg = strings.Replace(msg, p.Err.Error(), message(p.Err), 1)
+		for _, h := range hints(p.Err) {
+			msg += " (hint: " + h.String() + ")"
+		}
 	}
-	return msg + problemHints[p.Code]
-}
-
-// insertAfter returns s with add after the last anchor (s unchanged
-// without one; TestHints keeps the anchors in step with the library). The
-// last, because an error's fixed words follow the names it quotes.
-func insertAfter(s, anchor, add string) string {
-	i := strings.LastIndex(s, anchor)
-	if i < 0 {
-		return s
-	}
-	i += len(anchor)
-	return s[:i] + add + s[i:]
-}
-
-// insertBefore returns s with add before the last anchor.
-func insertBefore(s, anchor, add string) string {
-	i := strings.LastIndex(s, anchor)
-	if i < 0 {
-		return s
-	}
-	return s[:i] + add + s[i:]
+	return msg
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it (in the commands
