@@ -195,13 +195,23 @@ func (m *mirror) copyCatalog(ctx context.Context, rec *version.Record) (string, 
 		}
 		done = func() { os.Remove(path) }
 	}
+	want := version.File{Size: rec.Catalog.Size, SHA256: rec.Catalog.SHA256}
+	// Looked up first: an object store may answer a create-only write of a
+	// key it holds before it has read the body, which the client then
+	// reports as a broken connection, not as the key existing.
+	if _, err := m.dst.Store().Stat(ctx, key); err == nil {
+		if err := m.sameAtDest(ctx, key, &want); err != nil {
+			done()
+			return "", func() {}, err
+		}
+		return path, done, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		done()
 		return "", func() {}, fmt.Errorf("mirror from %s: version %s: %w", m.src.Where(), rec.ID, err)
 	}
 	defer f.Close()
-	want := version.File{Size: rec.Catalog.Size, SHA256: rec.Catalog.SHA256}
 	if err := m.create(ctx, key, f, &want, rec.ID); err != nil {
 		done()
 		return "", func() {}, err

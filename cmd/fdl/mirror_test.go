@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
+	"github.com/fdl-dev/fdl/internal/store/cloudtest"
 	"github.com/fdl-dev/fdl/workdir"
 )
 
@@ -101,5 +103,91 @@ func TestMirrorFolder(t *testing.T) {
 		if got := mirrorCount(t, dst, rev); got != want {
 			t.Errorf("count(*) of base at %s in the mirror = %v, want %v", rev, got, want)
 		}
+	}
+}
+
+// mirrorRefs returns the branches and tags of the repository at url, as
+// "heads/NAME=ID" and "tags/NAME=ID" lines, sorted.
+func mirrorRefs(t *testing.T, url string) string {
+	t.Helper()
+	var lines []string
+	for _, kind := range []string{"branch", "tag"} {
+		var list []struct {
+			Ref string `json:"ref"`
+			ID  string `json:"id"`
+		}
+		out := mustFdl(t, "--repo", url, kind, "-l", "--json")
+		if err := json.Unmarshal([]byte(out), &list); err != nil {
+			t.Fatalf("%s -l --json: %v\n%s", kind, err, out)
+		}
+		for _, r := range list {
+			lines = append(lines, strings.TrimPrefix(r.Ref, "refs/")+"="+r.ID)
+		}
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// killMirrorSteps are the steps a mirror of mirrorSource's repository
+// passes (the "#2" ones for its second version and its second ref).
+var killMirrorSteps = []string{"mirror:catalog", "mirror:data", "mirror:file", "mirror:record", "mirror:pack",
+	"mirror:catalog#2", "mirror:record#2", "mirror:log", "mirror:reflog", "mirror:ref", "mirror:ref#2"}
+
+// killMirrorFewSteps are the steps the later hops of
+// TestKillMirrorAtEveryStep are killed at: one of each kind of write.
+var killMirrorFewSteps = []string{"mirror:catalog", "mirror:data", "mirror:record#2", "mirror:log", "mirror:ref#2"}
+
+// killMirrorAtEveryStep mirrors src to a fresh destination (made by
+// fresh) killed at each step: the destination's refs are then each
+// either absent or where the source's are, verify finds nothing wrong,
+// and running the mirror again completes it. It returns the last
+// destination.
+func killMirrorAtEveryStep(t *testing.T, src string, steps []string, fresh func(t *testing.T) string) string {
+	t.Helper()
+	want := mirrorRefs(t, src)
+	wanted := map[string]bool{}
+	for _, l := range strings.Split(want, "\n") {
+		wanted[l] = true
+	}
+	var dst string
+	for _, step := range steps {
+		dst = fresh(t)
+		if code, out := fdlProc(t, []string{"FDL_TEST_KILL_AT=" + step}, "mirror", src, dst); code != -1 {
+			t.Fatalf("mirror was not killed at %s: exit %d\n%s", step, code, out)
+		}
+		for _, l := range strings.Split(mirrorRefs(t, dst), "\n") {
+			if l != "" && !wanted[l] {
+				t.Errorf("after a kill at %s the destination holds %s, not the source's", step, l)
+			}
+		}
+		if code, out := fdlProc(t, nil, "--repo", dst, "verify"); code != 0 {
+			t.Errorf("verify after a kill at %s: exit %d\n%s", step, code, out)
+		}
+		if code, res, out := mirrorRun(t, nil, src, dst); code != 0 || res.Created {
+			t.Fatalf("mirror again after a kill at %s: exit %d\n%s", step, code, out)
+		}
+		if got := mirrorRefs(t, dst); got != want {
+			t.Errorf("after a kill at %s and a rerun, the destination's refs are\n%s\nwant\n%s", step, got, want)
+		}
+		mustFdl(t, "--repo", dst, "verify")
+	}
+	return dst
+}
+
+// TestKillMirrorAtEveryStep mirrors a folder to S3 killed (SIGKILL) at
+// every step and run again, then that S3 mirror to Azure and to a
+// folder, killed at one step of each kind of write; the real DuckDB then reads the last folder mirror, through the
+// line fdl prints, once the first source is gone.
+func TestKillMirrorAtEveryStep(t *testing.T) {
+	t.Parallel()
+	src, _ := mirrorSource(t)
+	onS3 := killMirrorAtEveryStep(t, src, killMirrorSteps, func(t *testing.T) string { return cloudtest.S3(t) })
+	killMirrorAtEveryStep(t, onS3, killMirrorFewSteps, func(t *testing.T) string { return cloudtest.Azure(t) })
+	folder := killMirrorAtEveryStep(t, onS3, killMirrorFewSteps, func(t *testing.T) string { return filepath.Join(t.TempDir(), "m") })
+	if err := os.Rename(src, src+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	if got := mirrorCount(t, folder, "v2"); got != float64(11) {
+		t.Errorf("count(*) of base at v2 in the folder mirror of the S3 mirror = %v, want 11", got)
 	}
 }
