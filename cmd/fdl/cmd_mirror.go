@@ -73,6 +73,8 @@ func runMirror(ctx context.Context, ios *term.IO, g *globals, src, dst string, o
 			ios.Printf("%s: %s..%s (%s)\n", ios.Ref(r.Ref), ios.ID(string(r.Old)), ios.ID(string(r.New)), r.Action)
 		case mirror.ActUpToDate:
 			ios.Printf("%s: up to date at %s\n", ios.Ref(r.Ref), ios.ID(string(r.New)))
+		case mirror.ActRefused:
+			ios.Printf("%s: not moved (refused, below)\n", ios.Ref(r.Ref))
 		}
 		if c := r.FormatChange; c != nil {
 			printFormatChange(ios, r.Ref, c)
