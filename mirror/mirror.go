@@ -54,24 +54,24 @@ type Options struct {
 
 // Result says what a mirror did. Its JSON is 'fdl mirror --json'.
 type Result struct {
-	Source      string `json:"source"`      // the source, credentials hidden
-	Destination string `json:"destination"` // the destination, credentials hidden
+	Source      string `json:"source_url"`      // the source, credentials hidden
+	Destination string `json:"destination_url"` // the destination, credentials hidden
 	// Created: this run made the destination repository.
 	Created bool `json:"created"`
 	// Versions copied (their records written), Retired of them copied as
 	// retired (record and marker, no catalog).
-	Versions int `json:"versions"`
-	Retired  int `json:"retired"`
+	Versions int `json:"versions_copied"`
+	Retired  int `json:"retired_copied"`
 	// Objects written at the destination (of every kind) and their
 	// bytes; DataFiles of them are data and delete files.
 	Objects   int   `json:"objects"`
-	DataFiles int   `json:"data_files"`
+	DataFiles int   `json:"data_files_copied"`
 	Bytes     int64 `json:"bytes"`
 	// LogEntries copied from the source's ref logs.
-	LogEntries int `json:"log_entries"`
+	LogEntries int `json:"log_entries_copied"`
 	// Refs are the refs mirrored, each with what happened to it;
 	// RefsMoved counts those created or moved.
-	Refs      []RefResult `json:"refs"`
+	Refs      []RefResult `json:"mirrored"`
 	RefsMoved int         `json:"refs_moved"`
 }
 
@@ -83,7 +83,7 @@ type RefResult struct {
 	// Action: "created", "moved" (forward), "moved-back" (Backwards),
 	// "up-to-date", or "refused" (Error says why; nothing moved).
 	Action string `json:"action"`
-	Error  string `json:"error,omitempty"`
+	Error  string `json:"refusal,omitempty"`
 	// FormatChange is set when an allowed move changed the DuckDB
 	// releases that read the branch.
 	FormatChange *repo.FormatChange `json:"format_change,omitempty"`

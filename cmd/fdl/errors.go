@@ -46,10 +46,10 @@ const exitCodesHelp = `Exit codes:
        first; a pull whose branch's head does not descend from the base; a
        request approve when the target moved on; branch -f without
        --backwards on a move that would undo versions; a revert that
-       conflicts
+       conflicts; a mirror whose destination branch moved on its own
   4    the tag (or branch, or request) already exists and holds another
        version; tags never move (creating it again at the same version
-       succeeds)
+       succeeds; a mirror exits so for a destination tag holding another)
   5    the store's credentials are missing, expired or refused (kind auth);
        the message names the source tried and what to set, --verbose adds
        the store SDK's own error

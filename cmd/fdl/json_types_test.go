@@ -170,6 +170,8 @@ func TestJSONFieldTypes(t *testing.T) {
 	cmd("--repo", url, "show", "main~4")
 	cmd("--repo", url, "verify")
 	cmd("--repo", url, "verify", "--data")
+	cmd("mirror", url, filepath.Join(dir, "mirror"))
+	cmd("mirror", url, filepath.Join(dir, "mirror"))
 	cmd("version")
 	fails(2, "--repo", url, "log", "-n", "0")
 	insert(a, 8)

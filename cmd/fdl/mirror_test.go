@@ -52,15 +52,15 @@ func mirrorCount(t *testing.T, url, rev string) any {
 
 type mirrorJSON struct {
 	Created   bool  `json:"created"`
-	Versions  int   `json:"versions"`
+	Versions  int   `json:"versions_copied"`
 	Objects   int   `json:"objects"`
-	DataFiles int   `json:"data_files"`
+	DataFiles int   `json:"data_files_copied"`
 	Bytes     int64 `json:"bytes"`
 	RefsMoved int   `json:"refs_moved"`
 	Refs      []struct {
 		Ref    string `json:"ref"`
 		Action string `json:"action"`
-	} `json:"refs"`
+	} `json:"mirrored"`
 }
 
 func mirrorRun(t *testing.T, env []string, args ...string) (int, mirrorJSON, string) {
