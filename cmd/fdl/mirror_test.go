@@ -2,13 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/store/cloudtest"
+	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/workdir"
 )
 
@@ -189,5 +193,64 @@ func TestKillMirrorAtEveryStep(t *testing.T) {
 	}
 	if got := mirrorCount(t, folder, "v2"); got != float64(11) {
 		t.Errorf("count(*) of base at v2 in the folder mirror of the S3 mirror = %v, want 11", got)
+	}
+}
+
+// TestMirrorTagsOverHTTP publishes the tags of a repository by mirroring
+// them to a folder a web server serves (the README's recipe): the real
+// DuckDB with httpfs reads a tag over HTTP through the line fdl attach
+// prints there, once the source is gone; the branch was not copied. The
+// web host is then a mirror's source itself: without listings it needs
+// the refs by name, and with them it is copied to a folder the real
+// DuckDB reads.
+func TestMirrorTagsOverHTTP(t *testing.T) {
+	t.Parallel()
+	duck := realduck.Find(t, realduck.V15, "ducklake", "httpfs")
+	src, _ := mirrorSource(t)
+	www := t.TempDir()
+	pub := filepath.Join(www, "sales")
+	if code, res, out := mirrorRun(t, nil, src, pub, "--ref", "tags/*"); code != 0 || res.RefsMoved != 2 {
+		t.Fatalf("mirror of the tags: exit %d\n%s", code, out)
+	}
+	var nolist atomic.Bool
+	fs := http.FileServer(http.Dir(www))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if nolist.Load() && strings.HasSuffix(r.URL.Path, "/") {
+			http.Error(w, "listing is off", http.StatusForbidden)
+			return
+		}
+		fs.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	u := srv.URL + "/sales"
+	if err := os.Rename(src, src+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	line := strings.TrimSpace(mustFdl(t, "--repo", u, "attach", "v2", "--as", "sales"))
+	if !strings.Contains(line, "DATA_PATH '"+u+"/data/'") {
+		t.Fatalf("the line for the web host does not read its data/: %s", line)
+	}
+	res, err := duck.Query("LOAD httpfs; " + line + " SELECT count(*) AS n FROM sales.base")
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	if got := res[len(res)-1].Rows[0][0]; got != float64(11) {
+		t.Errorf("count(*) of base at v2 over HTTP = %v, want 11", got)
+	}
+	if code, out := fdlProc(t, nil, "--repo", u, "show", "main"); code == 0 {
+		t.Errorf("the branch was mirrored with --ref tags/*:\n%s", out)
+	}
+
+	nolist.Store(true)
+	laptop := filepath.Join(t.TempDir(), "laptop")
+	if code, out := fdlProc(t, nil, "mirror", u, laptop); code != 1 || !strings.Contains(out, "cannot list its refs") || !strings.Contains(out, "--ref heads/NAME --ref tags/NAME") {
+		t.Errorf("a mirror of a web host without listings and without --ref: exit %d\n%s", code, out)
+	}
+	if code, res, out := mirrorRun(t, nil, u, laptop, "--ref", "tags/v1", "--ref", "tags/v2"); code != 0 || res.Versions != 2 || res.DataFiles != 2 {
+		t.Fatalf("mirror of a web host by name: exit %d\n%s", code, out)
+	}
+	mustFdl(t, "--repo", laptop, "verify")
+	if got := mirrorCount(t, laptop, "v1"); got != float64(10) {
+		t.Errorf("count(*) of base at v1 in the mirror of the web host = %v, want 10", got)
 	}
 }
