@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -57,6 +58,7 @@ func mirrorCount(t *testing.T, url, rev string) any {
 type mirrorJSON struct {
 	Created   bool  `json:"created"`
 	Versions  int   `json:"versions_copied"`
+	Retired   int   `json:"retired_copied"`
 	Objects   int   `json:"objects"`
 	DataFiles int   `json:"data_files_copied"`
 	Bytes     int64 `json:"bytes"`
@@ -252,5 +254,61 @@ func TestMirrorTagsOverHTTP(t *testing.T) {
 	mustFdl(t, "--repo", laptop, "verify")
 	if got := mirrorCount(t, laptop, "v1"); got != float64(10) {
 		t.Errorf("count(*) of base at v1 in the mirror of the web host = %v, want 10", got)
+	}
+}
+
+// TestMirrorRetiredAndConcurrentPushes mirrors a repository whose gc
+// retired a version (it arrives retired: record and marker, no catalog)
+// while pushes go on at the source: every mirror run succeeds with the
+// destination's refs where the source's were when it read them, and a
+// last run brings the destination to the source's refs.
+func TestMirrorRetiredAndConcurrentPushes(t *testing.T) {
+	t.Parallel()
+	src, dir := mirrorSource(t)
+	mirrorWrite(t, dir, "INSERT INTO base VALUES (1001)")
+	mirrorWrite(t, dir, "INSERT INTO base VALUES (1002)")
+	mustFdl(t, "--repo", src, "retention", "--keep-last", "1")
+	mustFdl(t, "--repo", src, "gc", "--yes")
+	dst := filepath.Join(t.TempDir(), "m")
+	code, res, out := mirrorRun(t, nil, src, dst)
+	if code != 0 || res.Versions != 4 || res.Retired != 1 {
+		t.Fatalf("mirror of a repository with a retired version: exit %d\n%s", code, out)
+	}
+	var log []struct {
+		Retired bool `json:"retired"`
+		Seq     int  `json:"seq"`
+	}
+	if err := json.Unmarshal([]byte(mustFdl(t, "--repo", dst, "log", "--json")), &log); err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 4 || !log[1].Retired || log[0].Retired || log[2].Retired {
+		t.Errorf("the mirror's log does not show seq 3 retired, the others kept: %+v", log)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 3 {
+			mirrorWrite(t, dir, fmt.Sprintf("INSERT INTO base VALUES (%d)", 2000+i))
+		}
+	}()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		if code, _, out := mirrorRun(t, nil, src, dst); code != 0 {
+			t.Fatalf("mirror during pushes: exit %d\n%s", code, out)
+		}
+	}
+	if code, _, out := mirrorRun(t, nil, src, dst); code != 0 {
+		t.Fatalf("mirror after the pushes: exit %d\n%s", code, out)
+	}
+	if got, want := mirrorRefs(t, dst), mirrorRefs(t, src); got != want {
+		t.Errorf("the mirror's refs\n%s\nwant the source's\n%s", got, want)
+	}
+	mustFdl(t, "--repo", dst, "verify")
+	if got := mirrorCount(t, dst, "main"); got != float64(16) {
+		t.Errorf("count(*) of base at main in the mirror = %v, want 16", got)
 	}
 }
