@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -30,22 +29,39 @@ import (
 // ".wal" beside a catalog) is damage, and is not copied.
 var knownFiles = map[string]bool{version.CatalogFile: true, version.DatasetFile: true, version.RecordFile: true, retention.MarkerFile: true}
 
-// copyVersions copies recs (parents first) one after the other: each
-// version's catalog and data files, its other files, its record, then
-// its history pack.
+// copyVersions copies recs, versionWorkers at a time: each version's
+// catalog and data files, its other files, its history pack, its record
+// last. A version's record at the destination therefore means all of its
+// own objects are there (not its parents': the walk does not stop at
+// such a version, versionsToCopy).
 func (m *mirror) copyVersions(ctx context.Context, recs []*version.Record) error {
 	if len(recs) > statLimit {
 		if err := m.listSourceVersions(ctx); err != nil {
 			return err
 		}
 	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(versionWorkers)
 	for _, rec := range recs {
-		if err := ctx.Err(); err != nil {
-			return err
+		if gctx.Err() != nil {
+			break
 		}
-		if err := m.copyVersion(ctx, rec); err != nil {
-			return err
-		}
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			return m.copyVersion(gctx, rec)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, rec := range recs {
 		m.known[rec.ID] = true
 	}
 	return nil
@@ -54,9 +70,9 @@ func (m *mirror) copyVersions(ctx context.Context, recs []*version.Record) error
 // copyVersion copies one version: a version retired at the source (its
 // folder holds the marker) as record and marker without catalog, any
 // other with its catalog, the data files that catalog lists in the
-// source's data/, dataset.json; then signatures and the marker, the
-// record last (its presence makes the version complete), then its
-// history pack when the source has one.
+// source's data/, dataset.json; then signatures and the marker, its
+// history pack when the source has one, and the record last (its
+// presence makes the version complete).
 func (m *mirror) copyVersion(ctx context.Context, rec *version.Record) error {
 	files, err := m.versionFiles(ctx, rec.ID)
 	if err != nil {
@@ -99,20 +115,22 @@ func (m *mirror) copyVersion(ctx context.Context, rec *version.Record) error {
 			return err
 		}
 	}
+	m.step("mirror:pack")
+	err = m.copyObject(ctx, history.PacksPrefix+string(rec.ID)+".json", -1, nil)
+	if err != nil && !errors.Is(err, store.ErrNotExist) {
+		return err // no pack at the source: readers read the records, gc writes it
+	}
 	m.step("mirror:record")
 	if err := m.copyObject(ctx, repo.VersionKey(rec.ID, version.RecordFile), files[version.RecordFile], nil); err != nil {
 		return err
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.res.Versions++
 	if retired {
 		m.res.Retired++
 	}
-	m.step("mirror:pack")
-	err = m.copyObject(ctx, history.PacksPrefix+string(rec.ID)+".json", -1, nil)
-	if errors.Is(err, store.ErrNotExist) {
-		return nil // no pack: readers read the records, gc writes it
-	}
-	return err
+	return nil
 }
 
 // versionFiles returns the objects of the source's version folder id and
@@ -241,6 +259,7 @@ func (m *mirror) copyData(ctx context.Context, rec *version.Record, path string)
 	}
 	sizes := map[string]int64{}
 	var keys []string
+	m.mu.Lock()
 	for _, f := range files {
 		pl, err := norm.Place(f.ResolvedPath)
 		if err != nil || pl.Key == "" || m.dataDone[pl.Key] {
@@ -251,6 +270,7 @@ func (m *mirror) copyData(ctx context.Context, rec *version.Record, path string)
 		}
 		sizes[pl.Key] = f.Size
 	}
+	m.mu.Unlock()
 	missing, err := m.dataMissing(ctx, keys)
 	if err != nil {
 		return err
@@ -269,57 +289,74 @@ func (m *mirror) copyData(ctx context.Context, rec *version.Record, path string)
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.res.DataFiles += len(missing)
-	for _, k := range keys {
-		m.dataDone[k] = true
-	}
 	return nil
 }
 
-// dataMissing returns the keys the destination lacks: a Stat each while
-// fewer than dataStatLimit have been looked up in this run, else one
-// listing of the destination's data/ (kept for the rest of the run).
+// dataMissing returns the keys the destination lacks and claims them for
+// the caller to copy (other workers then skip them; keys it holds are
+// marked done): a Stat each while fewer than dataStatLimit have been
+// looked up in this run, else one listing of the destination's data/
+// (kept for the rest of the run).
 func (m *mirror) dataMissing(ctx context.Context, keys []string) ([]string, error) {
-	if !m.dataListed && m.dataStats+len(keys) > dataStatLimit {
+	m.dataMu.Lock() // one lookup or listing at a time
+	defer m.dataMu.Unlock()
+	m.mu.Lock()
+	listed, list := m.dataListed, !m.dataListed && m.dataStats+len(keys) > dataStatLimit
+	m.mu.Unlock()
+	if list {
+		var have []string
 		err := m.dst.Store().List(ctx, repo.DataPrefix, func(oi store.ObjectInfo) error {
-			m.dataDone[oi.Key] = true
+			have = append(have, oi.Key)
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("mirror to %s: %w", m.dst.Where(), err)
 		}
-		m.dataListed = true
+		m.mu.Lock()
+		for _, k := range have {
+			m.dataDone[k] = true
+		}
+		m.dataListed, listed = true, true
+		m.mu.Unlock()
+	}
+	gone := make([]bool, len(keys))
+	if listed {
+		m.mu.Lock()
+		for i, k := range keys {
+			gone[i] = !m.dataDone[k]
+		}
+		m.mu.Unlock()
+	} else {
+		m.mu.Lock()
+		m.dataStats += len(keys)
+		m.mu.Unlock()
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(16)
+		for i, k := range keys {
+			g.Go(func() error {
+				_, err := m.dst.Store().Stat(gctx, k)
+				if errors.Is(err, store.ErrNotExist) {
+					gone[i] = true
+					return nil
+				}
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, fmt.Errorf("mirror to %s: %w", m.dst.Where(), err)
+		}
 	}
 	var missing []string
-	if m.dataListed {
-		for _, k := range keys {
-			if !m.dataDone[k] {
-				missing = append(missing, k)
-			}
-		}
-		return missing, nil
-	}
-	m.dataStats += len(keys)
-	gone := make([]bool, len(keys))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(16)
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	for i, k := range keys {
-		g.Go(func() error {
-			_, err := m.dst.Store().Stat(gctx, k)
-			if errors.Is(err, store.ErrNotExist) {
-				gone[i] = true
-				return nil
-			}
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, fmt.Errorf("mirror to %s: %w", m.dst.Where(), err)
-	}
-	for i, k := range keys {
-		if gone[i] {
+		if gone[i] && !m.dataDone[k] {
 			missing = append(missing, k)
 		}
+		m.dataDone[k] = true
 	}
 	return missing, nil
 }
@@ -418,14 +455,11 @@ func (m *mirror) sameAtDest(ctx context.Context, key string, want *version.File)
 	return nil
 }
 
-// progressMu serialises progress events (data files are copied by
-// several goroutines; Options.Progress is called from one at a time).
-var progressMu sync.Mutex
-
-// counted adds one object of n bytes to the result and reports it.
+// counted adds one object of n bytes to the result and reports it
+// (Options.Progress is called from one goroutine at a time).
 func (m *mirror) counted(key string, n int64) {
-	progressMu.Lock()
-	defer progressMu.Unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.res.Objects++
 	m.res.Bytes += n
 	if m.o.Repo.Progress != nil {

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
@@ -98,7 +99,9 @@ const (
 	ActRefused    = "refused"
 	statLimit     = 64  // versions looked up one by one before one listing
 	dataStatLimit = 256 // data files looked up one by one before one listing
-	dataWorkers   = 8   // data files copied at once
+	dataWorkers   = 8   // data files copied at once, per version
+	// versionWorkers is how many versions are copied at once.
+	versionWorkers = 8
 )
 
 // Run mirrors the repository at srcURL (or the refs o.Refs names) to
@@ -150,10 +153,14 @@ func Run(ctx context.Context, srcURL, dstURL string, o Options) (*Result, error)
 
 // mirror is one run.
 type mirror struct {
-	src, dst *repo.Repo
-	o        Options
-	res      *Result
-	tmp      string // a folder for catalogs fetched from an object store
+	// mu guards known, the data fields and res while versions are
+	// copied in parallel; dataMu makes the destination's data lookups
+	// one at a time.
+	mu, dataMu sync.Mutex
+	src, dst   *repo.Repo
+	o          Options
+	res        *Result
+	tmp        string // a folder for catalogs fetched from an object store
 	// known are the versions the destination holds whole (read or copied).
 	known map[version.ID]bool
 	// dstIDs, once listed, are the versions whose records the

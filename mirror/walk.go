@@ -14,14 +14,19 @@ import (
 
 // versionsToCopy returns the records of the versions the destination
 // lacks among those starts and optional reach through parents, parents
-// before children. A walk stops at a version the destination holds (its
-// record there means its ancestors are there too: every writer writes
-// parents first). The first-parent runs are read through the source's
-// history packs (repo.Walk); other parents are walked in turn. A version
-// named in optional (by a ref log entry) that the source does not hold
-// whole is skipped; one that starts names is an error.
+// before children. A walk stops at a version known to be whole at the
+// destination with its history (what a destination ref held when it was
+// read: refs move last) and at a version an earlier walk of this run
+// passed; it goes on through versions whose records the destination
+// holds without a ref (a mirror stopped part way copies versions in
+// parallel, so their parents may be missing), skipping them. The
+// first-parent runs are read through the source's history packs
+// (repo.Walk); other parents are walked in turn. A version named in
+// optional (by a ref log entry) that the source does not hold whole is
+// skipped; one that starts names is an error.
 func (m *mirror) versionsToCopy(ctx context.Context, starts, optional []version.ID) ([]*version.Record, error) {
 	recs := map[version.ID]*version.Record{}
+	seen := map[version.ID]bool{}
 	var order []version.ID // as found: children before parents on each run
 	type job struct {
 		id       version.ID
@@ -37,17 +42,22 @@ func (m *mirror) versionsToCopy(ctx context.Context, starts, optional []version.
 	for len(todo) > 0 {
 		j := todo[0]
 		todo = todo[1:]
+		if seen[j.id] || m.known[j.id] {
+			continue
+		}
 		err := m.src.Walk(ctx, j.id, func(rec *version.Record) (bool, error) {
-			if recs[rec.ID] != nil || m.known[rec.ID] {
+			if seen[rec.ID] || m.known[rec.ID] {
 				return false, nil
 			}
+			seen[rec.ID] = true
 			has, err := m.dstHas(ctx, rec.ID)
-			if err != nil || has {
-				m.known[rec.ID] = has
+			if err != nil {
 				return false, err
 			}
-			recs[rec.ID] = rec
-			order = append(order, rec.ID)
+			if !has {
+				recs[rec.ID] = rec
+				order = append(order, rec.ID)
+			}
 			for _, p := range rec.Parents[min(1, len(rec.Parents)):] {
 				todo = append(todo, job{p, j.optional})
 			}
