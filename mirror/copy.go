@@ -385,6 +385,17 @@ func (m *mirror) copyObject(ctx context.Context, key string, size int64, want *v
 // digest, else the source's bytes (small objects) or size.
 func (m *mirror) create(ctx context.Context, key string, r io.Reader, want *version.File, id version.ID) error {
 	cr := &checkingReader{ctx: ctx, r: r, want: want}
+	if m.o.Repo.Progress != nil {
+		total := int64(-1)
+		if want != nil {
+			total = want.Size
+		}
+		cr.progress = func(done int64) {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			m.o.Repo.Progress(repo.Event{Op: OpCopy, Name: key, Done: done, Total: total})
+		}
+	}
 	if want != nil && want.SHA256 != "" {
 		cr.h = sha256.New()
 	}
@@ -480,6 +491,9 @@ type checkingReader struct {
 	where string
 	id    version.ID
 	err   error
+	// progress, if set, is told the bytes read every 4 MiB (long copies).
+	progress func(done int64)
+	last     int64
 }
 
 func (c *checkingReader) Read(b []byte) (int, error) {
@@ -494,6 +508,10 @@ func (c *checkingReader) Read(b []byte) (int, error) {
 		c.n += int64(n)
 		if c.h != nil {
 			c.h.Write(b[:n])
+		}
+		if c.progress != nil && c.n-c.last >= 4<<20 {
+			c.last = c.n
+			c.progress(c.n)
 		}
 	}
 	if err == io.EOF && c.want != nil {
