@@ -29,16 +29,24 @@ import (
 // ".wal" beside a catalog) is damage, and is not copied.
 var knownFiles = map[string]bool{version.CatalogFile: true, version.DatasetFile: true, version.RecordFile: true, retention.MarkerFile: true}
 
-// copyVersions copies recs, versionWorkers at a time: each version's
-// catalog and data files, its other files, its history pack, its record
-// last. A version's record at the destination therefore means all of its
-// own objects are there (not its parents': the walk does not stop at
-// such a version, versionsToCopy).
+// copyVersions copies recs (parents first), versionWorkers at a time:
+// each version's catalog and data files, its other files, its history
+// pack, its record last, once its parents' records are written. A
+// version's record at the destination therefore means all of its own
+// objects and its parents' records are there.
 func (m *mirror) copyVersions(ctx context.Context, recs []*version.Record) error {
 	if len(recs) > statLimit {
 		if err := m.listSourceVersions(ctx); err != nil {
 			return err
 		}
+	}
+	// A record is written once its parents' are (recorded: the channel
+	// closed): a record at the destination means its history is there,
+	// as every writer leaves it. recs is parents first and goroutines
+	// start in its order, so a waiting one waits for one started before.
+	recorded := map[version.ID]chan struct{}{}
+	for _, rec := range recs {
+		recorded[rec.ID] = make(chan struct{})
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(versionWorkers)
@@ -50,7 +58,18 @@ func (m *mirror) copyVersions(ctx context.Context, recs []*version.Record) error
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			return m.copyVersion(gctx, rec)
+			return m.copyVersion(gctx, rec, func() error {
+				for _, p := range rec.Parents {
+					if ch := recorded[p]; ch != nil {
+						select {
+						case <-ch:
+						case <-gctx.Done():
+							return gctx.Err()
+						}
+					}
+				}
+				return nil
+			}, recorded[rec.ID])
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -73,7 +92,10 @@ func (m *mirror) copyVersions(ctx context.Context, recs []*version.Record) error
 // source's data/, dataset.json; then signatures and the marker, its
 // history pack when the source has one, and the record last (its
 // presence makes the version complete).
-func (m *mirror) copyVersion(ctx context.Context, rec *version.Record) error {
+//
+// parentsRecorded waits until the records of its parents being copied
+// are written; done is closed once its own is.
+func (m *mirror) copyVersion(ctx context.Context, rec *version.Record, parentsRecorded func() error, done chan struct{}) error {
 	files, err := m.versionFiles(ctx, rec.ID)
 	if err != nil {
 		return err
@@ -120,10 +142,14 @@ func (m *mirror) copyVersion(ctx context.Context, rec *version.Record) error {
 	if err != nil && !errors.Is(err, store.ErrNotExist) {
 		return err // no pack at the source: readers read the records, gc writes it
 	}
+	if err := parentsRecorded(); err != nil {
+		return err
+	}
 	m.step("mirror:record")
 	if err := m.copyObject(ctx, repo.VersionKey(rec.ID, version.RecordFile), files[version.RecordFile], nil); err != nil {
 		return err
 	}
+	close(done)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.res.Versions++
