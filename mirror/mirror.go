@@ -99,9 +99,9 @@ const (
 	ActRefused    = "refused"
 	statLimit     = 64  // versions looked up one by one before one listing
 	dataStatLimit = 256 // data files looked up one by one before one listing
-	dataWorkers   = 8   // data files copied at once, per version
+	dataWorkers   = 4   // data files copied at once, per version
 	// versionWorkers is how many versions are copied at once.
-	versionWorkers = 8
+	versionWorkers = 32
 )
 
 // Run mirrors the repository at srcURL (or the refs o.Refs names) to
