@@ -499,6 +499,8 @@ var problemHints = map[repo.Code]string{
 	repo.CodeRetiredCatalog:   "; run fdl gc --yes again",
 	repo.CodeTempLeftover:     ": fdl gc --yes deletes it once older than the grace period",
 	repo.CodeVersionExtraFile: "; delete it",
+	repo.CodeDataSize:         "; put the file the version was published with back (from a backup or the writer's copy); if none is left, publish a version that no longer reads it",
+	repo.CodeDataFooter:       "; put the file the version was published with back (from a backup or the writer's copy); if none is left, publish a version that no longer reads it",
 	repo.CodeDataLocalPath:    "; copy those files into the repository's data/ under the same relative paths (readers then attach with DATA_PATH pointing there, OVERRIDE_DATA_PATH true), or publish a new version whose lake writes into the repository",
 }
 
