@@ -78,6 +78,10 @@ type NotRepositoryError struct {
 	ReadOnly  bool
 	IsWorkdir bool
 	Workdir   string
+	// HTML: the server answered the read of fdl.json with an HTML page
+	// (store.HTMLAnswerError): a web site's page, or a web app's fallback
+	// for paths it has no file for.
+	HTML bool
 }
 
 func (e *NotRepositoryError) Error() string {
@@ -86,6 +90,8 @@ func (e *NotRepositoryError) Error() string {
 		return fmt.Sprintf("%s: %v (no %s there): the repository of the working directory %s is missing; it may have moved or been deleted: check the location, and if it moved, set \"repository\" in %s to its new URL", e.URL, ErrNotRepository, ConfigKey, e.Workdir, filepath.Join(e.Workdir, WorkdirStateFile))
 	case e.IsWorkdir:
 		return fmt.Sprintf("%s: %v: it is a working directory (it holds %s), not a repository; run the command inside it, or pass its repository's URL", e.URL, ErrNotRepository, WorkdirStateFile)
+	case e.HTML:
+		return fmt.Sprintf("%s: %v: the server answered %s with an HTML page, not the file: the URL is likely wrong (a web site's page, or a web app that answers every path it has no file for with its own page); check the URL: it must name the folder that holds %s", e.URL, ErrNotRepository, ConfigKey, ConfigKey)
 	case e.ReadOnly:
 		return fmt.Sprintf("%s: %v (no %s there); check the URL: a repository is read over http(s), and fdl cannot create one there (make it at its own location, a folder or object store, and publish that)", e.URL, ErrNotRepository, ConfigKey)
 	}

@@ -4,6 +4,8 @@
 package httpstore
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -272,7 +274,38 @@ func (h *Store) Get(ctx context.Context, key string) (io.ReadCloser, store.Token
 	if tok == "" {
 		tok = store.Token("last-modified:" + resp.Header.Get("Last-Modified") + ":" + strconv.FormatInt(resp.ContentLength, 10))
 	}
-	return &httpBody{rc: resp.Body, want: resp.ContentLength, loc: h.Location(key)}, tok, nil
+	body := io.ReadCloser(&httpBody{rc: resp.Body, want: resp.ContentLength, loc: h.Location(key)})
+	if isHTMLType(resp) {
+		br := bufio.NewReaderSize(body, htmlSniff)
+		head, _ := br.Peek(htmlSniff)
+		if looksHTML(head) {
+			body.Close()
+			return nil, "", &store.HTMLAnswerError{URL: h.Location(key)}
+		}
+		body = struct {
+			io.Reader
+			io.Closer
+		}{br, body}
+	}
+	return body, tok, nil
+}
+
+// htmlSniff is how many bytes of a text/html answer are looked at.
+const htmlSniff = 512
+
+// isHTMLType reports whether a response says it is an HTML page.
+func isHTMLType(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}
+
+// looksHTML reports whether the start of a body is markup (after a BOM
+// and white space, a '<'): no object of a repository starts so (records
+// and refs are JSON or an id, catalogs and data files binary).
+func looksHTML(head []byte) bool {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	head = bytes.TrimLeft(head, " \t\r\n")
+	return len(head) > 0 && head[0] == '<'
 }
 
 // httpBody reports a body that ends before its Content-Length clearly.
@@ -317,6 +350,14 @@ func (h *Store) Stat(ctx context.Context, key string) (store.ObjectInfo, error) 
 	}
 	if resp.StatusCode != http.StatusOK {
 		return store.ObjectInfo{}, h.readError(ctx, key, "stat", resp)
+	}
+	if isHTMLType(resp) {
+		// Said to be HTML: look at the body (Get refuses an HTML page).
+		r, _, err := h.Get(ctx, key)
+		if err != nil {
+			return store.ObjectInfo{}, err
+		}
+		r.Close()
 	}
 	info := store.ObjectInfo{Key: key, Size: resp.ContentLength}
 	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
