@@ -60,19 +60,35 @@ func (r *Repo) verifyFiles(ctx context.Context, vs *verifyState, listing []store
 		if len(exp) == 0 {
 			continue
 		}
+		if oi.Size < 0 && deep {
+			// A listing without sizes (http(s)): ask for the size.
+			st, err := r.st.Stat(ctx, oi.Key)
+			if errors.Is(err, store.ErrNotExist) {
+				continue // deleted since the listing
+			}
+			if err != nil {
+				return 0, err
+			}
+			oi.Size = st.Size
+		}
 		sizeOK := true
 		seen := map[int64]bool{}
 		for _, e := range exp {
-			if e.file.Size <= 0 || e.file.Size == oi.Size || seen[e.file.Size] {
+			// A listing without sizes (http(s): -1) says nothing here;
+			// --deep asks for the size before it reads.
+			if e.file.Size <= 0 || oi.Size < 0 || e.file.Size == oi.Size || seen[e.file.Size] {
 				continue
 			}
 			seen[e.file.Size], sizeOK = true, false
 			add(CodeDataSize, oi.Key, "%s is %d bytes, but version %s records %d bytes for its %s %d (file_size_bytes): the file was truncated or replaced after DuckDB wrote it, and readers fail on it or read other rows",
 				r.st.Location(oi.Key), oi.Size, e.version, e.file.Size, fileKind(e.file), e.file.ID)
 		}
-		if deep && sizeOK && slices.ContainsFunc(exp, footerReadable) {
+		if deep && sizeOK && oi.Size >= 0 && slices.ContainsFunc(exp, footerReadable) {
 			read = append(read, oi)
 		}
+	}
+	if err := r.verifyReaderPaths(ctx, vs, listing, add); err != nil {
+		return 0, err
 	}
 	if len(read) == 0 {
 		return 0, nil
@@ -183,6 +199,38 @@ func (r *Repo) readFooter(ctx context.Context, oi store.ObjectInfo) (*parquet.Fo
 		return nil, fmt.Errorf("%w: the footer of %d bytes ends early", parquet.ErrNotParquet, fl)
 	}
 	return parquet.ParseFooter(footer, size)
+}
+
+// verifyReaderPaths asks, on a store whose readers request a file by
+// another URL than the store's own (store.ReaderPaths: http(s)), for what
+// DuckDB asks for, for each listed file the catalogs in retention read
+// whose request differs (a partition folder "k=x%20y", which DuckDB sends
+// as it is and a web server decodes): CodeDataHTTPUnreachable when the
+// server has no file there, or one of another size. One request each;
+// files whose names the store does not escape are not asked for again.
+func (r *Repo) verifyReaderPaths(ctx context.Context, vs *verifyState, listing []store.ObjectInfo, add func(code Code, obj, format string, a ...any)) error {
+	rp, ok := r.st.(store.ReaderPaths)
+	if !ok {
+		return nil
+	}
+	for _, oi := range listing {
+		exp := vs.expect[oi.Key]
+		if len(exp) == 0 || !rp.ReaderDiffers(oi.Key) {
+			continue
+		}
+		url, got, err := rp.StatAsReader(ctx, oi.Key)
+		switch {
+		case errors.Is(err, store.ErrNotExist):
+			add(CodeDataHTTPUnreachable, oi.Key, "version %s reads %s, which DuckDB requests as %s: the server decodes its %%XX escapes, looks for another name and answers that no file is there (404); readers over http(s) cannot read the version (the file is at %s)",
+				exp[0].version, oi.Key, url, r.st.Location(oi.Key))
+		case err != nil:
+			return err
+		case got.Size >= 0 && exp[0].file.Size > 0 && got.Size != exp[0].file.Size:
+			add(CodeDataHTTPUnreachable, oi.Key, "version %s reads %s, which DuckDB requests as %s: the server answers with another file (%d bytes, the catalog records %d): the server decodes the name's %%XX escapes; readers over http(s) read the wrong file",
+				exp[0].version, oi.Key, url, got.Size, exp[0].file.Size)
+		}
+	}
+	return nil
 }
 
 // fileKind names a file's kind in messages.

@@ -57,6 +57,11 @@ const (
 	// parse, or its length or row count differs from the footer_size or
 	// record_count (delete_count) a catalog in retention records.
 	CodeDataFooter Code = "data-footer"
+	// CodeDataHTTPUnreachable: --data over http(s): DuckDB requests a
+	// data file by its name as the catalog spells it (with %XX escapes,
+	// which the server decodes) and the server answers 404 or another
+	// file (store.ReaderPaths; docs/spec.md §22).
+	CodeDataHTTPUnreachable Code = "data-http-unreachable"
 	// CodeDataLocalPath: in a repository that is not a folder of this
 	// machine, a version reads data files by a local path (its data_path
 	// or a file's path is one), which no reader of the repository reaches.

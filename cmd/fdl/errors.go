@@ -510,14 +510,15 @@ func gcStopHints(e *gc.StopError) []hint {
 
 // problemHints say what to do about some of verify's findings, by code.
 var problemHints = map[repo.Code]string{
-	repo.CodeRefRetired:       "; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention",
-	repo.CodeRetiredNoMarker:  "; run fdl gc --yes to write it",
-	repo.CodeRetiredCatalog:   "; run fdl gc --yes again",
-	repo.CodeTempLeftover:     ": fdl gc --yes deletes it once older than the grace period",
-	repo.CodeVersionExtraFile: "; delete it",
-	repo.CodeDataSize:         "; put the file the version was published with back (from a backup or the writer's copy); if none is left, publish a version that no longer reads it",
-	repo.CodeDataFooter:       "; put the file the version was published with back (from a backup or the writer's copy); if none is left, publish a version that no longer reads it",
-	repo.CodeDataLocalPath:    "; copy those files into the repository's data/ under the same relative paths (readers then attach with DATA_PATH pointing there, OVERRIDE_DATA_PATH true), or publish a new version whose lake writes into the repository",
+	repo.CodeRefRetired:          "; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention",
+	repo.CodeRetiredNoMarker:     "; run fdl gc --yes to write it",
+	repo.CodeRetiredCatalog:      "; run fdl gc --yes again",
+	repo.CodeTempLeftover:        ": fdl gc --yes deletes it once older than the grace period",
+	repo.CodeVersionExtraFile:    "; delete it",
+	repo.CodeDataSize:            "; put the file the version was published with back (from a backup or the writer's copy); if none is left, publish a version that no longer reads it",
+	repo.CodeDataFooter:          "; put the file the version was published with back (from a backup or the writer's copy); if none is left, publish a version that no longer reads it",
+	repo.CodeDataHTTPUnreachable: "; readers over http(s) need a server that serves each file under its name as written, without decoding %XX escapes in the path; else give them the repository's own location (its folder or object-store URL), where DuckDB reads these names",
+	repo.CodeDataLocalPath:       "; copy those files into the repository's data/ under the same relative paths (readers then attach with DATA_PATH pointing there, OVERRIDE_DATA_PATH true), or publish a new version whose lake writes into the repository",
 }
 
 // problemMessage is a verify finding's message with the hints of the error

@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/fdl-dev/fdl/internal/testutil/realduck"
+	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/workdir"
 )
 
 // serveWithHTMLFallback serves a folder over http:// as a web app's server
@@ -65,4 +72,73 @@ func TestHTTPHTMLFallback(t *testing.T) {
 	if code != 1 || strings.Contains(out, "backup") || strings.Contains(out, "CHECKSUM") || !strings.Contains(out, u+"/versions/"+string(base)+"/ducklake.duckdb: does not exist") {
 		t.Errorf("show with the catalog answered by an HTML page: exit %d\n%s", code, out)
 	}
+}
+
+// TestHTTPEscapedPartitionNames: DuckDB's ducklake writer names a
+// partition folder by the value, percent-encoded (k=x%20y). Over http(s)
+// DuckDB requests that name as it is, and a web server decodes %20, looks
+// for "k=x y" and answers 404, while fdl (which escapes the key's '%')
+// found the file. verify --data over http(s) now asks for what DuckDB
+// asks for (the same request line, which the logging server compares) and
+// reports each file a reader over http(s) cannot reach
+// (data-http-unreachable), with the real DuckDB reading through the line
+// fdl attach prints.
+func TestHTTPEscapedPartitionNames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	folder := filepath.Join(t.TempDir(), "repo")
+	r, err := repo.Init(ctx, folder, repo.InitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "w")
+	co, err := workdir.Checkout(ctx, r, workdir.CheckoutOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	d := realduck.Find(t, realduck.V15, "ducklake", "sqlite", "httpfs").Start(t)
+	d.MustQuery(t, realduck.OnLake(co.Attach, "CREATE TABLE t (k VARCHAR, v INT); ALTER TABLE t SET PARTITIONED BY (k); INSERT INTO t VALUES ('x y', 1), ('plain', 2)", false))
+	mustFdl(t, "-C", dir, "commit", "-m", "partitions")
+	mustFdl(t, "-C", dir, "push")
+	var mu sync.Mutex
+	var requested []string
+	files := http.FileServer(http.Dir(folder))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.Contains(req.URL.Path, "/k=") {
+			mu.Lock()
+			requested = append(requested, req.URL.EscapedPath())
+			mu.Unlock()
+		}
+		files.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	took := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := slices.Clone(requested)
+		requested = nil
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	attach := strings.TrimSpace(mustFdl(t, "--repo", srv.URL, "attach", "main"))
+	alias := attachedAlias(t, attach)
+	_, err = d.Query("SET enable_external_file_cache = false; " + attach + "\nSELECT count(*) FROM " + alias + ".t WHERE k = 'x y';")
+	if err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("the real DuckDB read k=x%%20y over http: %v", err)
+	}
+	duck := took()
+	if len(duck) != 1 || !strings.Contains(duck[0], "/k=x%20y/") {
+		t.Fatalf("DuckDB requested %q, want the raw name k=x%%20y", duck)
+	}
+	code, out := fdlProc(t, nil, "--repo", srv.URL, "verify", "--data")
+	if code != 1 || !strings.Contains(out, "data-http-unreachable") || !strings.Contains(out, srv.URL+duck[0]) || strings.Contains(out, "k=plain") {
+		t.Fatalf("verify --data over http: exit %d\n%s", code, out)
+	}
+	t.Logf("verify --data over http:\n%s", out)
+	if got := took(); !slices.Contains(got, duck[0]) {
+		t.Errorf("verify requested %q, DuckDB %q", got, duck)
+	}
+	// On the folder itself, DuckDB reads the file by its path: no problem.
+	mustFdl(t, "--repo", folder, "verify", "--data")
 }

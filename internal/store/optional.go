@@ -163,3 +163,18 @@ func ReadRange(ctx context.Context, st Store, key string, offset, length int64) 
 	}
 	return b, nil
 }
+
+// ReaderPaths is implemented by stores whose readers request an object by
+// another URL than the store itself (http(s): DuckDB's httpfs sends a
+// data file's path as the catalog spells it, with its %XX escapes as they
+// are, which a web server decodes; the store escapes the key's '%'). verify
+// asks for what the readers ask for.
+type ReaderPaths interface {
+	// ReaderDiffers reports whether a reader's request for key differs
+	// from the store's own (key holds a character the store escapes).
+	ReaderDiffers(key string) bool
+	// StatAsReader is Stat of what a reader that sends key as it is
+	// reaches, with the URL it requests (without credentials).
+	// Errors: ErrNotExist (the server has no file there), Stat's.
+	StatAsReader(ctx context.Context, key string) (string, ObjectInfo, error)
+}

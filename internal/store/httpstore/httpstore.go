@@ -129,6 +129,66 @@ func (h *Store) Location(key string) string {
 	return strings.TrimSuffix(u.String(), "/")
 }
 
+// readerURL is the URL DuckDB's httpfs requests for key when its data
+// path is the repository's location: the location's escaped path, then
+// the key as it is (DuckDB escapes nothing in a data file's path; its
+// ducklake writer percent-encodes partition values, "k=x%20y"), then the
+// store's own query, if any (a signed URL's).
+func (h *Store) readerURL(key string) *url.URL {
+	u := *h.base
+	u.Opaque = "//" + u.Host + h.base.EscapedPath() + key
+	u.Path, u.RawPath, u.User = "", "", nil
+	return &u
+}
+
+// ReaderDiffers reports whether DuckDB's request for key differs from the
+// store's (store.ReaderPaths): key holds a character the store escapes,
+// such as the '%' of a partition folder's escaped value.
+func (h *Store) ReaderDiffers(key string) bool {
+	u := *h.base
+	u.Path, u.RawPath = h.base.Path+key, ""
+	return u.EscapedPath() != h.base.EscapedPath()+key
+}
+
+// StatAsReader asks for key's headers at the URL DuckDB requests
+// (readerURL; HEAD, GET if the server refuses HEAD) and returns that URL
+// (store.ReaderPaths). Errors: store.ErrNotExist (404, 410), as Stat.
+func (h *Store) StatAsReader(ctx context.Context, key string) (string, store.ObjectInfo, error) {
+	loc := h.Location("") + "/" + key // the URL as DuckDB's error names it
+	if err := store.Begin(ctx, key); err != nil {
+		return loc, store.ObjectInfo{}, err
+	}
+	var resp *http.Response
+	for _, method := range []string{http.MethodHead, http.MethodGet} {
+		req, err := http.NewRequestWithContext(ctx, method, "", nil)
+		if err != nil {
+			return loc, store.ObjectInfo{}, fmt.Errorf("%s: %w", loc, err)
+		}
+		req.URL, req.Host = h.readerURL(key), h.base.Host
+		if h.user != nil {
+			pw, _ := h.user.Password()
+			req.SetBasicAuth(h.user.Username(), pw)
+		}
+		if resp, err = h.client.Do(req); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return loc, store.ObjectInfo{}, fmt.Errorf("%s: %w", loc, cerr)
+			}
+			return loc, store.ObjectInfo{}, fmt.Errorf("%s: %s: %w", loc, method, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed && resp.StatusCode != http.StatusNotImplemented {
+			break
+		}
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return loc, store.ObjectInfo{Key: key, Size: resp.ContentLength}, nil
+	case http.StatusNotFound, http.StatusGone:
+		return loc, store.ObjectInfo{}, fmt.Errorf("%s: %s: %w", loc, resp.Status, store.ErrNotExist)
+	}
+	return loc, store.ObjectInfo{}, fmt.Errorf("%s: %s", loc, resp.Status)
+}
+
 // Close releases idle connections.
 func (h *Store) Close() error {
 	h.client.CloseIdleConnections()
