@@ -139,6 +139,14 @@ func TestHTTPEscapedPartitionNames(t *testing.T) {
 	if got := took(); !slices.Contains(got, duck[0]) {
 		t.Errorf("verify requested %q, DuckDB %q", got, duck)
 	}
+	// show over http warns, naming the URL DuckDB requests.
+	code, out = fdlProc(t, nil, "--repo", srv.URL, "show", "main")
+	if code != 0 || !strings.Contains(out, "warning: readers over http(s) cannot read 1 data file(s)") || !strings.Contains(out, srv.URL+duck[0]) {
+		t.Errorf("show over http: exit %d\n%s", code, out)
+	}
 	// On the folder itself, DuckDB reads the file by its path: no problem.
 	mustFdl(t, "--repo", folder, "verify", "--data")
+	if code, out = fdlProc(t, nil, "--repo", folder, "show", "main"); code != 0 || strings.Contains(out, "warning") {
+		t.Errorf("show on the folder: exit %d\n%s", code, out)
+	}
 }
