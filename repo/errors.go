@@ -438,3 +438,19 @@ func (e *NoMergeBaseError) Error() string {
 }
 
 func (e *NoMergeBaseError) Unwrap() error { return refs.ErrUnknownRev }
+
+// DamagedRecordError: a version's version.json is there but does not
+// parse or validate. The record is written once, by the push that made the
+// version, and a copy of its bytes is kept in the version's history pack
+// (docs/spec.md §18), from which it can be written back. It wraps Err
+// (which wraps version.ErrBadRecord).
+type DamagedRecordError struct {
+	Version  version.ID
+	Location string // version.json's location
+	Pack     string // the key of the version's history pack
+	Err      error
+}
+
+func (e *DamagedRecordError) Error() string { return e.Err.Error() }
+
+func (e *DamagedRecordError) Unwrap() error { return e.Err }

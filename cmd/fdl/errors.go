@@ -313,6 +313,9 @@ func hintsFor(e error) []hint {
 	switch e := e.(type) {
 	case *store.AuthError:
 		return []hint{{"run the command again with --verbose to see the store's own error", ""}}
+	case *repo.DamagedRecordError:
+		return []hint{{"version.json is the version's record, written once by its push: restore " + e.Location + " from a backup, or write back the copy the version's history pack holds (" + e.Pack + ": the entry of \"records\" whose id is " + string(e.Version) + ")", ""},
+			{"then check the repository", "fdl verify"}}
 	case *refs.CorruptError:
 		return refRepairHints(e.Ref)
 	case *refs.DanglingError:

@@ -150,3 +150,27 @@ func TestHTTPEscapedPartitionNames(t *testing.T) {
 		t.Errorf("show on the folder: exit %d\n%s", code, out)
 	}
 }
+
+// TestDamagedRecordAdvice: a version.json that does not parse gets the
+// record's own advice (restore it, or write back the copy its history
+// pack holds), from verify and from a command that reads it, not a
+// history pack's ("pack-invalid": delete the pack and run gc).
+func TestDamagedRecordAdvice(t *testing.T) {
+	t.Parallel()
+	folder, base := newRepoWithBase(t)
+	path := filepath.Join(folder, "versions", string(base), "version.json")
+	os.Chmod(path, 0o644)
+	if err := os.WriteFile(path, []byte(`{"id": broken`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pack := "index/packs/" + string(base) + ".json"
+	code, out := fdlProc(t, nil, "--repo", folder, "verify")
+	if code != 1 || !strings.Contains(out, "record-invalid "+string(base)) || strings.Contains(out, "pack-invalid") ||
+		!strings.Contains(out, "write back the copy the version's history pack holds ("+pack) {
+		t.Errorf("verify with a damaged version.json: exit %d\n%s", code, out)
+	}
+	code, out = fdlProc(t, nil, "--repo", folder, "show", string(base))
+	if code != 1 || !strings.Contains(out, "hint: version.json is the version's record") || !strings.Contains(out, pack) || strings.Contains(out, "fdl gc") {
+		t.Errorf("show of a version whose version.json is damaged: exit %d\n%s", code, out)
+	}
+}
