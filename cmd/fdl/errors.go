@@ -92,13 +92,21 @@ func exitCode(ctx context.Context, err error) int {
 func printError(ios *term.IO, g *globals, err error, code int) {
 	msg := err.Error()
 	var hs []hint
-	if code == exitInterrupt {
+	var kept *workdir.UndoNotCommittedError
+	switch {
+	case code == exitInterrupt && errors.As(err, &kept):
+		// Something stays (a revert's snapshot): say what, and how to
+		// go on or take it back.
+		msg, _, _ = strings.Cut(msg, "\n")
+		msg = "interrupted: " + msg
+		hs = hints(err)
+	case code == exitInterrupt:
 		// The first line says where the command stopped; what follows
 		// is an engine's own echo of the cancellation (DuckDB's
 		// "INTERRUPT Error: Interrupted!").
 		msg, _, _ = strings.Cut(msg, "\n")
 		msg = "interrupted; nothing was changed past the last complete step: " + msg
-	} else {
+	default:
 		hs = hints(err)
 	}
 	if ae := (*store.AuthError)(nil); errors.As(err, &ae) && ae.Err != nil {
@@ -313,6 +321,10 @@ func hintsFor(e error) []hint {
 	switch e := e.(type) {
 	case *store.AuthError:
 		return []hint{{"run the command again with --verbose to see the store's own error", ""}}
+	case *workdir.UndoNotCommittedError:
+		dir := shellQuote(e.Dir)
+		return []hint{{"record the " + string(e.Kind) + " as prepared (its message is kept)", "fdl -C " + dir + " commit"},
+			{"or take its snapshot back: bring back the base's state, then commit", "fdl -C " + dir + " restore --source " + string(e.Base)}}
 	case *repo.DamagedRecordError:
 		return []hint{{"version.json is the version's record, written once by its push: restore " + e.Location + " from a backup, or write back the copy the version's history pack holds (" + e.Pack + ": the entry of \"records\" whose id is " + string(e.Version) + ")", ""},
 			{"then check the repository", "fdl verify"}}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/workdir"
@@ -172,5 +173,48 @@ func TestDamagedRecordAdvice(t *testing.T) {
 	code, out = fdlProc(t, nil, "--repo", folder, "show", string(base))
 	if code != 1 || !strings.Contains(out, "hint: version.json is the version's record") || !strings.Contains(out, pack) || strings.Contains(out, "fdl gc") {
 		t.Errorf("show of a version whose version.json is damaged: exit %d\n%s", code, out)
+	}
+}
+
+// TestRevertInterruptedAfterSnapshot: a revert interrupted after its
+// snapshot was written (during its commit) does not say "nothing was
+// changed": it says the snapshot stays in the working catalog, and how to
+// go on (commit it) or take it back (restore the base). The next commit
+// records the revert.
+func TestRevertInterruptedAfterSnapshot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	folder, _ := newRepoWithBase(t)
+	dir := filepath.Join(t.TempDir(), "w")
+	if code, out := fdlProc(t, []string{"FDL_CATALOG_FORMAT=duckdb"}, "checkout", folder, dir); code != 0 {
+		t.Fatalf("checkout: exit %d\n%s", code, out)
+	}
+	duckWrite(t, duckSession(t), dir, "INSERT INTO base SELECT 100 AS id")
+	mustFdl(t, "-C", dir, "commit", "-m", "add 100")
+	mustFdl(t, "-C", dir, "push")
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := workdir.Open(dir, repo.Options{Step: func(step string) {
+		if step == "revert:written" {
+			cancel()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.Revert(cctx, workdir.RevertOptions{Rev: "main"})
+	w.Close()
+	code := exitCode(cctx, err)
+	ios, _, errOut := term.Test()
+	printError(ios, &globals{}, err, code)
+	msg := errOut.String()
+	if code != exitInterrupt || strings.Contains(msg, "nothing was changed") || !strings.Contains(msg, "stays in the working catalog") ||
+		!strings.Contains(msg, "hint: record the revert as prepared (its message is kept): fdl -C "+dir+" commit") || !strings.Contains(msg, " restore --source ") {
+		t.Fatalf("revert interrupted in its commit: exit %d\n%s", code, msg)
+	}
+	// Going on as the message says: the commit records the revert.
+	out := mustFdl(t, "-C", dir, "commit")
+	if !strings.Contains(out, "Revert") {
+		t.Errorf("commit after the interrupted revert:\n%s", out)
 	}
 }
