@@ -28,6 +28,9 @@ var (
 	// ErrDataMissing is wrapped by the error of a push whose versions list
 	// a data file of the repository that the store does not hold.
 	ErrDataMissing = errors.New("a data file the version lists is not in the store")
+	// ErrDataSize is wrapped by the error of a push whose versions list a
+	// data file whose size in the store differs from the catalog's record.
+	ErrDataSize = errors.New("a data file in the store is not the size its catalog records")
 	// ErrDataLocal is wrapped by the error of a push to a repository that
 	// is not a folder of this machine whose versions read data files by a
 	// local path (its readers cannot reach them).
@@ -168,6 +171,24 @@ func (e *DataMissingError) Error() string {
 }
 
 func (e *DataMissingError) Unwrap() error { return ErrDataMissing }
+
+// DataSizeError: the versions of a push list data files whose size in the
+// store differs from the file_size_bytes their catalog records (a file
+// replaced or cut short after DuckDB wrote it; docs/spec.md §22). It wraps
+// ErrDataSize.
+type DataSizeError struct {
+	Version version.ID
+	Seq     int64
+	Files   []string // "key: N bytes in the store, M recorded", at most 5
+	Count   int      // all that differ
+}
+
+func (e *DataSizeError) Error() string {
+	return fmt.Sprintf("version %s (seq %d) lists %d data file(s) whose size in the store is not the one its catalog records (%s): %v; nothing was pushed: readers would fail on them or read other rows",
+		e.Version, e.Seq, e.Count, strings.Join(e.Files, "; "), ErrDataSize)
+}
+
+func (e *DataSizeError) Unwrap() error { return ErrDataSize }
 
 // LocalDataError: a push to a repository in an object store (or served
 // over HTTP) whose versions read data files by a path of this machine's

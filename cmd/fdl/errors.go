@@ -212,6 +212,7 @@ var sentinelKinds = map[error]string{
 	repo.ErrRetired:               "retired",
 	repo.ErrChecksum:              "checksum",
 	repo.ErrDataMissing:           "data_missing",
+	repo.ErrDataSize:              "data_size",
 	repo.ErrDataLocal:             "data_local",
 	repo.ErrDataPath:              "data_path",
 	repo.ErrExtraFiles:            "extra_files",
@@ -435,6 +436,8 @@ func hintsFor(e error) []hint {
 		return []hint{{"push again allowing the format change", "fdl push --allow-format-change"}}
 	case *repo.DataMissingError:
 		return []hint{{"check the branch out again and redo the change (gc deletes files no catalog lists once older than the grace period)", "fdl checkout URL NEWDIR"}, {"the grace period", "fdl retention"}}
+	case *repo.DataSizeError:
+		return []hint{{"the files were changed after DuckDB wrote them: put back what DuckDB wrote (or rewrite the rows in the working catalog so DuckDB writes new files), then push again", "fdl push"}, {"what the published versions read", "fdl verify --data"}}
 	case *workdir.DeletedFilesError:
 		return []hint{{"what those versions lost", "fdl verify --data"}, {"only gc deletes files a version may read", "fdl gc"}}
 	case *repo.ShortGraceError:

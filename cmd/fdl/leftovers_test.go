@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -216,5 +217,44 @@ func TestRevertInterruptedAfterSnapshot(t *testing.T) {
 	out := mustFdl(t, "-C", dir, "commit")
 	if !strings.Contains(out, "Revert") {
 		t.Errorf("commit after the interrupted revert:\n%s", out)
+	}
+}
+
+// TestPushRefusesWrongSize: a push's data check, which Stats each file a
+// version adds, compares its size with the catalog's file_size_bytes: a
+// data file cut short after DuckDB wrote it is refused (data_size), not
+// published. Before, the push checked existence only.
+func TestPushRefusesWrongSize(t *testing.T) {
+	t.Parallel()
+	folder, _ := newRepoWithBase(t)
+	dir := filepath.Join(t.TempDir(), "w")
+	if code, out := fdlProc(t, []string{"FDL_CATALOG_FORMAT=duckdb"}, "checkout", folder, dir); code != 0 {
+		t.Fatalf("checkout: exit %d\n%s", code, out)
+	}
+	before := map[string]bool{}
+	filepath.WalkDir(filepath.Join(folder, "data"), func(p string, _ os.DirEntry, _ error) error { before[p] = true; return nil })
+	duckWrite(t, duckSession(t), dir, "CREATE TABLE more AS SELECT i AS id, 'v' || i AS s FROM range(5000) t(i)")
+	var added []string
+	filepath.WalkDir(filepath.Join(folder, "data"), func(p string, d os.DirEntry, _ error) error {
+		if !before[p] && !d.IsDir() {
+			added = append(added, p)
+		}
+		return nil
+	})
+	if len(added) != 1 {
+		t.Fatalf("the write added %v, want one data file", added)
+	}
+	b, err := os.ReadFile(added[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(added[0], 0o644)
+	if err := os.WriteFile(added[0], b[:len(b)-100], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustFdl(t, "-C", dir, "commit", "-m", "more")
+	code, out := fdlProc(t, nil, "-C", dir, "--json", "push")
+	if code != 1 || !strings.Contains(out, `"kind":"data_size"`) || !strings.Contains(out, fmt.Sprintf("%d bytes in the store, %d recorded", len(b)-100, len(b))) {
+		t.Fatalf("push of a version whose data file was cut short: exit %d\n%s", code, out)
 	}
 }
