@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
@@ -256,5 +258,39 @@ func TestPushRefusesWrongSize(t *testing.T) {
 	code, out := fdlProc(t, nil, "-C", dir, "--json", "push")
 	if code != 1 || !strings.Contains(out, `"kind":"data_size"`) || !strings.Contains(out, fmt.Sprintf("%d bytes in the store, %d recorded", len(b)-100, len(b))) {
 		t.Fatalf("push of a version whose data file was cut short: exit %d\n%s", code, out)
+	}
+}
+
+// TestUnknownFormatNamesUserCatalog: a catalog in a DuckLake format fdl
+// does not know is refused naming the user's catalog, never the temporary
+// copy a freeze or a fetch works on (both catalog forms; status, commit,
+// checkout --from).
+func TestUnknownFormatNamesUserCatalog(t *testing.T) {
+	t.Parallel()
+	folder, _ := newRepoWithBase(t)
+	for _, form := range []string{"duckdb", "sqlite"} {
+		dir := filepath.Join(t.TempDir(), "w")
+		if code, out := fdlProc(t, []string{"FDL_CATALOG_FORMAT=" + form}, "checkout", folder, dir, "--orphan", "--branch", "new-"+form); code != 0 {
+			t.Fatalf("checkout: exit %d\n%s", code, out)
+		}
+		cat := filepath.Join(dir, "ducklake."+form)
+		driver, dsn, update := "duckdb", "", "ATTACH "+sqlquote.String(cat)+" AS c; UPDATE c.ducklake_metadata SET value = '1.2' WHERE key = 'version'; DETACH c"
+		if form == "sqlite" {
+			driver, dsn, update = "sqlite3", cat, "UPDATE ducklake_metadata SET value = '1.2' WHERE key = 'version'"
+		}
+		db, err := sql.Open(driver, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(update); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		for _, args := range [][]string{{"-C", dir, "status"}, {"-C", dir, "commit", "-m", "x", "--allow-nothing"}, {"checkout", folder, filepath.Join(t.TempDir(), "x"), "--from", cat, "--branch", "from-" + form}} {
+			code, out := fdlProc(t, nil, args...)
+			if code != 1 || !strings.Contains(out, `unsupported DuckLake format "1.2" in `+cat) || strings.Contains(out, "fdl-freeze") || strings.Contains(out, os.TempDir()+"/fdl-") {
+				t.Errorf("%s catalog, fdl %v: exit %d\n%s", form, args, code, out)
+			}
+		}
 	}
 }
