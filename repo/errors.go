@@ -174,7 +174,7 @@ func (e *DataMissingError) Unwrap() error { return ErrDataMissing }
 
 // DataSizeError: the versions of a push list data files whose size in the
 // store differs from the file_size_bytes their catalog records (a file
-// replaced or cut short after DuckDB wrote it; docs/spec.md §22). It wraps
+// replaced or cut short after DuckDB wrote it; docs/spec.md §23). It wraps
 // ErrDataSize.
 type DataSizeError struct {
 	Version version.ID

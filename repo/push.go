@@ -640,7 +640,7 @@ const (
 // order, and how many it lacks; checked one Stat each (at most
 // statMaxKeys files), it also returns the files whose size in the store
 // differs from the catalog's file_size_bytes ("key: N bytes in the store,
-// M recorded"; docs/spec.md §22). Checked against listings (more files),
+// M recorded"; docs/spec.md §23). Checked against listings (more files),
 // names only are compared: a folder's listing gives no sizes without a
 // stat of each file.
 func (r *Repo) missingData(ctx context.Context, keys *ducklake.AddedKeys) ([]string, int64, []string, error) {

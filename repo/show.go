@@ -48,7 +48,7 @@ type Shown struct {
 	// HTTPUnreachable lists the URLs DuckDB requests over http(s) for data
 	// files of the version that the server answers 404 or with another
 	// file (their names hold %XX escapes, which the server decodes:
-	// docs/spec.md §22); empty elsewhere, and with NoVerify.
+	// docs/spec.md §23); empty elsewhere, and with NoVerify.
 	HTTPUnreachable []string `json:"http_unreachable,omitempty"`
 	// Branch is the branch rev named (or the working directory's, for a
 	// local version); "" otherwise.

@@ -80,7 +80,7 @@ type VerifyOptions struct {
 	Data bool
 	// Deep (with Data) also reads each such file's Parquet footer (two
 	// ranged reads a file) and compares its length and row count with the
-	// catalogs' footer_size and record_count (docs/spec.md §22).
+	// catalogs' footer_size and record_count (docs/spec.md §23).
 	Deep bool
 }
 

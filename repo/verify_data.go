@@ -17,7 +17,7 @@ import (
 )
 
 // What verify --data checks of each data and delete file beyond its
-// existence (docs/spec.md §22): its size against the catalogs'
+// existence (docs/spec.md §23): its size against the catalogs'
 // file_size_bytes and, with --deep, its Parquet footer against their
 // footer_size and record_count (delete_count).
 

@@ -51,7 +51,7 @@ const (
 	// keeps the file, but no DuckDB reader reaches it by that path.
 	CodeDataPathDisputed Code = "data-path-disputed"
 	// CodeDataSize: --data: a file's size in the store differs from the
-	// file_size_bytes a catalog in retention records (docs/spec.md §22).
+	// file_size_bytes a catalog in retention records (docs/spec.md §23).
 	CodeDataSize Code = "data-size"
 	// CodeDataFooter: --data --deep: a file's Parquet footer does not
 	// parse, or its length or row count differs from the footer_size or
@@ -60,7 +60,7 @@ const (
 	// CodeDataHTTPUnreachable: --data over http(s): DuckDB requests a
 	// data file by its name as the catalog spells it (with %XX escapes,
 	// which the server decodes) and the server answers 404 or another
-	// file (store.ReaderPaths; docs/spec.md §22).
+	// file (store.ReaderPaths; docs/spec.md §23).
 	CodeDataHTTPUnreachable Code = "data-http-unreachable"
 	// CodeDataLocalPath: in a repository that is not a folder of this
 	// machine, a version reads data files by a local path (its data_path

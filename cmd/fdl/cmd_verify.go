@@ -40,7 +40,7 @@ are counted, not checked. With --deep as well, read each file's Parquet
 footer (two small ranged reads a file) and check that it parses, that its
 column chunks lie inside the file, and that its length and row count are the
 catalog's footer_size and record_count (delete_count). Bytes changed inside a
-page, the footer intact, are beyond these checks (docs/spec.md §22).
+page, the footer intact, are beyond these checks (docs/spec.md §23).
 
 Exits 1 naming each problem with a stable code (--json: problems[].code;
 docs/cli.md lists them). Version folders without version.json that no ref

@@ -25,7 +25,7 @@ import (
 // Before, both checked existence only: a data file truncated by 100 bytes
 // (DuckDB: "No magic bytes") and one with its footer damaged passed.
 // Bytes changed inside a page, the footer intact, pass --deep too: only a
-// recorded digest could catch them (docs/spec.md §22); the last step
+// recorded digest could catch them (docs/spec.md §23); the last step
 // shows that limit.
 func TestVerifyDataDamage(t *testing.T) {
 	t.Parallel()
@@ -185,7 +185,7 @@ func checkVerifyDamage(t *testing.T, u string) {
 	want(verify(true), map[string]repo.Code{dataKey: repo.CodeDataFooter})
 
 	// 4 bytes zeroed inside the first page's values, the footer intact:
-	// beyond a footer check (docs/spec.md §22). DuckDB reads other values
+	// beyond a footer check (docs/spec.md §23). DuckDB reads other values
 	// or fails; verify --deep cannot tell.
 	damaged(dataKey, func(b []byte) []byte {
 		s, _ := footer(b)
