@@ -28,6 +28,9 @@ var (
 	// ErrDataMissing is wrapped by the error of a push whose versions list
 	// a data file of the repository that the store does not hold.
 	ErrDataMissing = errors.New("a data file the version lists is not in the store")
+	// ErrDataSize is wrapped by the error of a push whose versions list a
+	// data file whose size in the store differs from the catalog's record.
+	ErrDataSize = errors.New("a data file in the store is not the size its catalog records")
 	// ErrDataLocal is wrapped by the error of a push to a repository that
 	// is not a folder of this machine whose versions read data files by a
 	// local path (its readers cannot reach them).
@@ -78,6 +81,10 @@ type NotRepositoryError struct {
 	ReadOnly  bool
 	IsWorkdir bool
 	Workdir   string
+	// HTML: the server answered the read of fdl.json with an HTML page
+	// (store.HTMLAnswerError): a web site's page, or a web app's fallback
+	// for paths it has no file for.
+	HTML bool
 }
 
 func (e *NotRepositoryError) Error() string {
@@ -86,6 +93,8 @@ func (e *NotRepositoryError) Error() string {
 		return fmt.Sprintf("%s: %v (no %s there): the repository of the working directory %s is missing; it may have moved or been deleted: check the location, and if it moved, set \"repository\" in %s to its new URL", e.URL, ErrNotRepository, ConfigKey, e.Workdir, filepath.Join(e.Workdir, WorkdirStateFile))
 	case e.IsWorkdir:
 		return fmt.Sprintf("%s: %v: it is a working directory (it holds %s), not a repository; run the command inside it, or pass its repository's URL", e.URL, ErrNotRepository, WorkdirStateFile)
+	case e.HTML:
+		return fmt.Sprintf("%s: %v: the server answered %s with an HTML page, not the file: the URL is likely wrong (a web site's page, or a web app that answers every path it has no file for with its own page); check the URL: it must name the folder that holds %s", e.URL, ErrNotRepository, ConfigKey, ConfigKey)
 	case e.ReadOnly:
 		return fmt.Sprintf("%s: %v (no %s there); check the URL: a repository is read over http(s), and fdl cannot create one there (make it at its own location, a folder or object store, and publish that)", e.URL, ErrNotRepository, ConfigKey)
 	}
@@ -162,6 +171,24 @@ func (e *DataMissingError) Error() string {
 }
 
 func (e *DataMissingError) Unwrap() error { return ErrDataMissing }
+
+// DataSizeError: the versions of a push list data files whose size in the
+// store differs from the file_size_bytes their catalog records (a file
+// replaced or cut short after DuckDB wrote it; docs/spec.md §23). It wraps
+// ErrDataSize.
+type DataSizeError struct {
+	Version version.ID
+	Seq     int64
+	Files   []string // "key: N bytes in the store, M recorded", at most 5
+	Count   int      // all that differ
+}
+
+func (e *DataSizeError) Error() string {
+	return fmt.Sprintf("version %s (seq %d) lists %d data file(s) whose size in the store is not the one its catalog records (%s): %v; nothing was pushed: readers would fail on them or read other rows",
+		e.Version, e.Seq, e.Count, strings.Join(e.Files, "; "), ErrDataSize)
+}
+
+func (e *DataSizeError) Unwrap() error { return ErrDataSize }
 
 // LocalDataError: a push to a repository in an object store (or served
 // over HTTP) whose versions read data files by a path of this machine's
@@ -432,3 +459,19 @@ func (e *NoMergeBaseError) Error() string {
 }
 
 func (e *NoMergeBaseError) Unwrap() error { return refs.ErrUnknownRev }
+
+// DamagedRecordError: a version's version.json is there but does not
+// parse or validate. The record is written once, by the push that made the
+// version, and a copy of its bytes is kept in the version's history pack
+// (docs/spec.md §18), from which it can be written back. It wraps Err
+// (which wraps version.ErrBadRecord).
+type DamagedRecordError struct {
+	Version  version.ID
+	Location string // version.json's location
+	Pack     string // the key of the version's history pack
+	Err      error
+}
+
+func (e *DamagedRecordError) Error() string { return e.Err.Error() }
+
+func (e *DamagedRecordError) Unwrap() error { return e.Err }

@@ -41,7 +41,7 @@ func (r *Repo) Entry(ctx context.Context, id version.ID) (history.Entry, error) 
 		return history.Entry{}, fmt.Errorf("read version %s: %w", id, err)
 	}
 	if e, err = history.NewEntry(b, id); err != nil {
-		return history.Entry{}, err
+		return history.Entry{}, &DamagedRecordError{Version: id, Location: r.st.Location(VersionKey(id, version.RecordFile)), Pack: history.PackKey(id), Err: err}
 	}
 	r.remember(e)
 	return e, nil

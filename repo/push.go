@@ -611,11 +611,16 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		return &LocalDataError{Version: head.Record.ID, Seq: head.Record.Seq, Where: r.where, Paths: local[:min(len(local), 5)], Count: len(local)}
 	}
 	r.step("push:data-compare")
-	missing, count, err := r.missingData(ctx, keys)
-	if err != nil || count == 0 {
+	missing, count, wrong, err := r.missingData(ctx, keys)
+	switch {
+	case err != nil:
 		return err
+	case count > 0:
+		return &DataMissingError{Version: head.Record.ID, Seq: head.Record.Seq, Missing: missing, Count: int(count)}
+	case len(wrong) > 0:
+		return &DataSizeError{Version: head.Record.ID, Seq: head.Record.Seq, Files: wrong[:min(len(wrong), missingShown)], Count: len(wrong)}
 	}
-	return &DataMissingError{Version: head.Record.ID, Seq: head.Record.Seq, Missing: missing, Count: int(count)}
+	return nil
 }
 
 // statMaxKeys is how many added files the data check Stats one by one;
@@ -632,69 +637,82 @@ const (
 )
 
 // missingData returns the first missingShown keys the store lacks, in byte
-// order, and how many it lacks.
-func (r *Repo) missingData(ctx context.Context, keys *ducklake.AddedKeys) ([]string, int64, error) {
+// order, and how many it lacks; checked one Stat each (at most
+// statMaxKeys files), it also returns the files whose size in the store
+// differs from the catalog's file_size_bytes ("key: N bytes in the store,
+// M recorded"; docs/spec.md §23). Checked against listings (more files),
+// names only are compared: a folder's listing gives no sizes without a
+// stat of each file.
+func (r *Repo) missingData(ctx context.Context, keys *ducklake.AddedKeys) ([]string, int64, []string, error) {
 	switch n := keys.Count(); {
 	case n == 0:
-		return nil, 0, nil
+		return nil, 0, nil, nil
 	case n <= int64(statMaxKeys):
-		ks, err := keys.Keys(ctx, statMaxKeys)
+		ks, err := keys.KeySizes(ctx, statMaxKeys)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
-		if slices.ContainsFunc(ks, func(k string) bool { return len(k) > store.MaxKeyLen }) {
+		if slices.ContainsFunc(ks, func(k ducklake.KeySize) bool { return len(k.Key) > store.MaxKeyLen }) {
 			// A folder store holds files whose keys are longer than a
 			// Stat takes (store.CheckKey), and lists them: list.
 			break
 		}
-		missing, err := r.statMissing(ctx, ks)
+		missing, wrong, err := r.statMissing(ctx, ks)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
-		return missing[:min(len(missing), missingShown)], int64(len(missing)), nil
+		return missing[:min(len(missing), missingShown)], int64(len(missing)), wrong, nil
 	}
 	groups, err := keys.Groups(ctx)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	prefixes := make([]string, len(groups))
 	for i, g := range groups {
 		prefixes[i] = g.Prefix
 	}
-	return keys.Missing(ctx, func(emit func([]byte) error) error {
+	missing, count, err := keys.Missing(ctx, func(emit func([]byte) error) error {
 		return r.listKeys(ctx, prefixes, emit)
 	}, missingShown)
+	return missing, count, nil, err
 }
 
-// statMissing returns the keys (sorted) the store does not hold, one Stat
-// each, statWorkers at a time.
-func (r *Repo) statMissing(ctx context.Context, keys []string) ([]string, error) {
+// statMissing returns the keys (sorted) the store does not hold, and the
+// files whose size differs from the recorded one (a size of -1 is not
+// recorded), one Stat each, statWorkers at a time.
+func (r *Repo) statMissing(ctx context.Context, keys []ducklake.KeySize) ([]string, []string, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(statWorkers)
 	gone := make([]bool, len(keys))
+	sizes := make([]int64, len(keys))
 	for i, k := range keys {
 		g.Go(func() error {
-			_, err := r.st.Stat(gctx, k)
+			oi, err := r.st.Stat(gctx, k.Key)
 			switch {
 			case errors.Is(err, store.ErrNotExist):
 				gone[i] = true
 			case err != nil:
 				return err
 			}
+			sizes[i] = oi.Size
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var missing []string
+	var missing, wrong []string
 	for i, k := range keys {
-		if gone[i] {
-			missing = append(missing, k)
+		switch {
+		case gone[i]:
+			missing = append(missing, k.Key)
+		case k.Size > 0 && sizes[i] >= 0 && sizes[i] != k.Size:
+			wrong = append(wrong, fmt.Sprintf("%s: %d bytes in the store, %d recorded", k.Key, sizes[i], k.Size))
 		}
 	}
 	slices.Sort(missing)
-	return missing, nil
+	slices.Sort(wrong)
+	return slices.Compact(missing), wrong, nil
 }
 
 // listKeys lists the store's keys under each prefix and hands them to

@@ -393,7 +393,7 @@ func OpenStore(ctx context.Context, st store.Store, url string, opts ...Options)
 				return nil, fmt.Errorf("open %s: %w", where, err)
 			}
 		}
-		e := &NotRepositoryError{URL: where, ReadOnly: store.IsReadOnly(st)}
+		e := &NotRepositoryError{URL: where, ReadOnly: store.IsReadOnly(st), HTML: errors.As(err, new(*store.HTMLAnswerError))}
 		if !strings.Contains(url, "://") {
 			_, err := os.Stat(filepath.Join(url, WorkdirStateFile))
 			e.IsWorkdir = err == nil

@@ -2,7 +2,9 @@ package repo
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -42,6 +45,11 @@ type Shown struct {
 	// than ducklake.CurrentFormat: DuckDB 1.5.2 and newer refuse it, and
 	// MigrateBranch publishes a version they read.
 	NeedsMigration bool `json:"needs_migration"`
+	// HTTPUnreachable lists the URLs DuckDB requests over http(s) for data
+	// files of the version that the server answers 404 or with another
+	// file (their names hold %XX escapes, which the server decodes:
+	// docs/spec.md §23); empty elsewhere, and with NoVerify.
+	HTTPUnreachable []string `json:"http_unreachable,omitempty"`
 	// Branch is the branch rev named (or the working directory's, for a
 	// local version); "" otherwise.
 	Branch string `json:"branch,omitempty"`
@@ -126,7 +134,11 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 		return nil, err
 	}
 	err = r.CheckVersionFolder(ctx, rec)
-	if err == nil && !o.NoVerify {
+	if rp, ok := r.st.(store.ReaderPaths); ok && err == nil && !o.NoVerify {
+		// Over http(s) the catalog is fetched (and checked) to find the
+		// files DuckDB cannot reach there.
+		out.HTTPUnreachable, err = r.readerUnreachable(ctx, rp, rec)
+	} else if err == nil && !o.NoVerify {
 		err = r.CheckCatalog(ctx, rec)
 	}
 	if err != nil {
@@ -236,4 +248,55 @@ func (r *Repo) Attach(ctx context.Context, rev string, o ShowOptions) (*Attached
 		return nil, ret
 	}
 	return &Attached{ID: v.Record.ID, Seq: v.Record.Seq, Attach: v.Attach}, nil
+}
+
+// readerUnreachable fetches rec's catalog (checking it against its
+// record, as CheckCatalog does) and returns the URLs DuckDB requests, over
+// a store whose readers request files by other URLs than its own
+// (store.ReaderPaths), for the data and delete files the version reads at
+// its snapshot that the server answers 404 or with a file of another
+// size. Only files whose names the store escapes differently are asked
+// for (one request each).
+func (r *Repo) readerUnreachable(ctx context.Context, rp store.ReaderPaths, rec *version.Record) ([]string, error) {
+	tmp, err := os.MkdirTemp("", "fdl-show-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	dst := filepath.Join(tmp, version.CatalogFile)
+	if err := r.FetchCatalog(ctx, rec, dst); err != nil {
+		return nil, err
+	}
+	c, err := ducklake.Open(ctx, dst)
+	if err != nil {
+		return nil, fmt.Errorf("version %s: %w", rec.ID, err)
+	}
+	files, err := c.DataFiles(ctx)
+	c.Close()
+	if err != nil {
+		return nil, fmt.Errorf("version %s: %w", rec.ID, err)
+	}
+	norm, err := r.Normaliser()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	s := rec.DuckLake.Snapshot
+	for _, f := range files {
+		if f.BeginSnapshot > s || f.EndSnapshot != nil && *f.EndSnapshot <= s {
+			continue
+		}
+		pl, err := norm.Place(f.ResolvedPath)
+		if err != nil || pl.Key == "" || !rp.ReaderDiffers(pl.Key) {
+			continue
+		}
+		url, got, err := rp.StatAsReader(ctx, pl.Key)
+		switch {
+		case errors.Is(err, store.ErrNotExist), err == nil && got.Size >= 0 && f.Size > 0 && got.Size != f.Size:
+			out = append(out, url)
+		case err != nil:
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -55,6 +55,10 @@ type VerifyReport struct {
 	// outside the repository (not checked: docs/spec.md §8).
 	DataFiles   int `json:"data_files_checked"`
 	DataOutside int `json:"data_files_outside"`
+	// DataFooters counts, with Deep, the Parquet footers read (files
+	// whose size matched and whose footer is neither encrypted nor of
+	// another format than Parquet).
+	DataFooters int `json:"data_footers_checked"`
 	// Packs counts the history packs checked against the records.
 	Packs int `json:"packs_checked"`
 	// Incomplete lists version folders without version.json that no ref
@@ -71,8 +75,13 @@ type VerifyOptions struct {
 	// sha256 and the catalog invariants inside it.
 	SkipCatalogs bool
 	// Data checks that every data file a catalog in retention can read at
-	// or after its floor exists in the store (one listing of data/).
+	// or after its floor exists in the store and has the size the
+	// catalogs record (file_size_bytes): one listing of data/.
 	Data bool
+	// Deep (with Data) also reads each such file's Parquet footer (two
+	// ranged reads a file) and compares its length and row count with the
+	// catalogs' footer_size and record_count (docs/spec.md §23).
+	Deep bool
 }
 
 // Verify checks the repository (docs/spec.md §5.1, §10): HEAD
@@ -84,7 +93,8 @@ type VerifyOptions struct {
 // parses, the catalog's size and sha256 match its record and the DuckLake
 // catalog invariants hold inside it (ducklake.Catalog.CheckInvariants);
 // with o.Data, every data file a catalog in retention can read at or after
-// its floor exists in the store. It returns an error only when the store
+// its floor exists in the store with the size the catalogs record, and
+// with o.Deep its Parquet footer agrees with them. It returns an error only when the store
 // cannot be read; findings go into the report, each with a stable code
 // (docs/cli.md).
 func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
@@ -119,7 +129,7 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 		return nil, err
 	}
 	if vs.dp != nil {
-		if err := r.verifyData(ctx, vs, rep, add); err != nil {
+		if err := r.verifyData(ctx, o, vs, rep, add); err != nil {
 			return nil, err
 		}
 	}

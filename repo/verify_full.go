@@ -50,6 +50,18 @@ const (
 	// (a prefix holding '?', which DuckDB reads as query parameters): gc
 	// keeps the file, but no DuckDB reader reaches it by that path.
 	CodeDataPathDisputed Code = "data-path-disputed"
+	// CodeDataSize: --data: a file's size in the store differs from the
+	// file_size_bytes a catalog in retention records (docs/spec.md §23).
+	CodeDataSize Code = "data-size"
+	// CodeDataFooter: --data --deep: a file's Parquet footer does not
+	// parse, or its length or row count differs from the footer_size or
+	// record_count (delete_count) a catalog in retention records.
+	CodeDataFooter Code = "data-footer"
+	// CodeDataHTTPUnreachable: --data over http(s): DuckDB requests a
+	// data file by its name as the catalog spells it (with %XX escapes,
+	// which the server decodes) and the server answers 404 or another
+	// file (store.ReaderPaths; docs/spec.md §23).
+	CodeDataHTTPUnreachable Code = "data-http-unreachable"
 	// CodeDataLocalPath: in a repository that is not a folder of this
 	// machine, a version reads data files by a local path (its data_path
 	// or a file's path is one), which no reader of the repository reaches.
@@ -87,6 +99,10 @@ type verifyState struct {
 	extra   map[version.ID][]string // keys in a version folder that are not the version's files
 	dp      *retention.DataPlanner
 	tmp     string
+	// With --data: the normaliser, and what the catalogs in retention
+	// record of each file they can read at or after their floors, by key.
+	norm   *retention.Normaliser
+	expect map[string][]expectedFile
 }
 
 // verifyRetention starts the retention side of Verify: the policy, the
@@ -134,6 +150,7 @@ func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(co
 			return nil, err
 		}
 		vs.dp = retention.NewDataPlanner(norm)
+		vs.norm, vs.expect = norm, map[string][]expectedFile{}
 	}
 	if !o.SkipCatalogs {
 		if vs.tmp, err = os.MkdirTemp("", "fdl-verify-*"); err != nil {
@@ -318,6 +335,7 @@ func (r *Repo) verifyCatalog(ctx context.Context, vs *verifyState, rec *version.
 	floor := retention.FloorSnapshot(rec.ID, recOf, func(id version.ID) bool { return !vs.retired[id] })
 	before := len(vs.dp.Unplaced())
 	vs.dp.AddLive(rec.ID, floor, files)
+	vs.expectFiles(vs.norm, rec.ID, floor, files)
 	for _, u := range vs.dp.Unplaced()[before:] {
 		add(CodeDataPathInvalid, string(rec.ID), "%v (and %d more path(s) of the catalog that cannot be placed: no reader can rely on them; gc keeps every file under data/ with one of their names)", u.First, u.Count-1)
 	}
@@ -397,8 +415,10 @@ func (r *Repo) verifyLineage(ctx context.Context, c *ducklake.Catalog, rec *vers
 }
 
 // verifyData lists data/ once and reports every file a catalog in
-// retention can read at or after its floor that the store lacks.
-func (r *Repo) verifyData(ctx context.Context, vs *verifyState, rep *VerifyReport, add func(code Code, obj, format string, a ...any)) error {
+// retention can read at or after its floor that the store lacks, or whose
+// size (and, with o.Deep, Parquet footer) differs from what the catalogs
+// record (verifyFiles).
+func (r *Repo) verifyData(ctx context.Context, o VerifyOptions, vs *verifyState, rep *VerifyReport, add func(code Code, obj, format string, a ...any)) error {
 	var listing []store.ObjectInfo
 	if err := r.st.List(ctx, DataPrefix, func(oi store.ObjectInfo) error {
 		listing = append(listing, oi)
@@ -415,5 +435,7 @@ func (r *Repo) verifyData(ctx context.Context, vs *verifyState, rep *VerifyRepor
 	}
 	st := vs.dp.Stats()
 	rep.DataFiles, rep.DataOutside = st.Listed, st.Outside
-	return nil
+	n, err := r.verifyFiles(ctx, vs, listing, o.Deep, add)
+	rep.DataFooters = n
+	return err
 }

@@ -78,7 +78,10 @@ func (r *Repo) checkPack(ctx context.Context, key string) (code Code, obj, msg s
 	}
 	if _, rerr := r.Entry(ctx, id); rerr != nil {
 		if errors.Is(rerr, version.ErrBadRecord) {
-			return CodePackInvalid, string(id), fmt.Sprintf("%s: version %s's record does not parse, so its pack cannot be checked: %v", key, id, rerr), false, nil
+			// The record is what is damaged (record-invalid, with its
+			// own advice); the pack, which holds a copy of it, is
+			// checked once the record is whole again.
+			return "", "", "", true, nil
 		}
 		return CodePackOrphan, string(id), fmt.Sprintf("%s is the history pack of version %s, which has no version.json (%v): gc deletes it", key, id, rerr), false, nil
 	}

@@ -120,11 +120,33 @@ func (w *Workdir) Revert(ctx context.Context, o RevertOptions) (*UndoResult, err
 	}
 	if !o.NoCommit {
 		if res.Committed, err = w.commit(ctx, CommitOptions{Message: msg, Author: o.Author, Now: o.Now}); err != nil {
-			return res, err
+			return res, &UndoNotCommittedError{Kind: UndoRevert, Version: target.ID, Seq: target.Seq, Snapshot: res.Snapshot, Dir: w.Dir, Base: w.State.Base, Err: err}
 		}
 	}
 	return res, nil
 }
+
+// UndoNotCommittedError: a revert wrote its snapshot into the working
+// catalog, but the commit that records it failed or was interrupted. The
+// snapshot stays, with the revert's message prepared (state.json's undo):
+// a commit records it, or a restore of the base takes it back. It wraps
+// Err (context.Canceled when interrupted).
+type UndoNotCommittedError struct {
+	Kind     UndoKind
+	Version  version.ID // the version reverted
+	Seq      int64
+	Snapshot int64  // the snapshot written
+	Dir      string // the working directory
+	Base     version.ID
+	Err      error
+}
+
+func (e *UndoNotCommittedError) Error() string {
+	return fmt.Sprintf("%s of version %s (seq %d): its snapshot %d was written and stays in the working catalog of %s, but the commit that records it did not finish: %v",
+		e.Kind, e.Version, e.Seq, e.Snapshot, e.Dir, e.Err)
+}
+
+func (e *UndoNotCommittedError) Unwrap() error { return e.Err }
 
 // Restore writes the state of version o.Source into the working catalog
 // as one new snapshot (Git's restore --source): everything after it is

@@ -108,6 +108,10 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string, o repo.S
 		if v.NeedsMigration {
 			printMigrationNote(ios, v)
 		}
+		if n := len(v.HTTPUnreachable); n > 0 {
+			ios.Warnf("readers over http(s) cannot read %d data file(s) of this version: DuckDB requests %s, which the server answers with no file (it decodes the %%XX escapes of the name); serve the repository with a server that serves names as written, or give readers its own location (folder or object-store URL)",
+				n, strings.Join(v.HTTPUnreachable[:min(n, 3)], ", "))
+		}
 		return nil
 	})
 }

@@ -72,6 +72,12 @@ var layerRules = []struct {
 		why: "internal/store and internal/store/storetest link only the standard library; a backend's SDK belongs in its own package (internal/store/s3, …)",
 	},
 	{
+		name:  "the Parquet footer reader stands alone",
+		roots: func(path string) bool { return path == module+"/internal/parquet" },
+		bad:   func(path string, p depInfo) bool { return !p.std && path != module+"/internal/parquet" },
+		why:   "internal/parquet parses bytes a caller read (verify --deep): the standard library only, no store, no database",
+	},
+	{
 		name:  "refs links no cloud SDK, no database and no store backend",
 		roots: func(path string) bool { return path == module+"/refs" },
 		bad: func(path string, p depInfo) bool {

@@ -92,13 +92,21 @@ func exitCode(ctx context.Context, err error) int {
 func printError(ios *term.IO, g *globals, err error, code int) {
 	msg := err.Error()
 	var hs []hint
-	if code == exitInterrupt {
+	var kept *workdir.UndoNotCommittedError
+	switch {
+	case code == exitInterrupt && errors.As(err, &kept):
+		// Something stays (a revert's snapshot): say what, and how to
+		// go on or take it back.
+		msg, _, _ = strings.Cut(msg, "\n")
+		msg = "interrupted: " + msg
+		hs = hints(err)
+	case code == exitInterrupt:
 		// The first line says where the command stopped; what follows
 		// is an engine's own echo of the cancellation (DuckDB's
 		// "INTERRUPT Error: Interrupted!").
 		msg, _, _ = strings.Cut(msg, "\n")
 		msg = "interrupted; nothing was changed past the last complete step: " + msg
-	} else {
+	default:
 		hs = hints(err)
 	}
 	if ae := (*store.AuthError)(nil); errors.As(err, &ae) && ae.Err != nil {
@@ -204,6 +212,7 @@ var sentinelKinds = map[error]string{
 	repo.ErrRetired:               "retired",
 	repo.ErrChecksum:              "checksum",
 	repo.ErrDataMissing:           "data_missing",
+	repo.ErrDataSize:              "data_size",
 	repo.ErrDataLocal:             "data_local",
 	repo.ErrDataPath:              "data_path",
 	repo.ErrExtraFiles:            "extra_files",
@@ -313,6 +322,13 @@ func hintsFor(e error) []hint {
 	switch e := e.(type) {
 	case *store.AuthError:
 		return []hint{{"run the command again with --verbose to see the store's own error", ""}}
+	case *workdir.UndoNotCommittedError:
+		dir := shellQuote(e.Dir)
+		return []hint{{"record the " + string(e.Kind) + " as prepared (its message is kept)", "fdl -C " + dir + " commit"},
+			{"or take its snapshot back: bring back the base's state, then commit", "fdl -C " + dir + " restore --source " + string(e.Base)}}
+	case *repo.DamagedRecordError:
+		return []hint{{"version.json is the version's record, written once by its push: restore " + e.Location + " from a backup, or write back the copy the version's history pack holds (" + e.Pack + ": the entry of \"records\" whose id is " + string(e.Version) + ")", ""},
+			{"then check the repository", "fdl verify"}}
 	case *refs.CorruptError:
 		return refRepairHints(e.Ref)
 	case *refs.DanglingError:
@@ -420,6 +436,8 @@ func hintsFor(e error) []hint {
 		return []hint{{"push again allowing the format change", "fdl push --allow-format-change"}}
 	case *repo.DataMissingError:
 		return []hint{{"check the branch out again and redo the change (gc deletes files no catalog lists once older than the grace period)", "fdl checkout URL NEWDIR"}, {"the grace period", "fdl retention"}}
+	case *repo.DataSizeError:
+		return []hint{{"the files were changed after DuckDB wrote them: put back what DuckDB wrote (or rewrite the rows in the working catalog so DuckDB writes new files), then push again", "fdl push"}, {"what the published versions read", "fdl verify --data"}}
 	case *workdir.DeletedFilesError:
 		return []hint{{"what those versions lost", "fdl verify --data"}, {"only gc deletes files a version may read", "fdl gc"}}
 	case *repo.ShortGraceError:
@@ -510,12 +528,15 @@ func gcStopHints(e *gc.StopError) []hint {
 
 // problemHints say what to do about some of verify's findings, by code.
 var problemHints = map[repo.Code]string{
-	repo.CodeRefRetired:       "; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention",
-	repo.CodeRetiredNoMarker:  "; run fdl gc --yes to write it",
-	repo.CodeRetiredCatalog:   "; run fdl gc --yes again",
-	repo.CodeTempLeftover:     ": fdl gc --yes deletes it once older than the grace period",
-	repo.CodeVersionExtraFile: "; delete it",
-	repo.CodeDataLocalPath:    "; copy those files into the repository's data/ under the same relative paths (readers then attach with DATA_PATH pointing there, OVERRIDE_DATA_PATH true), or publish a new version whose lake writes into the repository",
+	repo.CodeRefRetired:          "; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention",
+	repo.CodeRetiredNoMarker:     "; run fdl gc --yes to write it",
+	repo.CodeRetiredCatalog:      "; run fdl gc --yes again",
+	repo.CodeTempLeftover:        ": fdl gc --yes deletes it once older than the grace period",
+	repo.CodeVersionExtraFile:    "; delete it",
+	repo.CodeDataSize:            "; put the file the version was published with back (from a backup or the writer's copy); if none is left, publish a version that no longer reads it",
+	repo.CodeDataFooter:          "; put the file the version was published with back (from a backup or the writer's copy); if none is left, publish a version that no longer reads it",
+	repo.CodeDataHTTPUnreachable: "; readers over http(s) need a server that serves each file under its name as written, without decoding %XX escapes in the path; else give them the repository's own location (its folder or object-store URL), where DuckDB reads these names",
+	repo.CodeDataLocalPath:       "; copy those files into the repository's data/ under the same relative paths (readers then attach with DATA_PATH pointing there, OVERRIDE_DATA_PATH true), or publish a new version whose lake writes into the repository",
 }
 
 // problemMessage is a verify finding's message with the hints of the error

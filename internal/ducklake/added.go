@@ -58,7 +58,7 @@ const simplePath = `NOT (starts_with(f.path, '.') OR starts_with(f.path, '/') OR
 
 // Temporary tables of the catalog's connection in its private DuckDB.
 const (
-	addedTable   = "fdl_added"   // key, table_id (NULL for a file placed on its own)
+	addedTable   = "fdl_added"   // key, table_id (NULL for a file placed on its own), size (file_size_bytes)
 	basesTable   = "fdl_bases"   // table_id, prefix, nested
 	missingTable = "fdl_missing" // key: added and not listed
 )
@@ -105,7 +105,7 @@ func (c *Catalog) AddedKeys(ctx context.Context, since int64, readAt []int64, fo
 	if err := c.bigQuerySettings(ctx); err != nil {
 		return nil, err
 	}
-	if err := c.exec(ctx, "CREATE OR REPLACE TEMP TABLE "+addedTable+" (key VARCHAR, table_id BIGINT)"); err != nil {
+	if err := c.exec(ctx, "CREATE OR REPLACE TEMP TABLE "+addedTable+" (key VARCHAR, table_id BIGINT, size BIGINT)"); err != nil {
 		return nil, err
 	}
 	a := &AddedKeys{c: c}
@@ -147,7 +147,7 @@ func (c *Catalog) AddedKeys(ctx context.Context, since int64, readAt []int64, fo
 	if err != nil {
 		return nil, err
 	}
-	a.fast = "SELECT b.prefix || f.path AS key, f.table_id " + from
+	a.fast = "SELECT b.prefix || f.path AS key, f.table_id, f.size " + from
 	a.pending = a.n > 0
 	if odd > 0 {
 		if err := c.placeOdd(ctx, added, fast, paths, place); err != nil {
@@ -196,8 +196,9 @@ func (c *Catalog) exec(ctx context.Context, q string, args ...any) error {
 	return nil
 }
 
-// addedRows is the query of the added files (table_id, path, rel), data
-// and delete files alike; "" when the catalog has neither table.
+// addedRows is the query of the added files (table_id, path, rel, size:
+// file_size_bytes, NULL when not recorded), data and delete files alike;
+// "" when the catalog has neither table.
 func (c *Catalog) addedRows(since int64, readAt []int64) string {
 	var read []string
 	for _, s := range readAt {
@@ -220,8 +221,8 @@ func (c *Catalog) addedRows(since int64, readAt []int64) string {
 			since, sqlquote.Ident(t.id), c.t("ducklake_snapshot"), since, visibleAt)
 		rel := c.col(t.t, "", "path_is_relative", "NULL::BOOLEAN")
 		// NULL (or no column): relative unless plainly absolute (isRelative).
-		parts = append(parts, fmt.Sprintf(`SELECT table_id, path, coalesce(%s, NOT (starts_with(path, '/') OR contains(path, '://'))) AS rel FROM %s WHERE path IS NOT NULL AND %s`,
-			rel, c.t(t.t), where))
+		parts = append(parts, fmt.Sprintf(`SELECT table_id, path, coalesce(%s, NOT (starts_with(path, '/') OR contains(path, '://'))) AS rel, %s AS size FROM %s WHERE path IS NOT NULL AND %s`,
+			rel, c.col(t.t, "", "file_size_bytes", "NULL::BIGINT"), c.t(t.t), where))
 	}
 	return strings.Join(parts, " UNION ALL ")
 }
@@ -263,19 +264,21 @@ func (c *Catalog) loadBases(ctx context.Context, added string, paths *pathTree, 
 // (those place gives a key for).
 func (c *Catalog) placeOdd(ctx context.Context, added, fast string, paths *pathTree, place func(string) (string, error)) error {
 	var keys []string
-	q := fmt.Sprintf("SELECT f.table_id, f.path, f.rel FROM (%s) f JOIN %s b USING (table_id) WHERE NOT (%s)", added, basesTable, fast)
+	var sizes []sql.NullInt64
+	q := fmt.Sprintf("SELECT f.table_id, f.path, f.rel, f.size FROM (%s) f JOIN %s b USING (table_id) WHERE NOT (%s)", added, basesTable, fast)
 	err := c.query(ctx, q, func(r *sql.Rows) error {
 		var tid int64
 		var path string
 		var rel bool
-		if err := r.Scan(&tid, &path, &rel); err != nil {
+		var size sql.NullInt64
+		if err := r.Scan(&tid, &path, &rel, &size); err != nil {
 			return err
 		}
 		if rel {
 			path = paths.tableBase(tid) + path
 		}
 		if key, err := place(path); err == nil && key != "" {
-			keys = append(keys, key)
+			keys, sizes = append(keys, key), append(sizes, size)
 		}
 		return nil
 	})
@@ -283,8 +286,12 @@ func (c *Catalog) placeOdd(ctx context.Context, added, fast string, paths *pathT
 		return err
 	}
 	return c.appendRows(ctx, addedTable, func(add func(...driver.Value) error) error {
-		for _, k := range keys {
-			if err := add(k, nil); err != nil {
+		for i, k := range keys {
+			var size any
+			if sizes[i].Valid {
+				size = sizes[i].Int64
+			}
+			if err := add(k, nil, size); err != nil {
 				return err
 			}
 		}
@@ -327,6 +334,36 @@ func (a *AddedKeys) Keys(ctx context.Context, limit int) ([]string, error) {
 		return nil, err
 	}
 	return a.c.keys(ctx, fmt.Sprintf("SELECT DISTINCT key FROM %s ORDER BY key LIMIT %d", addedTable, limit))
+}
+
+// KeySize is an added key and the size its catalog row records
+// (file_size_bytes; -1 when not recorded).
+type KeySize struct {
+	Key  string
+	Size int64
+}
+
+// KeySizes returns the first limit distinct (key, size) pairs in byte
+// order of the keys (a key two rows record with two sizes comes twice).
+func (a *AddedKeys) KeySizes(ctx context.Context, limit int) ([]KeySize, error) {
+	a.c.mu.Lock()
+	defer a.c.mu.Unlock()
+	if err := a.c.ready(); err != nil {
+		return nil, err
+	}
+	if err := a.materialize(ctx); err != nil {
+		return nil, err
+	}
+	var out []KeySize
+	err := a.c.query(ctx, fmt.Sprintf("SELECT DISTINCT key, coalesce(size, -1) FROM %s ORDER BY key LIMIT %d", addedTable, limit), func(r *sql.Rows) error {
+		var ks KeySize
+		if err := r.Scan(&ks.Key, &ks.Size); err != nil {
+			return err
+		}
+		out = append(out, ks)
+		return nil
+	})
+	return out, err
 }
 
 func (c *Catalog) keys(ctx context.Context, q string) ([]string, error) {

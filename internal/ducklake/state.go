@@ -575,19 +575,29 @@ func (c *Catalog) fileRows(ctx context.Context, table, idCol string, del bool, s
 		where = fmt.Sprintf("WHERE begin_snapshot >= %d OR %s >= coalesce((SELECT next_file_id FROM %s WHERE snapshot_id < %d ORDER BY snapshot_id DESC LIMIT 1), 0) ",
 			since, sqlquote.Ident(idCol), c.t("ducklake_snapshot"), since)
 	}
-	q := fmt.Sprintf("SELECT %s, table_id, path, %s, begin_snapshot, end_snapshot, %s FROM %s %sORDER BY %s",
+	countCol, formatCol := "record_count", "file_format"
+	if del {
+		countCol, formatCol = "delete_count", "format"
+	}
+	q := fmt.Sprintf("SELECT %s, table_id, path, %s, begin_snapshot, end_snapshot, %s, %s, %s, %s, %s FROM %s %sORDER BY %s",
 		sqlquote.Ident(idCol), c.col(table, "", "path_is_relative", "NULL::BOOLEAN"),
-		c.col(table, "", "file_size_bytes", "NULL::BIGINT"), c.t(table), where, sqlquote.Ident(idCol))
+		c.col(table, "", "file_size_bytes", "NULL::BIGINT"), c.col(table, "", countCol, "NULL::BIGINT"),
+		c.col(table, "", "footer_size", "NULL::BIGINT"), c.col(table, "", formatCol, "NULL::VARCHAR"),
+		c.col(table, "", "encryption_key", "NULL::VARCHAR"), c.t(table), where, sqlquote.Ident(idCol))
 	var out []DataFile
 	err := c.query(ctx, q, func(r *sql.Rows) error {
 		var f DataFile
-		var path sql.NullString
+		var path, format, key sql.NullString
 		var rel sql.NullBool
-		var end, size sql.NullInt64
-		if err := r.Scan(&f.ID, &f.TableID, &path, &rel, &f.BeginSnapshot, &end, &size); err != nil {
+		var end, size, count, footer sql.NullInt64
+		if err := r.Scan(&f.ID, &f.TableID, &path, &rel, &f.BeginSnapshot, &end, &size, &count, &footer, &format, &key); err != nil {
 			return err
 		}
 		f.Path, f.PathIsRelative, f.Size, f.Delete = path.String, isRelative(path.String, rel), size.Int64, del
+		f.Records, f.FooterSize, f.Format, f.Encrypted = -1, footer.Int64, format.String, key.Valid && key.String != ""
+		if count.Valid {
+			f.Records = count.Int64
+		}
 		if end.Valid {
 			e := end.Int64
 			f.EndSnapshot = &e

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 )
 
@@ -119,4 +121,60 @@ type ReadOnly interface {
 func IsReadOnly(st Store) bool {
 	ro, ok := st.(ReadOnly)
 	return ok && ro.ReadOnly()
+}
+
+// RangeReader is implemented by stores that read part of an object
+// without reading the bytes before it (a file's seek, an object store's
+// ranged GET). ReadRange uses it where a store offers it.
+type RangeReader interface {
+	// GetRange opens length bytes of the object at key from offset (fewer
+	// when the object ends before). The caller closes the reader.
+	// Errors: ErrNotExist, ErrInvalidKey.
+	GetRange(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error)
+}
+
+// ReadRange returns length bytes of the object at key from offset: through
+// st's GetRange where it offers one (RangeReader), else by reading the
+// object from its start and dropping the bytes before offset. Fewer bytes
+// come back when the object ends first. Errors: Get's.
+func ReadRange(ctx context.Context, st Store, key string, offset, length int64) ([]byte, error) {
+	if offset < 0 || length < 0 {
+		return nil, fmt.Errorf("%s: a read of %d bytes at offset %d", key, length, offset)
+	}
+	var r io.ReadCloser
+	var err error
+	if rr, ok := st.(RangeReader); ok {
+		r, err = rr.GetRange(ctx, key, offset, length)
+	} else if r, _, err = st.Get(ctx, key); err == nil {
+		if _, err = io.CopyN(io.Discard, r, offset); errors.Is(err, io.EOF) {
+			err = nil
+		}
+	}
+	if err != nil {
+		if r != nil {
+			r.Close()
+		}
+		return nil, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, length))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	return b, nil
+}
+
+// ReaderPaths is implemented by stores whose readers request an object by
+// another URL than the store itself (http(s): DuckDB's httpfs sends a
+// data file's path as the catalog spells it, with its %XX escapes as they
+// are, which a web server decodes; the store escapes the key's '%'). verify
+// asks for what the readers ask for.
+type ReaderPaths interface {
+	// ReaderDiffers reports whether a reader's request for key differs
+	// from the store's own (key holds a character the store escapes).
+	ReaderDiffers(key string) bool
+	// StatAsReader is Stat of what a reader that sends key as it is
+	// reaches, with the URL it requests (without credentials).
+	// Errors: ErrNotExist (the server has no file there), Stat's.
+	StatAsReader(ctx context.Context, key string) (string, ObjectInfo, error)
 }

@@ -647,3 +647,23 @@ func (c *Cloud) probe(ctx context.Context) error {
 	c.probed = true
 	return nil
 }
+
+// GetRange opens length bytes of key's object from offset, one ranged
+// read (store.RangeReader). Errors: store.ErrNotExist, store.ErrInvalidKey,
+// store.ErrAuth.
+func (c *Cloud) GetRange(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error) {
+	if err := store.Begin(ctx, key); err != nil {
+		return nil, err
+	}
+	r, err := c.bucket.NewRangeReader(ctx, c.prefix+key, offset, length, nil)
+	if err != nil {
+		if cerr := c.ctxFail(ctx, key); cerr != nil {
+			return nil, cerr
+		}
+		if c.notFound(err) {
+			return nil, fmt.Errorf("%s: %w", c.Location(key), store.ErrNotExist)
+		}
+		return nil, c.readFail(ctx, key, "read", err)
+	}
+	return r, nil
+}

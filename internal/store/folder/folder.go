@@ -876,3 +876,26 @@ func (l *Store) RemoveTemp(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+// GetRange opens length bytes of key's file from offset (store.RangeReader).
+// Errors: store.ErrNotExist (also for a folder), store.ErrInvalidKey.
+func (l *Store) GetRange(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error) {
+	if err := store.Begin(ctx, key); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(l.Location(key))
+	if err != nil {
+		return nil, notExist(key, err)
+	}
+	if fi, err := f.Stat(); err != nil || fi.IsDir() {
+		f.Close()
+		if err == nil {
+			err = store.ErrNotExist
+		}
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.NewSectionReader(f, offset, length), f}, nil
+}

@@ -4,6 +4,8 @@
 package httpstore
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -125,6 +127,66 @@ func (h *Store) Location(key string) string {
 	u.Path = h.base.Path + key
 	u.RawPath = ""
 	return strings.TrimSuffix(u.String(), "/")
+}
+
+// readerURL is the URL DuckDB's httpfs requests for key when its data
+// path is the repository's location: the location's escaped path, then
+// the key as it is (DuckDB escapes nothing in a data file's path; its
+// ducklake writer percent-encodes partition values, "k=x%20y"), then the
+// store's own query, if any (a signed URL's).
+func (h *Store) readerURL(key string) *url.URL {
+	u := *h.base
+	u.Opaque = "//" + u.Host + h.base.EscapedPath() + key
+	u.Path, u.RawPath, u.User = "", "", nil
+	return &u
+}
+
+// ReaderDiffers reports whether DuckDB's request for key differs from the
+// store's (store.ReaderPaths): key holds a character the store escapes,
+// such as the '%' of a partition folder's escaped value.
+func (h *Store) ReaderDiffers(key string) bool {
+	u := *h.base
+	u.Path, u.RawPath = h.base.Path+key, ""
+	return u.EscapedPath() != h.base.EscapedPath()+key
+}
+
+// StatAsReader asks for key's headers at the URL DuckDB requests
+// (readerURL; HEAD, GET if the server refuses HEAD) and returns that URL
+// (store.ReaderPaths). Errors: store.ErrNotExist (404, 410), as Stat.
+func (h *Store) StatAsReader(ctx context.Context, key string) (string, store.ObjectInfo, error) {
+	loc := h.Location("") + "/" + key // the URL as DuckDB's error names it
+	if err := store.Begin(ctx, key); err != nil {
+		return loc, store.ObjectInfo{}, err
+	}
+	var resp *http.Response
+	for _, method := range []string{http.MethodHead, http.MethodGet} {
+		req, err := http.NewRequestWithContext(ctx, method, "", nil)
+		if err != nil {
+			return loc, store.ObjectInfo{}, fmt.Errorf("%s: %w", loc, err)
+		}
+		req.URL, req.Host = h.readerURL(key), h.base.Host
+		if h.user != nil {
+			pw, _ := h.user.Password()
+			req.SetBasicAuth(h.user.Username(), pw)
+		}
+		if resp, err = h.client.Do(req); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return loc, store.ObjectInfo{}, fmt.Errorf("%s: %w", loc, cerr)
+			}
+			return loc, store.ObjectInfo{}, fmt.Errorf("%s: %s: %w", loc, method, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed && resp.StatusCode != http.StatusNotImplemented {
+			break
+		}
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return loc, store.ObjectInfo{Key: key, Size: resp.ContentLength}, nil
+	case http.StatusNotFound, http.StatusGone:
+		return loc, store.ObjectInfo{}, fmt.Errorf("%s: %s: %w", loc, resp.Status, store.ErrNotExist)
+	}
+	return loc, store.ObjectInfo{}, fmt.Errorf("%s: %s", loc, resp.Status)
 }
 
 // Close releases idle connections.
@@ -272,7 +334,38 @@ func (h *Store) Get(ctx context.Context, key string) (io.ReadCloser, store.Token
 	if tok == "" {
 		tok = store.Token("last-modified:" + resp.Header.Get("Last-Modified") + ":" + strconv.FormatInt(resp.ContentLength, 10))
 	}
-	return &httpBody{rc: resp.Body, want: resp.ContentLength, loc: h.Location(key)}, tok, nil
+	body := io.ReadCloser(&httpBody{rc: resp.Body, want: resp.ContentLength, loc: h.Location(key)})
+	if isHTMLType(resp) {
+		br := bufio.NewReaderSize(body, htmlSniff)
+		head, _ := br.Peek(htmlSniff)
+		if looksHTML(head) {
+			body.Close()
+			return nil, "", &store.HTMLAnswerError{URL: h.Location(key)}
+		}
+		body = struct {
+			io.Reader
+			io.Closer
+		}{br, body}
+	}
+	return body, tok, nil
+}
+
+// htmlSniff is how many bytes of a text/html answer are looked at.
+const htmlSniff = 512
+
+// isHTMLType reports whether a response says it is an HTML page.
+func isHTMLType(resp *http.Response) bool {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}
+
+// looksHTML reports whether the start of a body is markup (after a BOM
+// and white space, a '<'): no object of a repository starts so (records
+// and refs are JSON or an id, catalogs and data files binary).
+func looksHTML(head []byte) bool {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	head = bytes.TrimLeft(head, " \t\r\n")
+	return len(head) > 0 && head[0] == '<'
 }
 
 // httpBody reports a body that ends before its Content-Length clearly.
@@ -317,6 +410,14 @@ func (h *Store) Stat(ctx context.Context, key string) (store.ObjectInfo, error) 
 	}
 	if resp.StatusCode != http.StatusOK {
 		return store.ObjectInfo{}, h.readError(ctx, key, "stat", resp)
+	}
+	if isHTMLType(resp) {
+		// Said to be HTML: look at the body (Get refuses an HTML page).
+		r, _, err := h.Get(ctx, key)
+		if err != nil {
+			return store.ObjectInfo{}, err
+		}
+		r.Close()
 	}
 	info := store.ObjectInfo{Key: key, Size: resp.ContentLength}
 	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
