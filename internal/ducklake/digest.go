@@ -1,0 +1,351 @@
+package ducklake
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/sqlquote"
+)
+
+// Digests of the metadata rows visible at a snapshot (docs/spec.md §22):
+// what a version published at its last snapshot S, recorded in its
+// dataset.json, and what a later catalog must still show at S.
+
+// digestSkipped are the metadata tables no digest covers, because DuckLake
+// updates them in place as it writes after any snapshot: settings
+// (ducklake_metadata; data_path and the format are in the record), the
+// running totals (ducklake_table_stats, ducklake_table_column_stats), the
+// maintenance queue (ducklake_files_scheduled_for_deletion, checked by
+// commit's own rule, docs/spec.md §9) and the registrations of inlined-data
+// tables (ducklake_inlined_data_tables: the rows of those tables are
+// compared).
+var digestSkipped = map[string]bool{
+	"ducklake_metadata": true, "ducklake_table_stats": true, "ducklake_table_column_stats": true,
+	"ducklake_files_scheduled_for_deletion": true, "ducklake_inlined_data_tables": true,
+}
+
+// digestParents maps a key column of a metadata table without snapshot
+// columns to the table whose rows carry the visibility of that key: a row
+// of the child is visible at S when some row of the parent with the same
+// key is.
+var digestParents = []struct{ key, parent string }{
+	{"data_file_id", "ducklake_data_file"},
+	{"partition_id", "ducklake_partition_info"},
+	{"mapping_id", "ducklake_data_file"},
+	{"macro_id", "ducklake_macro"},
+	{"sort_id", "ducklake_sort_info"},
+}
+
+// digestPlan is how one physical table is digested.
+type digestPlan struct {
+	table string   // physical table
+	key   string   // name in RowDigests.Tables
+	cols  []string // columns hashed, sorted by name
+	types map[string]string
+	// vis returns the SQL condition "visible at s" over the row (alias r)
+	// and the parent flags (alias p, column v<i> for snapshot i).
+	vis func(i int, s int64) string
+	// parent, when set, is the key column and the parent table.
+	parentKey, parent string
+	group             string // SQL of the group (table id), "" for none
+}
+
+// RowDigests returns the digests of the catalog's metadata rows visible at
+// each snapshot of at (docs/spec.md §22), in that order, reading each
+// metadata table once for all of them. Each digest's Respread lists the
+// DuckLake tables whose files visible at that snapshot DuckLake's
+// maintenance rewrote after it (meta.RowDigests). It is the digest issue
+// commit, push and an incremental SQLite commit compare, for both kinds
+// of catalog alike: a SQLite catalog is read with the types of the DuckDB
+// form (Open), so both give the same digest.
+// It returns nil (no error) for a catalog whose ducklake_snapshot has no
+// next_file_id (formats before 0.2): such catalogs are not digested.
+// Errors: a snapshot of at the catalog does not hold; DuckDB's.
+func (c *Catalog) RowDigests(ctx context.Context, at ...int64) ([]*meta.RowDigests, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	if !c.has("ducklake_snapshot", "next_file_id") || len(at) == 0 {
+		return nil, nil
+	}
+	out := make([]*meta.RowDigests, len(at))
+	for i, s := range at {
+		out[i] = &meta.RowDigests{Encoding: meta.DigestEncoding, Snapshot: s, Format: c.format, Tables: map[string]meta.TableDigest{}}
+		resp, err := c.respread(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		out[i].Respread = resp
+	}
+	plans, err := c.digestPlans(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range plans {
+		if err := c.digestTable(ctx, p, at, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// respread returns the DuckLake table ids with a data or delete file
+// visible at s whose id is at or past next_file_id of snapshot s: a file
+// written after s that holds rows (or deletes) of s, which only DuckLake's
+// maintenance writes (merges, flushes of inlined data, rewrites).
+func (c *Catalog) respread(ctx context.Context, s int64) ([]int64, error) {
+	var next sql.NullInt64
+	err := c.conn.QueryRowContext(ctx, fmt.Sprintf("SELECT next_file_id FROM %s WHERE snapshot_id = %d", c.t("ducklake_snapshot"), s)).Scan(&next)
+	if err == sql.ErrNoRows {
+		return nil, fmt.Errorf("%s holds no snapshot %d", c.path, s)
+	}
+	if err != nil || !next.Valid {
+		return nil, err
+	}
+	var parts []string
+	for table, id := range map[string]string{dataFileTable: "data_file_id", deleteFileTable: "delete_file_id"} {
+		if c.has(table, id) {
+			parts = append(parts, fmt.Sprintf("SELECT table_id FROM %s WHERE %s AND %s >= %d", c.t(table), visible("", s), id, next.Int64))
+		}
+	}
+	var ids []int64
+	err = c.query(ctx, "SELECT DISTINCT table_id FROM ("+strings.Join(parts, " UNION ALL ")+") ORDER BY 1", func(r *sql.Rows) error {
+		var id int64
+		if err := r.Scan(&id); err != nil {
+			return err
+		}
+		ids = append(ids, id)
+		return nil
+	})
+	return ids, err
+}
+
+// digestPlans decides, for every table the catalog has, how its rows are
+// digested (docs/spec.md §22), reading the columns and their types.
+func (c *Catalog) digestPlans(ctx context.Context) ([]digestPlan, error) {
+	types := map[string]map[string]string{}
+	err := c.query(ctx, fmt.Sprintf(`SELECT table_name, column_name, data_type FROM duckdb_columns()
+		WHERE database_name = %s AND schema_name = %s`, sqlquote.String(catalogAlias), sqlquote.String(c.schema)), func(r *sql.Rows) error {
+		var t, col, typ string
+		if err := r.Scan(&t, &col, &typ); err != nil {
+			return err
+		}
+		if types[t] == nil {
+			types[t] = map[string]string{}
+		}
+		types[t][col] = typ
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	inlined := map[string]int64{}
+	if c.has("ducklake_inlined_data_tables") {
+		regs, err := c.inlinedRegistrations(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range regs {
+			inlined[r.name] = r.tid
+		}
+	}
+	names := make([]string, 0, len(c.tables))
+	for t := range c.tables {
+		names = append(names, t)
+	}
+	slices.Sort(names)
+	var plans []digestPlan
+	for _, t := range names {
+		if p, ok := c.digestPlan(t, types[t], inlined); ok {
+			plans = append(plans, p)
+		}
+	}
+	return plans, nil
+}
+
+// digestPlan is the plan of table t (columns and types cols), false for a
+// table no digest covers.
+func (c *Catalog) digestPlan(t string, cols map[string]string, inlined map[string]int64) (digestPlan, bool) {
+	p := digestPlan{table: t, key: t, types: cols}
+	begin, end := "begin_snapshot", "end_snapshot"
+	switch {
+	case digestSkipped[t] || !strings.HasPrefix(t, "ducklake_"):
+		return p, false
+	case inlinedDataRE.MatchString(t) || strings.HasPrefix(t, inlinedDeletePrefix):
+		tid, ok := inlined[t]
+		if !ok { // an inlined-delete table, or an unregistered one: the id in its name
+			f := strings.Split(strings.TrimPrefix(strings.TrimPrefix(t, inlinedDataPrefix), inlinedDeletePrefix), "_")
+			tid, _ = strconv.ParseInt(f[0], 10, 64)
+		}
+		p.key, p.group = "ducklake_inlined_data", strconv.FormatInt(tid, 10)
+		if strings.HasPrefix(t, inlinedDeletePrefix) {
+			p.key = "ducklake_inlined_delete"
+		}
+		if prefixedInlined(c.format) {
+			begin, end = "_ducklake_begin_snapshot", "_ducklake_end_snapshot"
+		}
+	case t == "ducklake_snapshot" || t == "ducklake_snapshot_changes":
+		p.vis = func(_ int, s int64) string { return fmt.Sprintf("r.snapshot_id = %d", s) }
+	}
+	if p.group == "" && cols["table_id"] != "" {
+		p.group = "r.table_id"
+	}
+	for col := range cols {
+		if col != end {
+			p.cols = append(p.cols, col)
+		}
+	}
+	slices.Sort(p.cols)
+	if p.vis != nil {
+		return p, true
+	}
+	if cols[begin] != "" {
+		b, e := sqlquote.Ident(begin), sqlquote.Ident(end)
+		hasEnd := cols[end] != ""
+		p.vis = func(_ int, s int64) string {
+			if !hasEnd {
+				return fmt.Sprintf("r.%s <= %d", b, s)
+			}
+			return fmt.Sprintf("r.%s <= %d AND (r.%s IS NULL OR r.%s > %d)", b, s, e, e, s)
+		}
+		return p, true
+	}
+	for _, dp := range digestParents {
+		if cols[dp.key] != "" && c.has(dp.parent, dp.key, "begin_snapshot") {
+			p.parentKey, p.parent = dp.key, dp.parent
+			p.vis = func(i int, _ int64) string { return fmt.Sprintf("coalesce(p.v%d, false)", i) }
+			return p, true
+		}
+	}
+	// A table of no known kind: every row, whatever the snapshot.
+	p.vis = func(int, int64) string { return "true" }
+	return p, true
+}
+
+// rowText is the SQL of the canonical text of a row of p (docs/spec.md
+// §22): the table's name, then per column in name order its name, "=",
+// and "N" for NULL or the value's text prefixed by its length in bytes and
+// ":". Texts: integers in decimal, booleans true/false, UUIDs in lower
+// case with hyphens, TIMESTAMP WITH TIME ZONE as microseconds since the
+// epoch, text as it is, other types as DuckDB casts them to VARCHAR.
+func (p digestPlan) rowText() string {
+	parts := []string{sqlquote.String(p.table)}
+	for _, col := range p.cols {
+		ref := "r." + sqlquote.Ident(col)
+		v := "CAST(" + ref + " AS VARCHAR)"
+		switch typ := p.types[col]; {
+		case typ == "TIMESTAMP WITH TIME ZONE":
+			v = "CAST(epoch_us(" + ref + ") AS VARCHAR)"
+		case typ == "BOOLEAN":
+			v = "CASE WHEN " + ref + " THEN 'true' ELSE 'false' END"
+		}
+		parts = append(parts, sqlquote.String(col+"="),
+			fmt.Sprintf("CASE WHEN %s IS NULL THEN 'N' ELSE concat(strlen(%s), ':', %s) END", ref, v, v))
+	}
+	return "concat(" + strings.Join(parts, ", ") + ")"
+}
+
+// digestTable reads table p once and adds its rows visible at each
+// snapshot of at to out (same order).
+func (c *Catalog) digestTable(ctx context.Context, p digestPlan, at []int64, out []*meta.RowDigests) error {
+	vis := make([]string, len(at))
+	var anyOf, aggs []string
+	for i, s := range at {
+		vis[i] = fmt.Sprintf("(%s) AS v%d", p.vis(i, s), i)
+		anyOf = append(anyOf, fmt.Sprintf("v%d", i))
+		aggs = append(aggs, fmt.Sprintf("count(*) FILTER (WHERE v%[1]d), CAST(sum(hi) FILTER (WHERE v%[1]d) AS VARCHAR), CAST(sum(lo) FILTER (WHERE v%[1]d) AS VARCHAR)", i))
+	}
+	from := c.t(p.table) + " r"
+	if p.parent != "" {
+		var flags []string
+		for i, s := range at {
+			flags = append(flags, fmt.Sprintf("bool_or(%s) AS v%d", visible("", s), i))
+		}
+		k := sqlquote.Ident(p.parentKey)
+		from += fmt.Sprintf(" LEFT JOIN (SELECT %s, %s FROM %s GROUP BY %s) p ON p.%s = r.%s", k, strings.Join(flags, ", "), c.t(p.parent), k, k, k)
+	}
+	group := "NULL::VARCHAR"
+	if p.group != "" {
+		group = "CAST(" + p.group + " AS VARCHAR)"
+	}
+	q := fmt.Sprintf(`SELECT g, %s FROM (
+		SELECT g, %s, CAST(h >> 64 AS UBIGINT) AS hi, CAST(h & CAST(18446744073709551615 AS UHUGEINT) AS UBIGINT) AS lo FROM (
+			SELECT %s AS g, %s, md5_number(%s) AS h FROM %s) WHERE %s) GROUP BY g`,
+		strings.Join(aggs, ", "), strings.Join(anyOf, ", "), group, strings.Join(vis, ", "), p.rowText(), from, strings.Join(anyOf, " OR "))
+	for _, d := range out {
+		if _, ok := d.Tables[p.key]; !ok && p.group == "" {
+			d.Tables[p.key] = meta.TableDigest{Part: meta.Part{Sum: zeroSum}}
+		}
+	}
+	return c.query(ctx, q, func(r *sql.Rows) error {
+		dest := []any{new(sql.NullString)}
+		for range at {
+			dest = append(dest, new(int64), new(sql.NullString), new(sql.NullString))
+		}
+		if err := r.Scan(dest...); err != nil {
+			return err
+		}
+		g := dest[0].(*sql.NullString)
+		for i, d := range out {
+			n := *dest[1+3*i].(*int64)
+			if n == 0 {
+				continue
+			}
+			part := meta.Part{Rows: n, Sum: sum128(dest[2+3*i].(*sql.NullString).String, dest[3+3*i].(*sql.NullString).String)}
+			addPart(d, p.key, g, part)
+		}
+		return nil
+	})
+}
+
+// zeroSum is the sum of no rows.
+const zeroSum = "00000000000000000000000000000000"
+
+// sum128 returns (hi·2^64 + lo) mod 2^128 as 32 hex digits, from the
+// decimal sums of the rows' high and low halves.
+func sum128(hi, lo string) string {
+	h, _ := new(big.Int).SetString(hi, 10)
+	l, _ := new(big.Int).SetString(lo, 10)
+	if h == nil || l == nil {
+		return zeroSum
+	}
+	return addSums(new(big.Int).Add(new(big.Int).Lsh(h, 64), l).Text(16), "0")
+}
+
+// addSums adds two hex sums mod 2^128.
+func addSums(a, b string) string {
+	x, _ := new(big.Int).SetString(a, 16)
+	y, _ := new(big.Int).SetString(b, 16)
+	m := new(big.Int).Lsh(big.NewInt(1), 128)
+	s := new(big.Int).Mod(new(big.Int).Add(x, y), m).Text(16)
+	return strings.Repeat("0", 32-len(s)) + s
+}
+
+// addPart adds part to table key of d, in group g (a table id) when valid.
+func addPart(d *meta.RowDigests, key string, g *sql.NullString, part meta.Part) {
+	td := d.Tables[key]
+	if td.Sum == "" {
+		td.Sum = zeroSum
+	}
+	td.Rows += part.Rows
+	td.Sum = addSums(td.Sum, part.Sum)
+	if g.Valid {
+		if td.ByTable == nil {
+			td.ByTable = map[string]meta.Part{}
+		}
+		old := td.ByTable[g.String]
+		if old.Sum == "" {
+			old.Sum = zeroSum
+		}
+		td.ByTable[g.String] = meta.Part{Rows: old.Rows + part.Rows, Sum: addSums(old.Sum, part.Sum)}
+	}
+	d.Tables[key] = td
+}
