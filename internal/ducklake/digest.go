@@ -60,14 +60,23 @@ type digestPlan struct {
 // each snapshot of at (docs/spec.md §22), in that order, reading each
 // metadata table once for all of them. Each digest's Respread lists the
 // DuckLake tables whose files visible at that snapshot DuckLake's
-// maintenance rewrote after it (meta.RowDigests). It is the digest issue
-// commit, push and an incremental SQLite commit compare, for both kinds
-// of catalog alike: a SQLite catalog is read with the types of the DuckDB
-// form (Open), so both give the same digest.
+// maintenance rewrote after it (meta.RowDigests). It is the digest
+// commit and push compare (and an incremental SQLite commit can), for both
+// kinds of catalog alike: a SQLite catalog is read with the types of the
+// DuckDB form (Open), so both give the same digest. Its cost is one scan
+// of each table (docs/performance.md).
 // It returns nil (no error) for a catalog whose ducklake_snapshot has no
 // next_file_id (formats before 0.2): such catalogs are not digested.
 // Errors: a snapshot of at the catalog does not hold; DuckDB's.
 func (c *Catalog) RowDigests(ctx context.Context, at ...int64) ([]*meta.RowDigests, error) {
+	return c.RowDigestsOf(ctx, nil, at...)
+}
+
+// RowDigestsOf is RowDigests restricted to the physical tables named in
+// tables (all when nil): what an incremental SQLite commit compares for
+// the big tables only (ducklake_data_file, ducklake_file_column_stats…)
+// reads only those. Inlined-data tables are named by their own names.
+func (c *Catalog) RowDigestsOf(ctx context.Context, tables []string, at ...int64) ([]*meta.RowDigests, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.ready(); err != nil {
@@ -76,9 +85,13 @@ func (c *Catalog) RowDigests(ctx context.Context, at ...int64) ([]*meta.RowDiges
 	if !c.has("ducklake_snapshot", "next_file_id") || len(at) == 0 {
 		return nil, nil
 	}
+	var check string
+	if err := c.conn.QueryRowContext(ctx, hashCheckSQL).Scan(&check); err != nil {
+		return nil, err
+	}
 	out := make([]*meta.RowDigests, len(at))
 	for i, s := range at {
-		out[i] = &meta.RowDigests{Encoding: meta.DigestEncoding, Snapshot: s, Format: c.format, Tables: map[string]meta.TableDigest{}}
+		out[i] = &meta.RowDigests{Encoding: meta.DigestEncoding, HashCheck: check, Snapshot: s, Format: c.format, Tables: map[string]meta.TableDigest{}}
 		resp, err := c.respread(ctx, s)
 		if err != nil {
 			return nil, err
@@ -90,6 +103,9 @@ func (c *Catalog) RowDigests(ctx context.Context, at ...int64) ([]*meta.RowDiges
 		return nil, err
 	}
 	for _, p := range plans {
+		if tables != nil && !slices.Contains(tables, p.table) {
+			continue
+		}
 		if err := c.digestTable(ctx, p, at, out); err != nil {
 			return nil, err
 		}
@@ -230,28 +246,22 @@ func (c *Catalog) digestPlan(t string, cols map[string]string, inlined map[strin
 	return p, true
 }
 
-// rowText is the SQL of the canonical text of a row of p (docs/spec.md
-// §22): the table's name, then per column in name order its name, "=",
-// and "N" for NULL or the value's text prefixed by its length in bytes and
-// ":". Texts: integers in decimal, booleans true/false, UUIDs in lower
-// case with hyphens, TIMESTAMP WITH TIME ZONE as microseconds since the
-// epoch, text as it is, other types as DuckDB casts them to VARCHAR.
-func (p digestPlan) rowText() string {
+// rowHash is the SQL of the hash of a row of p (docs/spec.md §22):
+// DuckDB's hash() of the table's physical name and then the row's columns
+// in name order (end_snapshot left out), each with its type in the DuckDB
+// form of the catalog. hash() combines typed values (no text is built), so
+// a SQLite catalog read with those types (Open) hashes alike.
+func (p digestPlan) rowHash() string {
 	parts := []string{sqlquote.String(p.table)}
 	for _, col := range p.cols {
-		ref := "r." + sqlquote.Ident(col)
-		v := "CAST(" + ref + " AS VARCHAR)"
-		switch typ := p.types[col]; {
-		case typ == "TIMESTAMP WITH TIME ZONE":
-			v = "CAST(epoch_us(" + ref + ") AS VARCHAR)"
-		case typ == "BOOLEAN":
-			v = "CASE WHEN " + ref + " THEN 'true' ELSE 'false' END"
-		}
-		parts = append(parts, sqlquote.String(col+"="),
-			fmt.Sprintf("CASE WHEN %s IS NULL THEN 'N' ELSE concat(strlen(%s), ':', %s) END", ref, v, v))
+		parts = append(parts, "r."+sqlquote.Ident(col))
 	}
-	return "concat(" + strings.Join(parts, ", ") + ")"
+	return "hash(" + strings.Join(parts, ", ") + ")"
 }
+
+// hashCheckSQL is the fixed row whose hash names the hash function
+// (meta.RowDigests.HashCheck): DuckDB 1.3 to 2.0 give 17470468845548143910.
+const hashCheckSQL = `SELECT CAST(hash('abc', 1::BIGINT, NULL::VARCHAR, true, '6F9619FF-8B86-D011-B42D-00C04FC964FF'::UUID, TIMESTAMPTZ '2024-01-02 03:04:05+00') AS VARCHAR)`
 
 // digestTable reads table p once and adds its rows visible at each
 // snapshot of at to out (same order).
@@ -261,7 +271,7 @@ func (c *Catalog) digestTable(ctx context.Context, p digestPlan, at []int64, out
 	for i, s := range at {
 		vis[i] = fmt.Sprintf("(%s) AS v%d", p.vis(i, s), i)
 		anyOf = append(anyOf, fmt.Sprintf("v%d", i))
-		aggs = append(aggs, fmt.Sprintf("count(*) FILTER (WHERE v%[1]d), CAST(sum(hi) FILTER (WHERE v%[1]d) AS VARCHAR), CAST(sum(lo) FILTER (WHERE v%[1]d) AS VARCHAR)", i))
+		aggs = append(aggs, fmt.Sprintf("count(*) FILTER (WHERE v%[1]d), CAST(sum(h) FILTER (WHERE v%[1]d) AS VARCHAR)", i))
 	}
 	from := c.t(p.table) + " r"
 	if p.parent != "" {
@@ -277,75 +287,48 @@ func (c *Catalog) digestTable(ctx context.Context, p digestPlan, at []int64, out
 		group = "CAST(" + p.group + " AS VARCHAR)"
 	}
 	q := fmt.Sprintf(`SELECT g, %s FROM (
-		SELECT g, %s, CAST(h >> 64 AS UBIGINT) AS hi, CAST(h & CAST(18446744073709551615 AS UHUGEINT) AS UBIGINT) AS lo FROM (
-			SELECT %s AS g, %s, md5_number(%s) AS h FROM %s) WHERE %s) GROUP BY g`,
-		strings.Join(aggs, ", "), strings.Join(anyOf, ", "), group, strings.Join(vis, ", "), p.rowText(), from, strings.Join(anyOf, " OR "))
+		SELECT %s AS g, %s, %s AS h FROM %s) WHERE %s GROUP BY g`,
+		strings.Join(aggs, ", "), group, strings.Join(vis, ", "), p.rowHash(), from, strings.Join(anyOf, " OR "))
 	for _, d := range out {
 		if _, ok := d.Tables[p.key]; !ok && p.group == "" {
-			d.Tables[p.key] = meta.TableDigest{Part: meta.Part{Sum: zeroSum}}
+			d.Tables[p.key] = meta.TableDigest{Part: meta.AddParts(meta.Part{}, meta.Part{})}
 		}
 	}
 	return c.query(ctx, q, func(r *sql.Rows) error {
 		dest := []any{new(sql.NullString)}
 		for range at {
-			dest = append(dest, new(int64), new(sql.NullString), new(sql.NullString))
+			dest = append(dest, new(int64), new(sql.NullString))
 		}
 		if err := r.Scan(dest...); err != nil {
 			return err
 		}
 		g := dest[0].(*sql.NullString)
 		for i, d := range out {
-			n := *dest[1+3*i].(*int64)
+			n := *dest[1+2*i].(*int64)
 			if n == 0 {
 				continue
 			}
-			part := meta.Part{Rows: n, Sum: sum128(dest[2+3*i].(*sql.NullString).String, dest[3+3*i].(*sql.NullString).String)}
-			addPart(d, p.key, g, part)
+			text := dest[2+2*i].(*sql.NullString).String
+			sum, ok := new(big.Int).SetString(text, 10)
+			if !ok {
+				return fmt.Errorf("digest of %s: sum %q", p.table, text)
+			}
+			// The low 64 bits: the sum mod 2^64.
+			addPart(d, p.key, g, meta.Part{Rows: n, Sum: meta.FormatSum(sum.Uint64())})
 		}
 		return nil
 	})
 }
 
-// zeroSum is the sum of no rows.
-const zeroSum = "00000000000000000000000000000000"
-
-// sum128 returns (hi·2^64 + lo) mod 2^128 as 32 hex digits, from the
-// decimal sums of the rows' high and low halves.
-func sum128(hi, lo string) string {
-	h, _ := new(big.Int).SetString(hi, 10)
-	l, _ := new(big.Int).SetString(lo, 10)
-	if h == nil || l == nil {
-		return zeroSum
-	}
-	return addSums(new(big.Int).Add(new(big.Int).Lsh(h, 64), l).Text(16), "0")
-}
-
-// addSums adds two hex sums mod 2^128.
-func addSums(a, b string) string {
-	x, _ := new(big.Int).SetString(a, 16)
-	y, _ := new(big.Int).SetString(b, 16)
-	m := new(big.Int).Lsh(big.NewInt(1), 128)
-	s := new(big.Int).Mod(new(big.Int).Add(x, y), m).Text(16)
-	return strings.Repeat("0", 32-len(s)) + s
-}
-
 // addPart adds part to table key of d, in group g (a table id) when valid.
 func addPart(d *meta.RowDigests, key string, g *sql.NullString, part meta.Part) {
 	td := d.Tables[key]
-	if td.Sum == "" {
-		td.Sum = zeroSum
-	}
-	td.Rows += part.Rows
-	td.Sum = addSums(td.Sum, part.Sum)
+	td.Part = meta.AddParts(td.Part, part)
 	if g.Valid {
 		if td.ByTable == nil {
 			td.ByTable = map[string]meta.Part{}
 		}
-		old := td.ByTable[g.String]
-		if old.Sum == "" {
-			old.Sum = zeroSum
-		}
-		td.ByTable[g.String] = meta.Part{Rows: old.Rows + part.Rows, Sum: addSums(old.Sum, part.Sum)}
+		td.ByTable[g.String] = meta.AddParts(td.ByTable[g.String], part)
 	}
 	d.Tables[key] = td
 }

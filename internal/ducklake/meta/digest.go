@@ -21,6 +21,10 @@ const DigestEncoding = 1
 type RowDigests struct {
 	// Encoding is DigestEncoding.
 	Encoding int `json:"encoding"`
+	// HashCheck is the hash the computing DuckDB gives a fixed row
+	// (docs/spec.md §22), in decimal: digests whose checks differ were
+	// made by different hash functions and are not compared.
+	HashCheck string `json:"hash_check"`
 	// Snapshot is the snapshot the rows are read at.
 	Snapshot int64 `json:"snapshot"`
 	// Format is the DuckLake format of the catalog digested: digests of
@@ -50,12 +54,23 @@ type TableDigest struct {
 	ByTable map[string]Part `json:"by_table,omitempty"`
 }
 
-// Part is a count of rows and the sum of their row hashes: Σ MD5(row) read
-// as a little-endian unsigned 128-bit integer, mod 2^128, as 32 lowercase
-// hex digits (big-endian). The sum does not depend on the rows' order.
+// Part is a count of rows and the sum of their row hashes (DuckDB's
+// 64-bit hash() of the row, docs/spec.md §22) mod 2^64, as 16 lowercase
+// hex digits. The sum does not depend on the rows' order.
 type Part struct {
 	Rows int64  `json:"rows"`
 	Sum  string `json:"sum"`
+}
+
+// FormatSum writes a sum as Part.Sum does.
+func FormatSum(s uint64) string { return fmt.Sprintf("%016x", s) }
+
+// AddParts returns the part of the rows of a and b together (an empty
+// Sum reads as 0).
+func AddParts(a, b Part) Part {
+	x, _ := strconv.ParseUint(a.Sum, 16, 64)
+	y, _ := strconv.ParseUint(b.Sum, 16, 64)
+	return Part{Rows: a.Rows + b.Rows, Sum: FormatSum(x + y)}
 }
 
 // FileBound reports whether a metadata table's rows belong to data or
@@ -98,10 +113,10 @@ func (d DigestChange) String() string {
 }
 
 // Comparable reports whether two digests can be compared: same encoding,
-// snapshot and DuckLake format.
+// hash function (HashCheck), snapshot and DuckLake format.
 func Comparable(published, later *RowDigests) bool {
 	return published != nil && later != nil && published.Encoding == DigestEncoding && later.Encoding == DigestEncoding &&
-		published.Snapshot == later.Snapshot && published.Format == later.Format
+		published.HashCheck == later.HashCheck && published.Snapshot == later.Snapshot && published.Format == later.Format
 }
 
 // CompareDigests compares what a version published (its own digest) with a
