@@ -41,7 +41,7 @@ report() {
   printf '  %-44s %7.2f s  %7.1f MiB\n' "$1" "${BEST[$1]}" "$(echo "${BEST_KIB[$1]} / 1024" | bc -l)"
 }
 snapshots() { # ten new snapshots in the working catalog file $1
-  for i in $(seq 10); do ./bin/lakewrite "$1" create_table main "bench_$i" "i:int32" >/dev/null; done
+  for i in $(seq 10); do ./bin/lakewrite "$1" create-table main "bench_$i" "i:int32" >/dev/null; done
 }
 # commits FDL LABEL FORMAT: REPEAT commits of ten snapshots, best kept.
 commits() {
