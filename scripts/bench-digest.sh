@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What the digest of published rows (docs/spec.md §22) adds to a commit:
-# `fdl commit` of ten new snapshots on a DuckDB working catalog whose base
+# `fdl commit` of one new snapshot on a DuckDB working catalog whose base
 # is a large pushed version (internal/cmd/benchgen), with the fdl of this
 # tree beside another build (FDL_BEFORE, e.g. one built from the commit
 # before the digest), in the same run; then the same on a SQLite working
@@ -9,7 +9,7 @@
 #
 #   FDL_BEFORE=/path/to/old/fdl scripts/bench-digest.sh [MIB...]   (default: 64 256)
 #
-# Environment: REPEAT, BENCH_DIR (generated catalogs big<MIB>.duckdb there
+# Environment: REPEAT, SQLITE=0 (DuckDB working catalogs only), BENCH_DIR (generated catalogs big<MIB>.duckdb there
 # are reused; default a temporary folder, removed at the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,21 +40,23 @@ report() {
   [ -n "${BEST[$1]:-}" ] || return 0
   printf '  %-44s %7.2f s  %7.1f MiB\n' "$1" "${BEST[$1]}" "$(echo "${BEST_KIB[$1]} / 1024" | bc -l)"
 }
-snapshots() { # ten new snapshots in the working catalog file $1
-  for i in $(seq 10); do ./bin/lakewrite "$1" create-table main "bench_$i" "i:int32" >/dev/null; done
+snapshot() { # one new snapshot in the working catalog file $1
+  ./bin/lakewrite "$1" create-table main bench "i:int32" >/dev/null
 }
-# commits FDL LABEL FORMAT: REPEAT commits of ten snapshots, best kept.
+# commits FDL LABEL FORMAT: REPEAT commits of one snapshot, best kept and
+# printed.
 commits() {
   local fdl=$1 label=$2 format=$3 file=ducklake.duckdb
   [ "$format" = duckdb ] || file=ducklake.sqlite
   for _ in $(seq "$REPEAT"); do
     rm -rf "$d/wd"
     "$fdl" -q checkout "$d/repo" "$d/wd" --catalog-format "$format" >/dev/null
-    snapshots "$d/wd/$file"
+    snapshot "$d/wd/$file"
     sync
     run "$fdl" -C "$d/wd" commit -m bench2
     best "$label"
   done
+  report "$label"
 }
 
 for mib in "${SIZES[@]}"; do
@@ -67,16 +69,11 @@ for mib in "${SIZES[@]}"; do
   "$AFTER" -q -C "$d/setup" commit -m bench >/dev/null
   "$AFTER" -q -C "$d/setup" push >/dev/null
   rm -rf "$d/setup"
-  echo "== catalog of $(( $(stat -c %s "$big") / 1048576 )) MiB"
+  echo "== catalog of $(( $(stat -c %s "$big") / 1048576 )) MiB (best of $REPEAT runs; wall seconds, peak RSS)"
   BEST=() BEST_KIB=()
   [ -z "$BEFORE" ] || commits "$BEFORE" "commit, DuckDB form, before (FDL_BEFORE)" duckdb
   commits "$AFTER" "commit, DuckDB form, with the digest" duckdb
-  [ -z "$BEFORE" ] || commits "$BEFORE" "commit, SQLite, before (FDL_BEFORE)" sqlite
-  commits "$AFTER" "commit, SQLite, with the digest" sqlite
-  echo "  (best of $REPEAT runs; wall seconds, peak RSS)"
-  report "commit, DuckDB form, before (FDL_BEFORE)"
-  report "commit, DuckDB form, with the digest"
-  report "commit, SQLite, before (FDL_BEFORE)"
-  report "commit, SQLite, with the digest"
+  [ -z "$BEFORE" ] || [ "${SQLITE:-1}" = 0 ] || commits "$BEFORE" "commit, SQLite, before (FDL_BEFORE)" sqlite
+  [ "${SQLITE:-1}" = 0 ] || commits "$AFTER" "commit, SQLite, with the digest" sqlite
   rm -rf "$d"
 done
