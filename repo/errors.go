@@ -234,7 +234,7 @@ func (e *LineageError) Unwrap() error { return version.ErrBadRecord }
 // HistoryRewrittenError: a catalog (Where: the working catalog at commit,
 // a local version at push) read at snapshot Snapshot, where version
 // Version (seq Seq) ends, does not show the metadata rows that version
-// published there (docs/spec.md §22: the digests differ in Change's
+// published there (docs/spec.md §24: the digests differ in Change's
 // table). Rows of snapshots at or before Snapshot were changed in place —
 // a data file's path or size, an inlined value — though the counts may
 // agree. Table names the DuckLake table (schema.table) when the change is

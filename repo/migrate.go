@@ -250,7 +250,7 @@ func (r *Repo) migratedRecord(ctx context.Context, head *version.Record, id vers
 	var history []*meta.RowDigests
 	if err == nil {
 		// What the migrated version publishes, for the commits on top
-		// (docs/spec.md §22; its parent's, of the older format, is not
+		// (docs/spec.md §24; its parent's, of the older format, is not
 		// compared).
 		history, err = cat.RowDigests(ctx, info.Snapshot.ID)
 	}

@@ -89,7 +89,7 @@ func TestMigrateBranch(t *testing.T) {
 		t.Fatalf("dataset changed in the migration:\n%+v\n%+v", newDS, oldDS)
 	}
 	// What the migrated version publishes is recorded for the commits on
-	// top (docs/spec.md §22).
+	// top (docs/spec.md §24).
 	if h := newDS.History; h == nil || h.Snapshot != rec.DuckLake.Snapshot || h.Format != "1.0" || h.Tables["ducklake_snapshot"].Rows != 1 {
 		t.Fatalf("migrated version's history: %+v", h)
 	}

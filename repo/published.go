@@ -12,7 +12,7 @@ import (
 )
 
 // What a version published is read the same from every later version
-// (docs/spec.md §10 invariant 6, §22): the digests of its metadata rows at
+// (docs/spec.md §10 invariant 6, §24): the digests of its metadata rows at
 // its last snapshot, compared by commit (workdir) and push.
 
 // CheckHistory compares what version base published (its dataset's
@@ -42,7 +42,7 @@ func CheckHistory(where string, base *version.Record, published *version.Dataset
 
 // checkPublished checks, before anything is uploaded, that each pending
 // version's catalog still shows what its first parent published at the
-// parent's last snapshot (docs/spec.md §22): the pending version's
+// parent's last snapshot (docs/spec.md §24): the pending version's
 // base_history (taken at commit) against the parent's history; where the
 // pending version has none (committed by an fdl before it was recorded,
 // or of another encoding), its catalog is digested at that snapshot here.

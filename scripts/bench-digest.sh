@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the digest of published rows (docs/spec.md §22) adds to a commit:
+# What the digest of published rows (docs/spec.md §24) adds to a commit:
 # `fdl commit` of one new snapshot on a DuckDB working catalog whose base
 # is a large pushed version (internal/cmd/benchgen), with the fdl of this
 # tree beside another build (FDL_BEFORE, e.g. one built from the commit

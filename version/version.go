@@ -399,7 +399,7 @@ type Dataset struct {
 	Totals  Totals        `json:"totals"`
 	Schemas []meta.Schema `json:"schemas"`
 	// History is the digest of the catalog's metadata rows visible at
-	// Snapshot (docs/spec.md §22): what the version published, which a
+	// Snapshot (docs/spec.md §24): what the version published, which a
 	// later commit and push compare with the new catalog read at Snapshot.
 	// Absent in versions made before fdl recorded it (their children are
 	// checked by row counts only).

@@ -108,7 +108,7 @@ func (w *Workdir) checkPublished(ctx context.Context, cat *ducklake.Catalog, bas
 
 // checkHistory digests the frozen catalog cat's metadata rows at its last
 // snapshot last and, with a base, at the base's last snapshot, in one
-// pass (ducklake.Catalog.RowDigests, docs/spec.md §22), and compares the
+// pass (ducklake.Catalog.RowDigests, docs/spec.md §24), and compares the
 // latter with what the base published (base.History, when base is known
 // and has one). It returns both digests for the new dataset.json (nil for
 // a catalog fdl does not digest). Errors: *repo.HistoryRewrittenError

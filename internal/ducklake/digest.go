@@ -13,7 +13,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
-// Digests of the metadata rows visible at a snapshot (docs/spec.md §22):
+// Digests of the metadata rows visible at a snapshot (docs/spec.md §24):
 // what a version published at its last snapshot S, recorded in its
 // dataset.json, and what a later catalog must still show at S.
 
@@ -57,7 +57,7 @@ type digestPlan struct {
 }
 
 // RowDigests returns the digests of the catalog's metadata rows visible at
-// each snapshot of at (docs/spec.md §22), in that order, reading each
+// each snapshot of at (docs/spec.md §24), in that order, reading each
 // metadata table once for all of them. Each digest's Respread lists the
 // DuckLake tables whose files visible at that snapshot DuckLake's
 // maintenance rewrote after it (meta.RowDigests). It is the digest
@@ -145,7 +145,7 @@ func (c *Catalog) respread(ctx context.Context, s int64) ([]int64, error) {
 }
 
 // digestPlans decides, for every table the catalog has, how its rows are
-// digested (docs/spec.md §22), reading the columns and their types.
+// digested (docs/spec.md §24), reading the columns and their types.
 func (c *Catalog) digestPlans(ctx context.Context) ([]digestPlan, error) {
 	types := map[string]map[string]string{}
 	err := c.query(ctx, fmt.Sprintf(`SELECT table_name, column_name, data_type FROM duckdb_columns()
@@ -246,7 +246,7 @@ func (c *Catalog) digestPlan(t string, cols map[string]string, inlined map[strin
 	return p, true
 }
 
-// rowHash is the SQL of the hash of a row of p (docs/spec.md §22):
+// rowHash is the SQL of the hash of a row of p (docs/spec.md §24):
 // DuckDB's hash() of the table's physical name and then the row's columns
 // in name order (end_snapshot left out), each with its type in the DuckDB
 // form of the catalog. hash() combines typed values (no text is built), so

@@ -111,7 +111,7 @@ func TestRowDigestsSameForSQLite(t *testing.T) {
 }
 
 // TestRowDigestEncoding: the digest of ducklake_data_file at S is what the
-// encoding of docs/spec.md §22 gives when another DuckDB computes it (the
+// encoding of docs/spec.md §24 gives when another DuckDB computes it (the
 // real DuckDB 1.5.5 reading the catalog file as a database): the sum mod
 // 2^64 of hash('ducklake_data_file', the columns in name order without
 // end_snapshot) over the rows visible at S; and its hash check is fdl's.

@@ -8,12 +8,12 @@ import (
 )
 
 // DigestEncoding is the number of the canonical row encoding and digest
-// arithmetic RowDigests uses (docs/spec.md §22). A digest of another
+// arithmetic RowDigests uses (docs/spec.md §24). A digest of another
 // encoding is not compared.
 const DigestEncoding = 1
 
 // RowDigests is the digest of a catalog's metadata rows visible at one
-// snapshot (docs/spec.md §22): for each metadata table, the rows DuckLake's
+// snapshot (docs/spec.md §24): for each metadata table, the rows DuckLake's
 // visibility rule shows at Snapshot, projected as of Snapshot (end_snapshot
 // left out), counted and summed. It is what a version published at its
 // last snapshot, kept in dataset.json (`history`), and what a later catalog
@@ -22,7 +22,7 @@ type RowDigests struct {
 	// Encoding is DigestEncoding.
 	Encoding int `json:"encoding"`
 	// HashCheck is the hash the computing DuckDB gives a fixed row
-	// (docs/spec.md §22), in decimal: digests whose checks differ were
+	// (docs/spec.md §24), in decimal: digests whose checks differ were
 	// made by different hash functions and are not compared.
 	HashCheck string `json:"hash_check"`
 	// Snapshot is the snapshot the rows are read at.
@@ -55,7 +55,7 @@ type TableDigest struct {
 }
 
 // Part is a count of rows and the sum of their row hashes (DuckDB's
-// 64-bit hash() of the row, docs/spec.md §22) mod 2^64, as 16 lowercase
+// 64-bit hash() of the row, docs/spec.md §24) mod 2^64, as 16 lowercase
 // hex digits. The sum does not depend on the rows' order.
 type Part struct {
 	Rows int64  `json:"rows"`
