@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
@@ -256,6 +257,45 @@ func (e *LineageError) Error() string {
 }
 
 func (e *LineageError) Unwrap() error { return version.ErrBadRecord }
+
+// HistoryRewrittenError: a catalog (Where: the working catalog at commit,
+// a local version at push) read at snapshot Snapshot, where version
+// Version (seq Seq) ends, does not show the metadata rows that version
+// published there (docs/spec.md §24: the digests differ in Change's
+// table). Rows of snapshots at or before Snapshot were changed in place —
+// a data file's path or size, an inlined value — though the counts may
+// agree. Table names the DuckLake table (schema.table) when the change is
+// in one and the version knew it. Err, when set, is wrapped (commit:
+// workdir.ErrNotDescendant). Nothing is committed or pushed.
+type HistoryRewrittenError struct {
+	Where    string
+	Version  version.ID
+	Seq      int64
+	Snapshot int64
+	Change   meta.DigestChange
+	Table    string
+	Push     bool
+	Err      error
+}
+
+func (e *HistoryRewrittenError) Error() string {
+	what := e.Change.String()
+	if e.Table != "" {
+		what = "table " + e.Table + ", " + what
+	}
+	done := "nothing was committed"
+	if e.Push {
+		done = "nothing was pushed"
+	}
+	msg := fmt.Sprintf("%s rewrote what version %s (seq %d) published at snapshot %d: %s; the history a version published is read the same from every later version, so %s",
+		e.Where, e.Version, e.Seq, e.Snapshot, what, done)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *HistoryRewrittenError) Unwrap() error { return e.Err }
 
 // NestedError: init of Location refused because it lies inside the
 // repository at Other (Inside) or holds the repository at Other. A

@@ -247,6 +247,13 @@ func (r *Repo) migratedRecord(ctx context.Context, head *version.Record, id vers
 		// top compares with the same figure.
 		sched, err = cat.ScheduledSince(ctx, time.Time{})
 	}
+	var history []*meta.RowDigests
+	if err == nil {
+		// What the migrated version publishes, for the commits on top
+		// (docs/spec.md §24; its parent's, of the older format, is not
+		// compared).
+		history, err = cat.RowDigests(ctx, info.Snapshot.ID)
+	}
 	format, dataPath := cat.Format(), cat.DataPath()
 	cat.Close()
 	if err != nil {
@@ -276,6 +283,9 @@ func (r *Repo) migratedRecord(ctx context.Context, head *version.Record, id vers
 	dataset := version.NewDataset(id, format, dataPath, st)
 	scheduled := int64(len(sched))
 	dataset.Totals.ScheduledFiles = &scheduled
+	if history != nil {
+		dataset.History = history[0]
+	}
 	ds, err := dataset.Marshal()
 	if err != nil {
 		return nil, err

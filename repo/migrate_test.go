@@ -88,6 +88,11 @@ func TestMigrateBranch(t *testing.T) {
 	if newDS.DuckLake != "1.0" || !reflect.DeepEqual(newDS.Schemas, oldDS.Schemas) || !reflect.DeepEqual(newDS.Totals, oldDS.Totals) {
 		t.Fatalf("dataset changed in the migration:\n%+v\n%+v", newDS, oldDS)
 	}
+	// What the migrated version publishes is recorded for the commits on
+	// top (docs/spec.md §24).
+	if h := newDS.History; h == nil || h.Snapshot != rec.DuckLake.Snapshot || h.Format != "1.0" || h.Tables["ducklake_snapshot"].Rows != 1 {
+		t.Fatalf("migrated version's history: %+v", h)
+	}
 	// The old version is kept, in its format, for its readers.
 	if _, err := r.Record(ctx, old.ID); err != nil {
 		t.Fatal(err)

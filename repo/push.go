@@ -325,6 +325,9 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, h
 			return err
 		}
 	}
+	if err := r.checkPublished(ctx, pending); err != nil {
+		return err
+	}
 	packs := h.Writer()
 	packs.Step = func(string) { r.step("push:pack") }
 	for _, p := range pending {

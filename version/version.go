@@ -398,6 +398,17 @@ type Dataset struct {
 	License string        `json:"license,omitempty"`
 	Totals  Totals        `json:"totals"`
 	Schemas []meta.Schema `json:"schemas"`
+	// History is the digest of the catalog's metadata rows visible at
+	// Snapshot (docs/spec.md §24): what the version published, which a
+	// later commit and push compare with the new catalog read at Snapshot.
+	// Absent in versions made before fdl recorded it (their children are
+	// checked by row counts only).
+	History *meta.RowDigests `json:"history,omitempty"`
+	// BaseHistory is the digest of this version's catalog at its first
+	// parent's snapshot, taken at commit, so that a push compares it with
+	// the parent's History without reading the catalog. Absent in first
+	// versions and in versions made before fdl recorded it.
+	BaseHistory *meta.RowDigests `json:"base_history,omitempty"`
 }
 
 // Totals sums the dataset's tables.

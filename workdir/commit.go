@@ -149,7 +149,8 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 	if err != nil {
 		return nil, nil, err
 	}
-	if based, err := w.baseDataset(); err != nil {
+	based, err := w.baseDataset()
+	if err != nil {
 		return nil, nil, err
 	} else if based != nil {
 		if err := w.checkPublished(ctx, cat, based); err != nil {
@@ -159,6 +160,10 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 	last := info.Snapshot
 	if got := snaps[len(snaps)-1].ID; got != last.ID {
 		return nil, nil, fmt.Errorf("freeze of %s: it ended at snapshot %d but the frozen copy ends at %d", w.CatalogPath(), last.ID, got)
+	}
+	history, baseHistory, err := w.checkHistory(ctx, cat, last.ID, based)
+	if err != nil {
+		return nil, nil, err
 	}
 	st, err := cat.State(ctx, last.ID)
 	if err != nil {
@@ -200,6 +205,7 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 	}
 	dataset := version.NewDataset(id, info.Format, dataPath, st)
 	dataset.Totals.ScheduledFiles = &scheduled
+	dataset.History, dataset.BaseHistory = history, baseHistory
 	ds, err := dataset.Marshal()
 	if err != nil {
 		return nil, nil, err

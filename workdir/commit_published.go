@@ -11,6 +11,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -103,6 +104,34 @@ func (w *Workdir) checkPublished(ctx context.Context, cat *ducklake.Catalog, bas
 		}
 	}
 	return nil
+}
+
+// checkHistory digests the frozen catalog cat's metadata rows at its last
+// snapshot last and, with a base, at the base's last snapshot, in one
+// pass (ducklake.Catalog.RowDigests, docs/spec.md §24), and compares the
+// latter with what the base published (base.History, when base is known
+// and has one). It returns both digests for the new dataset.json (nil for
+// a catalog fdl does not digest). Errors: *repo.HistoryRewrittenError
+// (wrapping ErrNotDescendant) naming the metadata table, the DuckLake
+// table and the base's snapshot.
+func (w *Workdir) checkHistory(ctx context.Context, cat *ducklake.Catalog, last int64, base *version.Dataset) (history, baseHistory *meta.RowDigests, err error) {
+	at := []int64{last}
+	b := w.BaseRecord
+	if b != nil {
+		at = append(at, b.DuckLake.Snapshot)
+	}
+	ds, err := cat.RowDigests(ctx, at...)
+	if err != nil || ds == nil {
+		return nil, nil, err
+	}
+	if b == nil {
+		return ds[0], nil, nil
+	}
+	if e := repo.CheckHistory(w.CatalogPath(), b, base, ds[1]); e != nil {
+		e.Err = ErrNotDescendant
+		return nil, nil, e
+	}
+	return ds[0], ds[1], nil
 }
 
 // columnsEqual compares two column trees (ids, names, types, nullability).

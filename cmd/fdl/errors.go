@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/fdl-dev/fdl/gc"
@@ -183,6 +184,8 @@ func kindOfType(e error) (string, bool) {
 	switch e.(type) {
 	case verifyFailed:
 		return "verify_failed", true
+	case *repo.HistoryRewrittenError:
+		return "history_rewritten", true
 	case *mirror.OtherRepositoryError:
 		return "other_repository", true
 	case *mirror.CannotListError:
@@ -446,6 +449,9 @@ func hintsFor(e error) []hint {
 		return []hint{{"list every such file, then delete them", "fdl verify"}}
 	case *repo.RetiredError:
 		return []hint{{"its record", "fdl show " + string(e.ID)}, {"versions in retention", "fdl log"}}
+	case *repo.HistoryRewrittenError:
+		return []hint{{"check the branch out again and redo the change there (the catalog's rows of snapshot " + strconv.FormatInt(e.Snapshot, 10) + " and before were changed in place)", "fdl checkout URL NEWDIR"},
+			{"what version " + string(e.Version) + " published", "fdl show " + string(e.Version) + " --json"}}
 	case *repo.RetiredBaseError:
 		return []hint{{"check out a version in retention and redo the change there", "fdl checkout URL NEWDIR"}}
 	case *repo.DamagedError:
