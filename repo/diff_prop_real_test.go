@@ -159,6 +159,9 @@ func (h *diffHistory) step() {
 		h.publish(h.w1, fmt.Sprintf("restore seq %d", v.Seq))
 	case op == 7:
 		v := h.pick()
+		if v.Seq == 1 {
+			return // reverting the first version would drop t
+		}
 		if _, err := h.w1.Revert(h.ctx, workdir.RevertOptions{Rev: string(v.ID), Author: "t"}); err != nil {
 			t.Logf("revert seq %d: %v", v.Seq, err)
 			return
