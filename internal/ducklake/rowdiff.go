@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/fdl-dev/fdl/internal/sqlquote"
@@ -218,19 +217,8 @@ func (r *diffReader) readIdentity(ctx context.Context, p *identityPlan) (ins, de
 	if err := exec(fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s(side UTINYINT, src VARCHAR, pos BIGINT, rid BIGINT)", rowsScratch)); err != nil {
 		return 0, 0, false, "", err
 	}
-	for _, f := range p.files {
-		for side, s := range [2]int64{r.from, r.to} {
-			if !f.visible(s) {
-				continue
-			}
-			q, err := r.liveRows(ctx, f, side, s)
-			if err != nil {
-				return 0, 0, false, "", err
-			}
-			if err := exec(q); err != nil {
-				return 0, 0, false, "", err
-			}
-		}
+	if err := r.loadCandidates(ctx, p.files); err != nil {
+		return 0, 0, false, "", err
 	}
 	for _, x := range p.inlined {
 		for side, s := range [2]int64{r.from, r.to} {
@@ -259,65 +247,6 @@ func (r *diffReader) readIdentity(ctx context.Context, p *identityPlan) (ins, de
 	}
 	ins, del, why, err = r.compareValues(ctx, p)
 	return ins, del, true, why, err
-}
-
-// liveRows is the INSERT of f's live rows at snapshot s into rowsScratch.
-func (r *diffReader) liveRows(ctx context.Context, f *fileRow, side int, s int64) (string, error) {
-	cols, err := r.fileColumns(ctx, f.path)
-	if err != nil {
-		return "", err
-	}
-	rid := fmt.Sprintf("%d + file_row_number", f.rowIDStart)
-	if slices.Contains(cols, "_ducklake_internal_row_id") {
-		rid = "_ducklake_internal_row_id"
-	}
-	var where []string
-	if f.partialMax > s {
-		where = append(where, fmt.Sprintf("_ducklake_internal_snapshot_id <= %d", s))
-	}
-	dels, err := r.deletedAt(ctx, f, s)
-	if err != nil {
-		return "", err
-	}
-	if dels != "" {
-		where = append(where, "file_row_number NOT IN ("+dels+")")
-	}
-	local, err := r.local(ctx, f.path)
-	if err != nil {
-		return "", err
-	}
-	q := fmt.Sprintf("INSERT INTO %s SELECT %d, %s, file_row_number, %s FROM read_parquet(%s, file_row_number = true)",
-		rowsScratch, side, sqlquote.String("f"+strconv.FormatInt(f.id, 10)), rid, sqlquote.String(local))
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	return q, nil
-}
-
-// deletedAt is a query of the positions of f deleted at snapshot s (its
-// visible delete files, up to s when one holds deletions of several
-// snapshots, and its inlined deletions), or "" when none.
-func (r *diffReader) deletedAt(ctx context.Context, f *fileRow, s int64) (string, error) {
-	var parts []string
-	for _, d := range r.deletes[f.id] {
-		if !d.visible(s) {
-			continue
-		}
-		local, err := r.local(ctx, d.path)
-		if err != nil {
-			return "", err
-		}
-		q := fmt.Sprintf("SELECT pos FROM read_parquet(%s)", sqlquote.String(local))
-		if d.partialMax > s {
-			q += fmt.Sprintf(" WHERE _ducklake_internal_snapshot_id <= %d", s)
-		}
-		parts = append(parts, q)
-	}
-	name := "ducklake_inlined_delete_" + strconv.FormatInt(f.table, 10)
-	if cols, ok := r.c.tables[name]; ok && slices.Contains(cols, "file_id") && slices.Contains(cols, "row_id") {
-		parts = append(parts, fmt.Sprintf("SELECT row_id FROM %s WHERE file_id = %d AND %s", r.c.t(name), f.id, inlinedDeleteAt(cols, s)))
-	}
-	return strings.Join(parts, " UNION ALL "), nil
 }
 
 // inlinedDeleteAt is the condition that an inlined deletion (a row of
@@ -374,7 +303,23 @@ func (r *diffReader) compareValues(ctx context.Context, p *identityPlan) (ins, d
 	wanted := func(src string) string {
 		return fmt.Sprintf("(SELECT side, pos, rid FROM %s WHERE src = %s AND rid IN %s)", onlyScratch, sqlquote.String(src), matched)
 	}
+	srcs := map[string]bool{}
+	err = r.c.query(ctx, fmt.Sprintf("SELECT DISTINCT src FROM %s WHERE rid IN %s", onlyScratch, matched), func(rows *sql.Rows) error {
+		var s string
+		err := rows.Scan(&s)
+		srcs[s] = true
+		return err
+	})
+	if err != nil {
+		return 0, 0, "", err
+	}
+	// Files with the same columns are read by one statement.
+	groups := map[string][]string{}
+	var keys []string
 	for _, f := range p.files {
+		if !srcs[src(f)] {
+			continue
+		}
 		cols, err := r.fileColumns(ctx, f.path)
 		if err != nil {
 			return 0, 0, "", err
@@ -383,8 +328,21 @@ func (r *diffReader) compareValues(ctx context.Context, p *identityPlan) (ins, d
 		if err != nil {
 			return 0, 0, "", err
 		}
-		q := fmt.Sprintf("INSERT INTO %s SELECT o.side, o.rid, %s FROM read_parquet(%s, file_row_number = true) p JOIN %s o ON p.file_row_number = o.pos",
-			valsScratch, textList("p", userColumns(cols)), sqlquote.String(local), wanted("f"+strconv.FormatInt(f.id, 10)))
+		k := strings.Join(userColumns(cols), "\x00")
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], sqlquote.String(local))
+	}
+	all := fmt.Sprintf("(SELECT side, src, pos, rid FROM %s WHERE rid IN %s)", onlyScratch, matched)
+	for _, k := range keys {
+		q := fmt.Sprintf(`INSERT INTO %s SELECT o.side, o.rid, %s FROM read_parquet([%s], filename = true, file_row_number = true) x
+			JOIN %s f ON x.filename = f.path JOIN %s o ON o.src = f.src AND o.pos = x.file_row_number`,
+			valsScratch, textList("x", strings.Split(k, "\x00")), strings.Join(groups[k], ", "), filesScratch, all)
+		if k == "" {
+			q = fmt.Sprintf(`INSERT INTO %s SELECT o.side, o.rid, []::VARCHAR[] FROM %s f JOIN %s o ON o.src = f.src WHERE f.path IN (%s)`,
+				valsScratch, filesScratch, all, strings.Join(groups[k], ", "))
+		}
 		if err := exec(q); err != nil {
 			return 0, 0, "", err
 		}
