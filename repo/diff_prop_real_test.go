@@ -28,7 +28,8 @@ import (
 // versions' own catalogs: rows inserted are those of `SELECT rowid, *` of
 // the second EXCEPT ALL the first, rows deleted the other way round; and
 // fdl says the counts are exact (every file is local). One seed runs in
-// the suite; FDL_DIFF_SEEDS=N runs N (seeds 1..N), FDL_DIFF_SEED=S one.
+// the suite, six random steps long; FDL_DIFF_SEEDS=N runs N (seeds 1..N),
+// FDL_DIFF_SEED=S one, FDL_DIFF_STEPS=K makes histories K steps long.
 func TestDiffMatchesExceptAll(t *testing.T) {
 	d := realduck.Find(t, realduck.V15, "ducklake", "sqlite")
 	seeds := []uint64{1}
@@ -80,7 +81,10 @@ func diffProperty(t *testing.T, d *realduck.DuckDB, seed uint64) {
 	h.write(h.w1, h.at1, "CREATE TABLE t(id INTEGER, v VARCHAR); INSERT INTO t SELECT i, 'a' || i FROM range(40) r(i)")
 	h.next = 40
 	h.publish(h.w1, "create")
-	steps := 8
+	steps := 6
+	if n, err := strconv.Atoi(os.Getenv("FDL_DIFF_STEPS")); err == nil && n > 0 {
+		steps = n
+	}
 	for range steps {
 		h.step()
 	}
