@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -502,6 +503,9 @@ func (r *diffReader) countUpTo(ctx context.Context, path string, s int64) (int64
 // Fetch, or Fetch's.
 func (r *diffReader) local(ctx context.Context, path string) (string, error) {
 	if p, ok := localFile(path); ok {
+		if _, err := os.Stat(p); err != nil {
+			return "", err // names p
+		}
 		return p, nil
 	}
 	if p, ok := r.locals[path]; ok {

@@ -187,7 +187,8 @@ func (r *diffReader) settle(ctx context.Context, tid int64, p *identityPlan) err
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		t.approximate(fmt.Sprintf("a file could not be read (%v): rows are counted from the catalog, assuming no row of one side equals one of the other", err))
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		t.approximate(fmt.Sprintf("a file could not be read (%s): rows are counted from the catalog, assuming no row of one side equals one of the other", msg))
 		return nil
 	}
 	t.inserted, t.deleted, t.compared = ins, del, compared
