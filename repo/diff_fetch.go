@@ -14,7 +14,7 @@ import (
 // repository that a diff must read (p: its path as the catalog resolves
 // it), fetched once into the diff's temporary folder. A diff reads only
 // the files whose rows differ between its two sides and that it cannot
-// count from the catalog alone (docs/spec.md §22), so this is what the diff
+// count from the catalog alone (docs/spec.md §25), so this is what the diff
 // shows, not the lake. Errors: p lies outside the repository's data folder
 // (an imported lake's own bucket), the store's.
 func (c *catalogCache) fetchData(ctx context.Context, p string) (string, error) {

@@ -27,7 +27,7 @@ import (
 // their visible deletions, a compacted file's rows of the snapshots up to
 // the side, inlined rows) and the rows inserted and deleted by row
 // identity: `SELECT rowid, *` of the second state EXCEPT ALL the first,
-// and the other way round (countByIdentity, docs/spec.md §22). Data files
+// and the other way round (countByIdentity, docs/spec.md §25). Data files
 // whose rows cannot differ between the sides are never read; the others
 // are counted from the catalog when that is enough, else their row ids
 // (and for a row id on both sides their values) are read from the Parquet

@@ -10,7 +10,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
-// Rows inserted and deleted by row identity (docs/spec.md §22: "What a
+// Rows inserted and deleted by row identity (docs/spec.md §25: "What a
 // diff counts"): a table's state at a snapshot is the multiset of (rowid,
 // values) that `SELECT rowid, *` reads; rows deleted are the first
 // state EXCEPT ALL the second, rows inserted the other way round. A row

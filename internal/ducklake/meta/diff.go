@@ -76,7 +76,7 @@ type RowChange struct {
 	// Inserted and Deleted count rows by identity between the two
 	// snapshots of one timeline: a row is its rowid and values, as
 	// `SELECT rowid, *` reads it; Inserted is the second state EXCEPT ALL
-	// the first, Deleted the first EXCEPT ALL the second (docs/spec.md §22).
+	// the first, Deleted the first EXCEPT ALL the second (docs/spec.md §25).
 	// An UPDATE that changes values counts once each way (the rowid
 	// stays), a compaction counts nothing, a row inserted and deleted in
 	// between counts nowhere, a row a restore or revert brings back counts
