@@ -323,7 +323,7 @@ func (r *Repo) diffInto(ctx context.Context, res *DiffResult, cats *catalogCache
 			return r.diffTwo(ctx, res, cats, cat)
 		}
 	}
-	d, err := cat.Diff(ctx, res.From.Snapshot, res.To.Snapshot)
+	d, err := cat.DiffWith(ctx, res.From.Snapshot, res.To.Snapshot, ducklake.DiffOptions{Fetch: cats.fetchData})
 	if err != nil {
 		return err
 	}

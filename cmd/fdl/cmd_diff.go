@@ -145,6 +145,9 @@ func printDiff(ios *term.IO, d *meta.Diff) {
 			}
 		}
 		ios.Printf("    %s\n", dataLine(t))
+		if !t.Rows.Exact && t.Rows.Approximate != "" {
+			ios.Printf("    ~ approximate: %s\n", t.Rows.Approximate)
+		}
 	}
 	for _, v := range d.Views {
 		name := qualified(v.Schema, v.Name)

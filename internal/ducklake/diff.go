@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,30 +23,37 @@ import (
 // negative from is the empty lake before the catalog's first snapshot:
 // everything is created.
 //
-// Per table it counts, as the extension's ducklake_table_changes(catalog,
-// schema, table, from+1, to) does (source: duckdb/ducklake
-// ducklake_metadata_manager.cpp GetTableInsertions, GetTableDeletions):
-//
-//   - inserted: the rows of data files begun in (from, to] and inlined
-//     rows begun there; a compacted file (merge_adjacent_files,
-//     flush_inlined_data: partial_max, or DuckLake 0.3 partial_file_info)
-//     counts only its rows of those snapshots;
-//   - deleted: for each data file, the rows deleted at to less those
-//     deleted at from, where a file ended (end_snapshot) has all its rows
-//     deleted and a live one those of its visible delete files (a delete
-//     file with partial_max counts only its positions of snapshots up to
-//     the one read) and of its inlined deletions; plus inlined rows ended
-//     in (from, to]. A table dropped in between has every row deleted.
-//
-// A file holding rows of several snapshots is split by its
-// _ducklake_internal_snapshot_id column, read from the Parquet file when
-// it is a local file; otherwise the counts are estimates (Rows.Exact
-// false). Data and delete files are added or removed by id.
+// Per table it gives the rows visible at each side (data files' rows less
+// their visible deletions, a compacted file's rows of the snapshots up to
+// the side, inlined rows) and the rows inserted and deleted by row
+// identity: `SELECT rowid, *` of the second state EXCEPT ALL the first,
+// and the other way round (countByIdentity, docs/spec.md §25). Data files
+// whose rows cannot differ between the sides are never read; the others
+// are counted from the catalog when that is enough, else their row ids
+// (and for a row id on both sides their values) are read from the Parquet
+// files, local ones or those DiffOptions.Fetch copies. When a file cannot
+// be read the counts are the catalog's estimates: Rows.Exact false and
+// Rows.Approximate says why. Data and delete files are added or removed
+// by id.
 //
 // Errors: ErrSnapshotNotFound when the catalog lacks either snapshot.
 func (c *Catalog) Diff(ctx context.Context, from, to int64) (*meta.Diff, error) {
+	return c.DiffWith(ctx, from, to, DiffOptions{})
+}
+
+// DiffOptions are the options of DiffWith.
+type DiffOptions struct {
+	// Fetch returns a local copy of a data or delete file that is not a
+	// local file (path: resolved, as the catalog names it), for the few
+	// files a diff must read; nil: such files are not read, and counts
+	// that need them are estimates (Rows.Exact false).
+	Fetch func(ctx context.Context, path string) (string, error)
+}
+
+// DiffWith is Diff with options.
+func (c *Catalog) DiffWith(ctx context.Context, from, to int64, o DiffOptions) (*meta.Diff, error) {
 	if to < from {
-		d, err := c.Diff(ctx, to, from)
+		d, err := c.DiffWith(ctx, to, from, o)
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +71,7 @@ func (c *Catalog) Diff(ctx context.Context, from, to int64) (*meta.Diff, error) 
 	if err != nil {
 		return nil, err
 	}
-	data, err := c.tableData(ctx, from, to, false)
+	data, err := c.tableData(ctx, from, to, false, o)
 	if err != nil {
 		return nil, err
 	}
@@ -96,11 +104,11 @@ func DiffCatalogs(ctx context.Context, a *Catalog, from int64, b *Catalog, to in
 	if err != nil {
 		return nil, err
 	}
-	da, err := a.tableData(ctx, from, from, true)
+	da, err := a.tableData(ctx, from, from, true, DiffOptions{})
 	if err != nil {
 		return nil, err
 	}
-	db, err := b.tableData(ctx, to, to, true)
+	db, err := b.tableData(ctx, to, to, true, DiffOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +126,11 @@ type tableData struct {
 	before, after     int64 // visible rows
 	inserted, deleted int64
 	exact             bool
+	// why says what is approximate when exact is false ("" when the
+	// counts were estimated for another reason, e.g. a remote file).
+	why string
+	// compared: rows of one rowid on both sides were compared by value.
+	compared bool
 	// files maps a data file's key (its id, or its resolved path across
 	// two catalogs) to its size, for the files visible at each snapshot.
 	filesBefore, filesAfter map[string]int64
@@ -126,6 +139,14 @@ type tableData struct {
 
 func newTableData() *tableData {
 	return &tableData{exact: true, filesBefore: map[string]int64{}, filesAfter: map[string]int64{}, delBefore: map[string]bool{}, delAfter: map[string]bool{}}
+}
+
+// approximate marks t's counts as estimates, for the reason why.
+func (t *tableData) approximate(why string) {
+	t.exact = false
+	if t.why == "" {
+		t.why = why
+	}
 }
 
 func orNew(t *tableData) *tableData {
@@ -155,13 +176,19 @@ func (t *tableData) fill(tc *meta.TableChange, hasBefore, hasAfter, known bool) 
 	fb, fa, db, da := t.filesBefore, t.filesAfter, t.delBefore, t.delAfter
 	if !hasBefore {
 		before, fb, db = 0, nil, nil
-		ins = after + del
+		ins, del = after, 0
 	}
 	if !hasAfter {
 		after, fa, da = 0, nil, nil
-		del = before + ins
+		ins, del = 0, before
 	}
-	tc.Rows = meta.RowChange{Before: before, After: after, Exact: t.exact}
+	tc.Rows = meta.RowChange{Before: before, After: after, Exact: t.exact, Approximate: t.why}
+	if t.compared && len(tc.Columns) > 0 && hasBefore && hasAfter {
+		tc.Rows.Exact = false
+		if tc.Rows.Approximate == "" {
+			tc.Rows.Approximate = "the table's columns changed: rows of one rowid were compared by the values of the columns each file holds"
+		}
+	}
 	if known {
 		tc.Rows.Inserted, tc.Rows.Deleted = &ins, &del
 	}
@@ -204,6 +231,8 @@ type fileRow struct {
 	partialMax          int64 // -1 when none
 	partialInfo         string
 	path                string // resolved
+	rowIDStart          int64  // row_id_start (data files)
+	format              string // "parquet", "puffin" (DuckLake 1.1 deletion vectors), or "" when not recorded
 }
 
 func (f *fileRow) visible(s int64) bool {
@@ -212,14 +241,18 @@ func (f *fileRow) visible(s int64) bool {
 
 // tableData reads every table's data at from and to (from <= to), keyed by
 // table id; files are keyed by id, or by resolved path when byPath.
-func (c *Catalog) tableData(ctx context.Context, from, to int64, byPath bool) (map[int64]*tableData, error) {
+func (c *Catalog) tableData(ctx context.Context, from, to int64, byPath bool, o DiffOptions) (map[int64]*tableData, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.ready(); err != nil {
 		return nil, err
 	}
-	r := &diffReader{c: c, from: from, to: to, out: map[int64]*tableData{}, counts: map[string]int64{}, byPath: byPath}
-	for _, step := range []func(context.Context) error{r.readFiles, r.readInlinedDeletes, r.countFiles, r.countInlined} {
+	r := &diffReader{c: c, from: from, to: to, out: map[int64]*tableData{}, counts: map[string]int64{}, columns: map[string][]string{}, locals: map[string]string{}, fetch: o.Fetch, byPath: byPath}
+	steps := []func(context.Context) error{r.readFiles, r.readInlinedDeletes, r.countFiles, r.countInlined}
+	if !byPath {
+		steps = append(steps, r.countByIdentity)
+	}
+	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			return nil, err
 		}
@@ -234,9 +267,15 @@ type diffReader struct {
 	out      map[int64]*tableData
 	data     []*fileRow
 	deletes  map[int64][]*fileRow // by data file id
-	inlDel   map[int64][2]int64   // data file id -> inlined deletions at from, at to
-	counts   map[string]int64     // Parquet counts read, by path and snapshot
-	paths    *pathTree
+	// inlDel maps a data file id to its inlined deletions at from, at to,
+	// and those visible at one of the two only.
+	inlDel     map[int64][3]int64
+	counts     map[string]int64    // Parquet counts read, by path and snapshot
+	columns    map[string][]string // Parquet files' columns, by path
+	inlinedSrc []*inlinedSource    // inlined-data tables
+	paths      *pathTree
+	fetch      func(context.Context, string) (string, error) // DiffOptions.Fetch
+	locals     map[string]string                             // local copies, by path
 	// byPath keys files by resolved path (comparing two catalogs) rather
 	// than by id.
 	byPath bool
@@ -260,13 +299,13 @@ func (r *diffReader) readFiles(ctx context.Context) error {
 	}
 	r.deletes = map[int64][]*fileRow{}
 	if c.has(dataFileTable) {
-		r.data, err = r.fileRows(ctx, dataFileTable, "data_file_id", "record_count", "NULL::BIGINT")
+		r.data, err = r.fileRows(ctx, dataFileTable, "data_file_id", "record_count", "NULL::BIGINT", r.c.col(dataFileTable, "", "row_id_start", "0::BIGINT"))
 		if err != nil {
 			return err
 		}
 	}
 	if c.has(deleteFileTable) {
-		dels, err := r.fileRows(ctx, deleteFileTable, "delete_file_id", "delete_count", "data_file_id")
+		dels, err := r.fileRows(ctx, deleteFileTable, "delete_file_id", "delete_count", "data_file_id", "NULL::BIGINT")
 		if err != nil {
 			return err
 		}
@@ -277,22 +316,24 @@ func (r *diffReader) readFiles(ctx context.Context) error {
 	return nil
 }
 
-func (r *diffReader) fileRows(ctx context.Context, table, idCol, countCol, dataFileCol string) ([]*fileRow, error) {
+func (r *diffReader) fileRows(ctx context.Context, table, idCol, countCol, dataFileCol, rowIDStartCol string) ([]*fileRow, error) {
 	c := r.c
-	q := fmt.Sprintf(`SELECT %s, table_id, %s, begin_snapshot, end_snapshot, %s, %s, %s, %s, path, %s FROM %s WHERE begin_snapshot <= %d ORDER BY %s`,
+	q := fmt.Sprintf(`SELECT %s, table_id, %s, begin_snapshot, end_snapshot, %s, %s, %s, %s, path, %s, %s, %s FROM %s WHERE begin_snapshot <= %d ORDER BY %s`,
 		sqlquote.Ident(idCol), dataFileCol, c.col(table, "", countCol, "0::BIGINT"), c.col(table, "", "file_size_bytes", "NULL::BIGINT"),
 		c.col(table, "", "partial_max", "NULL::BIGINT"), c.col(table, "", "partial_file_info", "NULL::VARCHAR"),
-		c.col(table, "", "path_is_relative", "NULL::BOOLEAN"), c.t(table), r.to, sqlquote.Ident(idCol))
+		c.col(table, "", "path_is_relative", "NULL::BOOLEAN"), rowIDStartCol, c.col(table, "", "format", "NULL::VARCHAR"),
+		c.t(table), r.to, sqlquote.Ident(idCol))
 	var out []*fileRow
 	err := c.query(ctx, q, func(rows *sql.Rows) error {
 		f := &fileRow{partialMax: -1}
-		var df, end, count, size, pmax sql.NullInt64
-		var info, path sql.NullString
+		var df, end, count, size, pmax, start sql.NullInt64
+		var info, path, format sql.NullString
 		var rel sql.NullBool
-		if err := rows.Scan(&f.id, &f.table, &df, &f.begin, &end, &count, &size, &pmax, &info, &path, &rel); err != nil {
+		if err := rows.Scan(&f.id, &f.table, &df, &f.begin, &end, &count, &size, &pmax, &info, &path, &rel, &start, &format); err != nil {
 			return err
 		}
 		f.dataFile, f.count, f.size, f.partialInfo = df.Int64, count.Int64, size.Int64, info.String
+		f.rowIDStart, f.format = start.Int64, format.String
 		if end.Valid {
 			e := end.Int64
 			f.end = &e
@@ -318,7 +359,7 @@ func (r *diffReader) fileRows(ctx context.Context, table, idCol, countCol, dataF
 // (ducklake_inlined_delete_<table_id>) at from and at to.
 func (r *diffReader) readInlinedDeletes(ctx context.Context) error {
 	c := r.c
-	r.inlDel = map[int64][2]int64{}
+	r.inlDel = map[int64][3]int64{}
 	names := make([]string, 0)
 	for name := range c.tables {
 		names = append(names, name)
@@ -329,21 +370,16 @@ func (r *diffReader) readInlinedDeletes(ctx context.Context) error {
 		if !strings.HasPrefix(name, "ducklake_inlined_delete_") || !slices.Contains(cols, "file_id") || !slices.Contains(cols, "begin_snapshot") {
 			continue
 		}
-		at := func(s int64) string {
-			if slices.Contains(cols, "end_snapshot") {
-				return visible("", s)
-			}
-			return fmt.Sprintf("begin_snapshot <= %d", s)
-		}
-		q := fmt.Sprintf("SELECT file_id, count(*) FILTER (WHERE %s), count(*) FILTER (WHERE %s) FROM %s GROUP BY file_id",
-			at(r.from), at(r.to), c.t(name))
+		a, b := inlinedDeleteAt(cols, r.from), inlinedDeleteAt(cols, r.to)
+		q := fmt.Sprintf("SELECT file_id, count(*) FILTER (WHERE %s), count(*) FILTER (WHERE %s), count(*) FILTER (WHERE (%s) <> (%s)) FROM %s GROUP BY file_id",
+			a, b, a, b, c.t(name))
 		err := c.query(ctx, q, func(rows *sql.Rows) error {
-			var id, a, b int64
-			if err := rows.Scan(&id, &a, &b); err != nil {
+			var id, a, b, changed int64
+			if err := rows.Scan(&id, &a, &b, &changed); err != nil {
 				return err
 			}
 			v := r.inlDel[id]
-			r.inlDel[id] = [2]int64{v[0] + a, v[1] + b}
+			r.inlDel[id] = [3]int64{v[0] + a, v[1] + b, v[2] + changed}
 			return nil
 		})
 		if err != nil {
@@ -368,8 +404,6 @@ func (r *diffReader) countFiles(ctx context.Context) error {
 		t.exact = t.exact && okA && okB && okC && okD
 		t.before += insA - remA
 		t.after += insB - remB
-		t.inserted += insB - insA
-		t.deleted += remB - remA
 		if f.visible(r.from) {
 			t.filesBefore[key] = f.size
 		}
@@ -451,9 +485,9 @@ func (r *diffReader) countUpTo(ctx context.Context, path string, s int64) (int64
 	if n, ok := r.counts[key]; ok {
 		return n, nil
 	}
-	local, ok := localFile(path)
-	if !ok {
-		return 0, fmt.Errorf("%s is not a local file", path)
+	local, err := r.local(ctx, path)
+	if err != nil {
+		return 0, err
 	}
 	var n int64
 	q := fmt.Sprintf("SELECT count(*) FROM read_parquet(%s) WHERE _ducklake_internal_snapshot_id <= %d", sqlquote.String(local), s)
@@ -462,6 +496,30 @@ func (r *diffReader) countUpTo(ctx context.Context, path string, s int64) (int64
 	}
 	r.counts[key] = n
 	return n, nil
+}
+
+// local returns a local path of a data or delete file: the file itself,
+// or a copy Fetch made. Errors: the file is not local and there is no
+// Fetch, or Fetch's.
+func (r *diffReader) local(ctx context.Context, path string) (string, error) {
+	if p, ok := localFile(path); ok {
+		if _, err := os.Stat(p); err != nil {
+			return "", err // names p
+		}
+		return p, nil
+	}
+	if p, ok := r.locals[path]; ok {
+		return p, nil
+	}
+	if r.fetch == nil {
+		return "", fmt.Errorf("%s is not a local file", path)
+	}
+	p, err := r.fetch(ctx, path)
+	if err != nil {
+		return "", err
+	}
+	r.locals[path] = p
+	return p, nil
 }
 
 // localFile returns a resolved data-file path as a local path: a plain
@@ -488,24 +546,29 @@ func (r *diffReader) countInlined(ctx context.Context) error {
 		return err
 	}
 	for _, x := range regs {
-		begin, end, ok := c.inlinedSnapshotColumns(c.tables[x.name])
+		cols := c.tables[x.name]
+		begin, end, ok := c.inlinedSnapshotColumns(cols)
 		if !ok {
 			continue
 		}
-		b, e := sqlquote.Ident(begin), sqlquote.Ident(end)
-		vis := func(s int64) string { return fmt.Sprintf("%s <= %d AND (%s IS NULL OR %d < %s)", b, s, e, s, e) }
+		src := &inlinedSource{tid: x.tid, name: x.name, rowID: cols[0], begin: begin, end: end}
+		for _, col := range cols {
+			if col != src.rowID && col != begin && col != end {
+				src.values = append(src.values, col)
+			}
+		}
+		va, vb := src.visibleAt(r.from), src.visibleAt(r.to)
 		q := fmt.Sprintf(`SELECT count(*) FILTER (WHERE %s), count(*) FILTER (WHERE %s),
-			count(*) FILTER (WHERE %s > %d AND %s <= %d), count(*) FILTER (WHERE %s > %d AND %s <= %d) FROM %s`,
-			vis(r.from), vis(r.to), b, r.from, b, r.to, e, r.from, e, r.to, c.t(x.name))
-		var va, vb, ins, del int64
-		if err := c.conn.QueryRowContext(ctx, q).Scan(&va, &vb, &ins, &del); err != nil {
+			count(*) FILTER (WHERE %s AND NOT %s), count(*) FILTER (WHERE %s AND NOT %s) FROM %s`,
+			va, vb, va, vb, vb, va, c.t(x.name))
+		var before, after int64
+		if err := c.conn.QueryRowContext(ctx, q).Scan(&before, &after, &src.onlyFrom, &src.onlyTo); err != nil {
 			return fmt.Errorf("count inlined rows in %s of %s: %w", x.name, c.path, err)
 		}
 		t := r.table(x.tid)
-		t.before += va
-		t.after += vb
-		t.inserted += ins
-		t.deleted += del
+		t.before += before
+		t.after += after
+		r.inlinedSrc = append(r.inlinedSrc, src)
 	}
 	return nil
 }

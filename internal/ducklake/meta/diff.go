@@ -73,17 +73,22 @@ type ColumnChange struct {
 type RowChange struct {
 	Before int64 `json:"before"`
 	After  int64 `json:"after"`
-	// Inserted and Deleted count the rows inserted and deleted between the
-	// two snapshots of one timeline, as the ducklake extension's
-	// ducklake_table_changes counts them (an UPDATE deletes and inserts; a
-	// row inserted and deleted in between counts in both). Nil when two
-	// timelines are compared: then only Before and After are known.
+	// Inserted and Deleted count rows by identity between the two
+	// snapshots of one timeline: a row is its rowid and values, as
+	// `SELECT rowid, *` reads it; Inserted is the second state EXCEPT ALL
+	// the first, Deleted the first EXCEPT ALL the second (docs/spec.md §25).
+	// An UPDATE that changes values counts once each way (the rowid
+	// stays), a compaction counts nothing, a row inserted and deleted in
+	// between counts nowhere, a row a restore or revert brings back counts
+	// as inserted. Nil when two timelines are compared: then only Before
+	// and After are known.
 	Inserted *int64 `json:"inserted"`
 	Deleted  *int64 `json:"deleted"`
-	// Exact is false when a count had to be estimated: a compacted data
-	// file or a delete file holding rows of several snapshots, split only
-	// inside its Parquet file, which fdl could not read (not a local file).
-	Exact bool `json:"exact"`
+	// Exact is false when a count had to be estimated; Approximate then
+	// says what is approximate and why (a file fdl could not read, values
+	// that could not be compared).
+	Exact       bool   `json:"exact"`
+	Approximate string `json:"approximate,omitempty"`
 }
 
 // FileChange is a table's data files at each side, how many were added
