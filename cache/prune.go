@@ -14,10 +14,10 @@ import (
 
 // Entry is one complete entry of the cache.
 type Entry struct {
-	SHA256  string    // the key: the file's SHA-256, 64 lower-case hex digits
-	Path    string    // the local file
-	Size    int64     // bytes
-	LastUse time.Time // last Get or Fetch of it (UTC); when written, without a record
+	SHA256  string    `json:"sha256"`   // the key: the file's SHA-256, 64 lower-case hex digits
+	Path    string    `json:"path"`     // the local file
+	Size    int64     `json:"size"`     // bytes
+	LastUse time.Time `json:"last_use"` // last Get or Fetch of it (UTC); when written, without a record
 }
 
 // List returns the cache's complete entries, least recently used first
@@ -63,10 +63,10 @@ type PruneOptions struct {
 
 // PruneResult is what a Prune did.
 type PruneResult struct {
-	Removed   []Entry // entries removed, in the order removed
-	Busy      []Entry // entries Prune would have removed but another holder's lock kept
-	Kept      int64   // total size of the entries left, bytes
-	Leftovers int     // partial entries, records and stale locks of killed processes removed
+	Removed   []Entry `json:"removed"`    // entries removed, in the order removed
+	Busy      []Entry `json:"busy"`       // entries Prune would have removed but another holder's lock kept
+	Kept      int64   `json:"kept_bytes"` // total size of the entries left, bytes
+	Leftovers int     `json:"leftovers"`  // partial entries, records and stale locks of killed processes removed
 }
 
 // Prune removes entries from the cache: first those last used more than
