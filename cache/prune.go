@@ -63,7 +63,7 @@ type PruneOptions struct {
 
 // PruneResult is what a Prune did.
 type PruneResult struct {
-	Removed   []Entry `json:"removed"`    // entries removed, in the order removed
+	Removed   []Entry `json:"pruned"`     // entries removed, in the order removed
 	Busy      []Entry `json:"busy"`       // entries Prune would have removed but another holder's lock kept
 	Kept      int64   `json:"kept_bytes"` // total size of the entries left, bytes
 	Leftovers int     `json:"leftovers"`  // partial entries, records and stale locks of killed processes removed

@@ -31,7 +31,7 @@ type Attached struct {
 	Seq    int64      `json:"seq"`
 	Attach string     `json:"attach"`
 	// Pin is the pin attached (--locked).
-	Pin string `json:"pin,omitempty"`
+	Pin string `json:"locked,omitempty"`
 	// Offline is true when the repository could not be read and the line
 	// attaches the pinned catalog from the cache (Warning says why).
 	Offline bool   `json:"offline,omitempty"`

@@ -29,24 +29,20 @@ const (
 	ProblemRefGone     = "ref_gone"    // (behind) the followed ref no longer exists
 )
 
-// Head is the version a pin's ref holds now.
-type Head struct {
-	ID  version.ID `json:"id"`
-	Seq int64      `json:"seq"`
-}
-
 // PinState is one pin as Check found it. Its JSON is an element of 'fdl
 // lock check --json'.
 type PinState struct {
 	Name   string  `json:"name"`
 	Pin    PinView `json:"pin"`
-	Status string  `json:"status"`
+	Status string  `json:"state"`
 	// Kind and Problem say what is wrong (bad) or that the ref is gone
 	// (behind).
 	Kind    string `json:"kind,omitempty"`
 	Problem string `json:"problem,omitempty"`
-	// Head is the followed ref's version, when it is not the pinned one.
-	Head *Head `json:"head,omitempty"`
+	// Head is the followed ref's version, when it is not the pinned one,
+	// and HeadSeq its seq.
+	Head    version.ID `json:"head,omitempty"`
+	HeadSeq int64      `json:"head_seq,omitempty"`
 }
 
 // Report is what Check found. Its JSON is 'fdl lock check --json'.
@@ -138,9 +134,9 @@ func checkPin(ctx context.Context, env Env, rs *repos, lf *opened, name string, 
 	case err != nil:
 		return fail(ProblemError, err)
 	case rv.ID != p.Version:
-		s.Status, s.Head = StateBehind, &Head{ID: rv.ID}
+		s.Status, s.Head = StateBehind, rv.ID
 		if hr, err := r.Record(ctx, rv.ID); err == nil {
-			s.Head.Seq = hr.Seq
+			s.HeadSeq = hr.Seq
 		}
 	}
 	return s

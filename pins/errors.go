@@ -146,8 +146,8 @@ func names(ps []PinState) string {
 		b.WriteString(p.Name)
 		if p.Problem != "" {
 			b.WriteString(" (" + p.Problem + ")")
-		} else if p.Head != nil {
-			fmt.Fprintf(&b, " (%s is at seq %d, %s; pinned seq %d)", p.Pin.Ref, p.Head.Seq, p.Head.ID, p.Pin.Seq)
+		} else if p.Head != "" {
+			fmt.Fprintf(&b, " (%s is at seq %d, %s; pinned seq %d)", p.Pin.Ref, p.HeadSeq, p.Head, p.Pin.Seq)
 		}
 	}
 	return b.String()

@@ -22,7 +22,7 @@ type Change struct {
 	Moved bool `json:"moved"`
 	// Skipped says why a pin was left as it is without asking its
 	// repository: it follows no ref.
-	Skipped string `json:"skipped,omitempty"`
+	Skipped string `json:"skip_reason,omitempty"`
 	// Totals sum what changed from the old version to the new (fdl
 	// diff's summary); nil when it did not move, or when the diff could
 	// not be read (DiffError says why).
@@ -35,7 +35,7 @@ type Change struct {
 // Updated is what Update did. Its JSON is 'fdl lock update --json'.
 type Updated struct {
 	Lockfile string   `json:"lockfile"`
-	Changes  []Change `json:"changes"`
+	Changes  []Change `json:"pins"`
 }
 
 // Update moves the pins named (every pin when names is empty) to the

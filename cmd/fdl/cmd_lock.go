@@ -274,8 +274,8 @@ func printReport(ios *term.IO, g *globals, rep *pins.Report) error {
 		switch {
 		case s.Problem != "":
 			line += "\t" + oneLine(s.Problem)
-		case s.Head != nil:
-			line += fmt.Sprintf("\t%s is at seq %d (%s)", s.Pin.Ref, s.Head.Seq, s.Head.ID)
+		case s.Head != "":
+			line += fmt.Sprintf("\t%s is at seq %d (%s)", s.Pin.Ref, s.HeadSeq, s.Head)
 		}
 		ios.Printf("%s\n", line)
 	}

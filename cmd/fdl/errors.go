@@ -438,7 +438,7 @@ func hintsFor(e error) []hint {
 		if e.Path != "" {
 			return []hint{{"make it by pinning a version", "fdl lock add NAME REPO --lockfile " + shellQuote(e.Path)}}
 		}
-		return []hint{{"pin a version: fdl makes fdl.lock in this folder", "fdl lock add NAME REPO"}, {"or name the lockfile", "--lockfile FILE"}}
+		return []hint{{"pin a version: fdl makes fdl.lock in this folder", "fdl lock add NAME REPO"}, {"or name the lockfile with --lockfile FILE", ""}}
 	case *pins.UnknownPinError:
 		return []hint{{"pin it", "fdl lock add " + shellQuote(e.Name) + " REPO"}}
 	case *pins.PinExistsError:
@@ -472,16 +472,20 @@ func checkHints(bad []pins.PinState) []hint {
 	by := map[string][]string{}
 	var kinds []string
 	for _, s := range bad {
-		if by[s.Kind] == nil {
-			kinds = append(kinds, s.Kind)
+		k := s.Kind
+		if k == pins.ProblemMissing {
+			k = pins.ProblemRetired // one remedy for both
 		}
-		by[s.Kind] = append(by[s.Kind], shellQuote(s.Name))
+		if by[k] == nil {
+			kinds = append(kinds, k)
+		}
+		by[k] = append(by[k], shellQuote(s.Name))
 	}
 	var hs []hint
 	for _, k := range kinds {
 		n := strings.Join(by[k], " ")
 		switch k {
-		case pins.ProblemRetired, pins.ProblemMissing:
+		case pins.ProblemRetired:
 			hs = append(hs, hint{"move the pins that follow a ref to its head (the others: pin a version in retention with fdl lock add)", "fdl lock update " + n})
 		case pins.ProblemUnreachable:
 			hs = append(hs, hint{"check the repository's URL and credentials, then check again", "fdl lock check"})

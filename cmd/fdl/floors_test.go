@@ -14,7 +14,9 @@ import (
 // repo; version, the records, imports none of them. gc, above repo,
 // is imported by none of them (nor by workdir, its neighbour on that
 // floor): it carries retention's decisions out over what repo reads and
-// writes for it.
+// writes for it. pins, the reader's operations, sits beside them above
+// repo; lockfile and cache, the files it reads and writes, know no
+// repository.
 func TestFloors(t *testing.T) {
 	const mod = "github.com/fdl-dev/fdl/"
 	for pkg, above := range map[string][]string{
@@ -22,9 +24,12 @@ func TestFloors(t *testing.T) {
 		"history":   {"repo", "gc", "refs", "retention", "cmd/"},
 		"retention": {"repo", "gc", "cmd/"},
 		"version":   {"repo", "gc", "refs", "retention", "history", "cmd/"},
-		"repo":      {"gc", "workdir", "cmd/"},
-		"workdir":   {"gc", "cmd/"},
-		"gc":        {"workdir", "cmd/"},
+		"repo":      {"gc", "workdir", "pins", "cmd/"},
+		"workdir":   {"gc", "pins", "cmd/"},
+		"gc":        {"workdir", "pins", "cmd/"},
+		"pins":      {"gc", "workdir", "cmd/"},
+		"lockfile":  {"repo", "gc", "workdir", "pins", "cmd/"},
+		"cache":     {"repo", "gc", "workdir", "pins", "cmd/"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).CombinedOutput()
 		if err != nil {
