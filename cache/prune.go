@@ -149,6 +149,9 @@ func (c *Cache) remove(e Entry) (removed, busy bool, err error) {
 	if err := os.Remove(e.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, false, fmt.Errorf("catalog cache: %w", err)
 	}
+	if err := os.Remove(c.name(e.SHA256, originSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return true, false, fmt.Errorf("catalog cache: %w", err)
+	}
 	if err := os.Remove(c.name(e.SHA256, usedSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return true, false, fmt.Errorf("catalog cache: %w", err)
 	}
@@ -176,8 +179,8 @@ func (c *Cache) sweep() (int, error) {
 		if !ok || seen[sum] {
 			continue
 		}
-		leftover := names[sum+partSuffix] || names[sum+newSuffix] || names[sum+lockSuffix] ||
-			(names[sum+usedSuffix] && !names[sum+EntrySuffix])
+		leftover := names[sum+partSuffix] || names[sum+newSuffix] || names[sum+originNewSuffix] || names[sum+lockSuffix] ||
+			((names[sum+usedSuffix] || names[sum+originSuffix]) && !names[sum+EntrySuffix])
 		if suffix == EntrySuffix || !leftover {
 			continue
 		}
@@ -190,7 +193,7 @@ func (c *Cache) sweep() (int, error) {
 		if !ok {
 			continue // its holder is alive
 		}
-		for _, s := range []string{partSuffix, newSuffix} {
+		for _, s := range []string{partSuffix, newSuffix, originNewSuffix} {
 			if err := os.Remove(c.name(sum, s)); err == nil {
 				removed++
 			} else if !errors.Is(err, fs.ErrNotExist) {
@@ -198,8 +201,10 @@ func (c *Cache) sweep() (int, error) {
 			}
 		}
 		if _, err := os.Stat(c.Path(sum)); errors.Is(err, fs.ErrNotExist) {
-			if err := os.Remove(c.name(sum, usedSuffix)); err == nil {
-				removed++
+			for _, s := range []string{usedSuffix, originSuffix} {
+				if err := os.Remove(c.name(sum, s)); err == nil {
+					removed++
+				}
 			}
 		}
 		l.release()
@@ -214,7 +219,7 @@ func split(name string) (sum, suffix string, ok bool) {
 		return "", "", false
 	}
 	switch suffix = name[64:]; suffix {
-	case EntrySuffix, usedSuffix, newSuffix, lockSuffix, partSuffix:
+	case EntrySuffix, usedSuffix, newSuffix, originSuffix, originNewSuffix, lockSuffix, partSuffix:
 		return name[:64], suffix, true
 	}
 	return "", "", false

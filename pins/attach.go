@@ -104,7 +104,8 @@ func offline(ctx context.Context, env Env, name string, p lockfile.Pin, url, ali
 	if !ok {
 		return nil, &OfflineError{Name: name, Version: p.Version, Cache: env.Cache.Dir(), Err: openErr}
 	}
-	stmt, moved, err := repo.OfflineAttach(ctx, url, path, alias)
+	origin, _ := env.Cache.Origin(p.CatalogSHA256)
+	stmt, moved, err := repo.OfflineAttach(ctx, url, path, origin, alias)
 	if err != nil {
 		return nil, fmt.Errorf("pin %s: %w", name, err)
 	}

@@ -90,14 +90,16 @@ func WithReaderNote(stmt, format string) string {
 // be read: the store is opened (no object is read) only to name its data/
 // location and the CREATE SECRET its data needs. The catalog's own
 // data_path decides as CachedAttachStatement does, without fdl.json: when
-// it is the repository's data/ location as reached at url, DATA_PATH and
-// OVERRIDE_DATA_PATH name it (the line is then the one an online attach
-// prints); otherwise the catalog's data_path is kept and moved is true:
-// the repository may have moved, or the lake was imported, and fdl cannot
-// tell which offline. The reader note of older DuckLake formats follows,
+// it is origin (the repository data path CachedCatalog recorded beside the
+// cached entry, cache.Origin; "" for none) or the repository's data/
+// location as reached at url, DATA_PATH and OVERRIDE_DATA_PATH name that
+// location (the line is then the one an online attach prints); otherwise
+// the catalog's data_path is kept and moved is true: the lake may have
+// been imported with its own data path, or the repository moved, and fdl
+// cannot tell which offline. The reader note of older DuckLake formats follows,
 // as WithReaderNote. Errors: opening the store (a URL fdl does not know);
 // reading the catalog (ducklake.Open's).
-func OfflineAttach(ctx context.Context, url, catalogPath, alias string) (stmt string, moved bool, err error) {
+func OfflineAttach(ctx context.Context, url, catalogPath, origin, alias string) (stmt string, moved bool, err error) {
 	st, err := store.Open(ctx, url)
 	if err != nil {
 		return "", false, err
@@ -109,6 +111,6 @@ func OfflineAttach(ctx context.Context, url, catalogPath, alias string) (stmt st
 	}
 	dataPath, format := cat.DataPath(), cat.Format()
 	cat.Close()
-	same := dataPath == dataLocation(st)
+	same := dataPath == dataLocation(st) || origin != "" && dataPath == origin
 	return WithReaderNote(attachStatement(st, catalogPath, dataPath, alias, true, same), format), !same, nil
 }

@@ -16,6 +16,9 @@ import (
 // as they arrive (reported as OpDownload progress) and kept only when
 // they are the record's size and sha256. An entry already there was
 // checked when it was made and is not read again: nothing is downloaded.
+// For a lake born in the repository, the repository's data path is
+// recorded beside the entry (cache.SetOrigin; a failure is not reported),
+// for OfflineAttach.
 // Errors: *ChecksumError (nothing kept) naming the version and both
 // digests; the store's, naming the version; the cache's.
 func (r *Repo) CachedCatalog(ctx context.Context, c *cache.Cache, rec *version.Record) (string, error) {
@@ -35,6 +38,10 @@ func (r *Repo) CachedCatalog(ctx context.Context, c *cache.Cache, rec *version.R
 	}
 	if err != nil {
 		return "", fmt.Errorf("version %s: catalog: %w", rec.ID, err)
+	}
+	if rec.DuckLake.DataPath == r.cfg.DataPath {
+		// Offline, OfflineAttach reads it to print the line printed now.
+		_ = c.SetOrigin(ctx, rec.Catalog.SHA256, r.cfg.DataPath)
 	}
 	return path, nil
 }
