@@ -14,22 +14,24 @@ import (
 // repo; version, the records, imports none of them. gc, above repo,
 // is imported by none of them (nor by workdir, its neighbour on that
 // floor): it carries retention's decisions out over what repo reads and
-// writes for it. pins, the reader's operations, sits beside them above
-// repo; lockfile and cache, the files it reads and writes, know no
-// repository.
+// writes for it. mirror, beside them above repo, copies between two
+// repositories through repo alone: it imports neither, and none imports it.
+// pins, the reader's operations, sits beside them above repo too; lockfile
+// and cache, the files it reads and writes, know no repository.
 func TestFloors(t *testing.T) {
 	const mod = "github.com/fdl-dev/fdl/"
 	for pkg, above := range map[string][]string{
-		"refs":      {"repo", "gc", "retention", "history", "cmd/"},
+		"refs":      {"repo", "gc", "retention", "history", "mirror", "cmd/"},
 		"history":   {"repo", "gc", "refs", "retention", "cmd/"},
 		"retention": {"repo", "gc", "cmd/"},
 		"version":   {"repo", "gc", "refs", "retention", "history", "cmd/"},
-		"repo":      {"gc", "workdir", "pins", "cmd/"},
-		"workdir":   {"gc", "pins", "cmd/"},
-		"gc":        {"workdir", "pins", "cmd/"},
-		"pins":      {"gc", "workdir", "cmd/"},
-		"lockfile":  {"repo", "gc", "workdir", "pins", "cmd/"},
-		"cache":     {"repo", "gc", "workdir", "pins", "cmd/"},
+		"repo":      {"gc", "workdir", "mirror", "pins", "cmd/"},
+		"workdir":   {"gc", "mirror", "pins", "cmd/"},
+		"gc":        {"workdir", "mirror", "pins", "cmd/"},
+		"mirror":    {"gc", "workdir", "pins", "cmd/"},
+		"pins":      {"gc", "workdir", "mirror", "cmd/"},
+		"lockfile":  {"repo", "gc", "workdir", "mirror", "pins", "cmd/"},
+		"cache":     {"repo", "gc", "workdir", "mirror", "pins", "cmd/"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).CombinedOutput()
 		if err != nil {
