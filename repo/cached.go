@@ -31,6 +31,12 @@ func (r *Repo) CachedCatalog(ctx context.Context, c *cache.Cache, rec *version.R
 		defer rc.Close()
 		pr := &progressReader{r: rc, fn: r.opts.Progress, ctx: ctx, ev: Event{Op: OpDownload, Name: key, Total: rec.Catalog.Size}}
 		_, err = io.Copy(w, pr)
+		if err == nil && pr.fn != nil && pr.last != pr.done {
+			// The last read may bring no byte with its io.EOF: report the end.
+			ev := pr.ev
+			ev.Done = pr.done
+			pr.fn(ev)
+		}
 		return err
 	})
 	if me := (*cache.MismatchError)(nil); errors.As(err, &me) {
