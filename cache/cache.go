@@ -20,6 +20,9 @@
 //	                       while a process holds it
 //	<sha256>.part          the entry being filled, by the lock's holder only
 //	<sha256>.used.new      a last-use record being written, by the lock's holder
+//	<sha256>.origin        the data path of the repository the entry's catalog
+//	                       was born in, when a reader recorded it (SetOrigin)
+//	<sha256>.origin.new    an origin record being written, by the lock's holder
 //
 // Other names are left alone.
 //
@@ -59,12 +62,14 @@ import (
 
 // File names inside the cache folder (see the package documentation).
 const (
-	EntrySuffix = ".duckdb"
-	usedSuffix  = ".used"
-	newSuffix   = ".used.new"
-	lockSuffix  = ".lock"
-	partSuffix  = ".part"
-	tagName     = "CACHEDIR.TAG"
+	EntrySuffix     = ".duckdb"
+	usedSuffix      = ".used"
+	newSuffix       = ".used.new"
+	originSuffix    = ".origin"
+	originNewSuffix = ".origin.new"
+	lockSuffix      = ".lock"
+	partSuffix      = ".part"
+	tagName         = "CACHEDIR.TAG"
 )
 
 // tagContent is CACHEDIR.TAG's content: the convention's signature line.
@@ -381,6 +386,54 @@ func (c *Cache) touch(sum string) error {
 	return nil
 }
 
+// SetOrigin records, beside the entry for sum, dataPath: the data path of
+// the repository whose lake the catalog was born in (its data/ folder as
+// recorded when the repository was made), one line, written under the
+// entry's lock by a rename (<sum>.origin.new, then <sum>.origin), and only
+// when it differs from the record there. A reader that cannot reach the
+// repository later reads it (Origin) to print the line it would print
+// online. Errors: ErrInvalidDigest, ErrNotCached when there is no entry,
+// ctx's while waiting for the lock, I/O errors.
+func (c *Cache) SetOrigin(ctx context.Context, sum, dataPath string) error {
+	if err := checkDigest(sum); err != nil {
+		return err
+	}
+	if got, ok := c.Origin(sum); ok && got == dataPath {
+		return nil
+	}
+	l, err := lock(ctx, c.name(sum, lockSuffix))
+	if err != nil {
+		return err
+	}
+	defer l.release()
+	if _, err := os.Stat(c.Path(sum)); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("catalog %s: %w", sum, ErrNotCached)
+	}
+	tmp := c.name(sum, originNewSuffix)
+	if err := os.WriteFile(tmp, []byte(dataPath+"\n"), 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("catalog cache: %w", err)
+	}
+	if err := os.Rename(tmp, c.name(sum, originSuffix)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("catalog cache: %w", err)
+	}
+	return nil
+}
+
+// Origin returns the data path SetOrigin recorded for sum's entry; ok is
+// false when there is none (or it cannot be read).
+func (c *Cache) Origin(sum string) (string, bool) {
+	if checkDigest(sum) != nil {
+		return "", false
+	}
+	b, err := os.ReadFile(c.name(sum, originSuffix))
+	if err != nil || len(b) == 0 || b[len(b)-1] != '\n' {
+		return "", false
+	}
+	return string(b[:len(b)-1]), true
+}
+
 // lastUse reads sum's last-use record; without a readable one, the
 // entry's modification time (when it was written) stands in.
 func (c *Cache) lastUse(sum string, written time.Time) time.Time {
@@ -424,6 +477,7 @@ func (c *Cache) Verify(ctx context.Context, sum string) error {
 	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
 		os.Remove(path)
 		os.Remove(c.name(sum, usedSuffix))
+		os.Remove(c.name(sum, originSuffix))
 		return &MismatchError{SHA256: sum, Size: n, GotSHA256: got, GotSize: n}
 	}
 	return nil

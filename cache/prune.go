@@ -14,10 +14,10 @@ import (
 
 // Entry is one complete entry of the cache.
 type Entry struct {
-	SHA256  string    // the key: the file's SHA-256, 64 lower-case hex digits
-	Path    string    // the local file
-	Size    int64     // bytes
-	LastUse time.Time // last Get or Fetch of it (UTC); when written, without a record
+	SHA256  string    `json:"sha256"`   // the key: the file's SHA-256, 64 lower-case hex digits
+	Path    string    `json:"path"`     // the local file
+	Size    int64     `json:"size"`     // bytes
+	LastUse time.Time `json:"last_use"` // last Get or Fetch of it (UTC); when written, without a record
 }
 
 // List returns the cache's complete entries, least recently used first
@@ -63,10 +63,10 @@ type PruneOptions struct {
 
 // PruneResult is what a Prune did.
 type PruneResult struct {
-	Removed   []Entry // entries removed, in the order removed
-	Busy      []Entry // entries Prune would have removed but another holder's lock kept
-	Kept      int64   // total size of the entries left, bytes
-	Leftovers int     // partial entries, records and stale locks of killed processes removed
+	Removed   []Entry `json:"pruned"`     // entries removed, in the order removed
+	Busy      []Entry `json:"busy"`       // entries Prune would have removed but another holder's lock kept
+	Kept      int64   `json:"kept_bytes"` // total size of the entries left, bytes
+	Leftovers int     `json:"leftovers"`  // partial entries, records and stale locks of killed processes removed
 }
 
 // Prune removes entries from the cache: first those last used more than
@@ -149,6 +149,9 @@ func (c *Cache) remove(e Entry) (removed, busy bool, err error) {
 	if err := os.Remove(e.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, false, fmt.Errorf("catalog cache: %w", err)
 	}
+	if err := os.Remove(c.name(e.SHA256, originSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return true, false, fmt.Errorf("catalog cache: %w", err)
+	}
 	if err := os.Remove(c.name(e.SHA256, usedSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return true, false, fmt.Errorf("catalog cache: %w", err)
 	}
@@ -176,8 +179,8 @@ func (c *Cache) sweep() (int, error) {
 		if !ok || seen[sum] {
 			continue
 		}
-		leftover := names[sum+partSuffix] || names[sum+newSuffix] || names[sum+lockSuffix] ||
-			(names[sum+usedSuffix] && !names[sum+EntrySuffix])
+		leftover := names[sum+partSuffix] || names[sum+newSuffix] || names[sum+originNewSuffix] || names[sum+lockSuffix] ||
+			((names[sum+usedSuffix] || names[sum+originSuffix]) && !names[sum+EntrySuffix])
 		if suffix == EntrySuffix || !leftover {
 			continue
 		}
@@ -190,7 +193,7 @@ func (c *Cache) sweep() (int, error) {
 		if !ok {
 			continue // its holder is alive
 		}
-		for _, s := range []string{partSuffix, newSuffix} {
+		for _, s := range []string{partSuffix, newSuffix, originNewSuffix} {
 			if err := os.Remove(c.name(sum, s)); err == nil {
 				removed++
 			} else if !errors.Is(err, fs.ErrNotExist) {
@@ -198,8 +201,10 @@ func (c *Cache) sweep() (int, error) {
 			}
 		}
 		if _, err := os.Stat(c.Path(sum)); errors.Is(err, fs.ErrNotExist) {
-			if err := os.Remove(c.name(sum, usedSuffix)); err == nil {
-				removed++
+			for _, s := range []string{usedSuffix, originSuffix} {
+				if err := os.Remove(c.name(sum, s)); err == nil {
+					removed++
+				}
 			}
 		}
 		l.release()
@@ -214,7 +219,7 @@ func split(name string) (sum, suffix string, ok bool) {
 		return "", "", false
 	}
 	switch suffix = name[64:]; suffix {
-	case EntrySuffix, usedSuffix, newSuffix, lockSuffix, partSuffix:
+	case EntrySuffix, usedSuffix, newSuffix, originSuffix, originNewSuffix, lockSuffix, partSuffix:
 		return name[:64], suffix, true
 	}
 	return "", "", false

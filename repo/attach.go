@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,14 +23,33 @@ import (
 // CREATE SECRET the reader needs (without credentials: a credential chain
 // or placeholders; docs/stores.md).
 func (r *Repo) AttachStatement(catalogPath, dataPath, alias string, readOnly bool) string {
+	override := dataPath == r.cfg.DataPath && r.DataLocation() != r.cfg.DataPath
+	return attachStatement(r.st, catalogPath, dataPath, alias, readOnly, override)
+}
+
+// CachedAttachStatement returns the read-only statement that attaches a
+// local copy of a version's catalog (a reader's cache, docs/spec.md §21.1)
+// whose DuckLake data_path is dataPath: when that is the repository's own
+// data path, DATA_PATH and OVERRIDE_DATA_PATH always name the data/ folder
+// as the repository is reached now (the copy lies elsewhere, and the line
+// says where the data is read from); an imported lake's own data path is
+// left as the catalog holds it. The DuckDB CREATE SECRET the data's store
+// needs precedes it, as for AttachStatement.
+func (r *Repo) CachedAttachStatement(catalogPath, dataPath, alias string) string {
+	return attachStatement(r.st, catalogPath, dataPath, alias, true, dataPath == r.cfg.DataPath)
+}
+
+// attachStatement builds the statement: override puts DATA_PATH (the
+// store's data/ location) and OVERRIDE_DATA_PATH in it.
+func attachStatement(st store.Store, catalogPath, dataPath, alias string, readOnly, override bool) string {
 	var opts []string
-	if dataPath == r.cfg.DataPath && r.DataLocation() != r.cfg.DataPath {
-		opts = append(opts, "DATA_PATH "+sqlquote.String(r.DataLocation()), "OVERRIDE_DATA_PATH true")
-		dataPath = r.DataLocation()
+	if override {
+		opts = append(opts, "DATA_PATH "+sqlquote.String(dataLocation(st)), "OVERRIDE_DATA_PATH true")
+		dataPath = dataLocation(st)
 	}
 	secret := ""
-	if sh, ok := r.st.(store.SecretProvider); ok {
-		root := r.st.Location("")
+	if sh, ok := st.(store.SecretProvider); ok {
+		root := st.Location("")
 		if strings.HasPrefix(catalogPath, root) || strings.HasPrefix(dataPath, root) {
 			secret = sh.DuckDBSecret() + " "
 		}
@@ -63,4 +83,34 @@ func WithReaderNote(stmt, format string) string {
 		return stmt + " " + note
 	}
 	return stmt
+}
+
+// OfflineAttach is the read-only statement for a local copy of a
+// version's catalog (a reader's cache) when the repository at url cannot
+// be read: the store is opened (no object is read) only to name its data/
+// location and the CREATE SECRET its data needs. The catalog's own
+// data_path decides as CachedAttachStatement does, without fdl.json: when
+// it is origin (the repository data path CachedCatalog recorded beside the
+// cached entry, cache.Origin; "" for none) or the repository's data/
+// location as reached at url, DATA_PATH and OVERRIDE_DATA_PATH name that
+// location (the line is then the one an online attach prints); otherwise
+// the catalog's data_path is kept and moved is true: the lake may have
+// been imported with its own data path, or the repository moved, and fdl
+// cannot tell which offline. The reader note of older DuckLake formats follows,
+// as WithReaderNote. Errors: opening the store (a URL fdl does not know);
+// reading the catalog (ducklake.Open's).
+func OfflineAttach(ctx context.Context, url, catalogPath, origin, alias string) (stmt string, moved bool, err error) {
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		return "", false, err
+	}
+	defer st.Close()
+	cat, err := ducklake.Open(ctx, catalogPath)
+	if err != nil {
+		return "", false, fmt.Errorf("cached catalog %s: %w", catalogPath, err)
+	}
+	dataPath, format := cat.DataPath(), cat.Format()
+	cat.Close()
+	same := dataPath == dataLocation(st) || origin != "" && dataPath == origin
+	return WithReaderNote(attachStatement(st, catalogPath, dataPath, alias, true, same), format), !same, nil
 }

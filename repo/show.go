@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/fdl-dev/fdl/cache"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/store"
@@ -77,6 +78,13 @@ type ShowOptions struct {
 	// without a revision, Show gives its newest unpushed version, else its
 	// upstream or branch's.
 	Local *Local
+	// Cache, when set, is the reader's catalog cache (docs/spec.md §21.1):
+	// the version's catalog is taken from it, or downloaded into it once
+	// and checked against the record as it arrives, and the statement
+	// attaches that local copy with the repository's data path
+	// (CachedAttachStatement). Versions committed in the working directory
+	// and not pushed are read where they are, never cached.
+	Cache *cache.Cache
 }
 
 // Show returns rev's version (default: defaultRev). Opened from a working
@@ -134,6 +142,16 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 		return nil, err
 	}
 	err = r.CheckVersionFolder(ctx, rec)
+	alias := r.readerAlias(o, rev, rv.Ref, rec)
+	if err == nil && o.Cache != nil {
+		var local string
+		if local, err = r.CachedCatalog(ctx, o.Cache, rec); err != nil {
+			return out, err
+		}
+		out.Verified = true
+		out.Attach = WithReaderNote(r.CachedAttachStatement(local, rec.DuckLake.DataPath, alias), rec.DuckLake.Format)
+		return out, nil
+	}
 	if rp, ok := r.st.(store.ReaderPaths); ok && err == nil && !o.NoVerify {
 		// Over http(s) the catalog is fetched (and checked) to find the
 		// files DuckDB cannot reach there.
@@ -145,7 +163,7 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 		return out, err
 	}
 	out.Verified = !o.NoVerify
-	out.Attach = WithReaderNote(r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, r.readerAlias(o, rev, rv.Ref, rec), true), rec.DuckLake.Format)
+	out.Attach = WithReaderNote(r.AttachStatement(r.CatalogLocation(rec.ID), rec.DuckLake.DataPath, alias, true), rec.DuckLake.Format)
 	return out, nil
 }
 
@@ -300,3 +318,9 @@ func (r *Repo) readerUnreachable(ctx context.Context, rp store.ReaderPaths, rec 
 	}
 	return out, nil
 }
+
+// ReaderAlias returns name made a database name readers can type: runs of
+// characters other than ASCII letters, digits and '_' become one '_', and
+// DuckDB's reserved database names get "_lake" added (as the default
+// names of Show's statements).
+func ReaderAlias(name string) string { return reserved(aliasWord(name)) }

@@ -259,3 +259,18 @@ func marshal(v any) ([]byte, error) {
 	}
 	return append(b, '\n'), nil
 }
+
+// LeavesAt returns when the policy's time rule stops keeping a version
+// created (record created_at) at created: created + KeepWithin. ok is
+// false when no rule dates its leaving: with keep_within off, a version
+// leaves only when no ref points at it and keep_last no longer counts it
+// (after a number of pushes, not at a time), or never when every rule is
+// off. The date is the earliest the version can leave (docs/spec.md §13):
+// past it, it stays while a branch, tag or request points at it, or while
+// keep_last keeps it, and it leaves at the first gc after that.
+func (p Policy) LeavesAt(created time.Time) (at time.Time, ok bool) {
+	if p.KeepWithin <= 0 {
+		return time.Time{}, false
+	}
+	return created.Add(time.Duration(p.KeepWithin)), true
+}

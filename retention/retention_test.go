@@ -693,3 +693,23 @@ func TestNormaliserPrefixCharacters(t *testing.T) {
 		t.Errorf("'#' in a name: %+v %v", pl, err)
 	}
 }
+
+// TestPolicyLeavesAt: the time rule dates a version's leaving at
+// created_at + keep_within; without it no date is given.
+func TestPolicyLeavesAt(t *testing.T) {
+	t.Parallel()
+	created := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	p := DefaultPolicy()
+	if at, ok := p.LeavesAt(created); ok {
+		t.Errorf("default policy: LeavesAt = %v, true; want no date", at)
+	}
+	p.KeepLast = 5
+	if _, ok := p.LeavesAt(created); ok {
+		t.Error("keep_last alone dates a version's leaving")
+	}
+	p.KeepWithin = Duration(30 * 24 * time.Hour)
+	at, ok := p.LeavesAt(created)
+	if want := created.AddDate(0, 0, 30); !ok || !at.Equal(want) {
+		t.Errorf("keep_within 30d: LeavesAt = %v, %v; want %v, true", at, ok, want)
+	}
+}

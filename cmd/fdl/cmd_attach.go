@@ -1,16 +1,18 @@
 package main
 
 import (
-	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/pins"
 	"github.com/fdl-dev/fdl/repo"
 )
 
 func newAttachCmd(ios *term.IO, g *globals) *cobra.Command {
-	o := repo.ShowOptions{}
+	o := pins.AttachOptions{}
+	ro := &readerOptions{}
 	cmd := &cobra.Command{
 		Use:   "attach [REV]",
 		Short: "Print only the DuckDB ATTACH statement of a version, after checking its catalog",
@@ -23,31 +25,66 @@ and exits 1, so a script never runs a statement for a damaged catalog:
 
   duckdb -c "$(fdl attach 2025-final --repo s3://bucket/sales); SELECT count(*) FROM v12.sales"
 
-The database is named v<seq>; --as chooses another name.`,
+The database is named v<seq> (a branch or tag: after the repository and
+the ref; a pin: after the pin); --as chooses another name.
+
+--locked NAME attaches the version pinned as NAME in the lockfile (fdl.lock
+in this folder or the nearest parent, or --lockfile FILE), after checking
+that the repository's record of it is the one pinned, that it is in
+retention and that its catalog matches (docs/cli.md, fdl lock).
+
+--cache (on by default when FDL_CACHE is set) keeps the catalog, checked
+against its record as it arrives, in the reader's catalog cache (fdl cache)
+and prints a line that attaches that local copy, with the repository's data
+path (DATA_PATH and OVERRIDE_DATA_PATH): the next attach of the version
+downloads nothing, and DuckDB reads the catalog from the local disk. With
+--locked NAME --cache, a repository that cannot be reached is no error
+when the pinned catalog is cached: the line attaches it (a warning says
+so); DuckDB then reads the catalog's metadata (tables, snapshots, the
+ducklake_* functions), and needs the store to read table data.`,
 		Example: `  fdl attach main --repo /srv/repos/sales
-  fdl attach 2025-final --as final`,
+  fdl attach 2025-final --as final
+  fdl attach --locked sales --cache`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return runAttach(cmd.Context(), ios, g, optionalArg(a, 0), o)
+			o.Rev = optionalArg(a, 0)
+			return runAttach(cmd, ios, g, ro, o)
 		},
 	}
 	cmd.Flags().StringVar(&o.Alias, "as", "", "database `NAME` in the statement (default: v<seq>)")
+	cmd.Flags().StringVar(&o.Locked, "locked", "", "attach the version pinned as `NAME` in the lockfile")
+	addReaderFlags(cmd, ro)
 	g.addRepoFlag(cmd)
 	return cmd
 }
 
-func runAttach(ctx context.Context, ios *term.IO, g *globals, rev string, o repo.ShowOptions) error {
-	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
+func runAttach(cmd *cobra.Command, ios *term.IO, g *globals, ro *readerOptions, o pins.AttachOptions) error {
+	ctx := cmd.Context()
+	env, err := g.readerEnv(cmd, ro)
+	if err != nil {
+		return err
+	}
+	if o.Locked != "" && (o.Rev != "" || g.Repo != "") {
+		return usageError{fmt.Errorf("--locked %s names the repository and version: give no REV and no --repo with it", o.Locked)}
+	}
+	attach := func(r *repo.Repo, l *repo.Local) error {
 		o.Local = l
-		a, err := r.Attach(ctx, rev, o)
+		a, err := pins.Attach(ctx, env, r, o)
 		g.progressDone()
 		if err != nil {
 			return err
+		}
+		if a.Warning != "" {
+			ios.Warnf("%s", a.Warning)
 		}
 		if g.JSON {
 			return printJSON(ios, a)
 		}
 		ios.Printf("%s\n", a.Attach)
 		return nil
-	})
+	}
+	if o.Locked != "" {
+		return attach(nil, nil)
+	}
+	return g.withRepo(ctx, attach)
 }

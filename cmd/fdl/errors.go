@@ -13,7 +13,9 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/lockfile"
 	"github.com/fdl-dev/fdl/mirror"
+	"github.com/fdl-dev/fdl/pins"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
@@ -35,6 +37,7 @@ const (
 	exitRefused   = 3 // push, pull, request, branch -f or revert refused; nothing moved
 	exitExists    = 4 // a ref created once (tag, branch, request) holds another version
 	exitAuth      = 5 // the store's credentials are missing, expired or refused (store.ErrAuth)
+	exitBehind    = 6 // fdl lock check --fail-behind: a pin's ref moved on (pins.ErrBehind)
 	exitInterrupt = 130
 )
 
@@ -86,6 +89,8 @@ func exitCode(ctx context.Context, err error) int {
 		return exitExists
 	case errors.Is(err, store.ErrAuth):
 		return exitAuth
+	case errors.Is(err, pins.ErrBehind):
+		return exitBehind
 	}
 	return exitError
 }
@@ -156,6 +161,8 @@ func errorKind(err error, code int) string {
 		return "ref_exists"
 	case exitAuth:
 		return "auth"
+	case exitBehind:
+		return "pin_behind"
 	case exitInterrupt:
 		return "interrupted"
 	}
@@ -186,6 +193,8 @@ func kindOfType(e error) (string, bool) {
 		return "verify_failed", true
 	case *repo.HistoryRewrittenError:
 		return "history_rewritten", true
+	case *pins.OfflineError:
+		return "not_cached", true
 	case *mirror.OtherRepositoryError:
 		return "other_repository", true
 	case *mirror.CannotListError:
@@ -248,6 +257,13 @@ var sentinelKinds = map[error]string{
 	store.ErrNoRoot:               "no_bucket",
 	store.ErrNotExist:             "not_found",
 	version.ErrBadRecord:          "bad_record",
+	pins.ErrUnknownPin:            "unknown_pin",
+	pins.ErrPinExists:             "pin_exists",
+	pins.ErrMismatch:              "pin_mismatch",
+	pins.ErrCheckFailed:           "lock_check",
+	lockfile.ErrNotFound:          "no_lockfile",
+	lockfile.ErrInvalid:           "invalid_lockfile",
+	lockfile.ErrUnsupportedFormat: "lockfile_format",
 }
 
 // message is err's text followed by its hints, on one line: for the
@@ -458,6 +474,29 @@ func hintsFor(e error) []hint {
 		return damagedHints[e.What]
 	case *gc.StopError:
 		return gcStopHints(e)
+	case *pins.NoLockfileError:
+		if e.Path != "" {
+			return []hint{{"make it by pinning a version", "fdl lock add NAME REPO --lockfile " + shellQuote(e.Path)}}
+		}
+		return []hint{{"pin a version: fdl makes fdl.lock in this folder", "fdl lock add NAME REPO"}, {"or name the lockfile with --lockfile FILE", ""}}
+	case *pins.UnknownPinError:
+		return []hint{{"pin it", "fdl lock add " + shellQuote(e.Name) + " REPO"}}
+	case *pins.PinExistsError:
+		return []hint{{"drop the old pin first, or choose another name", "fdl lock remove " + shellQuote(e.Name)}}
+	case *pins.MismatchError:
+		return []hint{{"if the repository is the right one, pin its version again", "fdl lock add " + shellQuote(e.Name) + " " + shellQuote(e.Pin.Repository) + " " + string(e.Version)}}
+	case *pins.RefGoneError:
+		return []hint{{"follow another ref", "fdl lock add " + shellQuote(e.Name) + " REPO REV"}}
+	case *pins.CheckError:
+		return checkHints(e.Bad)
+	case *pins.BehindError:
+		names := make([]string, len(e.Behind))
+		for i, s := range e.Behind {
+			names[i] = shellQuote(s.Name)
+		}
+		return []hint{{"move them to their refs' heads, then review the lockfile's diff", "fdl lock update " + strings.Join(names, " ")}}
+	case *pins.OfflineError:
+		return []hint{{"attach it once while the repository can be read, to cache its catalog", "fdl attach --locked " + shellQuote(e.Name) + " --cache"}}
 	case *retention.InconsistentError:
 		if e.RepairRef {
 			return []hint{{"find what is wrong, and repair the ref", "fdl verify"}}
@@ -465,6 +504,38 @@ func hintsFor(e error) []hint {
 		return []hint{{"find what is wrong", "fdl verify"}}
 	}
 	return nil
+}
+
+// checkHints say what to do about the bad pins of fdl lock check: one
+// hint per kind of problem, naming the pins.
+func checkHints(bad []pins.PinState) []hint {
+	by := map[string][]string{}
+	var kinds []string
+	for _, s := range bad {
+		k := s.Kind
+		if k == pins.ProblemMissing {
+			k = pins.ProblemRetired // one remedy for both
+		}
+		if by[k] == nil {
+			kinds = append(kinds, k)
+		}
+		by[k] = append(by[k], shellQuote(s.Name))
+	}
+	var hs []hint
+	for _, k := range kinds {
+		n := strings.Join(by[k], " ")
+		switch k {
+		case pins.ProblemRetired:
+			hs = append(hs, hint{"move the pins that follow a ref to its head (the others: pin a version in retention with fdl lock add)", "fdl lock update " + n})
+		case pins.ProblemUnreachable:
+			hs = append(hs, hint{"check the repository's URL and credentials, then check again", "fdl lock check"})
+		case pins.ProblemChecksum:
+			hs = append(hs, hint{"the repository's catalog is damaged: have its owners check it", "fdl verify --repo URL"})
+		case pins.ProblemMismatch:
+			hs = append(hs, hint{"if the repository is the right one, pin its version again", "fdl lock add NAME REPO REV"})
+		}
+	}
+	return hs
 }
 
 // refRepairHints say how to point a damaged ref at a version again.

@@ -12,6 +12,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/filelock"
 	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/pins"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
@@ -97,6 +98,19 @@ func TestHints(t *testing.T) {
 			"find what is wrong, and repair the ref: fdl verify"},
 		{fmt.Errorf("%w: %w", gc.ErrRefused, &retention.InconsistentError{Why: "version " + id1 + " has no version.json but a ref log reaches it: gc refuses to run"}),
 			"find what is wrong: fdl verify"},
+		{&pins.NoLockfileError{Dir: "/p"},
+			"pin a version: fdl makes fdl.lock in this folder: fdl lock add NAME REPO\nor name the lockfile with --lockfile FILE"},
+		{&pins.UnknownPinError{Name: "sales", Lockfile: "/p/fdl.lock"}, "pin it: fdl lock add sales REPO"},
+		{&pins.PinExistsError{Name: "sales", Lockfile: "/p/fdl.lock", Has: "../a", Repository: "../b"},
+			"drop the old pin first, or choose another name: fdl lock remove sales"},
+		{&pins.MismatchError{Name: "sales", Version: id1, Pin: pins.PinView{Repository: "../a b"}},
+			"if the repository is the right one, pin its version again: fdl lock add sales '../a b' " + id1},
+		{&pins.BehindError{Lockfile: "/p/fdl.lock", Behind: []pins.PinState{{Name: "a"}, {Name: "b"}}},
+			"move them to their refs' heads, then review the lockfile's diff: fdl lock update a b"},
+		{&pins.CheckError{Lockfile: "/p/fdl.lock", Bad: []pins.PinState{{Name: "a", Kind: pins.ProblemRetired}, {Name: "b", Kind: pins.ProblemMissing}, {Name: "c", Kind: pins.ProblemRetired}}},
+			"move the pins that follow a ref to its head (the others: pin a version in retention with fdl lock add): fdl lock update a b c"},
+		{&pins.OfflineError{Name: "sales", Version: id1, Cache: "/c", Err: errors.New("down")},
+			"attach it once while the repository can be read, to cache its catalog: fdl attach --locked sales --cache"},
 		// A hinted error inside another keeps its hint.
 		{fmt.Errorf("read: %w", &refs.NoSuchRevError{Rev: "x", Where: "/r"}),
 			"branches: fdl branch -l --repo /r\ntags: fdl tag -l --repo /r\nversions: fdl log --repo /r"},

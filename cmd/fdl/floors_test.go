@@ -16,6 +16,8 @@ import (
 // floor): it carries retention's decisions out over what repo reads and
 // writes for it. mirror, beside them above repo, copies between two
 // repositories through repo alone: it imports neither, and none imports it.
+// pins, the reader's operations, sits beside them above repo too; lockfile
+// and cache, the files it reads and writes, know no repository.
 func TestFloors(t *testing.T) {
 	const mod = "github.com/fdl-dev/fdl/"
 	for pkg, above := range map[string][]string{
@@ -23,10 +25,13 @@ func TestFloors(t *testing.T) {
 		"history":   {"repo", "gc", "refs", "retention", "cmd/"},
 		"retention": {"repo", "gc", "cmd/"},
 		"version":   {"repo", "gc", "refs", "retention", "history", "cmd/"},
-		"repo":      {"gc", "workdir", "mirror", "cmd/"},
-		"workdir":   {"gc", "mirror", "cmd/"},
-		"gc":        {"workdir", "mirror", "cmd/"},
-		"mirror":    {"gc", "workdir", "cmd/"},
+		"repo":      {"gc", "workdir", "mirror", "pins", "cmd/"},
+		"workdir":   {"gc", "mirror", "pins", "cmd/"},
+		"gc":        {"workdir", "mirror", "pins", "cmd/"},
+		"mirror":    {"gc", "workdir", "pins", "cmd/"},
+		"pins":      {"gc", "workdir", "mirror", "cmd/"},
+		"lockfile":  {"repo", "gc", "workdir", "mirror", "pins", "cmd/"},
+		"cache":     {"repo", "gc", "workdir", "mirror", "pins", "cmd/"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).CombinedOutput()
 		if err != nil {

@@ -124,6 +124,13 @@ func TestJSONFieldTypes(t *testing.T) {
 	cmd("-C", a, "status")
 	cmd("-C", a, "commit", "-m", "one")
 	cmd("-C", a, "push")
+	// The reader's side: a project pins main, which then moves on.
+	proj := filepath.Join(dir, "proj")
+	if err := os.Mkdir(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FDL_CACHE", filepath.Join(dir, "cache"))
+	cmd("-C", proj, "lock", "add", "sales", url)
 	cmd("checkout", url, b)
 	for i := 2; i <= 4; i++ {
 		insert(a, i)
@@ -133,6 +140,15 @@ func TestJSONFieldTypes(t *testing.T) {
 	cmd("-C", a, "log")
 	cmd("-C", a, "show")
 	cmd("-C", a, "push")
+	cmd("-C", proj, "lock", "check")
+	fails(6, "-C", proj, "lock", "check", "--fail-behind")
+	cmd("-C", proj, "lock", "update")
+	cmd("-C", proj, "attach", "--locked", "sales")
+	fails(1, "-C", proj, "attach", "--locked", "nosuch")
+	cmd("-C", proj, "lock", "add", "first", url, "main~1")
+	cmd("-C", proj, "lock", "remove", "first")
+	cmd("cache", "list")
+	cmd("cache", "prune", "--all")
 	cmd("-C", b, "status")
 	cmd("-C", b, "status", "--offline")
 	cmd("-C", b, "pull")

@@ -408,6 +408,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 			ts.Setenv(args[1], string(w.State.Base))
 		},
 		"duck":      duckCmd,
+		"httpserve": httpserveCmd,
 		"lakewrite": lakewriteCmd,
 		"sqlexec":   sqlexecCmd,
 	}
