@@ -50,7 +50,7 @@ type SignatureCheck struct {
 	Principals []string `json:"principals,omitempty"`
 	// Key is the signing key's fingerprint ("SHA256:…"), when the object
 	// parses.
-	Key string `json:"key,omitempty"`
+	Key string `json:"fingerprint,omitempty"`
 	// Reason says why the signature is not good (Err's text).
 	Reason string `json:"reason,omitempty"`
 	// Err is the signature package's error (its type says what is wrong).

@@ -33,9 +33,9 @@ type SignResult struct {
 	// Tag is the tag's short name when a tag was signed.
 	Tag string `json:"tag,omitempty"`
 	// Signed are the keys of the signature objects written, [] for none.
-	Signed []string `json:"signed"`
+	Signed []string `json:"written"`
 	// Key is the signing key's fingerprint ("SHA256:…").
-	Key string `json:"key"`
+	Key string `json:"fingerprint"`
 	// Repository is the repository id a tag signature covers.
 	Repository string `json:"repository_id,omitempty"`
 }

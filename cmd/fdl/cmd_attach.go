@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -23,15 +24,25 @@ and exits 1, so a script never runs a statement for a damaged catalog:
 
   duckdb -c "$(fdl attach 2025-final --repo s3://bucket/sales); SELECT count(*) FROM v12.sales"
 
-The database is named v<seq>; --as chooses another name.`,
+The database is named v<seq>; --as chooses another name.
+
+With --require-signed --signers FILE, a version whose record has no good
+signature (fdl sign) by a key the allowed signers file allows for namespace
+fdl is refused before its catalog is read: nothing on stdout, exit 1.`,
 		Example: `  fdl attach main --repo /srv/repos/sales
   fdl attach 2025-final --as final`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if o.RequireSigned != (o.Signers != "") {
+				return usageError{errors.New("--require-signed and --signers FILE go together: the file says whose signatures count")}
+			}
+			o.Signers = g.path(o.Signers)
 			return runAttach(cmd.Context(), ios, g, optionalArg(a, 0), o)
 		},
 	}
 	cmd.Flags().StringVar(&o.Alias, "as", "", "database `NAME` in the statement (default: v<seq>)")
+	cmd.Flags().BoolVar(&o.RequireSigned, "require-signed", false, "refuse a version without a good signature by an allowed signer (with --signers)")
+	cmd.Flags().StringVar(&o.Signers, "signers", "", "allowed signers `FILE` (ssh-keygen's format) for --require-signed")
 	g.addRepoFlag(cmd)
 	return cmd
 }

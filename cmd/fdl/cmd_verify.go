@@ -13,6 +13,7 @@ import (
 type verifyOptions struct {
 	SkipCatalogs bool
 	Data         bool
+	Signers      string
 }
 
 func newVerifyCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -36,6 +37,13 @@ With --data, also check that every data file a catalog in retention can read
 (at or after its floor snapshot) exists in the store; files outside the
 repository are counted, not checked.
 
+Every signature object (a version's version.json.sig, a tag's under
+signatures/tags/) must verify over what it signs (signature-bad otherwise).
+With --signers FILE (an allowed signers file, Git's gpg.ssh.allowedSignersFile
+format), each must also be by a key the file allows for namespace fdl
+(signer-not-allowed otherwise), and versions and tags without a signature are
+noted (version-unsigned, tag-unsigned: notes, not problems).
+
 Exits 1 naming each problem with a stable code (--json: problems[].code;
 docs/cli.md lists them). Version folders without version.json that no ref
 reaches (an interrupted push) are listed but are not problems.`,
@@ -50,12 +58,13 @@ reaches (an interrupted push) are listed but are not problems.`,
 	g.addRepoFlag(cmd)
 	cmd.Flags().BoolVar(&o.SkipCatalogs, "skip-catalogs", false, "do not read catalogs (no sha256 or catalog invariant checks)")
 	cmd.Flags().BoolVar(&o.Data, "data", false, "also check that every data file a catalog in retention can read exists")
+	cmd.Flags().StringVar(&o.Signers, "signers", "", "judge signatures by this allowed signers `FILE` (ssh-keygen's format) and note what is unsigned")
 	return cmd
 }
 
 func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) error {
 	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
-		rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: o.SkipCatalogs, Data: o.Data})
+		rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: o.SkipCatalogs, Data: o.Data, Signers: g.path(o.Signers)})
 		if err != nil {
 			return err
 		}
@@ -82,6 +91,9 @@ func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) 
 				ios.Printf("%s: %d ref(s), %d version(s), %d catalog(s) checked\n", ios.OK("ok"), rep.Refs, rep.Versions, rep.Catalogs)
 				if rep.Packs > 0 {
 					ios.Printf("%d history pack(s) checked against the records\n", rep.Packs)
+				}
+				if rep.Signatures > 0 {
+					ios.Printf("%d signature(s) checked\n", rep.Signatures)
 				}
 				if rep.Retired > 0 {
 					ios.Printf("%d version(s) out of retention (records kept, catalogs deleted)\n", rep.Retired)

@@ -25,6 +25,7 @@ func TestFloors(t *testing.T) {
 		"repo":      {"gc", "workdir", "cmd/"},
 		"workdir":   {"gc", "cmd/"},
 		"gc":        {"workdir", "cmd/"},
+		"signature": {"repo", "gc", "workdir", "refs", "retention", "history", "version", "cmd/"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).CombinedOutput()
 		if err != nil {
