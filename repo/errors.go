@@ -470,7 +470,7 @@ func (e *SignatureError) Error() string {
 	case e.Check.Status == SigUnsigned:
 		return fmt.Sprintf("%s is not signed (no %s): %v", what, e.Check.Object, ErrSignature)
 	case e.Check.Status == SigNotAllowed:
-		return fmt.Sprintf("%s: its signature %s is by key %s, which %s does not allow: %s: %v", what, e.Check.Object, e.Check.Key, e.Signers, e.Check.Reason, ErrSignature)
+		return fmt.Sprintf("%s: its signature %s is not by an allowed signer: %s: %v", what, e.Check.Object, e.Check.Reason, ErrSignature)
 	}
 	return fmt.Sprintf("%s: its signature %s does not verify (%s): %v; the signed object or the signature changed after signing, or it was not made for fdl", what, e.Check.Object, e.Check.Reason, ErrSignature)
 }

@@ -23,7 +23,7 @@ func (r *Repo) verifySignatures(ctx context.Context, signers *signature.AllowedS
 		case SigBad:
 			add(CodeSignatureBad, obj, "%s: its signature %s does not verify: %v", what, c.Object, c.Err)
 		case SigNotAllowed:
-			add(CodeSignerNotAllowed, obj, "%s: its signature %s is by key %s, which %s does not allow: %v", what, c.Object, c.Key, rep.Signers, c.Err)
+			add(CodeSignerNotAllowed, obj, "%s: its signature %s is not by an allowed signer: %v", what, c.Object, c.Err)
 		case SigUnsigned:
 			if signers != nil {
 				code := CodeVersionUnsigned
