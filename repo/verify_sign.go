@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/signature"
@@ -36,18 +38,32 @@ func (r *Repo) verifySignatures(ctx context.Context, signers *signature.AllowedS
 		}
 		rep.Signatures++
 	}
-	for _, id := range ids {
+	// Each signed version's record and signature are read, 8 at once
+	// (two reads each: on an object store, reading them one after the
+	// other would cost a round trip per object).
+	checks := make([]*SignatureCheck, len(ids))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, id := range ids {
 		if _, err := r.Record(ctx, id); err != nil {
 			continue // incomplete or invalid: reported as such
 		}
-		c := SignatureCheck{Object: SignatureKey(id, ""), Status: SigUnsigned}
+		checks[i] = &SignatureCheck{Object: SignatureKey(id, ""), Status: SigUnsigned}
 		if vs.signed[id] {
-			var err error
-			if c, err = r.VersionSignature(ctx, nil, id, signers); err != nil {
+			g.Go(func() error {
+				c, err := r.VersionSignature(gctx, nil, id, signers)
+				*checks[i] = c
 				return err
-			}
+			})
 		}
-		judged(string(id), "version "+string(id), c)
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for i, id := range ids {
+		if checks[i] != nil {
+			judged(string(id), "version "+string(id), *checks[i])
+		}
 	}
 	sigs := map[string]bool{}
 	if err := r.st.List(ctx, tagSignaturesPrefix, func(oi store.ObjectInfo) error {
