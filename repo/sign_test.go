@@ -8,6 +8,7 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,9 +28,9 @@ import (
 
 // signedRepo makes a memory repository with n records on main, in
 // retention (thist.Records retires them: their markers are removed).
-func signedRepo(t *testing.T, n int) (*repo.Repo, string, []*version.Record) {
+func signedRepo(t testing.TB, n int) (*repo.Repo, string, []*version.Record) {
 	t.Helper()
-	url := memURL(t)
+	url := fmt.Sprintf("mem://%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
 	r, err := repo.Init(context.Background(), url, repo.InitOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func signedRepo(t *testing.T, n int) (*repo.Repo, string, []*version.Record) {
 
 // testSigner is a new key of the kind named ("ed25519" or "rsa"), and its
 // allowed signers line for principal with options.
-func testSigner(t *testing.T, kind, principal, options string) (*signature.Signer, string) {
+func testSigner(t testing.TB, kind, principal, options string) (*signature.Signer, string) {
 	t.Helper()
 	var priv any
 	var err error
@@ -75,7 +76,7 @@ func testSigner(t *testing.T, kind, principal, options string) (*signature.Signe
 }
 
 // writeSigners writes an allowed signers file of lines and returns its path.
-func writeSigners(t *testing.T, lines ...string) string {
+func writeSigners(t testing.TB, lines ...string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "allowed_signers")
 	if err := os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644); err != nil {
