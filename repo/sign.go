@@ -158,7 +158,10 @@ func withConfigID(b []byte, id string) ([]byte, error) {
 // tagShort returns the short name of the tag rev names, when rev is a
 // tag's name (NAME, tags/NAME or refs/tags/NAME) and the tag exists.
 func (r *Repo) tagShort(ctx context.Context, rev string) (refs.Name, refs.Ref, bool) {
-	short := strings.TrimPrefix(strings.TrimPrefix(rev, "refs/"), "tags/")
+	short, ok := strings.CutPrefix(rev, "refs/tags/")
+	if !ok {
+		short = strings.TrimPrefix(rev, "tags/")
+	}
 	n, err := refs.Tag(short)
 	if err != nil {
 		return "", refs.Ref{}, false
