@@ -79,6 +79,9 @@ type ShowOptions struct {
 	// no good signature by a signer Signers allows, before its catalog is
 	// read and before any ATTACH statement is made.
 	RequireSigned bool
+	// noSignature skips the signature (Attach without RequireSigned:
+	// its output does not say who signed, so it reads nothing for it).
+	noSignature bool
 }
 
 // Show returns rev's version (default: defaultRev). Opened from a working
@@ -237,11 +240,15 @@ type Attached struct {
 
 // Attach returns the DuckDB statement that attaches rev's version (default
 // as Show), after checking its catalog's size and sha256 against the
-// record (streamed from the store). Errors: *RetiredError (the version left
-// retention: nothing to attach), *ChecksumError, the Resolve errors, the
+// record (streamed from the store). With o.RequireSigned, the record's
+// signature is checked first, by o.Signers (*SignatureError when it is not
+// good: nothing else is read); without it, nothing is read for the
+// signature. Errors: *RetiredError (the version left retention: nothing
+// to attach), *ChecksumError, *SignatureError, the Resolve errors, the
 // store's.
 func (r *Repo) Attach(ctx context.Context, rev string, o ShowOptions) (*Attached, error) {
 	o.NoVerify = false
+	o.noSignature = true
 	v, err := r.Show(ctx, rev, o)
 	if err != nil {
 		return nil, err
@@ -262,6 +269,9 @@ func (r *Repo) Attach(ctx context.Context, rev string, o ShowOptions) (*Attached
 // another catalog than the record out holds (read twice, changed
 // between the reads).
 func (r *Repo) showSignature(ctx context.Context, out *Shown, o ShowOptions) error {
+	if o.noSignature && !o.RequireSigned {
+		return nil
+	}
 	signers, err := LoadSigners(o.Signers)
 	if err != nil {
 		return err
