@@ -23,6 +23,13 @@ type AttachOptions struct {
 	Locked string
 	// Local is the working directory the command runs in (nil: none).
 	Local *repo.Local
+	// RequireSigned and Signers are repo.ShowOptions': a version without
+	// a good signature by a signer the allowed signers file Signers
+	// allows is refused (*repo.SignatureError) before its catalog is read.
+	// With Locked, an unreachable repository is then its error, not the
+	// cached catalog (the signature cannot be checked offline).
+	RequireSigned bool
+	Signers       string
 }
 
 // Attached is what Attach gives. Its JSON is 'fdl attach --json'.
@@ -52,7 +59,7 @@ type Attached struct {
 // *MismatchError, *OfflineError (unreachable, not cached), the
 // repository's (Show's).
 func Attach(ctx context.Context, env Env, r *repo.Repo, o AttachOptions) (*Attached, error) {
-	so := repo.ShowOptions{Alias: o.Alias, Local: o.Local, Cache: env.Cache}
+	so := repo.ShowOptions{Alias: o.Alias, Local: o.Local, Cache: env.Cache, RequireSigned: o.RequireSigned, Signers: o.Signers}
 	if o.Locked == "" {
 		a, err := r.Attach(ctx, o.Rev, so)
 		if err != nil {
@@ -73,7 +80,9 @@ func Attach(ctx context.Context, env Env, r *repo.Repo, o AttachOptions) (*Attac
 	}
 	url := lockfile.RepositoryURL(lf.dir(), p)
 	pr, err := env.Open(ctx, url)
-	if err != nil {
+	if err != nil && o.RequireSigned {
+		return nil, fmt.Errorf("pin %s: %w", o.Locked, err)
+	} else if err != nil {
 		return offline(ctx, env, o.Locked, p, url, so.Alias, err)
 	}
 	defer pr.Close()

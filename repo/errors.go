@@ -515,3 +515,84 @@ type DamagedRecordError struct {
 func (e *DamagedRecordError) Error() string { return e.Err.Error() }
 
 func (e *DamagedRecordError) Unwrap() error { return e.Err }
+
+// Sentinel errors of signatures (docs/spec.md §20).
+var (
+	// ErrSignature is wrapped by the refusal of a version or tag that has
+	// no good signature where one is required (*SignatureError).
+	ErrSignature = errors.New("no good signature")
+	// ErrSignatureExists is wrapped by the refusal to sign what already
+	// has a signature object (*SignatureExistsError): signatures are
+	// create-only.
+	ErrSignatureExists = errors.New("a signature object is already there")
+)
+
+// SignatureError: Version (or Tag, naming Version) has no good signature
+// where one is required: Check says what was found (unsigned, a signature
+// that does not verify, one by a key the allowed signers file does not
+// allow). Local is the file of a version committed here, when it is one
+// (a push refuses to upload a signature that does not verify). It wraps
+// ErrSignature and the signature package's error, if any.
+type SignatureError struct {
+	Version version.ID
+	Tag     string
+	Check   SignatureCheck
+	Local   string
+	// Signers is the allowed signers file the signature was judged by.
+	Signers string
+}
+
+func (e *SignatureError) Error() string {
+	what := "version " + string(e.Version)
+	if e.Tag != "" {
+		what = fmt.Sprintf("tag %s (version %s)", e.Tag, e.Version)
+	}
+	switch {
+	case e.Local != "":
+		return fmt.Sprintf("local %s: its signature %s does not verify over its record (%s): %v; nothing was pushed: delete that file, push, and sign the published version", what, e.Local, e.Check.Reason, ErrSignature)
+	case e.Check.Status == SigUnsigned:
+		return fmt.Sprintf("%s is not signed (no %s): %v", what, e.Check.Object, ErrSignature)
+	case e.Check.Status == SigNotAllowed:
+		return fmt.Sprintf("%s: its signature %s is not by an allowed signer: %s: %v", what, e.Check.Object, e.Check.Reason, ErrSignature)
+	}
+	return fmt.Sprintf("%s: its signature %s does not verify (%s): %v; the signed object or the signature changed after signing, or it was not made for fdl", what, e.Check.Object, e.Check.Reason, ErrSignature)
+}
+
+func (e *SignatureError) Unwrap() []error {
+	if e.Check.Err != nil {
+		return []error{ErrSignature, e.Check.Err}
+	}
+	return []error{ErrSignature}
+}
+
+// SignatureExistsError: Key, the signature of Version (or of Tag naming
+// it), is already in the store; a signature object is create-only, so
+// nothing was written. It wraps ErrSignatureExists.
+type SignatureExistsError struct {
+	Key     string
+	Version version.ID
+	Tag     string
+}
+
+func (e *SignatureExistsError) Error() string {
+	what := "version " + string(e.Version)
+	if e.Tag != "" {
+		what = fmt.Sprintf("tag %s (version %s)", e.Tag, e.Version)
+	}
+	return fmt.Sprintf("%s is already signed: %s exists: %v (signatures are create-only, one per object); nothing was written", what, e.Key, ErrSignatureExists)
+}
+
+func (e *SignatureExistsError) Unwrap() error { return ErrSignatureExists }
+
+// SignersReadError: the allowed signers file File cannot be read. It
+// wraps the file's error.
+type SignersReadError struct {
+	File string
+	Err  error
+}
+
+func (e *SignersReadError) Error() string {
+	return fmt.Sprintf("allowed signers file %s: %v", e.File, e.Err)
+}
+
+func (e *SignersReadError) Unwrap() error { return e.Err }

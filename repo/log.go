@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/retention"
 	"github.com/fdl-dev/fdl/version"
@@ -22,6 +24,8 @@ type LogEntry struct {
 	// Refs are the full names of the refs that point at it (branches,
 	// then tags, then requests, each sorted), [] for none.
 	Refs []refs.Name `json:"refs"`
+	// Signature says who signed the record (SignedHistory only).
+	Signature *SignatureCheck `json:"signature,omitempty"`
 }
 
 // History is a first-parent history, newest first.
@@ -154,4 +158,31 @@ func ids(recs []*version.Record) []version.ID {
 		out[i] = rec.ID
 	}
 	return out
+}
+
+// SignedHistory is History with each version's signature checked
+// (VersionSignature; by the allowed signers file signers, or only to
+// verify when it is ""), at most 8 read at once: two reads per signed
+// version, one per unsigned one. Errors: History's, LoadSigners', the
+// store's.
+func (r *Repo) SignedHistory(ctx context.Context, l *Local, rev string, max int, signers string) (*History, error) {
+	allowed, err := LoadSigners(signers)
+	if err != nil {
+		return nil, err
+	}
+	h, err := r.History(ctx, l, rev, max)
+	if err != nil {
+		return nil, err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i := range h.Entries {
+		e := &h.Entries[i]
+		g.Go(func() error {
+			c, err := r.VersionSignature(gctx, l, e.ID, allowed)
+			e.Signature = &c
+			return err
+		})
+	}
+	return h, g.Wait()
 }

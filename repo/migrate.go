@@ -14,6 +14,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/signature"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -61,6 +62,11 @@ type MigrateOptions struct {
 	// Branch defaults to its branch. The caller (package workdir) holds
 	// its lock and has refused local work first.
 	Local *Local
+	// SignKey, if set, names the key that signs the new version's record
+	// (LoadSigner), loaded before anything is fetched; the signature is
+	// pushed with it (docs/spec.md §20).
+	SignKey string
+	signer  *signature.Signer
 }
 
 // MigrateResult says what MigrateBranch made.
@@ -122,6 +128,11 @@ func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateRes
 		return nil, err
 	}
 	behind := o.Local != nil && o.Local.Branch == branch.Short()
+	if o.SignKey != "" {
+		if o.signer, err = LoadSigner(ctx, o.SignKey); err != nil {
+			return nil, err
+		}
+	}
 	head, err := r.migrateHead(ctx, branch, o.Branch == "")
 	if err != nil {
 		return nil, err
@@ -228,6 +239,11 @@ func (r *Repo) migrateCatalog(ctx context.Context, head *version.Record, tmp str
 	rec, err := r.migratedRecord(ctx, head, id, dir, info, o)
 	if err != nil {
 		return Pending{}, info, err
+	}
+	if o.signer != nil {
+		if err := SignLocalRecord(ctx, o.signer, dir); err != nil {
+			return Pending{}, info, err
+		}
 	}
 	return Pending{Record: rec, Dir: dir}, info, nil
 }

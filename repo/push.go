@@ -320,8 +320,13 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, h
 	if err := r.checkLineage(ctx, pending); err != nil {
 		return err
 	}
-	for _, p := range pending {
+	signed := make([]bool, len(pending))
+	for i, p := range pending {
 		if err := checkLocalFile(p, version.DatasetFile, p.Record.Dataset); err != nil {
+			return err
+		}
+		var err error
+		if signed[i], err = checkLocalSignature(p); err != nil {
 			return err
 		}
 	}
@@ -330,7 +335,7 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, h
 	}
 	packs := h.Writer()
 	packs.Step = func(string) { r.step("push:pack") }
-	for _, p := range pending {
+	for i, p := range pending {
 		id := p.Record.ID
 		r.step("push:" + version.CatalogFile)
 		if err := r.uploadCatalog(ctx, p); err != nil {
@@ -339,6 +344,14 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, h
 		for _, f := range []string{version.DatasetFile, version.RecordFile} {
 			r.step("push:" + f)
 			if err := r.uploadFile(ctx, VersionKey(id, f), filepath.Join(p.Dir, f)); err != nil {
+				return err
+			}
+		}
+		if signed[i] {
+			// The record's signature, after the record and before its
+			// pack and the ref move (docs/spec.md §9, §20).
+			r.step("push:" + version.SignatureFile)
+			if err := r.uploadFile(ctx, SignatureKey(id, ""), filepath.Join(p.Dir, version.SignatureFile)); err != nil {
 				return err
 			}
 		}

@@ -166,7 +166,7 @@ func (r *Repo) removeUploads(ctx context.Context, pending []Pending) (int, error
 		// The history pack first: a pack never outlives its version's
 		// record.
 		del(history.PackKey(p.Record.ID))
-		for _, f := range []string{version.RecordFile, version.DatasetFile, version.CatalogFile} {
+		for _, f := range []string{version.SignatureFile, version.RecordFile, version.DatasetFile, version.CatalogFile} {
 			del(VersionKey(p.Record.ID, f))
 		}
 		r.mu.Lock()

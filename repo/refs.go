@@ -135,10 +135,13 @@ type NewRef struct {
 	UpToDate bool `json:"up_to_date"`
 	// Repaired is true when a damaged tag was pointed at ID (RepairTag);
 	// Was is what it named before ("" when its file held no version id).
-	Repaired bool        `json:"repaired,omitempty"`
-	Was      version.ID  `json:"was,omitempty"`
-	Kind     refs.Kind   `json:"-"`
-	Abbrev   refs.Abbrev `json:"-"`
+	Repaired bool       `json:"repaired,omitempty"`
+	Was      version.ID `json:"was,omitempty"`
+	// Signed says what a signed tag's creation signed (CreateSignedTag);
+	// nil for a ref made unsigned.
+	Signed *SignResult `json:"signed,omitempty"`
+	Kind   refs.Kind   `json:"-"`
+	Abbrev refs.Abbrev `json:"-"`
 }
 
 // CreateTag makes tag name point at rev's version (default: defaultRev).

@@ -74,6 +74,11 @@ type Config struct {
 	// DefaultBranch is the branch HEAD named at init.
 	DefaultBranch string    `json:"default_branch"`
 	CreatedAt     time.Time `json:"created_at"`
+	// ID is the repository's id, which tag signatures cover so that one
+	// cannot be replayed into another repository (docs/spec.md §2, §20):
+	// a UUID written at init; a repository made before ids gets one when
+	// a tag is first signed (RepositoryID).
+	ID string `json:"id,omitempty"`
 }
 
 // EventOp is what a progress event is about.
@@ -235,7 +240,12 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 		loc := strings.TrimRight(st.Location(""), "/\\")
 		name = loc[strings.LastIndexAny(loc, "/\\")+1:]
 	}
-	cfg := Config{Format: ConfigFormat, Name: name, DataPath: dataLocation(st), DefaultBranch: o.DefaultBranch, CreatedAt: time.Now().UTC().Truncate(time.Second)}
+	rid, err := version.NewID()
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	cfg := Config{Format: ConfigFormat, Name: name, DataPath: dataLocation(st), DefaultBranch: o.DefaultBranch, CreatedAt: time.Now().UTC().Truncate(time.Second), ID: string(rid)}
 	b, _ := json.MarshalIndent(cfg, "", "  ")
 	if _, err := st.Swap(ctx, refs.HeadKey, store.NoToken, refs.HeadContent(branch)); err != nil {
 		st.Close()

@@ -54,6 +54,9 @@ type Shown struct {
 	// Branch is the branch rev named (or the working directory's, for a
 	// local version); "" otherwise.
 	Branch string `json:"branch,omitempty"`
+	// Signature says who signed the record (docs/spec.md §20): judged by
+	// ShowOptions.Signers, or only checked to verify without it.
+	Signature *SignatureCheck `json:"signature,omitempty"`
 	// Abbrev shortens the other ids shown (parents).
 	Abbrev refs.Abbrev `json:"-"`
 }
@@ -85,6 +88,16 @@ type ShowOptions struct {
 	// (CachedAttachStatement). Versions committed in the working directory
 	// and not pushed are read where they are, never cached.
 	Cache *cache.Cache
+	// Signers is an allowed signers file (LoadSigners) the record's
+	// signature is judged by; "": it is only checked to verify.
+	Signers string
+	// RequireSigned refuses (*SignatureError) a version whose record has
+	// no good signature by a signer Signers allows, before its catalog is
+	// read and before any ATTACH statement is made.
+	RequireSigned bool
+	// noSignature skips the signature (Attach without RequireSigned:
+	// its output does not say who signed, so it reads nothing for it).
+	noSignature bool
 }
 
 // Show returns rev's version (default: defaultRev). Opened from a working
@@ -115,7 +128,11 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 		if err != nil {
 			return nil, err
 		}
-		return r.showLocal(o.Local, local[0], abbrev, o)
+		out := &Shown{Record: local[0], Short: abbrev.Short(local[0].ID), Abbrev: abbrev, Branch: o.Local.Branch}
+		if err := r.showSignature(ctx, out, o); err != nil {
+			return out, err
+		}
+		return r.showLocal(o.Local, out, o)
 	}
 	if rev == "" {
 		rev = o.Local.DefaultRev()
@@ -131,6 +148,9 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 	out := &Shown{Record: rec, Short: abbrev.Short(rec.ID), Abbrev: abbrev}
 	if rv.Ref.IsBranch() {
 		out.Branch = rv.Ref.Short()
+	}
+	if err := r.showSignature(ctx, out, o); err != nil {
+		return out, err
 	}
 	if ret, err := r.Retirement(ctx, rec.ID); err != nil {
 		return nil, err
@@ -169,13 +189,14 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 
 // showLocal is Show of a version committed in the working directory and
 // not pushed: its local files are checked against the record.
-func (r *Repo) showLocal(l *Local, rec *version.Record, abbrev refs.Abbrev, o ShowOptions) (*Shown, error) {
+func (r *Repo) showLocal(l *Local, out *Shown, o ShowOptions) (*Shown, error) {
+	rec := out.Record
 	ds, err := l.dataset(rec.ID)
 	if err != nil {
 		return nil, err
 	}
 	p := l.pending(rec.ID)
-	out := &Shown{Record: rec, Dataset: ds, Short: abbrev.Short(rec.ID), Abbrev: abbrev, Branch: l.Branch}
+	out.Dataset = ds
 	if !o.NoVerify {
 		if err := checkLocal(*p); err != nil {
 			return out, err
@@ -249,11 +270,15 @@ type Attached struct {
 
 // Attach returns the DuckDB statement that attaches rev's version (default
 // as Show), after checking its catalog's size and sha256 against the
-// record (streamed from the store). Errors: *RetiredError (the version left
-// retention: nothing to attach), *ChecksumError, the Resolve errors, the
+// record (streamed from the store). With o.RequireSigned, the record's
+// signature is checked first, by o.Signers (*SignatureError when it is not
+// good: nothing else is read); without it, nothing is read for the
+// signature. Errors: *RetiredError (the version left retention: nothing
+// to attach), *ChecksumError, *SignatureError, the Resolve errors, the
 // store's.
 func (r *Repo) Attach(ctx context.Context, rev string, o ShowOptions) (*Attached, error) {
 	o.NoVerify = false
+	o.noSignature = true
 	v, err := r.Show(ctx, rev, o)
 	if err != nil {
 		return nil, err
@@ -324,3 +349,32 @@ func (r *Repo) readerUnreachable(ctx context.Context, rp store.ReaderPaths, rec 
 // DuckDB's reserved database names get "_lake" added (as the default
 // names of Show's statements).
 func ReaderAlias(name string) string { return reserved(aliasWord(name)) }
+
+// showSignature checks the signature of out's record (by o.Signers, if
+// given) into out.Signature; with o.RequireSigned, one that is not good
+// is *SignatureError, and so is a signed record whose bytes describe
+// another catalog than the record out holds (read twice, changed
+// between the reads).
+func (r *Repo) showSignature(ctx context.Context, out *Shown, o ShowOptions) error {
+	if o.noSignature && !o.RequireSigned {
+		return nil
+	}
+	signers, err := LoadSigners(o.Signers)
+	if err != nil {
+		return err
+	}
+	rec := out.Record
+	c, signed, err := r.versionSignature(ctx, o.Local, rec.ID, signers)
+	if err != nil {
+		return err
+	}
+	if signed != nil && signed.Catalog != rec.Catalog {
+		c.Status, c.Principals = SigBad, nil
+		c.Reason = "the signed version.json names another catalog than the one read before"
+	}
+	out.Signature = &c
+	if o.RequireSigned && !c.Good() {
+		return &SignatureError{Version: rec.ID, Check: c, Signers: o.Signers}
+	}
+	return nil
+}

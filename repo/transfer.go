@@ -360,9 +360,9 @@ func (v *verifyingReader) Read(b []byte) (int, error) {
 }
 
 // versionFiles are the only objects a version folder holds: its catalog,
-// dataset.json and record, and the retirement marker once it is retired
-// (docs/spec.md §1).
-var versionFiles = map[string]bool{version.CatalogFile: true, version.DatasetFile: true, version.RecordFile: true, retention.MarkerFile: true}
+// dataset.json and record, the record's signature when it is signed, and
+// the retirement marker once it is retired (docs/spec.md §1).
+var versionFiles = map[string]bool{version.CatalogFile: true, version.DatasetFile: true, version.RecordFile: true, version.SignatureFile: true, retention.MarkerFile: true}
 
 // CheckVersionFolder is the check made before a reader is given a stored
 // version's catalog location (fdl show's ATTACH line) and before a push

@@ -61,6 +61,10 @@ type VerifyReport struct {
 	DataFooters int `json:"data_footers_checked"`
 	// Packs counts the history packs checked against the records.
 	Packs int `json:"packs_checked"`
+	// Signatures counts the signature objects checked (docs/spec.md §20);
+	// Signers is the allowed signers file they were judged by, if any.
+	Signatures int    `json:"signatures_checked"`
+	Signers    string `json:"signers,omitempty"`
 	// Incomplete lists version folders without version.json that no ref
 	// reaches: left by an interrupted push; harmless (docs/spec.md §10.1).
 	Incomplete []version.ID `json:"incomplete"`
@@ -82,6 +86,10 @@ type VerifyOptions struct {
 	// ranged reads a file) and compares its length and row count with the
 	// catalogs' footer_size and record_count (docs/spec.md §23).
 	Deep bool
+	// Signers is an allowed signers file (LoadSigners): every signature
+	// is judged by it, and versions and tags without one are noted.
+	// Without it, signatures are checked only to verify.
+	Signers string
 }
 
 // Verify checks the repository (docs/spec.md §5.1, §10): HEAD
@@ -94,11 +102,18 @@ type VerifyOptions struct {
 // catalog invariants hold inside it (ducklake.Catalog.CheckInvariants);
 // with o.Data, every data file a catalog in retention can read at or after
 // its floor exists in the store with the size the catalogs record, and
-// with o.Deep its Parquet footer agrees with them. It returns an error only when the store
-// cannot be read; findings go into the report, each with a stable code
+// with o.Deep its Parquet footer agrees with them; every signature object
+// verifies over what it signs, and with o.Signers, was made by an allowed
+// signer (versions and tags without one are noted). It returns an error
+// only when the store or o.Signers cannot be read (or the file does not
+// parse); findings go into the report, each with a stable code
 // (docs/cli.md).
 func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
-	rep := &VerifyReport{Problems: []Problem{}, Notes: []Problem{}, Incomplete: []version.ID{}}
+	rep := &VerifyReport{Problems: []Problem{}, Notes: []Problem{}, Incomplete: []version.ID{}, Signers: o.Signers}
+	signers, err := LoadSigners(o.Signers)
+	if err != nil {
+		return nil, err
+	}
 	add := func(code Code, obj, format string, a ...any) {
 		rep.Problems = append(rep.Problems, problem(code, obj, format, a...))
 	}
@@ -124,6 +139,9 @@ func (r *Repo) Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, erro
 		if err := r.verifyVersion(ctx, o, vs, rep, id, reached[id], add); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.verifySignatures(ctx, signers, vs, rep, ids, heads, add); err != nil {
+		return nil, err
 	}
 	if err := r.verifyPacks(ctx, rep, heads, add); err != nil {
 		return nil, err
@@ -199,8 +217,8 @@ func (r *Repo) verifyVersion(ctx context.Context, o VerifyOptions, vs *verifySta
 	}
 	rep.Versions++
 	for _, k := range vs.extra[id] {
-		add(CodeVersionExtraFile, string(id), "%s is not one of the files of version %s (%s, %s, %s, %s): a reader's DuckDB would read it with the catalog (a .wal is replayed over it); fdl show refuses the version until it is removed",
-			r.st.Location(k), id, version.CatalogFile, version.DatasetFile, version.RecordFile, retention.MarkerFile)
+		add(CodeVersionExtraFile, string(id), "%s is not one of the files of version %s (%s, %s, %s, %s, %s): a reader's DuckDB would read it with the catalog (a .wal is replayed over it); fdl show refuses the version until it is removed",
+			r.st.Location(k), id, version.CatalogFile, version.DatasetFile, version.RecordFile, version.SignatureFile, retention.MarkerFile)
 	}
 	r.verifyParents(ctx, rec, add)
 	if vs.retired[id] {

@@ -86,6 +86,20 @@ const (
 	// CodePackOrphan (a note): a history pack of a version that has no
 	// version.json (gc deletes it).
 	CodePackOrphan Code = "pack-orphan"
+	// CodeSignatureBad: a version's or a tag's signature object does not
+	// verify over what it signs (docs/spec.md §20): the record or the tag
+	// changed after signing, the signature is damaged, or it was made for
+	// another namespace or repository.
+	CodeSignatureBad Code = "signature-bad"
+	// CodeSignerNotAllowed (with --signers): a signature verifies, but the
+	// allowed signers file does not allow its key (not listed, another
+	// namespace, outside its validity).
+	CodeSignerNotAllowed Code = "signer-not-allowed"
+	// CodeVersionUnsigned (a note, with --signers): a version's record has
+	// no signature.
+	CodeVersionUnsigned Code = "version-unsigned"
+	// CodeTagUnsigned (a note, with --signers): a tag has no signature.
+	CodeTagUnsigned Code = "tag-unsigned"
 	// codeCatalogInvariant prefixes a ducklake.Violation code.
 	codeCatalogInvariant Code = "catalog-"
 )
@@ -97,6 +111,7 @@ type verifyState struct {
 	markers map[version.ID]bool     // versions with a retired.json object
 	reached map[version.ID]bool     // every parent of every ref and ref log id
 	extra   map[version.ID][]string // keys in a version folder that are not the version's files
+	signed  map[version.ID]bool     // versions with a version.json.sig object
 	dp      *retention.DataPlanner
 	tmp     string
 	// With --data: the normaliser, and what the catalogs in retention
@@ -108,7 +123,7 @@ type verifyState struct {
 // verifyRetention starts the retention side of Verify: the policy, the
 // floor and the ref logs parse; it returns what the later checks need.
 func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(code Code, obj, format string, a ...any)) (*verifyState, error) {
-	vs := &verifyState{retired: map[version.ID]bool{}, markers: map[version.ID]bool{}, reached: map[version.ID]bool{}, extra: map[version.ID][]string{}}
+	vs := &verifyState{retired: map[version.ID]bool{}, markers: map[version.ID]bool{}, reached: map[version.ID]bool{}, extra: map[version.ID][]string{}, signed: map[version.ID]bool{}}
 	if _, _, err := r.Policy(ctx); err != nil {
 		if !errors.Is(err, retention.ErrInvalid) {
 			return nil, err
@@ -133,6 +148,8 @@ func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(co
 		case file == retention.MarkerFile:
 			vs.markers[id] = true
 			vs.retired[id] = true
+		case file == version.SignatureFile:
+			vs.signed[id] = true
 		case !versionFiles[file]:
 			vs.extra[id] = append(vs.extra[id], oi.Key)
 		}

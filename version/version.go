@@ -25,6 +25,9 @@ const (
 	CatalogFile = "ducklake.duckdb"
 	DatasetFile = "dataset.json"
 	RecordFile  = "version.json"
+	// SignatureFile is the SSH signature of version.json's bytes
+	// (docs/spec.md §20), present only for a signed version.
+	SignatureFile = "version.json.sig"
 )
 
 // ID is a version id: a UUIDv7 in canonical lower-case form

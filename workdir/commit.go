@@ -13,6 +13,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/atomicfile"
 	"github.com/fdl-dev/fdl/internal/stamp"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/signature"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/version"
@@ -32,6 +33,13 @@ type CommitOptions struct {
 	// scheduled job commits only when something changed). It is told
 	// from the snapshots' ids and times alone, before anything is frozen.
 	AllowNothing bool
+	// SignKey, if set, names the key that signs the new version's record
+	// (repo.LoadSigner: a private key file, or a public key whose private
+	// half ssh-agent holds): its signature is written beside it as
+	// version.json.sig and pushed with it (docs/spec.md §20). The key is
+	// loaded before anything is frozen. Signer, if set, is used instead.
+	SignKey string
+	Signer  *signature.Signer
 }
 
 // Commit freezes the working catalog into a new version held locally in
@@ -76,6 +84,13 @@ func (w *Workdir) commit(ctx context.Context, o CommitOptions) (*version.Record,
 			return nil, err
 		}
 	}
+	if o.Signer == nil && o.SignKey != "" {
+		s, err := repo.LoadSigner(ctx, o.SignKey)
+		if err != nil {
+			return nil, err
+		}
+		o.Signer = s
+	}
 	w.removeStaleTemps()
 	id, err := version.NewIDAfter(w.State.Base)
 	if err != nil {
@@ -102,6 +117,12 @@ func (w *Workdir) commit(ctx context.Context, o CommitOptions) (*version.Record,
 	}
 	if err := atomicfile.Write(filepath.Join(tmp, version.RecordFile), rb); err != nil {
 		return nil, err
+	}
+	if o.Signer != nil {
+		w.step("commit:sign")
+		if err := repo.SignLocalRecord(ctx, o.Signer, tmp); err != nil {
+			return nil, err
+		}
 	}
 	if err := stamp.Seal(tmp); err != nil {
 		return nil, err

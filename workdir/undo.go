@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/signature"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
@@ -40,6 +41,9 @@ type RevertOptions struct {
 	// commit, which records it (Git's revert --no-commit).
 	NoCommit bool
 	Now      func() time.Time // tests
+	// SignKey, if set, signs the version the revert commits
+	// (CommitOptions.SignKey); it is loaded before anything is written.
+	SignKey string
 }
 
 // RestoreOptions are the inputs of Workdir.Restore.
@@ -107,6 +111,12 @@ func (w *Workdir) Revert(ctx context.Context, o RevertOptions) (*UndoResult, err
 	if err := w.requireClean(ctx); err != nil {
 		return nil, err
 	}
+	var signer *signature.Signer
+	if o.SignKey != "" && !o.NoCommit {
+		if signer, err = repo.LoadSigner(ctx, o.SignKey); err != nil {
+			return nil, err
+		}
+	}
 	after := max(target.DuckLake.Adds.First-1, 0)
 	msg := o.Message
 	if strings.TrimSpace(msg) == "" {
@@ -119,7 +129,7 @@ func (w *Workdir) Revert(ctx context.Context, o RevertOptions) (*UndoResult, err
 		return nil, err
 	}
 	if !o.NoCommit {
-		if res.Committed, err = w.commit(ctx, CommitOptions{Message: msg, Author: o.Author, Now: o.Now}); err != nil {
+		if res.Committed, err = w.commit(ctx, CommitOptions{Message: msg, Author: o.Author, Now: o.Now, Signer: signer}); err != nil {
 			return res, &UndoNotCommittedError{Kind: UndoRevert, Version: target.ID, Seq: target.Seq, Snapshot: res.Snapshot, Dir: w.Dir, Base: w.State.Base, Err: err}
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,12 @@ and exits 1, so a script never runs a statement for a damaged catalog:
 The database is named v<seq> (a branch or tag: after the repository and
 the ref; a pin: after the pin); --as chooses another name.
 
+With --require-signed --signers FILE, a version whose record has no good
+signature (fdl sign) by a key the allowed signers file allows for namespace
+fdl is refused before its catalog is read: nothing on stdout, exit 1. With
+--locked, a repository that cannot be reached is then an error even when
+the catalog is cached (the signature cannot be checked).
+
 --locked NAME attaches the version pinned as NAME in the lockfile (fdl.lock
 in this folder or the nearest parent, or --lockfile FILE), after checking
 that the repository's record of it is the one pinned, that it is in
@@ -47,12 +54,18 @@ ducklake_* functions), and needs the store to read table data.`,
   fdl attach --locked sales --cache`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if o.RequireSigned != (o.Signers != "") {
+				return usageError{errors.New("--require-signed and --signers FILE go together: the file says whose signatures count")}
+			}
+			o.Signers = g.path(o.Signers)
 			o.Rev = optionalArg(a, 0)
 			return runAttach(cmd, ios, g, ro, o)
 		},
 	}
 	cmd.Flags().StringVar(&o.Alias, "as", "", "database `NAME` in the statement (default: v<seq>)")
 	cmd.Flags().StringVar(&o.Locked, "locked", "", "attach the version pinned as `NAME` in the lockfile")
+	cmd.Flags().BoolVar(&o.RequireSigned, "require-signed", false, "refuse a version without a good signature by an allowed signer (with --signers)")
+	cmd.Flags().StringVar(&o.Signers, "signers", "", "allowed signers `FILE` (ssh-keygen's format) for --require-signed")
 	addReaderFlags(cmd, ro)
 	g.addRepoFlag(cmd)
 	return cmd

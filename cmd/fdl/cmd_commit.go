@@ -15,6 +15,7 @@ type commitOptions struct {
 	Message      string
 	Author       string
 	AllowNothing bool
+	SignKey      string
 }
 
 func newCommitCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -38,7 +39,11 @@ With --allow-nothing, a working catalog with nothing after its base is no
 error: commit says so and exits 0 ("committed": false in --json), as a
 scheduled job that found no new data wants.
 
-The author is --author, else $FDL_AUTHOR, else the login name.`,
+The author is --author, else $FDL_AUTHOR, else the login name.
+
+With --sign-key (or $FDL_SIGNING_KEY set), the new version's record is signed
+with that SSH key (as Git signs commits: ssh-keygen -Y sign, namespace fdl),
+and push uploads the signature with it; see fdl sign.`,
 		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return runCommit(cmd.Context(), ios, g, o)
@@ -47,6 +52,7 @@ The author is --author, else $FDL_AUTHOR, else the login name.`,
 	cmd.Flags().StringVarP(&o.Message, "message", "m", "", "what this version holds (required, unless fdl restore or revert --no-commit prepared one)")
 	cmd.Flags().StringVar(&o.Author, "author", "", "who made it (default: $FDL_AUTHOR or the login name)")
 	cmd.Flags().BoolVar(&o.AllowNothing, "allow-nothing", false, "exit 0 when nothing changed since the base (\"committed\": false in --json)")
+	addSignKeyFlag(cmd, &o.SignKey, "sign the version")
 	return cmd
 }
 
@@ -56,7 +62,7 @@ func runCommit(ctx context.Context, ios *term.IO, g *globals, o *commitOptions) 
 		return err
 	}
 	defer w.Close()
-	rec, err := w.Commit(ctx, workdir.CommitOptions{Message: o.Message, Author: o.Author, AllowNothing: o.AllowNothing})
+	rec, err := w.Commit(ctx, workdir.CommitOptions{Message: o.Message, Author: o.Author, AllowNothing: o.AllowNothing, SignKey: g.signKey(o.SignKey)})
 	if err != nil {
 		return err
 	}

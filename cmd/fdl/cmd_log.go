@@ -15,8 +15,10 @@ import (
 )
 
 type logOptions struct {
-	Rev string
-	Max int
+	Rev           string
+	Max           int
+	ShowSignature bool
+	Signers       string
 }
 
 func newLogCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -35,7 +37,12 @@ On a terminal times are local and columns aligned; otherwise one
 tab-separated line per version with RFC 3339 UTC times, the refs last
 (comma-separated short names, tags as tag:NAME, requests as request:NAME;
 empty for none):
-  seq<TAB>short id<TAB>created_at<TAB>author<TAB>message<TAB>refs`,
+  seq<TAB>short id<TAB>created_at<TAB>author<TAB>message<TAB>refs
+
+--show-signature adds who signed each version's record (good, by whom, with
+--signers FILE; unsigned; or why it is not good); without a terminal, two
+more columns: the status, then the principals (good) or the key:
+  …<TAB>refs<TAB>signature status<TAB>signer`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if len(a) == 1 {
@@ -44,17 +51,28 @@ empty for none):
 			if cmd.Flags().Changed("max-count") && o.Max < 1 {
 				return usageError{fmt.Errorf("-n takes a number of versions, 1 or more (got %d)", o.Max)}
 			}
+			if o.Signers != "" && !o.ShowSignature {
+				return usageError{fmt.Errorf("--signers goes with --show-signature")}
+			}
 			return runLog(cmd.Context(), ios, g, o)
 		},
 	}
 	g.addRepoFlag(cmd)
 	cmd.Flags().IntVarP(&o.Max, "max-count", "n", 0, "show at most N versions (N >= 1)")
+	cmd.Flags().BoolVar(&o.ShowSignature, "show-signature", false, "say who signed each version")
+	cmd.Flags().StringVar(&o.Signers, "signers", "", "with --show-signature: judge signatures by this allowed signers `FILE`")
 	return cmd
 }
 
 func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error {
 	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
-		h, err := r.History(ctx, l, o.Rev, o.Max)
+		var h *repo.History
+		var err error
+		if o.ShowSignature {
+			h, err = r.SignedHistory(ctx, l, o.Rev, o.Max, g.path(o.Signers))
+		} else {
+			h, err = r.History(ctx, l, o.Rev, o.Max)
+		}
 		if err != nil {
 			return err
 		}
@@ -77,7 +95,7 @@ func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error 
 				msg = "(retired) " + msg
 			}
 			if !ios.OutTTY {
-				ios.Printf("%d\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.Short, e.CreatedAt.UTC().Format(time.RFC3339), oneLine(e.Author), msg, strings.Join(decorations(e.Refs, ""), ","))
+				ios.Printf("%d\t%s\t%s\t%s\t%s\t%s%s\n", e.Seq, e.Short, e.CreatedAt.UTC().Format(time.RFC3339), oneLine(e.Author), msg, strings.Join(decorations(e.Refs, ""), ","), signatureColumns(e.Signature))
 				continue
 			}
 			deco := ""
@@ -85,6 +103,7 @@ func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error 
 				deco = " (" + ios.Ref(strings.Join(d, ", ")) + ")"
 			}
 			ios.Printf("%s  %s%s  %s  %s  %s\n", fmt.Sprintf("%4d", e.Seq), ios.ID(e.Short), deco, ios.Dim(e.CreatedAt.Local().Format("2006-01-02 15:04:05 MST")), oneLine(e.Author), msg)
+			printSignature(ios, "      ", e.Signature)
 		}
 		return nil
 	})
@@ -103,4 +122,18 @@ func decorations(names []refs.Name, sep string) []string {
 		}
 	}
 	return out
+}
+
+// signatureColumns is the signature's two tab-separated columns of a log
+// line without a terminal ("" without --show-signature): the status, then
+// the principals (comma-separated) for a good one, the key otherwise.
+func signatureColumns(c *repo.SignatureCheck) string {
+	if c == nil {
+		return ""
+	}
+	who := c.Key
+	if c.Status == repo.SigGood {
+		who = strings.Join(c.Principals, ",")
+	}
+	return "\t" + string(c.Status) + "\t" + who
 }

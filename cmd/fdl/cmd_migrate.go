@@ -15,6 +15,7 @@ import (
 type migrateOptions struct {
 	Message string
 	Author  string
+	SignKey string
 }
 
 func newMigrateCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -52,12 +53,13 @@ To migrate a lake while importing it, use 'fdl checkout URL DIR --from FILE
 	}
 	cmd.Flags().StringVarP(&o.Message, "message", "m", "", "the new version's message (default: what was migrated)")
 	cmd.Flags().StringVar(&o.Author, "author", "", "who made it (default: $FDL_AUTHOR or the login name)")
+	addSignKeyFlag(cmd, &o.SignKey, "sign the new version")
 	g.addRepoFlag(cmd)
 	return cmd
 }
 
 func runMigrate(ctx context.Context, ios *term.IO, g *globals, o *migrateOptions, branch string) error {
-	mo := repo.MigrateOptions{Branch: branch, Message: o.Message, Author: o.Author}
+	mo := repo.MigrateOptions{Branch: branch, Message: o.Message, Author: o.Author, SignKey: g.signKey(o.SignKey)}
 	if g.Repo == "" {
 		// In a working directory: its branch by default, and no local work.
 		if w, err := g.workdir(); err == nil {

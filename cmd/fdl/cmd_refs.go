@@ -22,6 +22,9 @@ type refOptions struct {
 	Why          string
 	FormatChange bool // with -f: --allow-format-change
 	Repair       bool // tag --repair
+	// Sign, SignKey: fdl tag --sign [--sign-key FILE] NAME [REV].
+	Sign    bool
+	SignKey string
 }
 
 func newTagCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -34,11 +37,17 @@ A tag never moves and cannot be deleted: creating a tag that holds another
 version is refused with exit code 4; creating it again at the version it
 holds succeeds and changes nothing (a CI job can retry a release tag).
 
+--sign signs the tag with an SSH key (--sign-key, else $FDL_SIGNING_KEY; see
+fdl sign): its signature covers the repository's id, the tag's name and the
+version, and is written before the tag; the version's record is signed too
+when it has none. A tag already at REV is signed if it is not.
+
 --repair points a damaged tag at REV: one whose file holds no version id, or
 that names a version the repository does not hold (fdl verify reports both).
 The ref log records the repair and what the tag held (fdl reflog NAME). An
 intact tag is refused with exit code 4.`,
 		Example: `  fdl tag 2025-final --repo s3://bucket/sales
+  fdl tag --sign 2025-final main --sign-key ~/.ssh/id_ed25519
   fdl tag -l
   fdl tag --repair 2025-final 3f9a2c1`,
 		Args: args(0, 2),
@@ -55,11 +64,19 @@ intact tag is refused with exit code 4.`,
 			if o.List || len(a) == 0 {
 				return runListRefs(cmd.Context(), ios, g, refs.TagsPrefix, a)
 			}
+			if o.Sign {
+				return runSignedTag(cmd.Context(), ios, g, a[0], optionalArg(a, 1), o)
+			}
+			if o.SignKey != "" {
+				return usageError{errors.New("--sign-key goes with --sign (fdl tag --sign NAME REV --sign-key FILE)")}
+			}
 			return runCreateRef(cmd.Context(), ios, g, refs.KindTag, a[0], optionalArg(a, 1))
 		},
 	}
 	cmd.Flags().BoolVarP(&o.List, "list", "l", false, "list tags")
 	cmd.Flags().BoolVar(&o.Repair, "repair", false, "point a damaged tag (no version id, or a version the repository does not hold) at REV")
+	cmd.Flags().BoolVarP(&o.Sign, "sign", "s", false, "sign the tag (and the version's record, if unsigned) with an SSH key")
+	addSignKeyFlag(cmd, &o.SignKey, "with --sign: sign")
 	// -d and -f exist only to say why tags cannot be deleted or moved.
 	cmd.Flags().BoolVarP(&o.Delete, "delete", "d", false, "not available: tags never move and cannot be deleted")
 	cmd.Flags().BoolVarP(&o.Force, "force", "f", false, "not available: tags never move")
@@ -245,4 +262,23 @@ func titleCase(s string) string {
 		return s
 	}
 	return string(s[0]-'a'+'A') + s[1:]
+}
+
+func runSignedTag(ctx context.Context, ios *term.IO, g *globals, name, rev string, o *refOptions) error {
+	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
+		ref, err := r.CreateSignedTag(ctx, l, name, rev, repo.SignOptions{Key: g.signKey(o.SignKey)})
+		if err != nil {
+			return err
+		}
+		if g.JSON {
+			return printJSON(ios, ref)
+		}
+		if ref.UpToDate {
+			ios.Printf("Tag %s already at %s\n", ios.Ref(ref.Name), ios.ID(ref.Abbrev.Short(ref.ID)))
+		} else {
+			ios.Printf("Created tag %s at %s\n", ios.Ref(ref.Name), ios.ID(ref.Abbrev.Short(ref.ID)))
+		}
+		printSigned(ios, ref.Signed)
+		return nil
+	})
 }

@@ -29,13 +29,18 @@ match its record: show reads the catalog once to check it (from an object
 store, a download that is not kept). When it does not match, show prints the
 record and dataset, no ATTACH statement, and exits 1 naming both digests.
 --no-verify checks the size only (one request) and marks the statement
-"not verified" (--json: "verified": false).`,
+"not verified" (--json: "verified": false).
+
+Show says whether the record is signed and by which key (fdl sign); with
+--signers FILE (an allowed signers file, Git's gpg.ssh.allowedSignersFile
+format), who signed it, or why the signature is not good.`,
 		Args: args(0, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			return runShow(cmd.Context(), ios, g, optionalArg(a, 0), o)
 		},
 	}
 	cmd.Flags().BoolVar(&o.NoVerify, "no-verify", false, "check the catalog's size only, not its sha256 (the ATTACH line is marked not verified)")
+	cmd.Flags().StringVar(&o.Signers, "signers", "", "judge the record's signature by this allowed signers `FILE`")
 	g.addRepoFlag(cmd)
 	return cmd
 }
@@ -43,6 +48,7 @@ record and dataset, no ATTACH statement, and exits 1 naming both digests.
 func runShow(ctx context.Context, ios *term.IO, g *globals, rev string, o repo.ShowOptions) error {
 	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
 		o.Local = l
+		o.Signers = g.path(o.Signers)
 		v, err := r.Show(ctx, rev, o)
 		if v == nil {
 			return err
@@ -66,6 +72,7 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string, o repo.S
 		ios.Printf("DuckLake: %s\n", duckLakeLine(rec))
 		ios.Printf("Data:     %s\n", rec.DuckLake.DataPath)
 		printReaders(ios, v)
+		printSignature(ios, "", v.Signature)
 		ios.Printf("\n    %s\n\n", strings.ReplaceAll(printable(rec.Message), "\n", "\n    "))
 		t := ds.Totals
 		ios.Printf("%s %d schema(s), %d table(s), %d view(s), %d rows, %d data file(s), %s\n", ios.Heading("Dataset:"), t.Schemas, t.Tables, t.Views, t.Rows, t.DataFiles, term.Bytes(t.DataBytes))
@@ -169,6 +176,7 @@ func printRetired(ios *term.IO, v *repo.Shown) {
 	ios.Printf("Catalog:  %s, sha256 %s (deleted)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256)
 	ios.Printf("DuckLake: %s\n", duckLakeLine(rec))
 	ios.Printf("Retired:  left retention on %s (floor %d): %s\n", ret.At.UTC().Format(time.RFC3339), ret.Floor, ret.Reason)
+	printSignature(ios, "", v.Signature)
 	ios.Printf("\n    %s\n\n", strings.ReplaceAll(rec.Message, "\n", "\n    "))
 	ios.Printf("Its catalog and dataset.json are deleted or about to be: it cannot be attached or checked out.\n")
 }

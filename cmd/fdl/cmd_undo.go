@@ -14,6 +14,7 @@ type revertOptions struct {
 	Message  string
 	Author   string
 	NoCommit bool
+	SignKey  string
 }
 
 func newRevertCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -48,12 +49,13 @@ fdl commit records it (its message is prepared).`,
 	cmd.Flags().StringVarP(&o.Message, "message", "m", "", `commit message (default: Revert "<REV's message>")`)
 	cmd.Flags().StringVar(&o.Author, "author", "", "who made it (default: $FDL_AUTHOR or the login name)")
 	cmd.Flags().BoolVarP(&o.NoCommit, "no-commit", "n", false, "write the undo into the working catalog, commit later")
+	addSignKeyFlag(cmd, &o.SignKey, "sign the version it commits")
 	return cmd
 }
 
 func runRevert(ctx context.Context, ios *term.IO, g *globals, o *revertOptions, rev string) error {
 	return g.withWorkdir(ctx, func(w *workdir.Workdir) error {
-		res, err := w.Revert(ctx, workdir.RevertOptions{Rev: rev, Message: o.Message, Author: o.Author, NoCommit: o.NoCommit})
+		res, err := w.Revert(ctx, workdir.RevertOptions{Rev: rev, Message: o.Message, Author: o.Author, NoCommit: o.NoCommit, SignKey: g.signKey(o.SignKey)})
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ type verifyOptions struct {
 	SkipCatalogs bool
 	Data         bool
 	Deep         bool
+	Signers      string
 }
 
 func newVerifyCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -42,6 +43,13 @@ column chunks lie inside the file, and that its length and row count are the
 catalog's footer_size and record_count (delete_count). Bytes changed inside a
 page, the footer intact, are beyond these checks (docs/spec.md §23).
 
+Every signature object (a version's version.json.sig, a tag's under
+signatures/tags/) must verify over what it signs (signature-bad otherwise).
+With --signers FILE (an allowed signers file, Git's gpg.ssh.allowedSignersFile
+format), each must also be by a key the file allows for namespace fdl
+(signer-not-allowed otherwise), and versions and tags without a signature are
+noted (version-unsigned, tag-unsigned: notes, not problems).
+
 Exits 1 naming each problem with a stable code (--json: problems[].code;
 docs/cli.md lists them). Version folders without version.json that no ref
 reaches (an interrupted push) are listed but are not problems.`,
@@ -60,12 +68,13 @@ reaches (an interrupted push) are listed but are not problems.`,
 	cmd.Flags().BoolVar(&o.SkipCatalogs, "skip-catalogs", false, "do not read catalogs (no sha256 or catalog invariant checks)")
 	cmd.Flags().BoolVar(&o.Data, "data", false, "also check that every data file a catalog in retention can read exists with its recorded size")
 	cmd.Flags().BoolVar(&o.Deep, "deep", false, "with --data, also read each data file's Parquet footer and compare its row count with the catalog's")
+	cmd.Flags().StringVar(&o.Signers, "signers", "", "judge signatures by this allowed signers `FILE` (ssh-keygen's format) and note what is unsigned")
 	return cmd
 }
 
 func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) error {
 	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
-		rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: o.SkipCatalogs, Data: o.Data, Deep: o.Deep})
+		rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: o.SkipCatalogs, Data: o.Data, Deep: o.Deep, Signers: g.path(o.Signers)})
 		if err != nil {
 			return err
 		}
@@ -92,6 +101,9 @@ func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) 
 				ios.Printf("%s: %d ref(s), %d version(s), %d catalog(s) checked\n", ios.OK("ok"), rep.Refs, rep.Versions, rep.Catalogs)
 				if rep.Packs > 0 {
 					ios.Printf("%d history pack(s) checked against the records\n", rep.Packs)
+				}
+				if rep.Signatures > 0 {
+					ios.Printf("%d signature(s) checked\n", rep.Signatures)
 				}
 				if rep.Retired > 0 {
 					ios.Printf("%d version(s) out of retention (records kept, catalogs deleted)\n", rep.Retired)

@@ -136,7 +136,7 @@ func (g *globals) registerCompletions(root *cobra.Command) {
 			c.RegisterFlagCompletionFunc("repo", completeDirs)
 		}
 		switch c.CommandPath() {
-		case "fdl log", "fdl show", "fdl attach", "fdl diff":
+		case "fdl log", "fdl show", "fdl attach", "fdl diff", "fdl sign":
 			c.ValidArgsFunction = g.completeRefs(revRefs)
 		case "fdl reflog":
 			c.ValidArgsFunction = g.completeRefs(revRefs, 0)

@@ -19,6 +19,7 @@ import (
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/signature"
 	"github.com/fdl-dev/fdl/version"
 	"github.com/fdl-dev/fdl/workdir"
 )
@@ -236,6 +237,11 @@ var sentinelKinds = map[error]string{
 	repo.ErrNested:                "nested_repository",
 	repo.ErrNotEmpty:              "not_empty",
 	repo.ErrIncomplete:            "incomplete_version",
+	repo.ErrSignature:             "signature",
+	repo.ErrSignatureExists:       "signature_exists",
+	signature.ErrSigningKey:       "signing_key",
+	signature.ErrSignersFile:      "signers_file",
+	signature.ErrTagPayload:       "tag_payload",
 	retention.ErrInvalid:          "invalid_retention",
 	refs.ErrBadLog:                "invalid_reflog",
 	refs.ErrUnknownRev:            "unknown_revision",
@@ -463,6 +469,17 @@ func hintsFor(e error) []hint {
 		return []hint{{"set it on purpose", "fdl retention --grace " + e.Grace.String() + " --allow-short-grace"}}
 	case *repo.ExtraFilesError:
 		return []hint{{"list every such file, then delete them", "fdl verify"}}
+	case *repo.SignatureError:
+		return signatureHints(e)
+	case *repo.SignatureExistsError:
+		if e.Tag != "" {
+			return []hint{{"check it", "fdl verify --signers FILE"}}
+		}
+		return []hint{{"see who signed it", "fdl show " + string(e.Version) + " --signers FILE"}}
+	case *repo.SignersReadError:
+		return []hint{{"name an allowed signers file (one line per signer: PRINCIPALS [OPTIONS] KEY-TYPE BASE64-KEY, as ssh-keygen reads it)", ""}}
+	case *signature.SigningKeyError:
+		return signingKeyHints(e)
 	case *repo.RetiredError:
 		return []hint{{"its record", "fdl show " + string(e.ID)}, {"versions in retention", "fdl log"}}
 	case *repo.HistoryRewrittenError:
@@ -614,6 +631,10 @@ var problemHints = map[repo.Code]string{
 	repo.CodeDataFooter:          "; put the file the version was published with back (from a backup or the writer's copy); if none is left, publish a version that no longer reads it",
 	repo.CodeDataHTTPUnreachable: "; readers over http(s) need a server that serves each file under its name as written, without decoding %XX escapes in the path; else give them the repository's own location (its folder or object-store URL), where DuckDB reads these names",
 	repo.CodeDataLocalPath:       "; copy those files into the repository's data/ under the same relative paths (readers then attach with DATA_PATH pointing there, OVERRIDE_DATA_PATH true), or publish a new version whose lake writes into the repository",
+	repo.CodeSignatureBad:        "; the signed object or its signature was changed after signing (or it was made elsewhere): do not trust the version or tag until whoever signed it signs it again",
+	repo.CodeSignerNotAllowed:    "; if you trust that key, add its public key to the allowed signers file",
+	repo.CodeVersionUnsigned:     ": fdl sign ID --sign-key FILE signs it",
+	repo.CodeTagUnsigned:         ": fdl sign TAG --sign-key FILE signs it",
 }
 
 // problemMessage is a verify finding's message with the hints of the error
@@ -647,4 +668,31 @@ func caretSpelling(rev string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s~%d", name, n)
+}
+
+// signatureHints says what to do about a version or tag without a good
+// signature where one is required.
+func signatureHints(e *repo.SignatureError) []hint {
+	id := string(e.Version)
+	switch {
+	case e.Local != "":
+		return []hint{{"delete that signature file, push, then sign the published version", "fdl sign " + id + " --sign-key FILE"}}
+	case e.Check.Status == repo.SigUnsigned:
+		return []hint{{"whoever holds an allowed key signs it", "fdl sign " + id + " --sign-key FILE"}, {"which versions are signed, and by whom", "fdl log --show-signature --signers FILE"}}
+	case e.Check.Status == repo.SigNotAllowed:
+		return []hint{{"if you trust key " + e.Check.Key + ", add its public key to " + e.Signers + " (PRINCIPALS namespaces=\"fdl\" KEY-TYPE BASE64-KEY)", ""}}
+	}
+	return []hint{{"the record, the tag or the signature was changed after signing: check the repository", "fdl verify --signers FILE"}}
+}
+
+// signingKeyHints says how to make a signing key usable.
+func signingKeyHints(e *signature.SigningKeyError) []hint {
+	key := shellQuote(e.Spec)
+	switch {
+	case errors.Is(e, signature.ErrEncryptedKey), errors.Is(e, signature.ErrNotInAgent):
+		return []hint{{"load the key into ssh-agent (fdl asks for no passphrase)", "ssh-add " + key}}
+	case errors.Is(e, signature.ErrNoAgent):
+		return []hint{{"start ssh-agent and load the key", "eval \"$(ssh-agent)\" && ssh-add KEYFILE"}}
+	}
+	return []hint{{"name a private key file (--sign-key FILE or $FDL_SIGNING_KEY), a public key file whose key ssh-agent holds, or key::PUBLIC-KEY", ""}}
 }

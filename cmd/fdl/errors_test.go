@@ -16,6 +16,7 @@ import (
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
+	"github.com/fdl-dev/fdl/signature"
 	"github.com/fdl-dev/fdl/workdir"
 )
 
@@ -47,6 +48,16 @@ func TestHints(t *testing.T) {
 			"to move the branch back on purpose (the undone versions stay in the repository and in the ref log): fdl branch -f main " + id2 + " --backwards\nwhat the branch held: fdl reflog main"},
 		{&refs.MoveRaceError{Branch: main, To: id1, Now: id2},
 			"see who moved it: fdl reflog main"},
+		{&repo.SignatureError{Version: id1, Check: repo.SignatureCheck{Object: "versions/" + id1 + "/version.json.sig", Status: repo.SigUnsigned}, Signers: "allowed"},
+			"whoever holds an allowed key signs it: fdl sign " + id1 + " --sign-key FILE\nwhich versions are signed, and by whom: fdl log --show-signature --signers FILE"},
+		{&repo.SignatureError{Version: id1, Check: repo.SignatureCheck{Status: repo.SigNotAllowed, Key: "SHA256:k"}, Signers: "allowed"},
+			"if you trust key SHA256:k, add its public key to allowed (PRINCIPALS namespaces=\"fdl\" KEY-TYPE BASE64-KEY)"},
+		{&repo.SignatureError{Version: id1, Check: repo.SignatureCheck{Status: repo.SigBad}},
+			"the record, the tag or the signature was changed after signing: check the repository: fdl verify --signers FILE"},
+		{&repo.SignatureExistsError{Key: "versions/" + id1 + "/version.json.sig", Version: id1},
+			"see who signed it: fdl show " + id1 + " --signers FILE"},
+		{&signature.SigningKeyError{Spec: "/k", Reason: "encrypted", Err: signature.ErrEncryptedKey},
+			"load the key into ssh-agent (fdl asks for no passphrase): ssh-add /k"},
 		{&refs.NoVersionYetError{Branch: main, Where: "it's a repo"},
 			"publish the first one: check it out, write to its catalog, then fdl commit -m MSG and fdl push: fdl checkout 'it'\\''s a repo' NEWDIR"},
 		{&refs.NoSuchRevError{Rev: "nosuch", Where: "/r"},

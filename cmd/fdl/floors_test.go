@@ -32,6 +32,7 @@ func TestFloors(t *testing.T) {
 		"pins":      {"gc", "workdir", "mirror", "cmd/"},
 		"lockfile":  {"repo", "gc", "workdir", "mirror", "pins", "cmd/"},
 		"cache":     {"repo", "gc", "workdir", "mirror", "pins", "cmd/"},
+		"signature": {"repo", "gc", "workdir", "mirror", "pins", "lockfile", "cache", "refs", "retention", "history", "version", "cmd/"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).CombinedOutput()
 		if err != nil {

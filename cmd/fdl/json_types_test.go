@@ -1,13 +1,17 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/internal/testutil"
@@ -178,6 +182,15 @@ func TestJSONFieldTypes(t *testing.T) {
 	cmd("--repo", url, "log")
 	cmd("--repo", url, "show", "main")
 	cmd("--repo", url, "attach", "main")
+	key, signers := signingKey(t, dir)
+	cmd("--repo", url, "sign", "main", "--sign-key", key)
+	cmd("--repo", url, "tag", "--sign", "srel", "main", "--sign-key", key)
+	cmd("--repo", url, "show", "main", "--signers", signers)
+	cmd("--repo", url, "log", "--show-signature", "--signers", signers)
+	cmd("--repo", url, "attach", "main", "--require-signed", "--signers", signers)
+	cmd("--repo", url, "verify", "--signers", signers)
+	fails(1, "--repo", url, "attach", "main~1", "--require-signed", "--signers", signers)
+	fails(1, "--repo", url, "sign", "main", "--sign-key", key)
 	cmd("--repo", url, "retention", "--keep-last", "2")
 	cmd("--repo", url, "gc")
 	cmd("--repo", url, "gc", "--yes")
@@ -191,7 +204,7 @@ func TestJSONFieldTypes(t *testing.T) {
 	cmd("version")
 	fails(2, "--repo", url, "log", "-n", "0")
 	insert(a, 8)
-	cmd("-C", a, "commit", "-m", "eight")
+	cmd("-C", a, "commit", "-m", "eight", "--sign-key", key)
 	fails(3, "-C", a, "push")
 	fails(1, "-C", a, "pull")
 	os.RemoveAll(filepath.Join(url, "versions", "nosuch"))
@@ -314,4 +327,32 @@ func checkMeanings(t *testing.T, where string, v any) {
 			checkMeanings(t, where, e)
 		}
 	}
+}
+
+// signingKey writes a new Ed25519 private key file (OpenSSH format) and an
+// allowed signers file that allows it for namespace fdl, into dir, and
+// returns their paths.
+func signingKey(t *testing.T, dir string) (key, signers string) {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "tester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, signers = filepath.Join(dir, "id_ed25519"), filepath.Join(dir, "allowed_signers")
+	if err := os.WriteFile(key, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	line := "tester@example.com namespaces=\"fdl\" " + string(ssh.MarshalAuthorizedKey(sp))
+	if err := os.WriteFile(signers, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return key, signers
 }
