@@ -21,9 +21,13 @@ store, a download that is not kept). A catalog that does not match, a
 version out of retention, or an unknown revision prints nothing on stdout
 and exits 1, so a script never runs a statement for a damaged catalog:
 
-  duckdb -c "$(fdl attach 2025-final --repo s3://bucket/sales); SELECT count(*) FROM v12.sales"
+  duckdb -c "$(fdl attach 2025-final --repo s3://bucket/sales) SELECT count(*) FROM sales_2025_final.orders"
 
-The database is named v<seq>; --as chooses another name.`,
+The database's name stays the same from one version to the next where REV
+names a ref, so saved SQL keeps working: the repository's name for its
+default branch (sales), the repository's and the ref's for another branch
+or a tag (sales_2025_final); a revision that names one version (an id,
+main~2, main@12) gives v<seq>. --as chooses another name.`,
 		Example: `  fdl attach main --repo /srv/repos/sales
   fdl attach 2025-final --as final`,
 		Args: args(0, 1),
@@ -31,7 +35,7 @@ The database is named v<seq>; --as chooses another name.`,
 			return runAttach(cmd.Context(), ios, g, optionalArg(a, 0), o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Alias, "as", "", "database `NAME` in the statement (default: v<seq>)")
+	cmd.Flags().StringVar(&o.Alias, "as", "", "database `NAME` in the statement (default: named after the repository and ref, or v<seq>)")
 	g.addRepoFlag(cmd)
 	return cmd
 }
