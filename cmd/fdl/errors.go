@@ -422,6 +422,8 @@ func hintsFor(e error) []hint {
 			return []hint{{"move it again allowing the format change", "fdl branch -f " + shellQuote(e.Branch.Short()) + " " + string(e.Change.To.Version) + back + " --allow-format-change"}}
 		}
 		return []hint{{"push again allowing the format change", "fdl push --allow-format-change"}}
+	case *repo.GCDeletingError:
+		return []hint{{"check the branch out again and redo the change there (once that gc is done, pushing from here goes only if it kept those files)", "fdl checkout URL NEWDIR"}}
 	case *repo.DataMissingError:
 		return []hint{{"check the branch out again and redo the change (gc deletes files no catalog lists once older than the grace period)", "fdl checkout URL NEWDIR"}, {"the grace period", "fdl retention"}}
 	case *workdir.DeletedFilesError:

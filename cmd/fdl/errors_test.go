@@ -66,6 +66,10 @@ func TestHints(t *testing.T) {
 			"check out main again and redo the change on top of it: fdl checkout URL NEWDIR --branch main"},
 		{&repo.RefusedError{Branch: main, Proposed: id2, Race: true},
 			""},
+		// After a gc's intent refused a push, pushing again fails once
+		// that gc deleted the files: the hint is the path that works.
+		{&repo.GCDeletingError{Intent: "gc/intent.json", StartedAt: at, By: "ci", Keys: []string{"data/a"}, Count: 1},
+			"check the branch out again and redo the change there (once that gc is done, pushing from here goes only if it kept those files): fdl checkout URL NEWDIR"},
 		{&repo.DataMissingError{Version: id1, Seq: 3, Missing: []string{"data/a", "data/b"}, Count: 2},
 			"check the branch out again and redo the change (gc deletes files no catalog lists once older than the grace period): fdl checkout URL NEWDIR\nthe grace period: fdl retention"},
 		{&repo.FormatChangeError{Branch: main, Change: repo.FormatChange{
