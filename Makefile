@@ -8,10 +8,12 @@ GOLANGCI_VERSION ?= v2.15.0
 help: ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-build: ## build bin/fdl
-	$(GO) build -o $(BIN) ./cmd/fdl
+# A release build: no symbol table or DWARF (-s -w) and no build machine's
+# paths in the binary (-trimpath); README.md gives its size and build time.
+build: ## build bin/fdl, stripped (-trimpath, -s -w)
+	$(GO) build -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/fdl
 
-pyenv: ## install the real DuckDB 1.5.5 (+ ducklake, sqlite, httpfs, aws) and 2.0.0 from PyPI into .venv
+pyenv: ## install the real DuckDB from PyPI into .venv: 1.5.5 (+ ducklake, sqlite, httpfs, aws, azure), 1.3.2, 1.4.4 and 1.5.1 (+ ducklake, sqlite), 2.0.0
 	./scripts/pyenv.sh >/dev/null
 
 # -timeout is per test binary: cmd/fdl, the longest, takes 20-25 minutes on

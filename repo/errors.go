@@ -343,8 +343,11 @@ var ErrGCDeleting = errors.New("a running gc may delete what the push needs")
 // GCDeletingError: a push found, after its ref log entry and before its
 // compare-and-swap, a deletion intent of a gc that lists objects the
 // versions it publishes need; nothing was moved (and what it uploaded was
-// removed). Running push again once that gc is done either goes (the gc
-// kept the files) or says which files are gone. It wraps ErrGCDeleting.
+// removed). Running push again once that gc is done goes only if the gc
+// kept the files; when it deleted them the push is refused with
+// *DataMissingError, so the message gives no such advice (the command
+// layer's hint is the path that always works: a fresh checkout, the change
+// redone). It wraps ErrGCDeleting.
 type GCDeletingError struct {
 	Intent    string // the intent's key
 	StartedAt time.Time
@@ -354,7 +357,7 @@ type GCDeletingError struct {
 }
 
 func (e *GCDeletingError) Error() string {
-	return fmt.Sprintf("a gc started %s by %s may delete %d object(s) this push needs (%s; its intent %s): %v; nothing was moved: run push again once that gc is done",
+	return fmt.Sprintf("a gc started %s by %s may delete %d object(s) this push needs (%s; its intent %s): %v; nothing was moved",
 		e.StartedAt.UTC().Format(time.RFC3339), e.By, e.Count, strings.Join(e.Keys, ", "), e.Intent, ErrGCDeleting)
 }
 

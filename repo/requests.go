@@ -474,7 +474,7 @@ type NothingToRequestError struct {
 }
 
 func (e *NothingToRequestError) Error() string {
-	return fmt.Sprintf("request %s: %s already holds version %s (it is at %s), so there is nothing to review: %v", e.Request.Short(), e.Target.Short(), e.ID, e.Head, ErrNothingToPush)
+	return fmt.Sprintf("request %s: %s already holds version %s (it is at %s), so there is nothing to review", e.Request.Short(), e.Target.Short(), e.ID, e.Head)
 }
 
 func (e *NothingToRequestError) Unwrap() error { return ErrNothingToPush }

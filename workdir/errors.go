@@ -76,7 +76,7 @@ func (NoMessageError) Unwrap() error { return repo.ErrInvalidArguments }
 type NothingToPushError struct{}
 
 func (NothingToPushError) Error() string {
-	return "there is no version to push: commit first: " + repo.ErrNothingToPush.Error()
+	return repo.ErrNothingToPush.Error() + ": this working directory has no version yet"
 }
 
 func (NothingToPushError) Unwrap() error { return repo.ErrNothingToPush }

@@ -38,6 +38,19 @@ type Status struct {
 	// Tables lists the tables and views the new snapshots touched, by
 	// the changes_made items naming them.
 	Tables []string `json:"tables_touched"`
+	// Changes says in words what the new snapshots did to each table,
+	// view or schema (changes_made summed up: one entry per name and kind
+	// of change, with the number of snapshots that made it), sorted by
+	// name; the snapshot DuckLake makes itself when it creates a catalog
+	// (CreationSnapshots) is not counted. Snapshots keeps the raw list.
+	Changes []TableChange `json:"table_changes"`
+	// CreationSnapshots is 1 when the new snapshots include the one the
+	// ducklake extension writes when it creates a catalog (snapshot 0,
+	// created_schema:"main"): not the user's work, and not in Changes.
+	CreationSnapshots int `json:"creation_snapshots"`
+	// Attach is the DuckDB statement that attaches the working catalog
+	// (as checkout printed it); absent with StatusOptions.Offline.
+	Attach string `json:"attach,omitempty"`
 	// ContinuesBase is false when the working catalog does not continue
 	// its base's snapshots (it was replaced by another catalog, or the
 	// base's last snapshot was expired): it cannot be committed; Problem
@@ -76,7 +89,7 @@ type StatusOptions struct {
 // without a conversion). Errors:
 // ducklake.ErrLocked while another process holds the catalog.
 func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) {
-	st := &Status{Dir: w.Dir, Repository: store.RedactURL(w.State.Repository), Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, ContinuesBase: true, Undo: w.State.Undo}
+	st := &Status{Dir: w.Dir, Repository: store.RedactURL(w.State.Repository), Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, ContinuesBase: true, Undo: w.State.Undo, Changes: []TableChange{}}
 	if w.BaseRecord != nil {
 		st.BaseSeq = w.BaseRecord.Seq
 		st.BaseSnapshot = w.BaseRecord.DuckLake.Snapshot
@@ -95,6 +108,9 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 			st.TrackingError = err.Error()
 		}
 		st.Tracking = tr
+		if r, err := w.Repo(ctx); err == nil {
+			st.Attach = r.AttachStatement(w.CatalogPath(), w.dataPath(), "lake", false)
+		}
 	}
 	if w.State.Pulling != nil {
 		st.ContinuesBase = false
@@ -124,25 +140,37 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 		names[fmt.Sprint(id)] = sqlquote.IdentIfNeeded(t.Schema) + "." + sqlquote.IdentIfNeeded(t.Name)
 	}
 	touched := map[string]bool{}
+	counts := map[TableChange]int{}
 	for _, s := range snaps {
 		if s.ID <= st.BaseSnapshot {
 			continue
 		}
 		st.Snapshots = append(st.Snapshots, s)
+		if ducklake.IsCreationSnapshot(s) {
+			st.CreationSnapshots++
+			continue
+		}
+		seen := map[TableChange]bool{}
 		for _, c := range ducklake.ParseChanges(s.Changes) {
+			name, ok := names[c.Value]
+			if !ok {
+				name = qualifiedName(c.Value)
+			}
 			// Table changes: *_table, inlined_*, flushed_inlined, and
 			// merge_adjacent / rewrite_delete (compactions by table id);
 			// view changes: created_view (by name), altered_view and
 			// dropped_view (by id).
 			if strings.Contains(c.Kind, "table") || strings.HasSuffix(c.Kind, "_view") || strings.Contains(c.Kind, "inlined") || c.Kind == "merge_adjacent" || c.Kind == "rewrite_delete" {
-				if n, ok := names[c.Value]; ok {
-					touched[n] = true
-				} else {
-					touched[qualifiedName(c.Value)] = true
-				}
+				touched[name] = true
+			}
+			tc := TableChange{Name: name, Change: changeWords(c.Kind)}
+			if !seen[tc] {
+				seen[tc] = true
+				counts[tc]++
 			}
 		}
 	}
+	st.Changes = summarise(counts)
 	if st.Snapshots == nil {
 		st.Snapshots = []ducklake.Snapshot{}
 	}
@@ -152,6 +180,67 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 	}
 	sort.Strings(st.Tables)
 	return st, nil
+}
+
+// TableChange is one kind of change the new snapshots made to one table,
+// view or schema, in words: Name as people type it (main.sales), Change
+// what was done ("created", "rows inserted", "rows deleted", "altered",
+// "dropped", "files compacted", ...; a changes_made kind fdl does not know
+// is given as it is), and in how many snapshots.
+type TableChange struct {
+	Name      string `json:"name"`
+	Change    string `json:"change"`
+	Snapshots int    `json:"snapshot_count"`
+}
+
+// changeWordsOf are the words for the changes_made kinds of DuckLake 1.0
+// and 1.1 (the extension's SnapshotChangeInformation).
+var changeWordsOf = map[string]string{
+	"created_schema": "schema created", "dropped_schema": "schema dropped",
+	"created_table": "created", "created_view": "view created",
+	"altered_table": "altered", "altered_view": "view altered",
+	"dropped_table": "dropped", "dropped_view": "view dropped",
+	"inserted_into_table": "rows inserted", "inlined_insert": "rows inserted",
+	"deleted_from_table": "rows deleted", "inlined_delete": "rows deleted",
+	"compacted_table": "files compacted", "merge_adjacent": "files compacted", "rewrite_delete": "files compacted",
+	"flushed_inlined": "inlined rows written to files",
+}
+
+func changeWords(kind string) string {
+	if w, ok := changeWordsOf[kind]; ok {
+		return w
+	}
+	return kind
+}
+
+// summarise turns the counts into a list sorted by name, then in the
+// order a table's life reads (created first, dropped last).
+func summarise(counts map[TableChange]int) []TableChange {
+	order := map[string]int{"schema created": 0, "created": 0, "view created": 0, "altered": 1, "view altered": 1, "rows inserted": 2, "rows deleted": 3, "files compacted": 4, "inlined rows written to files": 4, "dropped": 6, "view dropped": 6, "schema dropped": 6}
+	out := []TableChange{}
+	for tc, n := range counts {
+		tc.Snapshots = n
+		out = append(out, tc)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		oa, ok := order[a.Change]
+		if !ok {
+			oa = 5
+		}
+		ob, ok := order[b.Change]
+		if !ok {
+			ob = 5
+		}
+		if oa != ob {
+			return oa < ob
+		}
+		return a.Change < b.Change
+	})
+	return out
 }
 
 // qualifiedName turns a changes_made value such as "main"."my ""t""" into

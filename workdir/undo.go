@@ -75,6 +75,9 @@ type UndoResult struct {
 	// working catalog still reads it (docs/spec.md §19).
 	Linked int64 `json:"linked"`
 	Shared int64 `json:"shared"`
+	// Unchanged is true when a restore found the working catalog already
+	// in the state asked: nothing was written (Snapshot is -1).
+	Unchanged bool `json:"unchanged"`
 	// Committed is the new local version (a revert without NoCommit); nil
 	// otherwise: the next commit records the undo.
 	Committed *version.Record `json:"committed_record,omitempty"`
@@ -165,9 +168,11 @@ func (e *UndoNotCommittedError) Unwrap() error { return e.Err }
 // uncommitted snapshots are allowed (restoring the base discards them, as
 // new snapshots: they stay in the catalog's history).
 //
-// Errors: *NotInHistoryError, *NotRestorableError, *DataMissingError,
-// ErrNothingToUndo (the state is already that), the Resolve errors,
-// ducklake.ErrLocked.
+// When the working catalog already has Source's state, nothing is written
+// and the result says so (Unchanged, Snapshot -1): no error.
+//
+// Errors: *NotInHistoryError, *NotRestorableError, *DataMissingError, the
+// Resolve errors, ducklake.ErrLocked.
 func (w *Workdir) Restore(ctx context.Context, o RestoreOptions) (*UndoResult, error) {
 	r, err := w.Repo(ctx)
 	if err != nil {
@@ -183,9 +188,19 @@ func (w *Workdir) Restore(ctx context.Context, o RestoreOptions) (*UndoResult, e
 		return nil, err
 	}
 	msg := fmt.Sprintf("Restore the state of version %s (seq %d)\n\nIts message: %s", target.ID, target.Seq, version.FirstLine(target.Message))
-	return w.undo(ctx, r, target, UndoRestore, o.Author, msg, func(lw *lakewriter.Writer) (*lakewriter.UndoResult, error) {
+	res, err := w.undo(ctx, r, target, UndoRestore, o.Author, msg, func(lw *lakewriter.Writer) (*lakewriter.UndoResult, error) {
 		return lw.Restore(ctx, target.DuckLake.Snapshot)
 	})
+	if errors.Is(err, ErrNothingToUndo) {
+		// Asking for the state the catalog has is no error (as git
+		// restore of an unchanged file): nothing is written.
+		out := &UndoResult{Kind: UndoRestore, Version: target.ID, Short: string(target.ID), Seq: target.Seq, Snapshot: -1, Unchanged: true, Changes: ""}
+		if ab, aerr := r.Abbrev(ctx); aerr == nil {
+			out.Short = ab.Short(target.ID)
+		}
+		return out, nil
+	}
+	return res, err
 }
 
 // lockFresh takes the working directory's lock and reads its state again.

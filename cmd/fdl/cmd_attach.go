@@ -24,10 +24,14 @@ store, a download that is not kept). A catalog that does not match, a
 version out of retention, or an unknown revision prints nothing on stdout
 and exits 1, so a script never runs a statement for a damaged catalog:
 
-  duckdb -c "$(fdl attach 2025-final --repo s3://bucket/sales); SELECT count(*) FROM v12.sales"
+  duckdb -c "$(fdl attach 2025-final --repo s3://bucket/sales) SELECT count(*) FROM sales_2025_final.orders"
 
-The database is named v<seq> (a branch or tag: after the repository and
-the ref; a pin: after the pin); --as chooses another name.
+The database's name stays the same from one version to the next where REV
+names a ref, so saved SQL keeps working: the repository's name for its
+default branch (sales), the repository's and the ref's for another branch
+or a tag (sales_2025_final); a revision that names one version (an id,
+main~2, main@12) gives v<seq>. With --locked NAME the name is the
+pin's. --as chooses another name.
 
 With --require-signed --signers FILE, a version whose record has no good
 signature (fdl sign) by a key the allowed signers file allows for namespace
@@ -62,7 +66,7 @@ ducklake_* functions), and needs the store to read table data.`,
 			return runAttach(cmd, ios, g, ro, o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Alias, "as", "", "database `NAME` in the statement (default: v<seq>)")
+	cmd.Flags().StringVar(&o.Alias, "as", "", "database `NAME` in the statement (default: named after the repository and ref, the pin, or v<seq>)")
 	cmd.Flags().StringVar(&o.Locked, "locked", "", "attach the version pinned as `NAME` in the lockfile")
 	cmd.Flags().BoolVar(&o.RequireSigned, "require-signed", false, "refuse a version without a good signature by an allowed signer (with --signers)")
 	cmd.Flags().StringVar(&o.Signers, "signers", "", "allowed signers `FILE` (ssh-keygen's format) for --require-signed")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/version"
 	"github.com/fdl-dev/fdl/workdir"
 )
 
@@ -230,7 +231,14 @@ func runRequestList(ctx context.Context, ios *term.IO, g *globals) error {
 		if err != nil {
 			return err
 		}
-		abbrev, err := r.Abbrev(ctx)
+		// The requests' versions are short among every version the
+		// repository knows, themselves included (a version no branch
+		// holds yet is not among those Abbrev knows by itself).
+		ids := make([]version.ID, len(list))
+		for i, q := range list {
+			ids[i] = q.ID
+		}
+		abbrev, err := r.Abbrev(ctx, ids...)
 		if err != nil {
 			return err
 		}

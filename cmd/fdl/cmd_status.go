@@ -18,12 +18,15 @@ func newStatusCmd(ios *term.IO, g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the working catalog against its base, and the base against its branch",
-		Long: `Show the working catalog against its base version (snapshots not committed
-yet, tables they touched), and the base against the head of its branch in
-the repository: up to date, ahead (fdl push moves the branch), behind (fdl
-pull brings this directory up to date), diverged (push would be refused), or
-a branch that does not exist yet. That comparison reads the branch's ref
-once, and the records between the two versions; --offline skips it and
+		Long: `Show the working catalog against its base version (what the snapshots not
+committed yet did, one line per table in words: "main.sales: created, rows
+inserted (96 snapshots)"; --json lists each snapshot's raw changes_made),
+the base against the head of its branch in the repository: up to date,
+ahead (fdl push moves the branch), behind (fdl pull brings this directory
+up to date), diverged (push would be refused), or a branch that does not
+exist yet; and the line that attaches the working catalog in DuckDB, as
+checkout printed it. The comparison reads the branch's ref once, and the
+records between the two versions; --offline skips it (and the line) and
 reads nothing from the repository.`,
 		Args: args(0, 0),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -63,21 +66,16 @@ func runStatus(ctx context.Context, ios *term.IO, g *globals, o workdir.StatusOp
 		ios.Printf("%s %s\n", ios.Bad("problem:"), st.Problem)
 		return nil
 	}
+	defer printWorkingAttach(ios, st)
 	if len(st.Snapshots) == 0 {
 		ios.Printf("Nothing new since the base\n")
 		return nil
 	}
-	ios.Printf("%d new snapshot(s):\n", len(st.Snapshots))
-	for _, s := range st.Snapshots {
-		line := "  " + ios.Dim(s.Time.UTC().Format(time.RFC3339)) + "  snapshot " + strconv.FormatInt(s.ID, 10) + "  " + oneLine(s.Changes)
-		if s.Message != "" {
-			line += "  " + ios.Dim("("+oneLine(s.Message)+")")
-		}
-		ios.Printf("%s\n", line)
+	if len(st.Snapshots) == st.CreationSnapshots {
+		ios.Printf("Nothing written to the new catalog yet\n")
+		return nil
 	}
-	if len(st.Tables) > 0 {
-		ios.Printf("Tables touched: %s\n", strings.Join(st.Tables, ", "))
-	}
+	printChanges(ios, st)
 	if u := st.Undo; u != nil {
 		ios.Printf("A %s of version %s (snapshot %d) waits for its commit: fdl commit takes its message\n", u.Kind, ios.ID(string(u.Version)), u.Snapshot)
 		return nil
@@ -118,5 +116,52 @@ func printTracking(ios *term.IO, st *workdir.Status) {
 	case repo.TrackDiverged:
 		ios.Printf("Diverged from %s: %d version(s) here and %d on %s that the other lacks; fdl push to %s would be refused: keep yours on a new branch (fdl push NEW-BRANCH), then check out %s again\n",
 			b, tr.Ahead, tr.Behind, b, b, b)
+	}
+}
+
+// printChanges prints what the new snapshots did, per table in words (one
+// line per table, view or schema: "main.sales: created, rows inserted (96
+// snapshots)"), and the messages snapshots were given; --json keeps the
+// raw changes_made of each snapshot. The snapshot DuckLake makes when it
+// creates a catalog is not counted.
+func printChanges(ios *term.IO, st *workdir.Status) {
+	snaps := st.Snapshots[st.CreationSnapshots:]
+	first, last := snaps[0].Time.UTC().Format(time.RFC3339), snaps[len(snaps)-1].Time.UTC().Format(time.RFC3339)
+	when := "at " + first
+	if first != last {
+		when = first + " to " + last
+	}
+	ios.Printf("%d new snapshot(s), %s:\n", len(snaps), ios.Dim(when))
+	var names []string
+	did := map[string][]string{}
+	for _, c := range st.Changes {
+		if _, ok := did[c.Name]; !ok {
+			names = append(names, c.Name)
+		}
+		w := oneLine(c.Change)
+		if c.Snapshots > 1 {
+			w += " (" + strconv.Itoa(c.Snapshots) + " snapshots)"
+		}
+		did[c.Name] = append(did[c.Name], w)
+	}
+	for _, n := range names {
+		ios.Printf("  %s: %s\n", oneLine(n), strings.Join(did[n], ", "))
+	}
+	for _, s := range snaps {
+		if s.Message != "" {
+			ios.Printf("  snapshot %d: %s\n", s.ID, oneLine(s.Message))
+		}
+	}
+	if len(st.Tables) > 0 {
+		ios.Printf("Tables touched: %s\n", strings.Join(st.Tables, ", "))
+	}
+}
+
+// printWorkingAttach prints the line that attaches the working catalog,
+// as checkout printed it (status is where to find it again, before the
+// first push as after); not with --offline, which reads no repository.
+func printWorkingAttach(ios *term.IO, st *workdir.Status) {
+	if st.Attach != "" {
+		ios.Printf("Attach the working catalog with:\n  %s\n", st.Attach)
 	}
 }

@@ -122,6 +122,10 @@ func printUndo(ios *term.IO, g *globals, w *workdir.Workdir, res *workdir.UndoRe
 	if g.JSON {
 		return printJSON(ios, res)
 	}
+	if res.Unchanged {
+		ios.Printf("Nothing to restore: the working catalog already has the state of version %s (seq %d)\n", ios.ID(res.Short), res.Seq)
+		return nil
+	}
 	verb := map[workdir.UndoKind]string{workdir.UndoRevert: "Reverted", workdir.UndoRestore: "Restored the state of"}[res.Kind]
 	ios.Printf("%s version %s (seq %d) as snapshot %d: %d catalog row(s) ended, %d brought back\n", verb, ios.ID(res.Short), res.Seq, res.Snapshot, res.Ended, res.Reopened)
 	if rec := res.Committed; rec != nil {

@@ -6,8 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/ducklake"
@@ -96,7 +100,7 @@ func exitCode(ctx context.Context, err error) int {
 	return exitError
 }
 
-func printError(ios *term.IO, g *globals, err error, code int) {
+func printError(ios *term.IO, g *globals, root *cobra.Command, err error, code int) {
 	msg := err.Error()
 	var hs []hint
 	var kept *workdir.UndoNotCommittedError
@@ -106,7 +110,7 @@ func printError(ios *term.IO, g *globals, err error, code int) {
 		// go on or take it back.
 		msg, _, _ = strings.Cut(msg, "\n")
 		msg = "interrupted: " + msg
-		hs = hints(err)
+		hs = carryLocation(root, g, hints(err))
 	case code == exitInterrupt:
 		// The first line says where the command stopped; what follows
 		// is an engine's own echo of the cancellation (DuckDB's
@@ -114,7 +118,7 @@ func printError(ios *term.IO, g *globals, err error, code int) {
 		msg, _, _ = strings.Cut(msg, "\n")
 		msg = "interrupted; nothing was changed past the last complete step: " + msg
 	default:
-		hs = hints(err)
+		hs = carryLocation(root, g, hints(err))
 	}
 	if ae := (*store.AuthError)(nil); errors.As(err, &ae) && ae.Err != nil {
 		ios.Debugf("the store's own error: %s", ae.Err) // the SDK's text, credentials removed
@@ -428,7 +432,7 @@ func hintsFor(e error) []hint {
 		b := e.Target.Short()
 		return []hint{{"approving it could only be refused: check " + b + "'s head out, redo the change there and commit, then ask again", "fdl checkout URL NEWDIR --branch " + shellQuote(b)}}
 	case *repo.NothingToRequestError:
-		return []hint{{"commit a change first", "fdl commit -m MSG"}}
+		return []hint{{"write a change to the working catalog and commit it, then create the request again", "fdl commit -m MSG"}}
 	case *refs.NoSuchRequestError:
 		return []hint{{"list them", "fdl request list" + repoFlag(e.Where)}}
 	case *workdir.RevertConflictError:
@@ -459,6 +463,8 @@ func hintsFor(e error) []hint {
 			return []hint{{"move it again allowing the format change", "fdl branch -f " + shellQuote(e.Branch.Short()) + " " + string(e.Change.To.Version) + back + " --allow-format-change"}}
 		}
 		return []hint{{"push again allowing the format change", "fdl push --allow-format-change"}}
+	case *repo.GCDeletingError:
+		return []hint{{"check the branch out again and redo the change there (once that gc is done, pushing from here goes only if it kept those files)", "fdl checkout URL NEWDIR"}}
 	case *repo.DataMissingError:
 		return []hint{{"check the branch out again and redo the change (gc deletes files no catalog lists once older than the grace period)", "fdl checkout URL NEWDIR"}, {"the grace period", "fdl retention"}}
 	case *repo.DataSizeError:
@@ -554,6 +560,48 @@ func checkHints(bad []pins.PinState) []hint {
 	}
 	return hs
 }
+
+// carryLocation gives the hint commands the repository the failed command
+// was given: with --repo URL on the command line, a hint command that
+// takes --repo and names none gets it, and the placeholder URL (the
+// repository to check out) becomes it; with -C DIR, an fdl command that
+// names no -C and no --repo runs in DIR too. So a hint runs as printed from
+// where the user stands (TestHintsRun). root is the command tree that says
+// which commands take --repo; nil leaves the hints as they are.
+func carryLocation(root *cobra.Command, g *globals, hs []hint) []hint {
+	if root == nil || (g.Repo == "" && g.Dir == "") {
+		return hs
+	}
+	out := make([]hint, len(hs))
+	for i, h := range hs {
+		parts := strings.Split(h.run, " && ")
+		for j, p := range parts {
+			rest, ok := strings.CutPrefix(p, "fdl ")
+			if !ok {
+				continue
+			}
+			words := strings.Fields(rest)
+			if g.Repo != "" && slices.Contains(words, "URL") {
+				rest = urlWord.ReplaceAllLiteralString(rest, shellQuote(g.Repo))
+			}
+			named := slices.Contains(words, "-C") || slices.Contains(words, "--repo")
+			c, _, err := root.Find(words)
+			switch {
+			case named || err != nil:
+			case g.Repo != "" && c.Flags().Lookup("repo") != nil:
+				rest += " --repo " + shellQuote(g.Repo)
+			case g.Dir != "" && c.Name() != "checkout" && c.Name() != "init":
+				rest = "-C " + shellQuote(g.Dir) + " " + rest
+			}
+			parts[j] = "fdl " + rest
+		}
+		out[i] = hint{h.do, strings.Join(parts, " && ")}
+	}
+	return out
+}
+
+// urlWord is the placeholder URL in a hint command.
+var urlWord = regexp.MustCompile(`\bURL\b`)
 
 // refRepairHints say how to point a damaged ref at a version again.
 func refRepairHints(ref refs.Name) []hint {

@@ -78,6 +78,10 @@ func TestHints(t *testing.T) {
 			"check out main again and redo the change on top of it: fdl checkout URL NEWDIR --branch main"},
 		{&repo.RefusedError{Branch: main, Proposed: id2, Race: true},
 			""},
+		// After a gc's intent refused a push, pushing again fails once
+		// that gc deleted the files: the hint is the path that works.
+		{&repo.GCDeletingError{Intent: "gc/intent.json", StartedAt: at, By: "ci", Keys: []string{"data/a"}, Count: 1},
+			"check the branch out again and redo the change there (once that gc is done, pushing from here goes only if it kept those files): fdl checkout URL NEWDIR"},
 		{&repo.DataMissingError{Version: id1, Seq: 3, Missing: []string{"data/a", "data/b"}, Count: 2},
 			"check the branch out again and redo the change (gc deletes files no catalog lists once older than the grace period): fdl checkout URL NEWDIR\nthe grace period: fdl retention"},
 		{&repo.FormatChangeError{Branch: main, Change: repo.FormatChange{
@@ -191,7 +195,7 @@ func TestLoopErrors(t *testing.T) {
 		{&repo.RequestRefusedError{Request: fix, Target: main, Head: id2, ID: id1, Behind: 1}, exitRefused, "refused",
 			"approving it could only be refused: check main's head out, redo the change there and commit, then ask again: fdl checkout URL NEWDIR --branch main"},
 		{&repo.NothingToRequestError{Request: fix, Target: main, Head: id2, ID: id1}, exitError, "nothing_to_push",
-			"commit a change first: fdl commit -m MSG"},
+			"write a change to the working catalog and commit it, then create the request again: fdl commit -m MSG"},
 		{&refs.NoSuchRequestError{Request: fix, Where: "/r"}, exitError, "ref_not_found",
 			"list them: fdl request list --repo /r"},
 		{&refs.ExistsError{Ref: "refs/tags/v1", Holds: id1, Wanted: id2}, exitExists, "ref_exists",
@@ -220,7 +224,7 @@ func TestPrintInterrupted(t *testing.T) {
 	if code != exitInterrupt {
 		t.Fatalf("exit code %d, want %d", code, exitInterrupt)
 	}
-	printError(ios, &globals{}, err, code)
+	printError(ios, &globals{}, nil, err, code)
 	want := "fdl: interrupted; nothing was changed past the last complete step: local version x: query /w/ducklake.duckdb: context canceled\n"
 	if got := errOut.String(); got != want {
 		t.Errorf("printed %q, want %q", got, want)

@@ -209,7 +209,7 @@ func TestRevertInterruptedAfterSnapshot(t *testing.T) {
 	w.Close()
 	code := exitCode(cctx, err)
 	ios, _, errOut := term.Test()
-	printError(ios, &globals{}, err, code)
+	printError(ios, &globals{}, nil, err, code)
 	msg := errOut.String()
 	if code != exitInterrupt || strings.Contains(msg, "nothing was changed") || !strings.Contains(msg, "stays in the working catalog") ||
 		!strings.Contains(msg, "hint: record the revert as prepared (its message is kept): fdl -C "+dir+" commit") || !strings.Contains(msg, " restore --source ") {

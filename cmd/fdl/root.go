@@ -64,7 +64,7 @@ func run(args []string, ios *term.IO) int {
 		// that asked for JSON still gets its error as JSON.
 		g.JSON = true
 	}
-	printError(ios, g, err, code)
+	printError(ios, g, root, err, code)
 	return code
 }
 

@@ -43,7 +43,7 @@ func TestStatusReportsWAL(t *testing.T) {
 	}
 	db.Close()
 	out := mustFdl(t, "-C", dir, "status")
-	if !strings.Contains(out, "Pending: "+cat+".wal") || !strings.Contains(out, `created_schema:"from_wal"`) {
+	if !strings.Contains(out, "Pending: "+cat+".wal") || !strings.Contains(out, "from_wal: schema created") {
 		t.Fatalf("status beside a pending .wal:\n%s", out)
 	}
 	if out := mustFdl(t, "--json", "-C", dir, "status"); !strings.Contains(out, `"pending_wal": "`+cat+`.wal"`) {

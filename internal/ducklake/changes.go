@@ -48,3 +48,11 @@ func ParseChanges(s string) []Change {
 	}
 	return out
 }
+
+// IsCreationSnapshot reports whether s is the snapshot the ducklake
+// extension writes itself when it creates a catalog: snapshot 0, whose
+// only change is the default schema (created_schema:"main"). It is nobody's
+// work; fdl status does not count it as the user's.
+func IsCreationSnapshot(s Snapshot) bool {
+	return s.ID == 0 && s.Changes == `created_schema:"main"`
+}
