@@ -6,8 +6,9 @@
 //
 //	go test -json ./... | go run ./internal/cmd/slowest [-n 10] [-sub 10] [-quiet]
 //
-// Elapsed times are go test's own (a parallel test's time excludes its wait
-// for a free slot). It exits 1 when a test, a package or a build failed, or
+// A test's time is go test's own (a parallel test's excludes its wait for
+// a free slot), or, for a test whose subtests run in parallel, from its
+// start to its end. It exits 1 when a test, a package or a build failed, or
 // when the input holds no test event at all, so a pipeline with pipefail
 // fails as go test would.
 package main
@@ -49,6 +50,7 @@ type summary struct {
 	failed            bool
 	events            int
 	buffered          map[string]*strings.Builder // output of a running test, by package and name
+	started           map[string]time.Time        // when a test started or continued, by package and name
 }
 
 func main() {
@@ -71,7 +73,7 @@ func main() {
 // (unless quiet), and returns the timings. Lines that are not JSON (a build
 // error before Go 1.24, a panic of go test itself) are echoed as they are.
 func read(in io.Reader, out io.Writer, quiet bool) (*summary, error) {
-	s := &summary{buffered: map[string]*strings.Builder{}}
+	s := &summary{buffered: map[string]*strings.Builder{}, started: map[string]time.Time{}}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -92,6 +94,8 @@ func read(in io.Reader, out io.Writer, quiet bool) (*summary, error) {
 func (s *summary) add(e event, out io.Writer, quiet bool) {
 	key := e.Package + "\x00" + e.Test
 	switch e.Action {
+	case "run", "cont":
+		s.started[key] = e.Time
 	case "build-output":
 		fmt.Fprint(out, e.Output)
 	case "build-fail":
@@ -118,12 +122,19 @@ func (s *summary) add(e event, out io.Writer, quiet bool) {
 			return
 		}
 		if b := s.buffered[key]; b != nil {
-			if e.Action == "fail" && !strings.Contains(e.Test, "/") {
+			if e.Action == "fail" {
 				fmt.Fprint(out, b.String())
 			}
 			delete(s.buffered, key)
 		}
 		t := timing{e.Package, e.Test, e.Elapsed, e.Action}
+		// A test whose subtests run in parallel reports the time of its
+		// own function only; from its start (or its continuing, when it
+		// is parallel itself) to its end is what it cost the run.
+		if start, ok := s.started[key]; ok && !e.Time.IsZero() {
+			t.elapsed = max(t.elapsed, e.Time.Sub(start).Seconds())
+		}
+		delete(s.started, key)
 		if strings.Contains(e.Test, "/") {
 			s.subs = append(s.subs, t)
 		} else {
