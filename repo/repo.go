@@ -218,56 +218,9 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 		return nil, err
 	}
 	where := store.RedactURL(url)
-	if loc := st.Location(""); strings.Contains(loc, "://") && strings.Contains(loc, "?") {
-		// DuckDB reads '?' in an object-store path as the start of query
-		// parameters ("Invalid query parameters found"): every line fdl
-		// printed for such a repository would fail (docs/spec.md §8).
+	if err := checkInitLocation(ctx, st, url, where); err != nil {
 		st.Close()
-		return nil, fmt.Errorf("init %s: its location %s holds '?', which DuckDB reads as the start of query parameters in an object-store path, so no DuckDB reader or writer could reach the repository's files; choose a prefix without '?': %w", where, loc, ErrInvalidArguments)
-	}
-	if rc, ok := st.(store.RootChecker); ok {
-		if err := rc.CheckRoot(ctx); err != nil {
-			st.Close()
-			return nil, fmt.Errorf("init %s: %w", where, err)
-		}
-	}
-	if _, err := st.Stat(ctx, ConfigKey); err == nil {
-		st.Close()
-		return nil, fmt.Errorf("init %s: it is already an fdl repository: %w", where, ErrNotEmpty)
-	}
-	found, inner := "", ""
-	n := 0
-	err = st.List(ctx, "", func(oi store.ObjectInfo) error {
-		if found == "" {
-			found = oi.Key
-		}
-		if path.Base(oi.Key) == ConfigKey {
-			inner = st.Location(strings.TrimSuffix(oi.Key, "/"+ConfigKey))
-			return errStop
-		}
-		if n++; n >= 10000 {
-			return errStop // enough to refuse; a repository deeper goes unnamed
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStop) {
-		st.Close()
-		return nil, fmt.Errorf("init %s: %w", where, err)
-	}
-	if inner != "" {
-		st.Close()
-		return nil, &NestedError{Location: where, Other: inner, Inside: false}
-	}
-	if found != "" {
-		st.Close()
-		return nil, fmt.Errorf("init %s: it already holds files (%s): %w; choose an empty folder or a new prefix", where, found, ErrNotEmpty)
-	}
-	if outer, err := ancestorRepository(ctx, url); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("init %s: %w", where, err)
-	} else if outer != "" {
-		st.Close()
-		return nil, &NestedError{Location: where, Other: outer, Inside: true}
+		return nil, err
 	}
 	if o.DefaultBranch == "" {
 		o.DefaultBranch = "main"
@@ -294,6 +247,58 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 		return nil, fmt.Errorf("init %s: write %s: %w", where, ConfigKey, err)
 	}
 	return newRepo(st, url, cfg, o.Options), nil
+}
+
+// checkInitLocation is Init's check of the location st (url, shown as
+// where) before anything is written: no '?' in an object-store path, the
+// store's root reachable (store.RootChecker), no fdl.json and no other
+// object there, no repository inside it (*NestedError, Inside false) nor
+// around it (Inside true).
+func checkInitLocation(ctx context.Context, st store.Store, url, where string) error {
+	if loc := st.Location(""); strings.Contains(loc, "://") && strings.Contains(loc, "?") {
+		// DuckDB reads '?' in an object-store path as the start of query
+		// parameters ("Invalid query parameters found"): every line fdl
+		// printed for such a repository would fail (docs/spec.md §8).
+		return fmt.Errorf("init %s: its location %s holds '?', which DuckDB reads as the start of query parameters in an object-store path, so no DuckDB reader or writer could reach the repository's files; choose a prefix without '?': %w", where, loc, ErrInvalidArguments)
+	}
+	if rc, ok := st.(store.RootChecker); ok {
+		if err := rc.CheckRoot(ctx); err != nil {
+			return fmt.Errorf("init %s: %w", where, err)
+		}
+	}
+	if _, err := st.Stat(ctx, ConfigKey); err == nil {
+		return fmt.Errorf("init %s: it is already an fdl repository: %w", where, ErrNotEmpty)
+	}
+	found, inner := "", ""
+	n := 0
+	err := st.List(ctx, "", func(oi store.ObjectInfo) error {
+		if found == "" {
+			found = oi.Key
+		}
+		if path.Base(oi.Key) == ConfigKey {
+			inner = st.Location(strings.TrimSuffix(oi.Key, "/"+ConfigKey))
+			return errStop
+		}
+		if n++; n >= 10000 {
+			return errStop // enough to refuse; a repository deeper goes unnamed
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return fmt.Errorf("init %s: %w", where, err)
+	}
+	if inner != "" {
+		return &NestedError{Location: where, Other: inner, Inside: false}
+	}
+	if found != "" {
+		return fmt.Errorf("init %s: it already holds files (%s): %w; choose an empty folder or a new prefix", where, found, ErrNotEmpty)
+	}
+	if outer, err := ancestorRepository(ctx, url); err != nil {
+		return fmt.Errorf("init %s: %w", where, err)
+	} else if outer != "" {
+		return &NestedError{Location: where, Other: outer, Inside: true}
+	}
+	return nil
 }
 
 var errStop = errors.New("stop")
