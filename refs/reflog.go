@@ -33,6 +33,7 @@ const (
 	ActionRepair   Action = "repair"    // a damaged ref was replaced (a branch: Backwards; a tag: RepairTag)
 	ActionApprove  Action = "approve"   // a branch was moved forward to a request's version
 	ActionReplace  Action = "replace"   // a request was moved to a version that does not descend from the one it held
+	ActionMirror   Action = "mirror"    // a mirror created the ref, or moved a branch forward, to what its source holds
 )
 
 // LogEntry is one ref log entry: logs/<ref>/<entry id>.json, written

@@ -324,6 +324,9 @@ type FormatChangeError struct {
 	Request   refs.Name
 	Move      bool
 	Backwards bool
+	// Mirror is set when the move was a mirror's (package mirror): the
+	// destination repository, as messages name it.
+	Mirror string
 }
 
 func (e *FormatChangeError) Error() string {
@@ -337,6 +340,8 @@ func (e *FormatChangeError) Error() string {
 		what, again = fmt.Sprintf("approving %s into %s", e.Request.Short(), e.Branch.Short()), "approve again allowing the format change"
 	case e.Move:
 		what, again = fmt.Sprintf("moving %s", e.Branch.Short()), "move it again allowing the format change"
+	case e.Mirror != "":
+		what, again = fmt.Sprintf("mirroring %s to %s", e.Branch.Short(), e.Mirror), "mirror again allowing the format change"
 	}
 	return fmt.Sprintf("%s refused: it would move the branch from %s (version %s) to %s (version %s): %s; nothing was moved. To do it anyway, %s, and keep the other version under a tag or branch for its readers",
 		what, e.Change.From, e.Change.From.Version, e.Change.To, e.Change.To.Version, who, again)

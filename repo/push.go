@@ -90,6 +90,15 @@ func formatChange(cur, next *version.Record) (*FormatChange, error) {
 	return &FormatChange{From: from, To: to, Upgrade: upgrade}, nil
 }
 
+// FormatChangeOf compares the records of the version a branch holds (cur)
+// and of the one a move takes it to (next), by the push's rule
+// (docs/spec.md §9): the change of the DuckDB releases that read the
+// branch, or nil when none lose it. A mirror's branch moves follow it.
+func FormatChangeOf(cur, next *version.Record) *FormatChange {
+	c, _ := formatChange(cur, next)
+	return c
+}
+
 // readerFloor returns the oldest DuckDB release a reader of rec's catalog
 // needs for its storage version (Storage.MinDuckDB, e.g. "v1.2.0" for 65)
 // and, when the format has published readers, for its DuckLake format (the

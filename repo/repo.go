@@ -218,7 +218,7 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 		return nil, err
 	}
 	where := store.RedactURL(url)
-	if err := checkInitLocation(ctx, st, url, where); err != nil {
+	if err := checkInitPlace(ctx, st, url, nil); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -249,12 +249,54 @@ func Init(ctx context.Context, url string, o InitOptions) (*Repo, error) {
 	return newRepo(st, url, cfg, o.Options), nil
 }
 
-// checkInitLocation is Init's check of the location st (url, shown as
-// where) before anything is written: no '?' in an object-store path, the
-// store's root reachable (store.RootChecker), no fdl.json and no other
-// object there, no repository inside it (*NestedError, Inside false) nor
-// around it (Inside true).
-func checkInitLocation(ctx context.Context, st store.Store, url, where string) error {
+// InitCopy makes, at url, another place of the repository whose fdl.json
+// is settings (its exact bytes): HEAD naming head, then fdl.json,
+// create-only, with Init's checks of the place (empty, not nested, no
+// '?' in an object-store location). A place that holds only a HEAD with
+// that content (a first mirror stopped between its two writes) is taken
+// as it is. The copy keeps the source's data_path, so its readers are
+// given lines that read its own data/ (DATA_PATH with
+// OVERRIDE_DATA_PATH, docs/spec.md §8), as for a moved repository.
+// Errors: Init's; settings that do not parse or have a newer format.
+func InitCopy(ctx context.Context, url string, settings []byte, head refs.Name, opts Options) (*Repo, error) {
+	where := store.RedactURL(url)
+	var cfg Config
+	if err := json.Unmarshal(settings, &cfg); err != nil {
+		return nil, fmt.Errorf("init %s: the source's %s does not parse (%v): %w", where, ConfigKey, err, ErrNotRepository)
+	}
+	if cfg.Format < 1 || cfg.Format > ConfigFormat {
+		return nil, fmt.Errorf("init %s: repository format %d is newer than this fdl reads (%d): upgrade fdl", where, cfg.Format, ConfigFormat)
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	content := refs.HeadContent(head)
+	if err := checkInitPlace(ctx, st, url, content); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if _, err := st.Swap(ctx, refs.HeadKey, store.NoToken, content); err != nil {
+		b, _, rerr := store.ReadAll(ctx, st, refs.HeadKey)
+		if rerr != nil || string(b) != string(content) {
+			st.Close()
+			return nil, fmt.Errorf("init %s: write HEAD: %w", where, err)
+		}
+	}
+	if err := st.Create(ctx, ConfigKey, strings.NewReader(string(settings))); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("init %s: write %s: %w", where, ConfigKey, err)
+	}
+	return newRepo(st, url, cfg, opts), nil
+}
+
+// checkInitPlace refuses a place where no repository may be made: an
+// object-store location holding '?', a missing bucket, a place that
+// already holds a repository or any object (except a HEAD holding
+// exactly head, when head is not nil), or one inside or around another
+// repository (*NestedError).
+func checkInitPlace(ctx context.Context, st store.Store, url string, head []byte) error {
+	where := store.RedactURL(url)
 	if loc := st.Location(""); strings.Contains(loc, "://") && strings.Contains(loc, "?") {
 		// DuckDB reads '?' in an object-store path as the start of query
 		// parameters ("Invalid query parameters found"): every line fdl
@@ -272,6 +314,11 @@ func checkInitLocation(ctx context.Context, st store.Store, url, where string) e
 	found, inner := "", ""
 	n := 0
 	err := st.List(ctx, "", func(oi store.ObjectInfo) error {
+		if head != nil && oi.Key == refs.HeadKey {
+			if b, _, err := store.ReadAll(ctx, st, refs.HeadKey); err == nil && string(b) == string(head) {
+				return nil
+			}
+		}
 		if found == "" {
 			found = oi.Key
 		}

@@ -110,7 +110,7 @@ var layerRules = []struct {
 	{
 		name: "the library chooses no store backend",
 		roots: func(path string) bool {
-			return slices.Contains([]string{"repo", "gc", "refs", "version", "retention"}, strings.TrimPrefix(path, module+"/"))
+			return slices.Contains([]string{"repo", "gc", "refs", "version", "retention", "mirror"}, strings.TrimPrefix(path, module+"/"))
 		},
 		bad: func(path string, p depInfo) bool { return isBackend(path) },
 		why: "store.Open reaches the backends the command registered (cmd/fdl/stores.go); a library reads optional features through interfaces such as store.LocalFiles",

@@ -12,6 +12,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/mirror"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
@@ -174,6 +175,10 @@ func kindOfType(e error) (string, bool) {
 	switch e.(type) {
 	case verifyFailed:
 		return "verify_failed", true
+	case *mirror.OtherRepositoryError:
+		return "other_repository", true
+	case *mirror.CannotListError:
+		return "cannot_list", true
 	}
 	return "", false
 }
@@ -328,6 +333,17 @@ func hintsFor(e error) []hint {
 		return listRefHints(e.Where, true)
 	case *refs.NoLogError:
 		return listRefHints(e.Where, false)
+	case *mirror.DivergedError:
+		src, dst, ref := shellQuote(e.Source), shellQuote(e.Dest), shellQuote(strings.TrimPrefix(string(e.Ref), "refs/"))
+		if e.Race {
+			return []hint{{"run the mirror again", "fdl mirror " + src + " " + dst + " --ref " + ref}}
+		}
+		return []hint{{"to move it to the source's version on purpose (what it holds stays in the destination's ref log)", "fdl mirror " + src + " " + dst + " --ref " + ref + " --backwards --why TEXT"},
+			{"see who moved it at the destination", "fdl reflog " + shellQuote(e.Ref.Short()) + " --repo " + dst}}
+	case *mirror.OtherRepositoryError:
+		return []hint{{"mirror to an empty folder or prefix", "fdl mirror " + shellQuote(e.Source) + " NEWPLACE"}}
+	case *mirror.CannotListError:
+		return []hint{{"name each ref to mirror", "fdl mirror " + shellQuote(e.Source) + " DST --ref heads/NAME --ref tags/NAME"}}
 	case *repo.NotRepositoryError:
 		switch {
 		case e.IsWorkdir:

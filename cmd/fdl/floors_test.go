@@ -14,17 +14,19 @@ import (
 // repo; version, the records, imports none of them. gc, above repo,
 // is imported by none of them (nor by workdir, its neighbour on that
 // floor): it carries retention's decisions out over what repo reads and
-// writes for it.
+// writes for it. mirror, beside them above repo, copies between two
+// repositories through repo alone: it imports neither, and none imports it.
 func TestFloors(t *testing.T) {
 	const mod = "github.com/fdl-dev/fdl/"
 	for pkg, above := range map[string][]string{
-		"refs":      {"repo", "gc", "retention", "history", "cmd/"},
+		"refs":      {"repo", "gc", "retention", "history", "mirror", "cmd/"},
 		"history":   {"repo", "gc", "refs", "retention", "cmd/"},
 		"retention": {"repo", "gc", "cmd/"},
 		"version":   {"repo", "gc", "refs", "retention", "history", "cmd/"},
-		"repo":      {"gc", "workdir", "cmd/"},
-		"workdir":   {"gc", "cmd/"},
-		"gc":        {"workdir", "cmd/"},
+		"repo":      {"gc", "workdir", "mirror", "cmd/"},
+		"workdir":   {"gc", "mirror", "cmd/"},
+		"gc":        {"workdir", "mirror", "cmd/"},
+		"mirror":    {"gc", "workdir", "cmd/"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).CombinedOutput()
 		if err != nil {

@@ -124,7 +124,7 @@ DuckDB ATTACH.
 		newPushCmd(ios, g), newPullCmd(ios, g), newLogCmd(ios, g), newShowCmd(ios, g), newAttachCmd(ios, g), newTagCmd(ios, g),
 		newBranchCmd(ios, g), newVerifyCmd(ios, g), newDiffCmd(ios, g), newRevertCmd(ios, g), newRestoreCmd(ios, g),
 		newRetentionCmd(ios, g), newGCCmd(ios, g), newReflogCmd(ios, g), newRequestCmd(ios, g), newVersionCmd(ios, g),
-		newMigrateCmd(ios, g),
+		newMigrateCmd(ios, g), newMirrorCmd(ios, g),
 	)
 	g.registerCompletions(root)
 	return root

@@ -98,6 +98,7 @@ func TestWebIdentityS3(t *testing.T) {
 			Message  string `json:"message"`
 			ExitCode int    `json:"exit_code"`
 			Kind     string `json:"kind"`
+			Hint     string `json:"hint"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &doc); err != nil {
@@ -106,7 +107,7 @@ func TestWebIdentityS3(t *testing.T) {
 	msg := doc.Error.Message
 	if code != 5 || doc.Error.ExitCode != 5 || doc.Error.Kind != "auth" || strings.ContainsAny(msg, "\n") ||
 		!strings.Contains(msg, "credentials from web identity (AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ENDPOINT_URL_STS)") ||
-		!strings.Contains(msg, "STS AccessDenied") || !strings.Contains(msg, "trust policy") || !strings.Contains(msg, "--verbose") {
+		!strings.Contains(msg, "STS AccessDenied") || !strings.Contains(msg, "trust policy") || !strings.Contains(doc.Error.Hint, "--verbose") {
 		t.Errorf("refused token: exit %d, error %+v", code, doc.Error)
 	}
 	if strings.Contains(out, badToken) || strings.Contains(out, secret) {

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/mirror"
+)
+
+func newMirrorCmd(ios *term.IO, g *globals) *cobra.Command {
+	var o mirror.Options
+	cmd := &cobra.Command{
+		Use:   "mirror SRC DST",
+		Short: "Copy a repository, or some of its refs, to another store (refs last, fast-forward only)",
+		Long: `Copy the repository at SRC, or the refs --ref names and the versions they
+reach, to DST, on any store (folder, s3://, gs://, azblob://). The first
+mirror makes DST with SRC's fdl.json; afterwards DST must be that same
+repository. Objects are copied first — each version's catalog (its sha256
+computed on the copy's stream), the data files it reads in SRC's data/
+(sizes checked), dataset.json, signatures, the record, its history pack;
+then the ref log entries — and the refs last, each by compare-and-swap.
+A mirror stopped at any point (Ctrl-C, a crash) leaves DST's refs as they
+were; running it again copies only what is still missing. With nothing
+new, a run reads the refs at both ends and nothing else.
+
+Tags are created, never moved: a DST tag holding another version is
+refused (exit code 4). Branches move fast-forward only: a DST branch that
+moved on its own is refused (exit code 3) unless --backwards --why TEXT,
+as for fdl branch -f. Refused refs are reported; the others move. A move
+that changes which DuckDB releases read a branch needs
+--allow-format-change, as for fdl push.
+
+SRC may be a read-only http(s):// URL; where it cannot list, name each ref
+(--ref heads/main --ref tags/v1).`,
+		Example: `  fdl mirror s3://acme/lake /backup/lake
+  fdl mirror s3://acme/lake /srv/www/lake --ref 'tags/*'
+  fdl mirror https://data.example.org/lake ./lake --ref tags/2025-final`,
+		Args: args(2, 2),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			return runMirror(cmd.Context(), ios, g, a[0], a[1], o)
+		},
+	}
+	cmd.Flags().StringArrayVar(&o.Refs, "ref", nil, "mirror only the refs matching `PATTERN` (heads/main, tags/*; repeatable); default: every branch and tag")
+	cmd.Flags().BoolVar(&o.Backwards, "backwards", false, "move a DST branch that moved on its own back to SRC's version (needs --why)")
+	cmd.Flags().StringVar(&o.Why, "why", "", "with --backwards: the reason, recorded in DST's ref log")
+	formatChangeFlags(cmd, &o.AllowFormatChange, "let a branch move change the DuckDB releases that read it")
+	return cmd
+}
+
+func runMirror(ctx context.Context, ios *term.IO, g *globals, src, dst string, o mirror.Options) error {
+	o.Repo = g.options()
+	res, err := mirror.Run(ctx, g.path(src), g.path(dst), o)
+	g.progressDone()
+	if res == nil {
+		return err
+	}
+	if g.JSON {
+		if perr := printJSON(ios, res); perr != nil {
+			return perr
+		}
+		return err
+	}
+	if res.Created {
+		ios.Printf("Made %s, a mirror of %s\n", res.Destination, res.Source)
+	}
+	for _, r := range res.Refs {
+		switch r.Action {
+		case mirror.ActCreated:
+			ios.Printf("%s: created at %s\n", ios.Ref(r.Ref), ios.ID(string(r.New)))
+		case mirror.ActMoved, mirror.ActMovedBack:
+			ios.Printf("%s: %s..%s (%s)\n", ios.Ref(r.Ref), ios.ID(string(r.Old)), ios.ID(string(r.New)), r.Action)
+		case mirror.ActUpToDate:
+			ios.Printf("%s: up to date at %s\n", ios.Ref(r.Ref), ios.ID(string(r.New)))
+		}
+		if c := r.FormatChange; c != nil {
+			printFormatChange(ios, r.Ref, c)
+		}
+	}
+	ios.Printf("%d version(s) copied (%d retired), %d object(s), %d data file(s), %d bytes; %d ref(s) moved\n",
+		res.Versions, res.Retired, res.Objects, res.DataFiles, res.Bytes, res.RefsMoved)
+	return err
+}
