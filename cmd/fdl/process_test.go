@@ -265,8 +265,12 @@ func TestKillAtEveryStep(t *testing.T) {
 	ctx := context.Background()
 	steps := []string{"commit:freeze", "commit:dataset", "commit:record", "commit:state",
 		"push:" + version.CatalogFile, "push:" + version.DatasetFile, "push:" + version.RecordFile, "push:pack", "push:reflog", "push:confirm", "push:ref", "push:state"}
+	// Each step has a repository of its own (not a copy of one: the
+	// real DuckDB would write the new data files into the data path of
+	// the copied catalogs): the steps run at once.
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {
+			t.Parallel()
 			url, base := newRepoWithBase(t)
 			r, err := repo.Open(ctx, url)
 			if err != nil {
