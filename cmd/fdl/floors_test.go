@@ -27,6 +27,11 @@ func TestFloors(t *testing.T) {
 		"workdir":   {"gc", "mirror", "cmd/"},
 		"gc":        {"workdir", "mirror", "cmd/"},
 		"mirror":    {"gc", "workdir", "cmd/"},
+		// A project's lockfile names refs and versions; the catalog cache
+		// and signatures stand on internal/ alone.
+		"lockfile":  {"repo", "gc", "workdir", "mirror", "history", "retention", "cache", "signature", "cmd/"},
+		"cache":     {"repo", "gc", "workdir", "mirror", "refs", "history", "retention", "version", "lockfile", "signature", "cmd/"},
+		"signature": {"repo", "gc", "workdir", "mirror", "refs", "history", "retention", "version", "lockfile", "cache", "cmd/"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).CombinedOutput()
 		if err != nil {
