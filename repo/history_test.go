@@ -55,6 +55,9 @@ func longHistory(t *testing.T, n int, packs bool) (string, []*version.Record) {
 // show of main~100 and main@1900, and id prefixes read a handful of
 // objects, not the history; results are the same with and without history
 // packs (without them, log -n 20 reads its 20 records, not 2,000).
+//
+// It is one piece: one history of 2,000 versions, built once (the costly
+// part), and the reads counted on it with and without packs.
 func TestHistoryReadsWhatItShows(t *testing.T) {
 	ctx := context.Background()
 	const n = 2000

@@ -84,6 +84,13 @@ func withSubPrefix(t *testing.T, base, name string) string {
 	return u.String()
 }
 
+// checkPrefixGC is one case of TestGCPrefixCharacters: a repository at u
+// with a version written by the real DuckDB (real) or the shared session,
+// gc and verify --data over it, a file deleted by hand found, and (real)
+// the version read through the line show prints.
+//
+// It is one piece: one scenario on one repository, each step reading what
+// the step before it left.
 func checkPrefixGC(t *testing.T, u string, real bool) {
 	ctx := context.Background()
 	r, err := repo.Init(ctx, u, repo.InitOptions{})

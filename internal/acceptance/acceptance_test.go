@@ -242,6 +242,11 @@ func aliasOf(ts *testscript.TestScript, line string) string {
 	return a
 }
 
+// scriptCmds are the commands the acceptance scripts add to testscript's
+// own, each described at its entry.
+//
+// It is one piece: one map literal, the scripts' table of commands, read as
+// a list; each entry is short and stands alone.
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		// duck [-release 1.5.1] [-observe ALIAS] FILE: run the SQL in FILE
