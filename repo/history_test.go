@@ -304,6 +304,10 @@ func copyRecord(t *testing.T, rec *version.Record, url string) {
 // records and notes the missing ones; a damaged pack is reported, and log
 // warns and reads the records instead; gc --yes writes the missing packs
 // with the same bytes a push wrote.
+//
+// It is one piece: one history of six versions whose packs are damaged,
+// then read, verified and repaired; each step reads what the step before it
+// left.
 func TestPacksVerifiedAndRewritten(t *testing.T) {
 	ctx := context.Background()
 	h := thist.BuildReal(t, 6, thist.ChurnSQL)

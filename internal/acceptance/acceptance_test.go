@@ -416,6 +416,10 @@ type inspection struct {
 // earlier snapshot the version holds and the writer observed gives what
 // the writer saw then. Unless unobserved, the writer must have observed
 // the version's snapshot.
+//
+// It is one piece: the version's state is read in one run of the real
+// DuckDB (--inspect) and compared field by field with what the writers
+// observed; the comparisons share what that run returned.
 func checkVersion(ts *testscript.TestScript, python, repoURL, rev string, unobserved bool) {
 	ts.Check(ts.Exec("fdl", "show", rev, "--repo", repoURL))
 	line := attachLine(ts, ts.ReadFile("stdout"))

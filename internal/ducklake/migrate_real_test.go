@@ -183,6 +183,9 @@ func TestMigrateOldWriters(t *testing.T) {
 // checkMigration migrates c.src with Migrate and compares the result with
 // the extension's own migration and, through the extension, with what the
 // old release reads from the original.
+//
+// It is one piece: the checks of one migrated catalog against the
+// extension's own migration of the same source, in the order they are made.
 func checkMigration(t *testing.T, d15 *realduck.DuckDB, c migrationCase) {
 	t.Helper()
 	ctx := context.Background()
@@ -354,6 +357,9 @@ func compareReads(t *testing.T, gotName string, got []string, wantName string, w
 // the same tables; in each the same columns in the same order with the same
 // types and nullability, and defaults of the same value and type; the same
 // constraints; the same rows (as multisets).
+//
+// It is one piece: one comparison of two catalogs, list by list (tables,
+// columns, defaults, rows), over one DuckDB connection.
 func compareCatalogFiles(ctx context.Context, a, b string) error {
 	db, conn, err := newDuckDB(ctx, nil)
 	if err != nil {
