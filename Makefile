@@ -2,8 +2,10 @@
 GO      ?= go
 BIN     ?= bin/fdl
 GOLANGCI_VERSION ?= v2.15.0
+# bash for pipefail: make test fails when go test does, not only when its last pipe does.
+SHELL   := bash
 
-.PHONY: help build pyenv test soak fuzz demo bench lint docs clean
+.PHONY: help build pyenv test soak fuzz demo bench lint docs clean longfuncs
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -18,9 +20,18 @@ pyenv: ## install the real DuckDB from PyPI into .venv: 1.5.5 (+ ducklake, sqlit
 
 # -timeout is per test binary: cmd/fdl, the longest, takes 20-25 minutes on
 # 2 cores and reached 40 on a slow run; CI allows 90 for everything.
-test: pyenv ## run every test (needs ../shared/testdata for the real-catalog tests)
+# The events go to bin/test.json (for a closer look: go run
+# ./internal/cmd/slowest -quiet -n 30 < bin/test.json) and through
+# internal/cmd/slowest, which prints what go test prints and, at the end,
+# the ten slowest tests and the packages' wall times.
+test: pyenv ## run every test (needs ../shared/testdata for the real-catalog tests); ends with the ten slowest
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 60m ./...
+	@mkdir -p bin
+	$(GO) build -o bin/slowest ./internal/cmd/slowest
+	set -o pipefail; $(GO) test -count=1 -timeout 60m -json ./... | tee bin/test.json | bin/slowest
+
+longfuncs: ## list the functions over 80 lines whose doc comment does not say why they are one piece
+	$(GO) run ./internal/cmd/longfuncs
 
 soak: pyenv ## the long races, for a scheduled job: 20 rounds of 16 concurrent pushes per store, 50 push/gc races on S3 (needs the test servers, as .ci/run starts them)
 	FDL_SOAK_ROUNDS=20 FDL_RACE_SOAK=50 $(GO) test -count=1 -timeout 90m -run 'TestConcurrentPushes|TestGCPushRaceS3' ./cmd/fdl

@@ -55,6 +55,9 @@ func longHistory(t *testing.T, n int, packs bool) (string, []*version.Record) {
 // show of main~100 and main@1900, and id prefixes read a handful of
 // objects, not the history; results are the same with and without history
 // packs (without them, log -n 20 reads its 20 records, not 2,000).
+//
+// It is one piece: one history of 2,000 versions, built once (the costly
+// part), and the reads counted on it with and without packs.
 func TestHistoryReadsWhatItShows(t *testing.T) {
 	ctx := context.Background()
 	const n = 2000
@@ -301,6 +304,10 @@ func copyRecord(t *testing.T, rec *version.Record, url string) {
 // records and notes the missing ones; a damaged pack is reported, and log
 // warns and reads the records instead; gc --yes writes the missing packs
 // with the same bytes a push wrote.
+//
+// It is one piece: one history of six versions whose packs are damaged,
+// then read, verified and repaired; each step reads what the step before it
+// left.
 func TestPacksVerifiedAndRewritten(t *testing.T) {
 	ctx := context.Background()
 	h := thist.BuildReal(t, 6, thist.ChurnSQL)

@@ -38,7 +38,6 @@ func TestPushRefusesBrokenLineage(t *testing.T) {
 	} {
 		t.Run(c.code, func(t *testing.T) {
 			h := history.BuildReal(t, 2, history.ChurnSQL)
-			r := h.Repo
 			writeUncommitted(t, h, 7)
 			wd, err := workdir.Open(h.WD)
 			if err != nil {
@@ -64,30 +63,7 @@ func TestPushRefusesBrokenLineage(t *testing.T) {
 			}
 			// The same version in the store (put there by hand): verify
 			// reports the same code.
-			dir := filepath.Join(h.WD, workdir.StateDir, workdir.LocalVersions, string(rec.ID))
-			for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
-				b, err := os.ReadFile(filepath.Join(dir, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.MkdirAll(filepath.Join(h.URL, "versions", string(rec.ID)), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(h.URL, "versions", string(rec.ID), f), b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			found := false
-			for _, p := range rep.Problems {
-				found = found || (string(p.Code) == c.code && p.Object == string(rec.ID))
-			}
-			if !found {
-				t.Fatalf("verify of a stored version with %s: %+v", c.code, rep.Problems)
-			}
+			verifyReportsStored(t, h, rec, c.code)
 		})
 	}
 
@@ -110,6 +86,39 @@ func TestPushRefusesBrokenLineage(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// verifyReportsStored copies the local version rec of h's working
+// directory into the store by hand, as no push would, and checks that
+// verify reports it with code.
+func verifyReportsStored(t *testing.T, h *history.History, rec *version.Record, code string) {
+	t.Helper()
+	ctx := context.Background()
+	r := h.Repo
+	dir := filepath.Join(h.WD, workdir.StateDir, workdir.LocalVersions, string(rec.ID))
+	for _, f := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(h.URL, "versions", string(rec.ID)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(h.URL, "versions", string(rec.ID), f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := r.Verify(ctx, repo.VerifyOptions{SkipCatalogs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range rep.Problems {
+		found = found || (string(p.Code) == code && p.Object == string(rec.ID))
+	}
+	if !found {
+		t.Fatalf("verify of a stored version with %s: %+v", code, rep.Problems)
+	}
 }
 
 // idBefore returns a fresh UUIDv7 id whose timestamp is a second before

@@ -59,53 +59,12 @@ func (r *Repo) History(ctx context.Context, l *Local, rev string, max int) (*His
 	if max > 0 && len(local) > max {
 		local = local[:max]
 	}
-	recs := local
-	if (max <= 0 || len(recs) < max) && (len(local) == 0 || local[len(local)-1].Parent() != "") {
-		res, err := r.Resolve(ctx, rev)
-		if err != nil && !(len(local) > 0 && errors.Is(err, refs.ErrUnknownRev)) {
-			return nil, err
-		}
-		if err == nil {
-			left := 0
-			if max > 0 {
-				left = max - len(local)
-			}
-			stored, err := r.Log(ctx, res.ID, left)
-			if err != nil {
-				if res.Ref != "" {
-					if _, rerr := r.Record(ctx, res.ID); rerr != nil {
-						return nil, refs.DanglingRead(res.Ref, res.ID, rerr)
-					}
-				}
-				return nil, err
-			}
-			recs = append(recs, stored...)
-		}
+	recs, err := r.storedAfter(ctx, local, rev, max)
+	if err != nil {
+		return nil, err
 	}
 	shown := ids(recs)
-	var (
-		abbrev  refs.Abbrev
-		retired map[version.ID]bool
-		aerr    error
-		err     error
-	)
-	if _, local := r.Folder(); local {
-		// On a folder the markers are looked at one by one, not in the
-		// short ids' listings: both run at once.
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			retired, err = r.retiredAmong(ctx, shown)
-		}()
-		abbrev, aerr = r.Abbrev(ctx, shown...)
-		<-done
-	} else {
-		// The short ids' listings tell which of the shown versions have
-		// a marker: they come first.
-		if abbrev, aerr = r.Abbrev(ctx, shown...); aerr == nil {
-			retired, err = r.retiredAmong(ctx, shown)
-		}
-	}
+	abbrev, retired, aerr, err := r.shortAndRetired(ctx, shown)
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -136,6 +95,62 @@ func (r *Repo) History(ctx context.Context, l *Local, rev string, max int) (*His
 		h.Entries[i] = LogEntry{Record: rec, Short: abbrev.Short(rec.ID), Local: isLocal[rec.ID], Retired: retired[rec.ID], Refs: decorationOrder(at[rec.ID])}
 	}
 	return h, nil
+}
+
+// storedAfter returns local (the working directory's versions to show,
+// newest first) followed by the stored history of rev, up to max versions
+// in all (0: no limit). The store is not read when local already fills max
+// or ends at a version with no parent. An unknown rev is no error while
+// there are local versions; a ref whose version cannot be read is
+// refs.DanglingRead.
+func (r *Repo) storedAfter(ctx context.Context, local []*version.Record, rev string, max int) ([]*version.Record, error) {
+	recs := local
+	if (max > 0 && len(recs) >= max) || (len(local) > 0 && local[len(local)-1].Parent() == "") {
+		return recs, nil
+	}
+	res, err := r.Resolve(ctx, rev)
+	if err != nil {
+		if len(local) > 0 && errors.Is(err, refs.ErrUnknownRev) {
+			return recs, nil
+		}
+		return nil, err
+	}
+	left := 0
+	if max > 0 {
+		left = max - len(local)
+	}
+	stored, err := r.Log(ctx, res.ID, left)
+	if err != nil {
+		if res.Ref != "" {
+			if _, rerr := r.Record(ctx, res.ID); rerr != nil {
+				return nil, refs.DanglingRead(res.Ref, res.ID, rerr)
+			}
+		}
+		return nil, err
+	}
+	return append(recs, stored...), nil
+}
+
+// shortAndRetired returns the short ids of shown and which of them are
+// retired, with the error of each reading (abbreviating, markers) apart:
+// on a folder both run at once (markers are looked at one by one); on an
+// object store the short ids' listings come first and tell which have a
+// marker.
+func (r *Repo) shortAndRetired(ctx context.Context, shown []version.ID) (abbrev refs.Abbrev, retired map[version.ID]bool, aerr, err error) {
+	if _, local := r.Folder(); local {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			retired, err = r.retiredAmong(ctx, shown)
+		}()
+		abbrev, aerr = r.Abbrev(ctx, shown...)
+		<-done
+		return abbrev, retired, aerr, err
+	}
+	if abbrev, aerr = r.Abbrev(ctx, shown...); aerr == nil {
+		retired, err = r.retiredAmong(ctx, shown)
+	}
+	return abbrev, retired, aerr, err
 }
 
 // decorationOrder sorts ref names as log shows them: branches, tags, then

@@ -556,75 +556,15 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 	for i, p := range pending {
 		readAt[i] = p.Record.DuckLake.Snapshot
 	}
-	// On an object store, a local path is no place for a reader: such
-	// folders and files are collected (outside the repository, they get
-	// no key) and refused.
-	onDisk := r.dataOnDisk()
-	var local []string
-	isLocal := func(p string) bool {
-		if onDisk {
-			return false
-		}
-		pl, err := norm.Place(p)
-		return err == nil && pl.Key == "" && strings.HasPrefix(pl.Canonical, "/")
-	}
-	// A path the normaliser cannot place reaches no reader reliably: one
-	// holding a control character (which DuckDB's own writer never makes:
-	// it percent-encodes partition values), a relative data_path (which
-	// DuckDB resolves against each reader's working directory), another
-	// host's file:// URL. Such paths are collected and refused.
-	// A path DuckDB reads outside the repository while its text lies
-	// inside (a location holding '?') reaches no reader: refused too.
-	var bad, disputed []string
-	badCount, disputedCount := 0, 0
-	refuse := func(p string, err error) {
-		if errors.Is(err, retention.ErrPath) {
-			if badCount++; len(bad) < 5 {
-				bad = append(bad, err.Error())
-			}
-		}
-	}
-	dispute := func(p string, yes bool) {
-		if yes {
-			if disputedCount++; len(disputed) < 5 {
-				disputed = append(disputed, fmt.Sprintf("%q", p))
-			}
-		}
-	}
-	folder := func(dir string) (ducklake.FolderKey, error) {
-		dp, err := norm.PlaceDir(dir)
-		if err == nil && dp.KeyPrefix == "" && isLocal(dir+"x") {
-			local = append(local, dir)
-		}
-		refuse(dir, err)
-		dispute(dir, dp.Disputed)
-		return ducklake.FolderKey{Prefix: dp.KeyPrefix, Nested: dp.Nested}, err
-	}
-	place := func(p string) (string, error) {
-		pl, err := norm.Place(p)
-		if err == nil && pl.Key == "" && isLocal(p) {
-			local = append(local, p)
-		}
-		refuse(p, err)
-		dispute(p, pl.Disputed)
-		return pl.Key, err
-	}
+	pc := &pathCheck{norm: norm, onDisk: r.dataOnDisk()}
 	r.step("push:data-keys")
-	keys, err := c.AddedKeys(ctx, pending[0].Record.DuckLake.Adds.First, readAt, folder, place)
+	keys, err := c.AddedKeys(ctx, pending[0].Record.DuckLake.Adds.First, readAt, pc.folder, pc.place)
 	if err != nil {
 		return fmt.Errorf("local version %s: %w", head.Record.ID, err)
 	}
 	defer keys.Close()
-	if badCount > 0 {
-		return &DataPathError{Version: head.Record.ID, Seq: head.Record.Seq, Paths: bad, Count: badCount}
-	}
-	if disputedCount > 0 {
-		return &DataPathError{Version: head.Record.ID, Seq: head.Record.Seq, Paths: disputed, Count: disputedCount, Disputed: true}
-	}
-	if len(local) > 0 && !r.opts.AllowLocalData {
-		slices.Sort(local)
-		local = slices.Compact(local)
-		return &LocalDataError{Version: head.Record.ID, Seq: head.Record.Seq, Where: r.where, Paths: local[:min(len(local), 5)], Count: len(local)}
+	if err := pc.refusal(head.Record, r.where, r.opts.AllowLocalData); err != nil {
+		return err
 	}
 	r.step("push:data-compare")
 	missing, count, wrong, err := r.missingData(ctx, keys)
@@ -635,6 +575,89 @@ func (r *Repo) checkNewData(ctx context.Context, pending []Pending) error {
 		return &DataMissingError{Version: head.Record.ID, Seq: head.Record.Seq, Missing: missing, Count: int(count)}
 	case len(wrong) > 0:
 		return &DataSizeError{Version: head.Record.ID, Seq: head.Record.Seq, Files: wrong[:min(len(wrong), missingShown)], Count: len(wrong)}
+	}
+	return nil
+}
+
+// pathCheck collects, while the data check places the paths a push adds,
+// the ones no reader reaches reliably. A path the normaliser cannot place
+// (bad): one holding a control character (which DuckDB's own writer never
+// makes: it percent-encodes partition values), a relative data_path (which
+// DuckDB resolves against each reader's working directory), another host's
+// file:// URL. A path DuckDB reads outside the repository while its text
+// lies inside (disputed: a location holding '?'). On an object store
+// (onDisk false), a local path (local: outside the repository, it gets no
+// key). The first five of each are kept, with their counts.
+type pathCheck struct {
+	norm                    *retention.Normaliser
+	onDisk                  bool
+	local, bad, disputed    []string
+	badCount, disputedCount int
+}
+
+// isLocal says whether p is a local path that readers of an object store
+// cannot reach.
+func (pc *pathCheck) isLocal(p string) bool {
+	if pc.onDisk {
+		return false
+	}
+	pl, err := pc.norm.Place(p)
+	return err == nil && pl.Key == "" && strings.HasPrefix(pl.Canonical, "/")
+}
+
+// refuse collects err when it is a path the normaliser cannot place.
+func (pc *pathCheck) refuse(err error) {
+	if errors.Is(err, retention.ErrPath) {
+		if pc.badCount++; len(pc.bad) < 5 {
+			pc.bad = append(pc.bad, err.Error())
+		}
+	}
+}
+
+// dispute collects p when yes (its text and DuckDB's reading disagree).
+func (pc *pathCheck) dispute(p string, yes bool) {
+	if yes {
+		if pc.disputedCount++; len(pc.disputed) < 5 {
+			pc.disputed = append(pc.disputed, fmt.Sprintf("%q", p))
+		}
+	}
+}
+
+// folder places a table folder (ducklake.AddedKeys' folder callback).
+func (pc *pathCheck) folder(dir string) (ducklake.FolderKey, error) {
+	dp, err := pc.norm.PlaceDir(dir)
+	if err == nil && dp.KeyPrefix == "" && pc.isLocal(dir+"x") {
+		pc.local = append(pc.local, dir)
+	}
+	pc.refuse(err)
+	pc.dispute(dir, dp.Disputed)
+	return ducklake.FolderKey{Prefix: dp.KeyPrefix, Nested: dp.Nested}, err
+}
+
+// place places one file's path (ducklake.AddedKeys' place callback).
+func (pc *pathCheck) place(p string) (string, error) {
+	pl, err := pc.norm.Place(p)
+	if err == nil && pl.Key == "" && pc.isLocal(p) {
+		pc.local = append(pc.local, p)
+	}
+	pc.refuse(err)
+	pc.dispute(p, pl.Disputed)
+	return pl.Key, err
+}
+
+// refusal is the error for what was collected, for the version head of
+// the repository where: *DataPathError for bad then disputed paths,
+// *LocalDataError for local ones unless allowLocal; nil when none.
+func (pc *pathCheck) refusal(head *version.Record, where string, allowLocal bool) error {
+	if pc.badCount > 0 {
+		return &DataPathError{Version: head.ID, Seq: head.Seq, Paths: pc.bad, Count: pc.badCount}
+	}
+	if pc.disputedCount > 0 {
+		return &DataPathError{Version: head.ID, Seq: head.Seq, Paths: pc.disputed, Count: pc.disputedCount, Disputed: true}
+	}
+	if len(pc.local) > 0 && !allowLocal {
+		local := slices.Compact(slices.Sorted(slices.Values(pc.local)))
+		return &LocalDataError{Version: head.ID, Seq: head.Seq, Where: where, Paths: local[:min(len(local), 5)], Count: len(local)}
 	}
 	return nil
 }

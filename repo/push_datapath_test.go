@@ -72,6 +72,10 @@ func TestPushRefusesUnplaceablePath(t *testing.T) {
 // (DataPathError); a version an older fdl published that way never blocks
 // gc: gc keeps its files (by name) while it is kept, with a warning, and
 // plans without it once it leaves retention; verify --data reports it.
+//
+// It is one piece: one repository holding a version published with a
+// relative data path, followed through push, gc and verify, each step
+// reading what the one before it left.
 func TestRelativeDataPath(t *testing.T) {
 	ctx := context.Background()
 	url, r, res := history.Empty(t)

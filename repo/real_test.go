@@ -25,6 +25,9 @@ func countColumns(cols []meta.Column) int {
 // checkout --from, commit, push, show and a fresh checkout: the fresh
 // working catalog's sha256 equals the record's and dataset.json lists
 // exactly the live tables and columns MANIFEST.md gives.
+//
+// It is one piece: one loop that takes each catalog through the commands in
+// order, each step reading the result of the one before it.
 func TestRealCatalogs(t *testing.T) {
 	ctx := context.Background()
 	for _, e := range testutil.Manifest(t) {

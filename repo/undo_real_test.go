@@ -20,6 +20,10 @@ import (
 // reads as the version before the reverted one, the restore's as the
 // restored one, and time travel inside the newest catalog to the older
 // versions' snapshots returns what those versions held.
+//
+// It is one piece: one history written step by step with the real client, a
+// revert and a restore on it, and the reads of each version through the
+// lines fdl prints.
 func TestRevertRealClient(t *testing.T) {
 	d := realduck.Find(t, realduck.V15, "ducklake", "sqlite")
 	ctx := context.Background()

@@ -32,6 +32,9 @@ type step struct {
 // every version's dataset.json, the snapshot ranges, and that each
 // ancestor's state read from the newest catalog equals its own dataset
 // (docs/spec.md §5.1).
+//
+// It is one piece: one history built version by version, each version's
+// checks reading the versions before it.
 func TestWriterHistory(t *testing.T) {
 	duck := realduck.Find(t, realduck.V15, "ducklake").Start(t)
 	ctx := context.Background()

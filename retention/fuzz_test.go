@@ -250,6 +250,10 @@ func FuzzParseDuration(f *testing.F) {
 // sorted and each id found by Has; the intent's key and sorted keys), and
 // marshals to bytes that parse to the same value and marshal to the same
 // bytes again.
+//
+// It is one piece: one fuzz target, its seeds (a value of each kind of
+// retention file, then malformed texts) and the one function that parses,
+// checks and round-trips whatever it is given.
 func FuzzRetentionFiles(f *testing.F) {
 	ids := []version.ID{"01900000-0000-7000-8000-000000000001", "01900000-0000-7000-8000-000000000002"}
 	at := time.Date(2026, 11, 29, 22, 44, 6, 123e6, time.UTC)

@@ -14,6 +14,9 @@ import (
 // name, Place(dir + name).Key is PlaceDir(dir).KeyPrefix + name; a name
 // that is not simple goes through Place, so SimpleName must refuse every
 // name for which the rule fails.
+//
+// It is one piece: one folder tree (with links into and out of it) and its
+// normalisers, then the one rule checked over every case and name.
 func TestPlaceDirAgreesWithPlace(t *testing.T) {
 	root := t.TempDir()
 	data := filepath.Join(root, "repo", "data")

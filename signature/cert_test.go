@@ -16,6 +16,10 @@ import (
 // validity; refused (CertificateError) outside it, for a principal the
 // certificate does not name, for a host certificate, and for an authority
 // listed without cert-authority. ssh-keygen -Y verify decides the same.
+//
+// It is one piece: one authority and its certificates, made once with
+// ssh-keygen, and the checks over them, each beside what ssh-keygen
+// decides.
 func TestCertificates(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

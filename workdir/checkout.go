@@ -166,38 +166,7 @@ func Checkout(ctx context.Context, r *repo.Repo, o CheckoutOptions) (res *Checko
 	}
 	step(r, "checkout:converted")
 	res.NeedsMigration = ducklake.NeedsMigration(res.Format)
-	url := r.URL()
-	if !strings.Contains(url, "://") {
-		if url, err = filepath.Abs(url); err != nil {
-			return nil, err
-		}
-	}
-	w := &Workdir{Dir: dir, State: State{Format: StateFormat, Repository: url, Branch: branch.Short()}, opts: r.Options()}
-	if backend == ducklake.BackendSQLite {
-		w.State.CatalogFormat = backend
-	}
-	if res.Migration != nil {
-		w.State.MigratedFrom = res.Migration.From
-	}
-	if base != nil {
-		w.State.Base, w.State.Upstream = base.ID, base.ID
-		res.Base, res.Seq = base.ID, base.Seq
-	}
-	if base != nil {
-		d, err := r.Dataset(ctx, base.ID)
-		if err != nil {
-			return nil, err
-		}
-		b, err := d.Marshal()
-		if err != nil {
-			return nil, err
-		}
-		if err := w.saveBaseDataset(b); err != nil {
-			return nil, err
-		}
-	}
-	step(r, "checkout:state")
-	if err := w.save(base); err != nil {
+	if err := saveCheckoutState(ctx, r, res, backend, branch, base); err != nil {
 		return nil, err
 	}
 	res.Branch = branch.Short()
@@ -210,6 +179,45 @@ func Checkout(ctx context.Context, r *repo.Repo, o CheckoutOptions) (res *Checko
 	// the branch cannot be read).
 	res.Tracking, _ = r.Tracking(ctx, res.Branch, baseID, nil)
 	return res, nil
+}
+
+// saveCheckoutState writes the new working directory's state (.fdl/):
+// the repository's URL (a folder's made absolute), the branch, the base
+// version and its dataset, the catalog's backend and the format a
+// migration started from; the base's id and seq go into res too. The
+// step checkout:state is reached before the state file is written.
+func saveCheckoutState(ctx context.Context, r *repo.Repo, res *CheckoutResult, backend ducklake.Backend, branch refs.Name, base *version.Record) error {
+	url := r.URL()
+	if !strings.Contains(url, "://") {
+		var err error
+		if url, err = filepath.Abs(url); err != nil {
+			return err
+		}
+	}
+	w := &Workdir{Dir: res.Dir, State: State{Format: StateFormat, Repository: url, Branch: branch.Short()}, opts: r.Options()}
+	if backend == ducklake.BackendSQLite {
+		w.State.CatalogFormat = backend
+	}
+	if res.Migration != nil {
+		w.State.MigratedFrom = res.Migration.From
+	}
+	if base != nil {
+		w.State.Base, w.State.Upstream = base.ID, base.ID
+		res.Base, res.Seq = base.ID, base.Seq
+		d, err := r.Dataset(ctx, base.ID)
+		if err != nil {
+			return err
+		}
+		b, err := d.Marshal()
+		if err != nil {
+			return err
+		}
+		if err := w.saveBaseDataset(b); err != nil {
+			return err
+		}
+	}
+	step(r, "checkout:state")
+	return w.save(base)
 }
 
 // step calls r's step hook (tests kill a checkout at a step).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/retention"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
@@ -129,139 +130,170 @@ func (w *Workdir) checkLost(ctx context.Context, r *repo.Repo, cat *ducklake.Cat
 	if err != nil {
 		return err
 	}
-	listed := map[int64]bool{}
+	c := &lostCheck{w: w, r: r, norm: norm, base: b, next: b.Parent(), accounted: map[int64]bool{}, lost: map[version.ID][]string{}}
 	for _, f := range files {
-		listed[f.ID] = true
+		c.accounted[f.ID] = true
 	}
-	scheduled := map[int64]bool{}
 	for _, f := range sched {
-		scheduled[f.ID] = true
+		c.accounted[f.ID] = true
 	}
 	baseFiles, baseSched, err := w.catalogFiles(ctx, r, b)
 	if err != nil {
 		return err
 	}
-	missing := func(path string) (string, bool, error) {
-		pl, err := norm.Place(path)
-		if err != nil || pl.Key == "" {
-			return "", false, nil // outside the repository: out of fdl's reach
-		}
-		_, err = r.Store().Stat(ctx, pl.Key)
-		if errors.Is(err, store.ErrNotExist) {
-			return pl.Key, true, nil
-		}
-		return pl.Key, false, err
-	}
-	lost := map[version.ID][]string{}
-	var order []*version.Record
-	add := func(rec *version.Record, key string) {
-		if lost[rec.ID] == nil {
-			order = append(order, rec)
-		}
-		lost[rec.ID] = append(lost[rec.ID], key)
-	}
-	// The base's first parents, newest first, read as needed.
-	type ancestor struct {
-		rec     *version.Record
-		retired bool
-		files   map[int64]ducklake.DataFile // read as needed
-	}
-	var chain []*ancestor
-	next := b.Parent()
-	// newest returns the newest ancestor of the base for which ok holds,
-	// or nil.
-	newest := func(ok func(*version.Record) bool) (*ancestor, error) {
-		for i := 0; ; i++ {
-			if i == len(chain) {
-				if next == "" {
-					return nil, nil
-				}
-				rec, err := r.Record(ctx, next)
-				if err != nil {
-					return nil, err
-				}
-				ret, err := r.Retirement(ctx, rec.ID)
-				if err != nil {
-					return nil, err
-				}
-				chain = append(chain, &ancestor{rec: rec, retired: ret != nil})
-				next = rec.Parent()
-			}
-			if ok(chain[i].rec) {
-				return chain[i], nil
-			}
-		}
-	}
-	// accounted says the working catalog still lists or schedules a file.
-	accounted := func(id int64) bool { return listed[id] || scheduled[id] }
-	s := b.DuckLake.Snapshot
-	// Files the base lists: read at the base's snapshot, or (ended rows)
-	// by time travel to the snapshots the row covers, which gc keeps while
-	// the version made last before the row ended is in retention (then the
-	// floor is at or below its snapshot).
 	for _, f := range baseFiles {
-		if accounted(f.ID) || f.BeginSnapshot > s {
-			continue
-		}
-		if f.EndSnapshot != nil && *f.EndSnapshot <= s {
-			a, err := newest(func(rec *version.Record) bool { return rec.DuckLake.Snapshot < *f.EndSnapshot })
-			if err != nil {
-				return err
-			}
-			if a == nil || a.retired {
-				continue
-			}
-		}
-		if key, gone, err := missing(f.ResolvedPath); err != nil {
+		if err := c.baseListed(ctx, f); err != nil {
 			return err
-		} else if gone {
-			add(b, key)
 		}
 	}
-	// Files the base's schedule lists: read by the version that last listed
-	// them, the newest ancestor made before they were scheduled.
 	for _, f := range baseSched {
-		if accounted(f.ID) {
-			continue
-		}
-		key, isGone, err := missing(f.ResolvedPath)
-		if err != nil {
+		if err := c.baseScheduled(ctx, f); err != nil {
 			return err
 		}
-		if !isGone {
-			continue
+	}
+	if len(c.order) == 0 {
+		return nil
+	}
+	e := &DeletedFilesError{}
+	for _, rec := range c.order {
+		e.Versions = append(e.Versions, DamagedVersion{ID: rec.ID, Seq: rec.Seq, Files: c.lost[rec.ID]})
+	}
+	return e
+}
+
+// lostCheck is checkLost's state: which files the working catalog still
+// lists or schedules, the base's first parents read so far, and the files
+// found gone, by the version that reads them.
+type lostCheck struct {
+	w         *Workdir
+	r         *repo.Repo
+	norm      *retention.Normaliser
+	base      *version.Record
+	accounted map[int64]bool // the working catalog still lists or schedules the file
+	chain     []*ancestor    // the base's first parents read so far, newest first
+	next      version.ID     // the parent of the last one read ("" at the root)
+	lost      map[version.ID][]string
+	order     []*version.Record // the versions in lost, in the order found
+}
+
+// ancestor is one of the base's first parents, with its catalog's data
+// files once read.
+type ancestor struct {
+	rec     *version.Record
+	retired bool
+	files   map[int64]ducklake.DataFile // read as needed
+}
+
+// missing returns the store key of a data-file path and whether the
+// store lacks it; a path outside the repository is out of fdl's reach
+// (never missing).
+func (c *lostCheck) missing(ctx context.Context, path string) (string, bool, error) {
+	pl, err := c.norm.Place(path)
+	if err != nil || pl.Key == "" {
+		return "", false, nil // outside the repository: out of fdl's reach
+	}
+	_, err = c.r.Store().Stat(ctx, pl.Key)
+	if errors.Is(err, store.ErrNotExist) {
+		return pl.Key, true, nil
+	}
+	return pl.Key, false, err
+}
+
+// add records key as lost by version rec.
+func (c *lostCheck) add(rec *version.Record, key string) {
+	if c.lost[rec.ID] == nil {
+		c.order = append(c.order, rec)
+	}
+	c.lost[rec.ID] = append(c.lost[rec.ID], key)
+}
+
+// newest returns the newest ancestor of the base for which ok holds, or
+// nil, reading the first parents as needed.
+func (c *lostCheck) newest(ctx context.Context, ok func(*version.Record) bool) (*ancestor, error) {
+	for i := 0; ; i++ {
+		if i == len(c.chain) {
+			if c.next == "" {
+				return nil, nil
+			}
+			rec, err := c.r.Record(ctx, c.next)
+			if err != nil {
+				return nil, err
+			}
+			ret, err := c.r.Retirement(ctx, rec.ID)
+			if err != nil {
+				return nil, err
+			}
+			c.chain = append(c.chain, &ancestor{rec: rec, retired: ret != nil})
+			c.next = rec.Parent()
 		}
-		a, err := newest(func(rec *version.Record) bool { return rec.DuckLake.SnapshotTime.Before(f.Scheduled) })
+		if ok(c.chain[i].rec) {
+			return c.chain[i], nil
+		}
+	}
+}
+
+// baseListed checks a file the base lists: read at the base's snapshot,
+// or (ended rows) by time travel to the snapshots the row covers, which gc
+// keeps while the version made last before the row ended is in retention
+// (then the floor is at or below its snapshot).
+func (c *lostCheck) baseListed(ctx context.Context, f ducklake.DataFile) error {
+	s := c.base.DuckLake.Snapshot
+	if c.accounted[f.ID] || f.BeginSnapshot > s {
+		return nil
+	}
+	if f.EndSnapshot != nil && *f.EndSnapshot <= s {
+		a, err := c.newest(ctx, func(rec *version.Record) bool { return rec.DuckLake.Snapshot < *f.EndSnapshot })
 		if err != nil {
 			return err
 		}
 		if a == nil || a.retired {
-			continue
-		}
-		if a.files == nil {
-			fs, _, err := w.catalogFiles(ctx, r, a.rec)
-			if err != nil {
-				return err
-			}
-			a.files = map[int64]ducklake.DataFile{}
-			for _, x := range fs {
-				a.files[x.ID] = x
-			}
-		}
-		x, ok := a.files[f.ID]
-		as := a.rec.DuckLake.Snapshot
-		if ok && x.BeginSnapshot <= as && (x.EndSnapshot == nil || as < *x.EndSnapshot) {
-			add(a.rec, key)
+			return nil
 		}
 	}
-	if len(order) == 0 {
+	key, gone, err := c.missing(ctx, f.ResolvedPath)
+	if err != nil {
+		return err
+	}
+	if gone {
+		c.add(c.base, key)
+	}
+	return nil
+}
+
+// baseScheduled checks a file the base's schedule lists: read by the
+// version that last listed it, the newest ancestor made before it was
+// scheduled.
+func (c *lostCheck) baseScheduled(ctx context.Context, f ducklake.ScheduledFile) error {
+	if c.accounted[f.ID] {
 		return nil
 	}
-	e := &DeletedFilesError{}
-	for _, rec := range order {
-		e.Versions = append(e.Versions, DamagedVersion{ID: rec.ID, Seq: rec.Seq, Files: lost[rec.ID]})
+	key, isGone, err := c.missing(ctx, f.ResolvedPath)
+	if err != nil || !isGone {
+		return err
 	}
-	return e
+	a, err := c.newest(ctx, func(rec *version.Record) bool { return rec.DuckLake.SnapshotTime.Before(f.Scheduled) })
+	if err != nil {
+		return err
+	}
+	if a == nil || a.retired {
+		return nil
+	}
+	if a.files == nil {
+		fs, _, err := c.w.catalogFiles(ctx, c.r, a.rec)
+		if err != nil {
+			return err
+		}
+		a.files = map[int64]ducklake.DataFile{}
+		for _, x := range fs {
+			a.files[x.ID] = x
+		}
+	}
+	x, ok := a.files[f.ID]
+	as := a.rec.DuckLake.Snapshot
+	if ok && x.BeginSnapshot <= as && (x.EndSnapshot == nil || as < *x.EndSnapshot) {
+		c.add(a.rec, key)
+	}
+	return nil
 }
 
 // catalogFiles returns the data and delete files version rec's catalog

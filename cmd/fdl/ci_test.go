@@ -46,6 +46,9 @@ func docScript(t *testing.T, doc, name string) string {
 // without publishing the rows again), a day with no new rows (it tags the
 // head), and twice at once (the rows are published once; both end with
 // exit 0).
+//
+// It is one piece: one story of the nightly job on one repository, each run
+// reading what the run before it published.
 func TestCIWorkflow(t *testing.T) {
 	ctx := context.Background()
 	url := cloudtest.S3(t)

@@ -168,6 +168,10 @@ func countObjects(t *testing.T, url string) int {
 // read over http://: log, show, checkout and verify work; writes are
 // refused; 403 (exit 5, auth), 404 and a short body each give their own error; without
 // directory listings, reading by name still works.
+//
+// It is one piece: one repository served read-only over HTTP and the
+// commands run against it in order, each checked against the folder it
+// serves.
 func TestHTTPRepository(t *testing.T) {
 	folder, v1 := newRepoWithBase(t)
 	dir, v2 := commitChange(t, folder, "second")
@@ -296,6 +300,11 @@ func TestKillPushMidUploadAzure(t *testing.T) {
 
 // killMidUpload runs the kill test on base; via returns the repository URL
 // and environment that send the push through a proxy in front of target.
+//
+// It is one piece: one kill scenario on one repository (a large catalog
+// committed, the push cut through the proxy, the store and the working
+// directory checked, the push run again), each step reading what the one
+// before it left.
 func killMidUpload(t *testing.T, base string, via func(repoURL, proxyURL string) (string, []string), target string) {
 	if testing.Short() {
 		t.Skip("uploads a large catalog")

@@ -54,6 +54,23 @@ repository; default: the working directory fdl runs in.`,
 		},
 	}
 	g.addRepoFlag(cmd)
+	for _, c := range []*cobra.Command{
+		newRequestCreateCmd(ios, g),
+		newRequestUpdateCmd(ios, g),
+		newRequestListCmd(ios, g),
+		newRequestShowCmd(ios, g),
+		newRequestDiffCmd(ios, g),
+		newRequestApproveCmd(ios, g),
+		newRequestDropCmd(ios, g),
+	} {
+		g.addRepoFlag(c)
+		cmd.AddCommand(c)
+	}
+	return cmd
+}
+
+// newRequestCreateCmd is fdl request create: publish a version as a request.
+func newRequestCreateCmd(ios *term.IO, g *globals) *cobra.Command {
 	create := &requestOptions{}
 	createCmd := &cobra.Command{
 		Use:   "create NAME [--from DIR|REV] [--into BRANCH] [-m TITLE]",
@@ -74,6 +91,11 @@ again at the same version succeeds and changes nothing.`,
 	createCmd.Flags().StringVar(&create.From, "from", "", "working `DIR` or revision to offer (default: the working directory fdl runs in)")
 	createCmd.Flags().StringVar(&create.Into, "into", "", "target `BRANCH` (default: the working directory's branch, else HEAD's)")
 	createCmd.Flags().StringVarP(&create.Title, "message", "m", "", "what the request is for (default: the version's message)")
+	return createCmd
+}
+
+// newRequestUpdateCmd is fdl request update: move a request to another version.
+func newRequestUpdateCmd(ios *term.IO, g *globals) *cobra.Command {
 	update := &requestOptions{}
 	updateCmd := &cobra.Command{
 		Use:   "update NAME [--from DIR|REV]",
@@ -90,6 +112,11 @@ target and be a fast-forward of it.`,
 	}
 	updateCmd.Flags().StringVar(&update.From, "from", "", "working `DIR` or revision to offer (default: the working directory fdl runs in)")
 	updateCmd.Flags().StringVarP(&update.Title, "message", "m", "", "what the update is for (default: the version's message)")
+	return updateCmd
+}
+
+// newRequestListCmd is fdl request list.
+func newRequestListCmd(ios *term.IO, g *globals) *cobra.Command {
 	listCmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
@@ -105,6 +132,11 @@ tab-separated line per request:
 			return runRequestList(cmd.Context(), ios, g)
 		},
 	}
+	return listCmd
+}
+
+// newRequestShowCmd is fdl request show.
+func newRequestShowCmd(ios *term.IO, g *globals) *cobra.Command {
 	showCmd := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Show a request: target, state, the versions it adds, its ref log",
@@ -113,6 +145,11 @@ tab-separated line per request:
 			return runRequestShow(cmd.Context(), ios, g, a[0])
 		},
 	}
+	return showCmd
+}
+
+// newRequestDiffCmd is fdl request diff: what approving a request would change.
+func newRequestDiffCmd(ios *term.IO, g *globals) *cobra.Command {
 	diffOpts := &diffOptions{}
 	diffCmd := &cobra.Command{
 		Use:   "diff NAME [--stat]",
@@ -133,6 +170,11 @@ and columns changed, rows inserted and deleted, data files and bytes.`,
 		},
 	}
 	diffCmd.Flags().BoolVar(&diffOpts.Stat, "stat", false, "one line per table changed, then a summary")
+	return diffCmd
+}
+
+// newRequestApproveCmd is fdl request approve: the fast-forward of the target.
+func newRequestApproveCmd(ios *term.IO, g *globals) *cobra.Command {
 	approve := repo.PushOptions{}
 	approveCmd := &cobra.Command{
 		Use:   "approve NAME",
@@ -151,6 +193,11 @@ storage version) needs --allow-format-change.`,
 		},
 	}
 	formatChangeFlags(approveCmd, &approve.AllowFormatChange, "allow moving the target to a version that other DuckDB releases read (a newer or older DuckLake format or storage version)")
+	return approveCmd
+}
+
+// newRequestDropCmd is fdl request drop.
+func newRequestDropCmd(ios *term.IO, g *globals) *cobra.Command {
 	dropCmd := &cobra.Command{
 		Use:   "drop NAME",
 		Short: "Remove a request without approving it (its versions stay)",
@@ -159,11 +206,7 @@ storage version) needs --allow-format-change.`,
 			return runRequestDrop(cmd.Context(), ios, g, a[0])
 		},
 	}
-	for _, c := range []*cobra.Command{createCmd, updateCmd, listCmd, showCmd, diffCmd, approveCmd, dropCmd} {
-		g.addRepoFlag(c)
-		cmd.AddCommand(c)
-	}
-	return cmd
+	return dropCmd
 }
 
 // requestSource says where a request's version comes from: a working

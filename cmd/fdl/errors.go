@@ -344,6 +344,10 @@ func hints(err error) []hint {
 
 // hintsFor returns the hints of e itself, by its type (the hint's key)
 // and its fields (the hint's arguments).
+//
+// It is one piece: one type switch with a case per error type that has a
+// hint, the table of hints read top to bottom; split, a new error type
+// would have several places to look for where its hint goes.
 func hintsFor(e error) []hint {
 	if e == refs.ErrDeleteHead {
 		return []hint{{"HEAD names the repository's default branch, set when it was made; to stop using it, move it back to a version", "fdl branch -f NAME REV --backwards"}, {"or work on another branch", "fdl checkout URL NEWDIR --branch NEW"}}

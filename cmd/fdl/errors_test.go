@@ -23,6 +23,9 @@ import (
 // TestHints pins the hints fdl prints after the library errors that have
 // them: each is made from the error's type and fields alone, never from
 // its words (a change of wording cannot drop a hint).
+//
+// It is one piece: one table of errors and the hints each must print, the
+// test's whole content.
 func TestHints(t *testing.T) {
 	const id1, id2 = "0192f0c1-6c1a-7000-8000-000000000001", "0192f0c1-6c1a-7000-8000-000000000002"
 	main := refs.Name("refs/heads/main")

@@ -30,9 +30,11 @@ func TestFloors(t *testing.T) {
 		"gc":        {"workdir", "mirror", "pins", "cmd/"},
 		"mirror":    {"gc", "workdir", "pins", "cmd/"},
 		"pins":      {"gc", "workdir", "mirror", "cmd/"},
-		"lockfile":  {"repo", "gc", "workdir", "mirror", "pins", "cmd/"},
-		"cache":     {"repo", "gc", "workdir", "mirror", "pins", "cmd/"},
-		"signature": {"repo", "gc", "workdir", "mirror", "pins", "lockfile", "cache", "refs", "retention", "history", "version", "cmd/"},
+		// A project's lockfile names refs and versions; the catalog cache
+		// and signatures stand on internal/ alone.
+		"lockfile":  {"repo", "gc", "workdir", "mirror", "pins", "history", "retention", "cache", "signature", "cmd/"},
+		"cache":     {"repo", "gc", "workdir", "mirror", "pins", "refs", "history", "retention", "version", "lockfile", "signature", "cmd/"},
+		"signature": {"repo", "gc", "workdir", "mirror", "pins", "refs", "history", "retention", "version", "lockfile", "cache", "cmd/"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+pkg).CombinedOutput()
 		if err != nil {

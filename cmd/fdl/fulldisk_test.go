@@ -59,32 +59,7 @@ func TestPushFullDisk(t *testing.T) {
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			after := url
-			var script string
-			switch how {
-			case "tmpfs":
-				if _, err := exec.LookPath("unshare"); err != nil {
-					t.Skip("unshare not found")
-				}
-				// The repository moves onto a 64 MiB tmpfs mounted at its
-				// parent; a filler leaves 16 KiB free, less than the catalog.
-				script = `set -e
-cp -a "$MNT" "$OUT/save"
-mount -t tmpfs -o size=64m tmpfs "$MNT"
-cp -a "$OUT/save/." "$MNT/"
-dd if=/dev/zero of="$MNT/filler" bs=65536 2>/dev/null || true
-truncate -s -16384 "$MNT/filler"
-set +e
-fdl -C "$WD" push >"$OUT/push.out" 2>&1
-echo $? >"$OUT/push.code"
-rm -f "$MNT/filler"
-cp -a "$MNT/repo" "$OUT/repo"`
-				after = filepath.Join(out, "repo")
-			case "rlimit":
-				script = `ulimit -f 16
-fdl -C "$WD" push >"$OUT/push.out" 2>&1
-echo $? >"$OUT/push.code"`
-			}
+			script, after := fullDiskScript(t, how, url, out)
 			cmd := exec.Command("sh", "-c", script)
 			if how == "tmpfs" {
 				cmd = exec.Command("unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script)
@@ -122,4 +97,38 @@ echo $? >"$OUT/push.code"`
 			}
 		})
 	}
+}
+
+// fullDiskScript is the shell script that runs the push of TestPushFullDisk
+// on a full disk the way how says, and where the repository is to be read
+// after it (out/repo for tmpfs, which copies it out of the namespace's
+// mount; url itself for rlimit).
+func fullDiskScript(t *testing.T, how, url, out string) (script, after string) {
+	t.Helper()
+	after = url
+	switch how {
+	case "tmpfs":
+		if _, err := exec.LookPath("unshare"); err != nil {
+			t.Skip("unshare not found")
+		}
+		// The repository moves onto a 64 MiB tmpfs mounted at its
+		// parent; a filler leaves 16 KiB free, less than the catalog.
+		script = `set -e
+cp -a "$MNT" "$OUT/save"
+mount -t tmpfs -o size=64m tmpfs "$MNT"
+cp -a "$OUT/save/." "$MNT/"
+dd if=/dev/zero of="$MNT/filler" bs=65536 2>/dev/null || true
+truncate -s -16384 "$MNT/filler"
+set +e
+fdl -C "$WD" push >"$OUT/push.out" 2>&1
+echo $? >"$OUT/push.code"
+rm -f "$MNT/filler"
+cp -a "$MNT/repo" "$OUT/repo"`
+		after = filepath.Join(out, "repo")
+	case "rlimit":
+		script = `ulimit -f 16
+fdl -C "$WD" push >"$OUT/push.out" 2>&1
+echo $? >"$OUT/push.code"`
+	}
+	return script, after
 }

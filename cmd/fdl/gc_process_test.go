@@ -188,15 +188,24 @@ func TestGCKillAtEveryStep(t *testing.T) {
 	}
 	steps := []string{"gc:floor", "gc:intent", "gc:marker", "gc:marker#4", "gc:catalog", "gc:catalog#5", "gc:dataset", "gc:dataset#7",
 		"gc:data", "gc:data#4", "gc:abandoned", "gc:abandoned#2", "gc:temp", "gc:pack", "gc:pack#2", "gc:pack#3"}
+	// Each step kills a gc on a copy of its own: the steps run at once.
 	for _, step := range steps {
 		t.Run(step, func(t *testing.T) {
+			t.Parallel()
 			url := copyTree(t, tmpl)
 			code, out := fdlProc(t, append(env, "FDL_TEST_KILL_AT="+step), "--repo", url, "gc", "--yes")
 			if code != -1 {
 				t.Fatalf("gc was not killed at %s: exit %d\n%s", step, code, out)
 			}
 			for _, p := range needed {
-				if _, err := os.Stat(p); err != nil {
+				// needed names the files as the catalogs do, in the
+				// template the copies were made from: the same ones
+				// in this copy.
+				rel, err := filepath.Rel(tmpl, p)
+				if err != nil || !strings.HasPrefix(rel, "data"+string(filepath.Separator)) {
+					t.Fatalf("needed file %s lies outside the template's data/ %s", p, tmpl)
+				}
+				if _, err := os.Stat(filepath.Join(url, rel)); err != nil {
 					t.Fatalf("after a kill at %s a kept file is missing: %v", step, err)
 				}
 			}

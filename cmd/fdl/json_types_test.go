@@ -99,6 +99,10 @@ func (k jsonKinds) walk(where string, v any) {
 // outputs carry as stored (docKeys, records) keep the types docs/spec.md
 // gives them. It also checks the one meaning of the names that used to
 // differ: "branch" is always a short name, "ref" always a full one.
+//
+// It is one piece: the outputs of every command are gathered from one
+// repository and checked together, since a name must have one type across
+// all of them.
 func TestJSONFieldTypes(t *testing.T) {
 	t.Setenv("FDL_AUTHOR", "tester")
 	t.Setenv("FDL_CATALOG_FORMAT", "duckdb")

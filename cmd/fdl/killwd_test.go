@@ -15,6 +15,9 @@ import (
 // completes. A pull once killed between base.json and state.json left
 // every later command failing on a record of another version; the base's
 // record now lives in state.json, one atomic write.
+//
+// It is one piece: one kill helper shared by the four groups of steps
+// (checkout, pull, revert and restore, commit), which run at once.
 func TestKillWorkdirAtEveryStep(t *testing.T) {
 	t.Parallel()
 	sqlite := func(dir string) string { return filepath.Join(dir, workdir.SQLiteCatalogName) }

@@ -46,7 +46,6 @@ func TestRepositoriesNeverNest(t *testing.T) {
 		{"azure", func(t *testing.T) string { return cloudtest.Azure(t) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ctx := context.Background()
 			base := c.base(t)
 			outer := joinURL(t, base, "p", "outer")
 			mustFdl(t, "init", outer)
@@ -73,49 +72,57 @@ func TestRepositoriesNeverNest(t *testing.T) {
 			if code != exitError || !strings.Contains(out, `"kind":"nested_repository"`) || !strings.Contains(out, "holds the repository") {
 				t.Errorf("init around a repository: exit %d\n%s", code, out)
 			}
-
-			// A repository put inside data/ by other means, and a stray file.
-			st, err := store.Open(ctx, outer)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			nested := []string{"data/nested/fdl.json", "data/nested/HEAD", "data/nested/data/main/t/x.parquet", "data/nested/versions/0192/version.json"}
-			for _, k := range append(nested, "data/ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet") {
-				if err := st.Create(ctx, k, strings.NewReader("x")); err != nil {
-					t.Fatal(err)
-				}
-			}
-			r, err := repo.Open(ctx, outer)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			plan, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(365 * 24 * time.Hour)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			stray := false
-			for _, d := range plan.DataFiles {
-				if strings.HasPrefix(d.Key, "data/nested/") {
-					t.Errorf("gc plans to delete %s, inside another repository", d.Key)
-				}
-				stray = stray || d.Key == "data/ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet"
-			}
-			if !stray {
-				t.Errorf("gc does not delete the stray file: %+v", plan.DataFiles)
-			}
-			if !strings.Contains(strings.Join(plan.Warnings, "\n"), "data/nested/ looks like another repository") {
-				t.Errorf("no warning about the nested repository: %q", plan.Warnings)
-			}
-			if _, err := gc.Apply(ctx, r, plan); err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range nested {
-				if _, err := st.Stat(ctx, k); err != nil {
-					t.Errorf("after gc: %s: %v", k, err)
-				}
-			}
+			gcSkipsNested(t, outer)
 		})
+	}
+}
+
+// gcSkipsNested puts a repository inside the data/ of the repository at
+// outer by other means than fdl, and a stray file beside it: gc, a year
+// later, plans to delete the stray file and nothing of the nested
+// repository, warns about it, and leaves it whole.
+func gcSkipsNested(t *testing.T, outer string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, outer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	nested := []string{"data/nested/fdl.json", "data/nested/HEAD", "data/nested/data/main/t/x.parquet", "data/nested/versions/0192/version.json"}
+	for _, k := range append(nested, "data/ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet") {
+		if err := st.Create(ctx, k, strings.NewReader("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := repo.Open(ctx, outer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	plan, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(365 * 24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray := false
+	for _, d := range plan.DataFiles {
+		if strings.HasPrefix(d.Key, "data/nested/") {
+			t.Errorf("gc plans to delete %s, inside another repository", d.Key)
+		}
+		stray = stray || d.Key == "data/ducklake-01a23784-9317-7442-aa55-b1a2089a1830.parquet"
+	}
+	if !stray {
+		t.Errorf("gc does not delete the stray file: %+v", plan.DataFiles)
+	}
+	if !strings.Contains(strings.Join(plan.Warnings, "\n"), "data/nested/ looks like another repository") {
+		t.Errorf("no warning about the nested repository: %q", plan.Warnings)
+	}
+	if _, err := gc.Apply(ctx, r, plan); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range nested {
+		if _, err := st.Stat(ctx, k); err != nil {
+			t.Errorf("after gc: %s: %v", k, err)
+		}
 	}
 }

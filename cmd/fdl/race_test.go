@@ -301,6 +301,10 @@ func TestGCPushRaceS3(t *testing.T) {
 	gcPushRace(t, base, []time.Duration{0, 7 * 24 * time.Hour})
 }
 
+// gcPushRace runs the races; each has a repository and a working
+// directory of its own (a copy of one template on a folder, a prefix of
+// its own on S3) and its step hooks in its own options, so they run at
+// once.
 func gcPushRace(t *testing.T, base string, graces []time.Duration) {
 	var tmpl *raceCase
 	if base == "" {
@@ -320,18 +324,21 @@ func gcPushRace(t *testing.T, base string, graces []time.Duration) {
 			}
 			for _, step := range pushSteps {
 				t.Run(fmt.Sprintf("push-paused/%s/grace=%s/keep-last=%d", step, grace, keepLast), func(t *testing.T) {
+					t.Parallel()
 					racePushPaused(t, newRaceCase(t, tmpl, at(t), keepLast, grace), step, grace)
 				})
 				if grace != graces[0] {
 					continue
 				}
 				t.Run(fmt.Sprintf("interleaved/%s/grace=%s/keep-last=%d", step, grace, keepLast), func(t *testing.T) {
+					t.Parallel()
 					raceInterleaved(t, newRaceCase(t, tmpl, at(t), keepLast, grace), step, grace)
 				})
 			}
 		}
 		for _, step := range gcSteps {
 			t.Run(fmt.Sprintf("gc-paused/%s/grace=%s", step, grace), func(t *testing.T) {
+				t.Parallel()
 				raceGCPaused(t, newRaceCase(t, tmpl, at(t), 1, grace), step, grace)
 			})
 		}
@@ -339,6 +346,7 @@ func gcPushRace(t *testing.T, base string, graces []time.Duration) {
 	soak, _ := strconv.Atoi(os.Getenv("FDL_RACE_SOAK"))
 	for i := range soak {
 		t.Run(fmt.Sprintf("soak/%d", i), func(t *testing.T) {
+			t.Parallel()
 			c := newRaceCase(t, tmpl, at(t), 1, 0)
 			ctx := context.Background()
 			var pushErr, gcErr error

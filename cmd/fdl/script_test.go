@@ -212,6 +212,11 @@ func storeArg(ts *testscript.TestScript, arg string) store.Store {
 	return st
 }
 
+// scriptCmds are the commands the command scripts add to testscript's own,
+// each described at its entry.
+//
+// It is one piece: one map literal, the scripts' table of commands, read as
+// a list; each entry is short and stands alone.
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		// catalog NAME DST: gunzip a real catalog from ../shared.

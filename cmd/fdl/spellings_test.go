@@ -101,55 +101,65 @@ func TestGCSpellings(t *testing.T) {
 				root = lf.LocalPath("")
 			}
 			for i, spelling := range dataPathSpellings(t, r.DataLocation(), root) {
-				head := pushWithDataPath(t, r, spelling, i)
-				files := history.CatalogFiles(t, r, head)
-				if len(files) == 0 {
-					t.Fatal("the head lists no files")
-				}
-				plan, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(30 * 24 * time.Hour)})
-				if err != nil {
-					t.Fatalf("%s: plan: %v", spelling, err)
-				}
-				if _, err := gc.Apply(ctx, r, plan); err != nil {
-					t.Fatalf("%s: gc: %v", spelling, err)
-				}
-				var first string
-				for _, f := range files {
-					if f.EndSnapshot != nil {
-						continue
-					}
-					key := "data/" + f.ResolvedPath[strings.Index(f.ResolvedPath, "main/"):]
-					if _, err := r.Store().Stat(ctx, key); err != nil {
-						t.Fatalf("data_path %s: gc deleted %s, which the branch head reads: %v", spelling, key, err)
-					}
-					if first == "" {
-						first = key
-					}
-				}
-				rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
-				if err != nil || !rep.OK() {
-					t.Fatalf("data_path %s: verify --data after gc: %+v %v", spelling, rep.Problems, err)
-				}
-				// verify sees what gc sees: a file the head reads, gone.
-				b, _, err := store.ReadAll(ctx, r.Store(), first)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := r.Store().Delete(ctx, first); err != nil {
-					t.Fatal(err)
-				}
-				rep, err = r.Verify(ctx, repo.VerifyOptions{Data: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(rep.Problems) != 1 || rep.Problems[0].Code != repo.CodeDataMissing || rep.Problems[0].Object != first {
-					t.Fatalf("data_path %s: verify --data with %s deleted: %+v", spelling, first, rep.Problems)
-				}
-				if err := r.Store().Create(ctx, first, bytes.NewReader(b)); err != nil {
-					t.Fatal(err)
-				}
+				checkSpellingGC(t, r, spelling, i)
 			}
 		})
+	}
+}
+
+// checkSpellingGC is one spelling of TestGCSpellings on r: a head pushed
+// with data_path spelling (the i-th), then gc as if a month had passed;
+// every file the head reads is still there, verify --data is clean, and
+// one of them deleted by hand is reported missing (then put back).
+func checkSpellingGC(t *testing.T, r *repo.Repo, spelling string, i int) {
+	t.Helper()
+	ctx := context.Background()
+	head := pushWithDataPath(t, r, spelling, i)
+	files := history.CatalogFiles(t, r, head)
+	if len(files) == 0 {
+		t.Fatal("the head lists no files")
+	}
+	plan, err := gc.MakePlan(ctx, r, gc.Options{Now: time.Now().Add(30 * 24 * time.Hour)})
+	if err != nil {
+		t.Fatalf("%s: plan: %v", spelling, err)
+	}
+	if _, err := gc.Apply(ctx, r, plan); err != nil {
+		t.Fatalf("%s: gc: %v", spelling, err)
+	}
+	var first string
+	for _, f := range files {
+		if f.EndSnapshot != nil {
+			continue
+		}
+		key := "data/" + f.ResolvedPath[strings.Index(f.ResolvedPath, "main/"):]
+		if _, err := r.Store().Stat(ctx, key); err != nil {
+			t.Fatalf("data_path %s: gc deleted %s, which the branch head reads: %v", spelling, key, err)
+		}
+		if first == "" {
+			first = key
+		}
+	}
+	rep, err := r.Verify(ctx, repo.VerifyOptions{Data: true})
+	if err != nil || !rep.OK() {
+		t.Fatalf("data_path %s: verify --data after gc: %+v %v", spelling, rep.Problems, err)
+	}
+	// verify sees what gc sees: a file the head reads, gone.
+	b, _, err := store.ReadAll(ctx, r.Store(), first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Store().Delete(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = r.Verify(ctx, repo.VerifyOptions{Data: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 1 || rep.Problems[0].Code != repo.CodeDataMissing || rep.Problems[0].Object != first {
+		t.Fatalf("data_path %s: verify --data with %s deleted: %+v", spelling, first, rep.Problems)
+	}
+	if err := r.Store().Create(ctx, first, bytes.NewReader(b)); err != nil {
+		t.Fatal(err)
 	}
 }
 

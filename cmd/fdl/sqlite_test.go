@@ -191,6 +191,9 @@ func checkConsistent(t *testing.T, frozen string, last int64) int64 {
 // A SQLite file that is not a DuckLake catalog, a truncated one, and a
 // working catalog whose -wal file is damaged: each gets a clear error from
 // checkout --from or commit, and nothing changes.
+//
+// It is one piece: the files fdl must refuse, made one after the other in
+// one folder, each refused with the repository left as its one digest says.
 func TestSQLiteRefusalsCLI(t *testing.T) {
 	dir := t.TempDir()
 	repoDir := filepath.Join(dir, "repo")

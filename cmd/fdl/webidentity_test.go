@@ -84,9 +84,16 @@ func TestWebIdentityS3(t *testing.T) {
 			t.Errorf("STS was asked %+v, want AssumeRoleWithWebIdentity of %s with the token file's token", c, role)
 		}
 	}
+	refusedWebIdentity(t, role, stsURL, url, secret)
+}
 
-	// A token STS refuses: exit 5, kind auth, naming web identity.
-	bad := filepath.Join(dir, "bad-token")
+// refusedWebIdentity is TestWebIdentityS3's refused token: with a token
+// STS (at stsURL) refuses for role, fdl log of url ends with exit 5, kind
+// auth, one line naming web identity and what to set, and neither the
+// token nor the key secret in the output; --verbose adds the SDK's words.
+func refusedWebIdentity(t *testing.T, role, stsURL, url, secret string) {
+	t.Helper()
+	bad := filepath.Join(t.TempDir(), "bad-token")
 	const badToken = "eyJhbGciOiJSUzI1NiJ9.refused-subject.sig"
 	if err := os.WriteFile(bad, []byte(badToken), 0o600); err != nil {
 		t.Fatal(err)

@@ -242,6 +242,11 @@ func aliasOf(ts *testscript.TestScript, line string) string {
 	return a
 }
 
+// scriptCmds are the commands the acceptance scripts add to testscript's
+// own, each described at its entry.
+//
+// It is one piece: one map literal, the scripts' table of commands, read as
+// a list; each entry is short and stands alone.
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		// duck [-release 1.5.1] [-observe ALIAS] FILE: run the SQL in FILE
@@ -411,6 +416,10 @@ type inspection struct {
 // earlier snapshot the version holds and the writer observed gives what
 // the writer saw then. Unless unobserved, the writer must have observed
 // the version's snapshot.
+//
+// It is one piece: the version's state is read in one run of the real
+// DuckDB (--inspect) and compared field by field with what the writers
+// observed; the comparisons share what that run returned.
 func checkVersion(ts *testscript.TestScript, python, repoURL, rev string, unobserved bool) {
 	ts.Check(ts.Exec("fdl", "show", rev, "--repo", repoURL))
 	line := attachLine(ts, ts.ReadFile("stdout"))

@@ -24,6 +24,9 @@ import (
 // writer's rows are a prefix of what it wrote: a commit never sees half a
 // transaction) and dataset.json's row counts; the last one holds every row
 // of every writer once.
+//
+// It is one piece: one race of writers through one working directory, then
+// the checks of what it left, which need every writer's observations.
 func TestConcurrentWriters(t *testing.T) {
 	d := realDuck(t)
 	bin := fdlBinary(t)

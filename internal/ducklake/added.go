@@ -538,49 +538,68 @@ func csvKey(k []byte) bool {
 func withListing(ctx context.Context, base string, list func(emit func(key []byte) error) error, read func(path string) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	write := func(w io.Writer) error {
-		bw := bufio.NewWriterSize(w, 64<<10)
-		// A blank line first (a NULL key, which matches nothing): the
-		// pipe then always carries a byte for DuckDB to take (see below).
-		bw.WriteByte('\n')
-		n := 0
-		err := list(func(k []byte) error {
-			if n++; n%4096 == 0 && ctx.Err() != nil {
-				return ctx.Err() // read stopped, or the caller
-			}
-			if !csvKey(k) {
-				return nil
-			}
-			bw.Write(k)
-			return bw.WriteByte('\n')
-		})
-		if ferr := bw.Flush(); err == nil {
-			err = ferr
-		}
-		return err
-	}
+	write := func(w io.Writer) error { return writeListing(ctx, w, list) }
 	path := base + ".pipe"
 	os.Remove(path)
 	r, w, perr := makePipe(path)
 	if perr != nil {
 		// No named pipe here (see streamTable): the listing goes
 		// through a file.
-		path = base + ".csv"
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			return fmt.Errorf("the store's listing has no way into DuckDB: no named pipe (%v) and no file (%w) in the temporary folder %s; free space there, or set TMPDIR to another folder", perr, err, filepath.Dir(base))
-		}
-		defer os.Remove(path)
-		err = write(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-		return read(path)
+		return listingThroughFile(base, perr, write, read)
 	}
 	defer os.Remove(path)
+	return listingThroughPipe(path, r, w, cancel, write, read)
+}
+
+// writeListing writes the keys list emits to w as listedCSV's lines, a
+// blank line first; it stops with ctx's error once ctx is done.
+func writeListing(ctx context.Context, w io.Writer, list func(emit func(key []byte) error) error) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	// A blank line first (a NULL key, which matches nothing): the
+	// pipe then always carries a byte for DuckDB to take (see
+	// listingThroughPipe).
+	bw.WriteByte('\n')
+	n := 0
+	err := list(func(k []byte) error {
+		if n++; n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err() // read stopped, or the caller
+		}
+		if !csvKey(k) {
+			return nil
+		}
+		bw.Write(k)
+		return bw.WriteByte('\n')
+	})
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// listingThroughFile is withListing where no named pipe can be made
+// (perr says why): the keys are written whole into base+".csv" first,
+// then read runs on it; the file is removed after.
+func listingThroughFile(base string, perr error, write func(io.Writer) error, read func(path string) error) error {
+	path := base + ".csv"
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("the store's listing has no way into DuckDB: no named pipe (%v) and no file (%w) in the temporary folder %s; free space there, or set TMPDIR to another folder", perr, err, filepath.Dir(base))
+	}
+	defer os.Remove(path)
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return read(path)
+}
+
+// listingThroughPipe is withListing over the named pipe at path, of which
+// fdl holds both ends (r, w): write fills it while read runs, and cancel
+// stops write when read fails.
+func listingThroughPipe(path string, r, w *os.File, cancel func(), write func(io.Writer) error, read func(path string) error) error {
 	// A larger pipe (1 MiB, where the system allows) means fewer
 	// switches between the writer and DuckDB.
 	growPipe(w)

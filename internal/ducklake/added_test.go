@@ -16,6 +16,10 @@ import (
 // delete files), only those visible at a snapshot read and begun at or
 // after since; Groups limits a listing to what the keys share; Missing
 // finds exactly the keys a listing lacks.
+//
+// It is one piece: one catalog made with every shape of path, then
+// AddedKeys, Groups and Missing checked on it; the checks name the rows the
+// first half inserted.
 func TestAddedKeys(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -58,6 +58,9 @@ func columnNames(cols []meta.Column) []string {
 
 // TestOpenRealCatalogs checks every DuckDB-format catalog of MANIFEST.md
 // against the facts stated there.
+//
+// It is one piece: one loop over the manifest's catalogs, each compared
+// with the manifest's facts one after the other.
 func TestOpenRealCatalogs(t *testing.T) {
 	ctx := context.Background()
 	for _, m := range duckdbCatalogs(t) {

@@ -137,38 +137,7 @@ func TestMigrateOldWriters(t *testing.T) {
 
 	// The dev formats, made from copies of the DuckDB-form lakes above.
 	devCase := func(name, from, format string, stmts ...string) {
-		t.Run(name, func(t *testing.T) {
-			base := lakes[from]
-			if base == "" {
-				t.Skipf("the %s lake was not written", from)
-			}
-			src := filepath.Join(t.TempDir(), "lake.duckdb")
-			copyTo(t, base, src)
-			db, err := sql.Open("duckdb", src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range append(stmts, "UPDATE ducklake_metadata SET value = '"+format+"' WHERE key = 'version'") {
-				if _, err := db.Exec(s); err != nil {
-					t.Fatalf("%s: %v", s, err)
-				}
-			}
-			db.Close()
-			c := migrationCase{name: name, src: src, prefix: "ducklake:"}
-			if name == "0.4-dev1" {
-				// The extension cannot migrate this layout (its MigrateV03
-				// reads partial_file_info even in allow_failures mode:
-				// "Referenced column partial_file_info not found"); the same
-				// lake at 0.4, which it migrates, is the reference.
-				if err := extMigrate(d15, copyTo(t, src, filepath.Join(t.TempDir(), "try.duckdb"))); err == nil {
-					t.Log("note: the extension now migrates a 0.4-dev1 catalog without partial_file_info")
-				} else {
-					t.Logf("the extension cannot migrate it: %v", err)
-				}
-				c.extSource = base
-			}
-			checkMigration(t, d15, c)
-		})
+		t.Run(name, func(t *testing.T) { migrateDevFormat(t, d15, lakes[from], from, name, format, stmts...) })
 	}
 	// duckdb/ducklake v1.3-ossivalis ducklake_metadata_manager.cpp MigrateV02.
 	devCase("0.3-dev1", "0.2-duckdb-inlined", "0.3-dev1",
@@ -180,9 +149,47 @@ func TestMigrateOldWriters(t *testing.T) {
 		"ALTER TABLE ducklake_data_file ADD COLUMN partial_file_info VARCHAR")
 }
 
+// migrateDevFormat is one development format of TestMigrateOldWriters:
+// a copy of the lake base (written as from) changed by stmts into format,
+// named name, then migrated and compared (checkMigration) with d15.
+func migrateDevFormat(t *testing.T, d15 *realduck.DuckDB, base, from, name, format string, stmts ...string) {
+	if base == "" {
+		t.Skipf("the %s lake was not written", from)
+	}
+	src := filepath.Join(t.TempDir(), "lake.duckdb")
+	copyTo(t, base, src)
+	db, err := sql.Open("duckdb", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range append(stmts, "UPDATE ducklake_metadata SET value = '"+format+"' WHERE key = 'version'") {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	db.Close()
+	c := migrationCase{name: name, src: src, prefix: "ducklake:"}
+	if name == "0.4-dev1" {
+		// The extension cannot migrate this layout (its MigrateV03
+		// reads partial_file_info even in allow_failures mode:
+		// "Referenced column partial_file_info not found"); the same
+		// lake at 0.4, which it migrates, is the reference.
+		if err := extMigrate(d15, copyTo(t, src, filepath.Join(t.TempDir(), "try.duckdb"))); err == nil {
+			t.Log("note: the extension now migrates a 0.4-dev1 catalog without partial_file_info")
+		} else {
+			t.Logf("the extension cannot migrate it: %v", err)
+		}
+		c.extSource = base
+	}
+	checkMigration(t, d15, c)
+}
+
 // checkMigration migrates c.src with Migrate and compares the result with
 // the extension's own migration and, through the extension, with what the
 // old release reads from the original.
+//
+// It is one piece: the checks of one migrated catalog against the
+// extension's own migration of the same source, in the order they are made.
 func checkMigration(t *testing.T, d15 *realduck.DuckDB, c migrationCase) {
 	t.Helper()
 	ctx := context.Background()
@@ -354,6 +361,9 @@ func compareReads(t *testing.T, gotName string, got []string, wantName string, w
 // the same tables; in each the same columns in the same order with the same
 // types and nullability, and defaults of the same value and type; the same
 // constraints; the same rows (as multisets).
+//
+// It is one piece: one comparison of two catalogs, list by list (tables,
+// columns, defaults, rows), over one DuckDB connection.
 func compareCatalogFiles(ctx context.Context, a, b string) error {
 	db, conn, err := newDuckDB(ctx, nil)
 	if err != nil {

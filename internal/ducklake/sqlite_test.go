@@ -339,6 +339,9 @@ func TestOpenSQLite(t *testing.T) {
 
 // A SQLite file that is not a DuckLake catalog, a truncated one and one
 // whose -wal file is damaged each get a clear error, and nothing changes.
+//
+// It is one piece: one check helper and the damaged files it is run on,
+// made one after the other in one folder.
 func TestSQLiteRefusals(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -120,35 +120,9 @@ func FuzzRedactURL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, scheme uint8, user, secret, rest string, key, mode uint8) {
 		prefix := redactSchemes[int(scheme)%len(redactSchemes)]
 		secret = "Z" + secret + "9"
-		var raw string
-		var spelled []string // the secret as raw holds it
-		switch mode % 4 {
-		case 0: // user:password@, as written
-			raw = prefix + user + ":" + secret + "@" + rest
-			spelled = []string{secret}
-		case 1: // a credential in the query, escaped
-			k := redactKeys[int(key)%len(redactKeys)]
-			v := url.QueryEscape(secret)
-			raw = prefix + rest + "?a=1&" + k + "=" + v
-			if k == "region" {
-				spelled = nil
-			} else {
-				spelled = []string{v}
-			}
-		case 2: // a user name alone: "token@host"
-			auth, _, _ := strings.Cut(rest, "/")
-			if strings.ContainsAny(secret, "/:?#") || strings.Contains(auth, "@") {
-				// Not a user name alone: "tok@:pw@host" has a password, and
-				// in "s3://a#b@host" the user part would end at the "#".
-				return
-			}
-			raw = prefix + secret + "@" + rest
-			spelled = []string{secret}
-		case 3: // user:password@, escaped as net/url writes it
-			up := url.UserPassword(user, secret).String()
-			raw = prefix + up + "@" + rest
-			_, p, _ := strings.Cut(up, ":")
-			spelled = []string{p}
+		raw, spelled, ok := redactCase(prefix, user, secret, rest, key, mode)
+		if !ok {
+			return
 		}
 		if strings.ContainsRune(secret, 'x') || len(secret) < 3 {
 			return // RedactURL leaves values under 3 bytes (its doc)
@@ -181,6 +155,45 @@ func FuzzRedactURL(f *testing.F) {
 			t.Fatalf("Open(%q) gave the backend %q, url.Parse %v %v", raw, fs.u, u, perr)
 		}
 	})
+}
+
+// redactCase is the store URL FuzzRedactURL checks: secret put into
+// prefix (a scheme and "://") and rest as mode says (mode%4: 0 user and
+// password as written, 1 the query parameter redactKeys[key] escaped, 2 a
+// user name alone, 3 user and password escaped as net/url writes them),
+// and the spellings of secret that raw holds (none for a region, which is
+// no credential). ok is false for a case that cannot be made (a user name
+// alone that would not read as one).
+func redactCase(prefix, user, secret, rest string, key, mode uint8) (raw string, spelled []string, ok bool) {
+	switch mode % 4 {
+	case 0: // user:password@, as written
+		raw = prefix + user + ":" + secret + "@" + rest
+		spelled = []string{secret}
+	case 1: // a credential in the query, escaped
+		k := redactKeys[int(key)%len(redactKeys)]
+		v := url.QueryEscape(secret)
+		raw = prefix + rest + "?a=1&" + k + "=" + v
+		if k == "region" {
+			spelled = nil
+		} else {
+			spelled = []string{v}
+		}
+	case 2: // a user name alone: "token@host"
+		auth, _, _ := strings.Cut(rest, "/")
+		if strings.ContainsAny(secret, "/:?#") || strings.Contains(auth, "@") {
+			// Not a user name alone: "tok@:pw@host" has a password, and
+			// in "s3://a#b@host" the user part would end at the "#".
+			return "", nil, false
+		}
+		raw = prefix + secret + "@" + rest
+		spelled = []string{secret}
+	case 3: // user:password@, escaped as net/url writes it
+		up := url.UserPassword(user, secret).String()
+		raw = prefix + up + "@" + rest
+		_, p, _ := strings.Cut(up, ":")
+		spelled = []string{p}
+	}
+	return raw, spelled, true
 }
 
 // uriScheme is RFC 3986's scheme, then "://".

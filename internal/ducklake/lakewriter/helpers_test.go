@@ -96,6 +96,9 @@ func hasColumn(t *testing.T, db *sql.DB, table, col string) bool {
 // delete files with begin_snapshot >= fromSnapshot must exist on disk as
 // Parquet files with record_count / delete_count rows (older files of real
 // catalogs are not in testdata).
+//
+// It is one piece: one list of invariants, each a query or two over the
+// same read-only connection to the catalog.
 func checkInvariants(t *testing.T, catalog string, fromSnapshot int64) {
 	t.Helper()
 	db := roCatalog(t, catalog)
@@ -223,6 +226,11 @@ func joinLakePath(dataDir, schemaPath, schemaRel, tablePath, tableRel, filePath,
 // is its values cast to VARCHAR and joined by "|", in the column order of the
 // table at that snapshot; the result is sorted. ok is false when the table
 // does not exist at that snapshot.
+//
+// It is one piece: one query assembled from the catalog's own rows (the
+// table, its columns at the snapshot, its data files, its inlined rows),
+// apart from the package's readers so that a fault in them cannot hide
+// here.
 func readTable(t *testing.T, catalog, schema, table string, snap int64) (rows []string, ok bool) {
 	t.Helper()
 	db := roCatalog(t, catalog)

@@ -294,6 +294,71 @@ func checkWritable(t *testing.T, d *realduck.DuckDB, uri, data, path string) {
 	}
 }
 
+// revertCase is one revert of TestRevertRealExtension: of snapshots
+// after+1..upto of undoHistory's lake.
+type revertCase struct {
+	name        string
+	after, upto int64
+	conflict    string            // part of the conflict, "" when the revert goes through
+	tables      int64             // the snapshot whose tables (and schemas) the result has
+	schemas     string            // the result's schemas, when not those of tables
+	tableList   string            // the result's tables, when not those of tables
+	rows        map[string]string // table at the result -> "table@snapshot" whose rows it has
+}
+
+// checkRevertCase makes revert c on a clone of the lake src (kind duckdb
+// or sqlite), whose snapshots the real DuckDB d read as before, the lake's
+// last snapshot being last: refused with c's conflict, or the result reads
+// as c says, the snapshots around it read as before, and the extension
+// writes on top.
+func checkRevertCase(t *testing.T, d *realduck.DuckDB, src, kind string, c revertCase, before map[int64]lakeState, last int64) {
+	path, uri, data := cloneLake(t, src, kind)
+	w, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.Revert(context.Background(), c.after, c.upto)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if c.conflict != "" {
+		if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), c.conflict) {
+			t.Fatalf("revert %d..%d: %v, want a conflict %q", c.after+1, c.upto, err, c.conflict)
+		}
+		t.Logf("refused: %v", err)
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := realState(t, d, uri, data, []int64{c.after, c.upto, last, res.Snapshot})
+	got, exp := after[res.Snapshot], before[c.tables]
+	if c.schemas != "" {
+		exp.Schemas = c.schemas
+	}
+	if c.tableList != "" {
+		exp.Tables = c.tableList
+	}
+	if got.Tables != exp.Tables || got.Schemas != exp.Schemas {
+		t.Errorf("revert %d..%d: schemas/tables %s / %s, want %s / %s", c.after+1, c.upto, got.Schemas, got.Tables, exp.Schemas, exp.Tables)
+	}
+	for tb, from := range c.rows {
+		i := strings.Index(from, "@")
+		var s int64
+		fmt.Sscan(from[i+1:], &s)
+		if got.Rows[tb] != before[s].Rows[from[:i]] {
+			t.Errorf("revert %d..%d: %s reads %s, want %s as %s", c.after+1, c.upto, tb, got.Rows[tb], from, before[s].Rows[from[:i]])
+		}
+	}
+	for _, s := range []int64{c.after, c.upto, last} {
+		if b, ok := before[s]; ok && !after[s].equal(b) {
+			t.Errorf("snapshot %d reads differently after the revert:\nbefore %s\nafter  %s", s, b, after[s])
+		}
+	}
+	checkWritable(t, d, uri, data, path)
+	t.Logf("revert %d..%d: %d rows ended, %d copied, changes %s", c.after+1, c.upto, res.Ended, res.Reopened, res.Changes)
+}
+
 // TestRevertRealExtension reverts single snapshots of a history the real
 // extension wrote: those that later snapshots did not build on come back
 // as the real DuckDB reads them (each table as it was before the reverted
@@ -303,15 +368,7 @@ func checkWritable(t *testing.T, d *realduck.DuckDB, uri, data, path string) {
 func TestRevertRealExtension(t *testing.T) {
 	d := realduck.Find(t, realduck.V15, "ducklake", "sqlite")
 	last := int64(len(undoHistory))
-	cases := []struct {
-		name        string
-		after, upto int64
-		conflict    string            // part of the conflict, "" when the revert goes through
-		tables      int64             // the snapshot whose tables (and schemas) the result has
-		schemas     string            // the result's schemas, when not those of tables
-		tableList   string            // the result's tables, when not those of tables
-		rows        map[string]string // table at the result -> "table@snapshot" whose rows it has
-	}{
+	cases := []revertCase{
 		{name: "inlined insert", after: 27, upto: 28, tables: 27, rows: map[string]string{"main.t2": "main.t2@27", "main.big": "main.big@27"}},
 		{name: "delete file", after: 21, upto: 22, tables: 28, rows: map[string]string{"main.t2": "main.t2@28", "main.big": "main.big@21"}},
 		{name: "drop schema", after: 18, upto: 19, tables: 28, schemas: "main,s", rows: map[string]string{"main.t2": "main.t2@28", "main.big": "main.big@28"}},
@@ -343,53 +400,7 @@ func TestRevertRealExtension(t *testing.T) {
 			}
 			before := realState(t, d, srcURI, data, snaps)
 			for _, c := range cases {
-				t.Run(c.name, func(t *testing.T) {
-					path, uri, data := cloneLake(t, src, kind)
-					w, err := Open(context.Background(), path)
-					if err != nil {
-						t.Fatal(err)
-					}
-					res, err := w.Revert(context.Background(), c.after, c.upto)
-					if cerr := w.Close(); err == nil {
-						err = cerr
-					}
-					if c.conflict != "" {
-						if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), c.conflict) {
-							t.Fatalf("revert %d..%d: %v, want a conflict %q", c.after+1, c.upto, err, c.conflict)
-						}
-						t.Logf("refused: %v", err)
-						return
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					after := realState(t, d, uri, data, []int64{c.after, c.upto, last, res.Snapshot})
-					got, exp := after[res.Snapshot], before[c.tables]
-					if c.schemas != "" {
-						exp.Schemas = c.schemas
-					}
-					if c.tableList != "" {
-						exp.Tables = c.tableList
-					}
-					if got.Tables != exp.Tables || got.Schemas != exp.Schemas {
-						t.Errorf("revert %d..%d: schemas/tables %s / %s, want %s / %s", c.after+1, c.upto, got.Schemas, got.Tables, exp.Schemas, exp.Tables)
-					}
-					for tb, from := range c.rows {
-						i := strings.Index(from, "@")
-						var s int64
-						fmt.Sscan(from[i+1:], &s)
-						if got.Rows[tb] != before[s].Rows[from[:i]] {
-							t.Errorf("revert %d..%d: %s reads %s, want %s as %s", c.after+1, c.upto, tb, got.Rows[tb], from, before[s].Rows[from[:i]])
-						}
-					}
-					for _, s := range []int64{c.after, c.upto, last} {
-						if b, ok := before[s]; ok && !after[s].equal(b) {
-							t.Errorf("snapshot %d reads differently after the revert:\nbefore %s\nafter  %s", s, b, after[s])
-						}
-					}
-					checkWritable(t, d, uri, data, path)
-					t.Logf("revert %d..%d: %d rows ended, %d copied, changes %s", c.after+1, c.upto, res.Ended, res.Reopened, res.Changes)
-				})
+				t.Run(c.name, func(t *testing.T) { checkRevertCase(t, d, src, kind, c, before, last) })
 			}
 		})
 	}

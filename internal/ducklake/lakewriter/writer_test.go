@@ -111,6 +111,11 @@ func TestWriterSequence(t *testing.T) {
 	}
 }
 
+// testWriterSequence is TestWriterSequence for one DuckLake format.
+//
+// It is one piece: one sequence of writer operations on one catalog, each
+// checked against the state the ones before it left; the snapshot numbers
+// the checks name follow from that order.
 func testWriterSequence(t *testing.T, format string) {
 	dir := filepath.Join(t.TempDir(), "wörk dir 'q' \"x\"")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -284,6 +289,9 @@ func testWriterSequence(t *testing.T, format string) {
 
 // checkSequenceDetails checks rows the extension would write for the
 // sequence of testWriterSequence.
+//
+// It is one piece: one list of row checks, each naming a snapshot of
+// testWriterSequence's sequence, in that order.
 func checkSequenceDetails(t *testing.T, catalog, format string) {
 	db := roCatalog(t, catalog)
 	if v := queryStrings(t, db, "SELECT value FROM ducklake_metadata WHERE key = 'version'")[0][0]; v != format {

@@ -151,6 +151,10 @@ func writeTLSFiles(t *testing.T, dir, host string) {
 }
 
 // inside is the part that runs in the namespace (see the note above).
+//
+// It is one piece: the whole life of the process in the namespace, in order
+// (the network, an S3 server and STS of its own, then DuckDB's reads); each
+// part needs what the one before it started.
 func inside(t *testing.T, dir string) {
 	ctx := context.Background()
 	if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {

@@ -49,52 +49,9 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 		return nil, err
 	}
 	q := u.Query()
-	var s3opts []func(*awss3.Options)
-	var bopts s3blob.Options
-	pathStyle := false
-	for _, key := range []string{"use_path_style", "s3ForcePathStyle"} {
-		if v := q.Get(key); v != "" {
-			q.Del(key)
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return nil, fmt.Errorf("store URL %q: %s=%q is not true or false", raw, key, v)
-			}
-			pathStyle = b
-			s3opts = append(s3opts, func(o *awss3.Options) { o.UsePathStyle = b })
-		}
-	}
-	noHTTPS := false
-	if v := q.Get("disable_https"); v != "" {
-		q.Del("disable_https")
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, fmt.Errorf("store URL %q: disable_https=%q is not true or false", raw, v)
-		}
-		noHTTPS = b
-		s3opts = append(s3opts, func(o *awss3.Options) { o.EndpointOptions.DisableHTTPS = b })
-	}
-	if v := q.Get("accelerate"); v != "" {
-		q.Del("accelerate")
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, fmt.Errorf("store URL %q: accelerate=%q is not true or false", raw, v)
-		}
-		s3opts = append(s3opts, func(o *awss3.Options) { o.UseAccelerate = b })
-	}
-	if v := q.Get("ssetype"); v != "" {
-		q.Del("ssetype")
-		for _, t := range s3types.ServerSideEncryptionAes256.Values() {
-			if strings.EqualFold(string(t), v) {
-				bopts.EncryptionType = t
-			}
-		}
-		if bopts.EncryptionType == "" {
-			return nil, fmt.Errorf("store URL %q: ssetype=%q is not one of AES256, aws:kms, aws:kms:dsse", raw, v)
-		}
-	}
-	if v := q.Get("kmskeyid"); v != "" {
-		q.Del("kmskeyid")
-		bopts.KMSEncryptionID = v
+	o, err := takeClientOptions(q, raw)
+	if err != nil {
+		return nil, err
 	}
 	explicitChecksum := q.Has("request_checksum_calculation")
 	endpoint := q.Get("endpoint")
@@ -120,14 +77,75 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 		cfg.Credentials = markedProvider{cfg.Credentials}
 	}
 	cfg.APIOptions = append(cfg.APIOptions, addETagCapture)
-	client := awss3.NewFromConfig(cfg, s3opts...)
-	bopts.RequestChecksumCalculation = cfg.RequestChecksumCalculation
-	b, err := s3blob.OpenBucket(ctx, client, name, &bopts)
+	client := awss3.NewFromConfig(cfg, o.s3...)
+	o.bucket.RequestChecksumCalculation = cfg.RequestChecksumCalculation
+	b, err := s3blob.OpenBucket(ctx, client, name, &o.bucket)
 	if err != nil {
 		return nil, fmt.Errorf("store URL %q: %w", raw, err)
 	}
-	d := &driver{secretSQL: secret(cfg.Region, endpoint, pathStyle, noHTTPS), creds: creds}
+	d := &driver{secretSQL: secret(cfg.Region, endpoint, o.pathStyle, o.noHTTPS), creds: creds}
 	return cloud.New(cloud.Config{Bucket: b, Driver: d, Scheme: "s3", Name: name, Prefix: prefix}), nil
+}
+
+// clientOptions are the options of an S3 URL that gocloud's
+// V2ConfigFromURLParams does not read: for the S3 client and the bucket.
+type clientOptions struct {
+	s3        []func(*awss3.Options)
+	bucket    s3blob.Options
+	pathStyle bool // use_path_style (s3ForcePathStyle)
+	noHTTPS   bool // disable_https
+}
+
+// takeClientOptions reads use_path_style (or s3ForcePathStyle),
+// disable_https, accelerate, ssetype and kmskeyid from q and deletes them
+// from it, so what is left is gocloud's; a value that does not parse is an
+// error naming the URL raw.
+func takeClientOptions(q url.Values, raw string) (clientOptions, error) {
+	var o clientOptions
+	for _, key := range []string{"use_path_style", "s3ForcePathStyle"} {
+		if v := q.Get(key); v != "" {
+			q.Del(key)
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return o, fmt.Errorf("store URL %q: %s=%q is not true or false", raw, key, v)
+			}
+			o.pathStyle = b
+			o.s3 = append(o.s3, func(so *awss3.Options) { so.UsePathStyle = b })
+		}
+	}
+	if v := q.Get("disable_https"); v != "" {
+		q.Del("disable_https")
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return o, fmt.Errorf("store URL %q: disable_https=%q is not true or false", raw, v)
+		}
+		o.noHTTPS = b
+		o.s3 = append(o.s3, func(so *awss3.Options) { so.EndpointOptions.DisableHTTPS = b })
+	}
+	if v := q.Get("accelerate"); v != "" {
+		q.Del("accelerate")
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return o, fmt.Errorf("store URL %q: accelerate=%q is not true or false", raw, v)
+		}
+		o.s3 = append(o.s3, func(so *awss3.Options) { so.UseAccelerate = b })
+	}
+	if v := q.Get("ssetype"); v != "" {
+		q.Del("ssetype")
+		for _, t := range s3types.ServerSideEncryptionAes256.Values() {
+			if strings.EqualFold(string(t), v) {
+				o.bucket.EncryptionType = t
+			}
+		}
+		if o.bucket.EncryptionType == "" {
+			return o, fmt.Errorf("store URL %q: ssetype=%q is not one of AES256, aws:kms, aws:kms:dsse", raw, v)
+		}
+	}
+	if v := q.Get("kmskeyid"); v != "" {
+		q.Del("kmskeyid")
+		o.bucket.KMSEncryptionID = v
+	}
+	return o, nil
 }
 
 // secret is the DuckDB secret for an S3 store: credentials from DuckDB's
