@@ -6,6 +6,8 @@ import (
 
 	"github.com/fdl-dev/fdl/lockfile"
 	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/version"
 )
 
 // AddOptions are the inputs of Add.
@@ -20,6 +22,30 @@ type AddOptions struct {
 	// a branch or tag as it is (main, refs/tags/v1, HEAD) makes the pin
 	// follow that ref; any other (an id, main~2, main@12) follows none.
 	Rev string
+	// Signed, when Require is set, refuses a version whose record has no
+	// good signature by a signer the allowed signers file allows.
+	Signed Signed
+}
+
+// Signed is the signature a pinned version's record must have (docs/spec.md
+// §20): with Require, a good one by a signer the allowed signers file
+// Signers (ssh-keygen's format, namespace fdl) allows. The zero value
+// requires nothing.
+type Signed struct {
+	Require bool
+	Signers string
+}
+
+// check refuses rec unless s requires nothing or its record has a good
+// signature by an allowed signer, read before its catalog: the record
+// judged is the one rec holds (repo.Repo.Show with RequireSigned).
+// Errors: *repo.SignatureError, *repo.SignersReadError, the store's.
+func (s Signed) check(ctx context.Context, r *repo.Repo, rec *version.Record) error {
+	if !s.Require {
+		return nil
+	}
+	_, err := r.Show(ctx, string(rec.ID), repo.ShowOptions{NoVerify: true, RequireSigned: true, Signers: s.Signers})
+	return err
 }
 
 // Added is what Add did. Its JSON is 'fdl lock add --json'.
@@ -79,6 +105,9 @@ func Add(ctx context.Context, env Env, opts AddOptions) (*Added, error) {
 	}
 	rec, err := r.Record(ctx, rv.ID)
 	if err != nil {
+		return nil, err
+	}
+	if err := opts.Signed.check(ctx, r, rec); err != nil {
 		return nil, err
 	}
 	if err := r.RefuseRetired(ctx, rec); err != nil {

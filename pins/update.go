@@ -45,11 +45,12 @@ type Updated struct {
 // the change from its old version to the new is read as fdl diff reads it
 // (Repo.Diff): the diff's failure (the old version's catalog gone) is
 // reported in the Change, not as an error. Pins that follow no ref are
-// skipped. Nothing is written unless every pin named was brought up to
-// date. Errors: *NoLockfileError, *UnknownPinError (before any
+// skipped. With sig.Require, each new version's record must have a good
+// signature by an allowed signer (*repo.SignatureError otherwise). Nothing
+// is written unless every pin named was brought up to date. Errors: *NoLockfileError, *UnknownPinError (before any
 // repository is read), *RefGoneError, the repositories' errors (naming
 // the pin), lockfile's.
-func Update(ctx context.Context, env Env, names []string) (*Updated, error) {
+func Update(ctx context.Context, env Env, names []string, sig Signed) (*Updated, error) {
 	lf, err := open(env, false)
 	if err != nil {
 		return nil, err
@@ -68,7 +69,7 @@ func Update(ctx context.Context, env Env, names []string) (*Updated, error) {
 	moved := false
 	for _, n := range names {
 		p, _ := lf.file.Pin(n)
-		c, err := update(ctx, env, rs, lf, n, p)
+		c, err := update(ctx, env, rs, lf, n, p, sig)
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +83,7 @@ func Update(ctx context.Context, env Env, names []string) (*Updated, error) {
 }
 
 // update moves one pin in lf's File (not saved).
-func update(ctx context.Context, env Env, rs *repos, lf *opened, name string, p lockfile.Pin) (Change, error) {
+func update(ctx context.Context, env Env, rs *repos, lf *opened, name string, p lockfile.Pin, sig Signed) (Change, error) {
 	c := Change{Name: name, From: view(p), To: view(p)}
 	if p.Ref == "" {
 		c.Skipped = "it follows no ref (pinned by version id): fdl lock add moves it"
@@ -103,6 +104,9 @@ func update(ctx context.Context, env Env, rs *repos, lf *opened, name string, p 
 		return c, nil
 	}
 	rec, err := r.Record(ctx, rv.ID)
+	if err == nil {
+		err = sig.check(ctx, r, rec)
+	}
 	if err == nil {
 		err = r.RefuseRetired(ctx, rec)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -105,6 +106,7 @@ the reader's catalog cache, so the next attach downloads nothing.`,
 
 func newLockAddCmd(ios *term.IO, g *globals) *cobra.Command {
 	o := &readerOptions{}
+	so := &pins.Signed{}
 	cmd := &cobra.Command{
 		Use:   "add NAME REPO [REV]",
 		Short: "Pin a repository's revision under NAME in fdl.lock",
@@ -118,15 +120,25 @@ none is found. A NAME already pinned to the same repository moves; pinned
 to another, it is refused (fdl lock remove NAME first).
 
 Warns when the version may leave retention within a week under the
-repository's current policy (keep_within), unless a tag is followed.`,
+repository's current policy (keep_within), unless a tag is followed.
+
+With --require-signed --signers FILE, a version whose record has no good
+signature (fdl sign) by a key the allowed signers file allows is refused
+before its catalog is read, and the lockfile is left as it was.`,
 		Example: `  fdl lock add sales s3://bucket/lakes/sales
-  fdl lock add final ../lakes/sales 2025-final`,
+  fdl lock add final ../lakes/sales 2025-final
+  fdl lock add sales s3://bucket/lakes/sales --require-signed --signers allowed_signers`,
 		Args: args(2, 3),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			return runLockAdd(cmd, ios, g, o, pins.AddOptions{Name: a[0], Repository: g.path(a[1]), Rev: optionalArg(a, 2)})
+			sig, err := signedOf(g, so)
+			if err != nil {
+				return err
+			}
+			return runLockAdd(cmd, ios, g, o, pins.AddOptions{Name: a[0], Repository: g.path(a[1]), Rev: optionalArg(a, 2), Signed: sig})
 		},
 	}
 	addReaderFlags(cmd, o)
+	addSignedFlags(cmd, so)
 	return cmd
 }
 
@@ -178,6 +190,7 @@ func leavingWarning(name string, p pins.PinView, at time.Time) string {
 
 func newLockUpdateCmd(ios *term.IO, g *globals) *cobra.Command {
 	o := &readerOptions{}
+	so := &pins.Signed{}
 	cmd := &cobra.Command{
 		Use:   "update [NAME...]",
 		Short: "Move pins to their refs' current heads and print what changed",
@@ -185,7 +198,9 @@ func newLockUpdateCmd(ios *term.IO, g *globals) *cobra.Command {
 each follows, after checking those versions as fdl lock add does, and print
 for each pin that moved what changed (the summary fdl diff prints). Pins
 that follow no ref are left as they are. The lockfile is written once, and
-only when every pin named was brought up to date.`,
+only when every pin named was brought up to date. With --require-signed
+--signers FILE, each new version must have a good signature by an allowed
+signer, as for fdl lock add.`,
 		Example: `  fdl lock update
   fdl lock update sales`,
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -193,7 +208,11 @@ only when every pin named was brought up to date.`,
 			if err != nil {
 				return err
 			}
-			res, err := pins.Update(cmd.Context(), env, a)
+			sig, err := signedOf(g, so)
+			if err != nil {
+				return err
+			}
+			res, err := pins.Update(cmd.Context(), env, a, sig)
 			g.progressDone()
 			if err != nil {
 				return err
@@ -202,6 +221,7 @@ only when every pin named was brought up to date.`,
 		},
 	}
 	addReaderFlags(cmd, o)
+	addSignedFlags(cmd, so)
 	return cmd
 }
 
@@ -302,4 +322,20 @@ func newLockRemoveCmd(ios *term.IO, g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.Lockfile, "lockfile", "", "lockfile `FILE` (default: fdl.lock in this folder or the nearest parent)")
 	return cmd
+}
+
+// addSignedFlags adds --require-signed and --signers FILE, the signature
+// a pinned version must have (pins.Signed).
+func addSignedFlags(cmd *cobra.Command, so *pins.Signed) {
+	cmd.Flags().BoolVar(&so.Require, "require-signed", false, "refuse a version without a good signature by an allowed signer (with --signers)")
+	cmd.Flags().StringVar(&so.Signers, "signers", "", "allowed signers `FILE` (ssh-keygen's format) for --require-signed")
+}
+
+// signedOf is so checked (the two flags go together) with its file made
+// relative to -C.
+func signedOf(g *globals, so *pins.Signed) (pins.Signed, error) {
+	if so.Require != (so.Signers != "") {
+		return pins.Signed{}, usageError{errors.New("--require-signed and --signers FILE go together: the file says whose signatures count")}
+	}
+	return pins.Signed{Require: so.Require, Signers: g.path(so.Signers)}, nil
 }
