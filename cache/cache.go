@@ -144,8 +144,9 @@ func DefaultDir() (string, error) {
 	return filepath.Join(d, "fdl", "catalogs"), nil
 }
 
-// Open opens the cache in folder dir, making it (mode 0700, parents 0700
-// too) and its CACHEDIR.TAG if missing, and removes what killed processes
+// Open opens the cache in folder dir (a relative one made absolute, from
+// the process's working directory: Dir and Path are always absolute),
+// making it (mode 0700, parents 0700 too) and its CACHEDIR.TAG if missing, and removes what killed processes
 // left in it (partial entries and records, stale locks: see Prune) where
 // their locks are free. Errors: an empty dir, a negative MaxBytes; making
 // the folder (naming it); I/O errors of the clean-up.
@@ -156,6 +157,13 @@ func Open(dir string, opts Options) (*Cache, error) {
 	if opts.MaxBytes < 0 {
 		return nil, fmt.Errorf("catalog cache %s: size limit %d bytes: give 0 (no limit) or more", dir, opts.MaxBytes)
 	}
+	// Absolute: the paths of entries go into ATTACH lines, which DuckDB
+	// reads from whatever folder it runs in.
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("catalog cache %s: %w", dir, err)
+	}
+	dir = abs
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("catalog cache %s: %w", dir, err)
 	}
