@@ -28,8 +28,9 @@ const refsPrefix = "refs/"
 var kinds = []string{"heads/", "tags/", "requests/"}
 
 // parsePatterns checks the --ref patterns: each names its kind (heads/,
-// tags/ or requests/; a leading refs/ is dropped) and is a valid
-// path.Match pattern. Errors wrap repo.ErrInvalidArguments.
+// tags/ or requests/; a leading refs/ is dropped), is a valid
+// path.Match pattern, and below its kind follows the ref name rules
+// (refs.CheckShort, wildcards read as letters). Errors wrap repo.ErrInvalidArguments.
 func parsePatterns(in []string) ([]pattern, error) {
 	var out []pattern
 	for _, p := range in {
@@ -42,6 +43,19 @@ func parsePatterns(in []string) ([]pattern, error) {
 			return nil, fmt.Errorf("--ref %q: name the ref with its kind (heads/NAME, tags/NAME, requests/NAME; patterns such as tags/* work): %w", p, repo.ErrInvalidArguments)
 		}
 		if _, err := path.Match(t, ""); err != nil {
+			return nil, fmt.Errorf("--ref %q: %v: %w", p, err, repo.ErrInvalidArguments)
+		}
+		// The name below its kind follows the ref name rules, a
+		// pattern's wildcards read as letters ("heads/../x" or
+		// "heads/main/" can name no ref, and would reach the store as
+		// keys it refuses).
+		short := strings.Map(func(r rune) rune {
+			if strings.ContainsRune(`*?[]\`, r) {
+				return 'x'
+			}
+			return r
+		}, t[strings.Index(t, "/")+1:])
+		if err := refs.CheckShort(short); err != nil {
 			return nil, fmt.Errorf("--ref %q: %v: %w", p, err, repo.ErrInvalidArguments)
 		}
 		out = append(out, pattern{text: t, glob: strings.ContainsAny(t, `*?[\`)})
