@@ -92,13 +92,7 @@ func (c *Catalog) Recent(ctx context.Context, from int64) (*Recent, error) {
 	if len(snaps) == 0 || !c.has("ducklake_table") || !c.has("ducklake_schema") {
 		return rec, nil
 	}
-	for _, at := range recentAt(snaps, from) {
-		q := fmt.Sprintf(`SELECT t.table_id, s.schema_name, t.table_name FROM %s t JOIN %s s ON s.schema_id = t.schema_id AND %s WHERE %s`,
-			c.t("ducklake_table"), c.t("ducklake_schema"), visible("s.", at), visible("t.", at))
-		if c.has("ducklake_view") {
-			q += fmt.Sprintf(` UNION ALL SELECT v.view_id, s.schema_name, v.view_name FROM %s v JOIN %s s ON s.schema_id = v.schema_id AND %s WHERE %s`,
-				c.t("ducklake_view"), c.t("ducklake_schema"), visible("s.", at), visible("v.", at))
-		}
+	for _, q := range recentTableQueries(c.t, c.has("ducklake_view"), snaps, from) {
 		err := c.query(ctx, q, func(r *sql.Rows) error {
 			var tn TableName
 			if err := r.Scan(&tn.ID, &tn.Schema, &tn.Name); err != nil {
@@ -112,6 +106,40 @@ func (c *Catalog) Recent(ctx context.Context, from int64) (*Recent, error) {
 		}
 	}
 	return rec, nil
+}
+
+// recentTableQueries returns the queries of Recent's table names (each
+// row: id, schema name, table or view name), in the order they are read,
+// later rows overwriting earlier ones of the same id: the tables and
+// views that began after from (from >= 0), each named as at its first
+// snapshot there, ordered by begin_snapshot so the latest name wins (so
+// one created and dropped among the new snapshots, visible at neither
+// end, is still named: DuckLake's changes_made names its drop by id
+// only); then those visible at each snapshot recentAt gives. table
+// qualifies a ducklake_* table name for the connection.
+func recentTableQueries(table func(string) string, views bool, snaps []Snapshot, from int64) []string {
+	var out []string
+	if from >= 0 {
+		born := func(obj, id, name string) string {
+			return fmt.Sprintf(`SELECT o.%[2]s AS i, s.schema_name AS sn, o.%[3]s AS n, o.begin_snapshot AS b FROM %[1]s o JOIN %[4]s s ON s.schema_id = o.schema_id AND s.begin_snapshot <= o.begin_snapshot AND (s.end_snapshot IS NULL OR o.begin_snapshot < s.end_snapshot) WHERE o.begin_snapshot > %[5]d`,
+				table(obj), id, name, table("ducklake_schema"), from)
+		}
+		q := born("ducklake_table", "table_id", "table_name")
+		if views {
+			q += " UNION ALL " + born("ducklake_view", "view_id", "view_name")
+		}
+		out = append(out, "SELECT i, sn, n FROM ("+q+") ORDER BY b")
+	}
+	for _, at := range recentAt(snaps, from) {
+		q := fmt.Sprintf(`SELECT t.table_id, s.schema_name, t.table_name FROM %s t JOIN %s s ON s.schema_id = t.schema_id AND %s WHERE %s`,
+			table("ducklake_table"), table("ducklake_schema"), visible("s.", at), visible("t.", at))
+		if views {
+			q += fmt.Sprintf(` UNION ALL SELECT v.view_id, s.schema_name, v.view_name FROM %s v JOIN %s s ON s.schema_id = v.schema_id AND %s WHERE %s`,
+				table("ducklake_view"), table("ducklake_schema"), visible("s.", at), visible("v.", at))
+		}
+		out = append(out, q)
+	}
+	return out
 }
 
 // recentAt returns the snapshots whose tables Recent names: from (when it
@@ -265,13 +293,8 @@ func (s *sqliteRead) recent(ctx context.Context, from int64) (*Recent, error) {
 	if len(snaps) == 0 || s.cols["ducklake_table"] == nil || s.cols["ducklake_schema"] == nil {
 		return rec, nil
 	}
-	for _, at := range recentAt(snaps, from) {
-		q := fmt.Sprintf(`SELECT t.table_id, s.schema_name, t.table_name FROM ducklake_table t JOIN ducklake_schema s ON s.schema_id = t.schema_id AND %s WHERE %s`,
-			visible("s.", at), visible("t.", at))
-		if s.cols["ducklake_view"] != nil {
-			q += fmt.Sprintf(` UNION ALL SELECT v.view_id, s.schema_name, v.view_name FROM ducklake_view v JOIN ducklake_schema s ON s.schema_id = v.schema_id AND %s WHERE %s`,
-				visible("s.", at), visible("v.", at))
-		}
+	plain := func(table string) string { return table }
+	for _, q := range recentTableQueries(plain, s.cols["ducklake_view"] != nil, snaps, from) {
 		rows, err := s.conn.QueryContext(ctx, q)
 		if err != nil {
 			return nil, s.fail("read ducklake_table", err)

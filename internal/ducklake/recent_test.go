@@ -18,7 +18,9 @@ import (
 // catalog in DuckDB form, and what the full readers give (Snapshots and
 // State), for every real catalog of the corpus (each converted to the
 // other form) and a history the real DuckDB writes with renames, drops,
-// schema changes, views, inlined rows and deletes, for every base.
+// schema changes, views, inlined rows and deletes, for every base; tables,
+// views and a schema created and dropped after a base are named too (by
+// their names, not DuckLake's ids).
 func TestReadRecentSQLiteEqualsDuckDB(t *testing.T) {
 	ctx := context.Background()
 	type pair struct{ name, duck, lite string }
@@ -93,10 +95,19 @@ func fullRead(t *testing.T, c *ducklake.Catalog, all []ducklake.Snapshot, from i
 	if len(want.Snapshots) == 0 {
 		want.Snapshots = all[len(all)-1:]
 	}
-	ats := []int64{want.Snapshots[len(want.Snapshots)-1].ID}
-	if hasFrom {
-		ats = []int64{from, ats[0]}
+	// Tables and views that lived after from, named as at each later
+	// snapshot (one created and dropped there is named too), then those
+	// of from and of the last snapshot, whose names win.
+	var ats []int64
+	for _, s := range want.Snapshots {
+		if from >= 0 && s.ID > from {
+			ats = append(ats, s.ID)
+		}
 	}
+	if hasFrom {
+		ats = append(ats, from)
+	}
+	ats = append(ats, want.Snapshots[len(want.Snapshots)-1].ID)
 	for _, at := range ats {
 		st, err := c.State(context.Background(), at)
 		if err != nil {
@@ -136,6 +147,15 @@ func writtenHistory(t *testing.T) string {
 		CREATE VIEW v AS SELECT 1 AS one;
 		DELETE FROM a2 WHERE k = 3;
 		DROP TABLE b;
+		CREATE TABLE c(x INTEGER);
+		ALTER TABLE c RENAME TO c2;
+		DROP TABLE c2;
+		CREATE VIEW w AS SELECT 2 AS two;
+		DROP VIEW w;
+		CREATE SCHEMA s2;
+		CREATE TABLE s2.t(x INTEGER);
+		DROP TABLE s2.t;
+		DROP SCHEMA s2;
 		INSERT INTO a2 VALUES (9, 1.5)`, false))
 	return path
 }
