@@ -139,6 +139,10 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 	for id, t := range recent.Tables {
 		names[fmt.Sprint(id)] = sqlquote.IdentIfNeeded(t.Schema) + "." + sqlquote.IdentIfNeeded(t.Name)
 	}
+	schemas := map[string]string{} // schema id -> its name (dropped_schema:ID)
+	for id, name := range recent.Schemas {
+		schemas[fmt.Sprint(id)] = sqlquote.IdentIfNeeded(name)
+	}
 	touched := map[string]bool{}
 	counts := map[TableChange]int{}
 	for _, s := range snaps {
@@ -153,6 +157,9 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 		seen := map[TableChange]bool{}
 		for _, c := range ducklake.ParseChanges(s.Changes) {
 			name, ok := names[c.Value]
+			if c.Kind == "dropped_schema" {
+				name, ok = schemas[c.Value]
+			}
 			if !ok {
 				name = qualifiedName(c.Value)
 			}

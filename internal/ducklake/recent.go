@@ -35,8 +35,23 @@ type Recent struct {
 	// (when it exists) and at the last snapshot, by id (DuckLake gives
 	// tables and views ids from one counter, and changes_made names a
 	// dropped or altered view by its id); where one was renamed, its name
-	// at the last snapshot.
+	// at the last snapshot. Those that began after the snapshot asked
+	// for are named too (one created and dropped there is visible at
+	// neither end).
 	Tables map[int64]TableName
+	// Schemas are the schemas' names by id, read as Tables are
+	// (changes_made names a dropped schema by its id).
+	Schemas map[int64]string
+}
+
+// put records one row of recentTableQueries: a schema's (Name "") or a
+// table's or view's.
+func (rec *Recent) put(tn TableName) {
+	if tn.Name == "" {
+		rec.Schemas[tn.ID] = tn.Schema
+		return
+	}
+	rec.Tables[tn.ID] = tn
 }
 
 // ReadRecent opens the catalog at path read-only and returns its
@@ -88,7 +103,7 @@ func (c *Catalog) Recent(ctx context.Context, from int64) (*Recent, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recent{Snapshots: snaps, Tables: map[int64]TableName{}}
+	rec := &Recent{Snapshots: snaps, Tables: map[int64]TableName{}, Schemas: map[int64]string{}}
 	if len(snaps) == 0 || !c.has("ducklake_table") || !c.has("ducklake_schema") {
 		return rec, nil
 	}
@@ -98,7 +113,7 @@ func (c *Catalog) Recent(ctx context.Context, from int64) (*Recent, error) {
 			if err := r.Scan(&tn.ID, &tn.Schema, &tn.Name); err != nil {
 				return err
 			}
-			rec.Tables[tn.ID] = tn
+			rec.put(tn)
 			return nil
 		})
 		if err != nil {
@@ -109,7 +124,8 @@ func (c *Catalog) Recent(ctx context.Context, from int64) (*Recent, error) {
 }
 
 // recentTableQueries returns the queries of Recent's table names (each
-// row: id, schema name, table or view name), in the order they are read,
+// row: id, schema name, table or view name; a schema's row has the name
+// ”), in the order they are read,
 // later rows overwriting earlier ones of the same id: the tables and
 // views that began after from (from >= 0), each named as at its first
 // snapshot there, ordered by begin_snapshot so the latest name wins (so
@@ -128,6 +144,7 @@ func recentTableQueries(table func(string) string, views bool, snaps []Snapshot,
 		if views {
 			q += " UNION ALL " + born("ducklake_view", "view_id", "view_name")
 		}
+		q += fmt.Sprintf(" UNION ALL SELECT schema_id, schema_name, '', begin_snapshot FROM %s WHERE begin_snapshot > %d", table("ducklake_schema"), from)
 		out = append(out, "SELECT i, sn, n FROM ("+q+") ORDER BY b")
 	}
 	for _, at := range recentAt(snaps, from) {
@@ -137,6 +154,7 @@ func recentTableQueries(table func(string) string, views bool, snaps []Snapshot,
 			q += fmt.Sprintf(` UNION ALL SELECT v.view_id, s.schema_name, v.view_name FROM %s v JOIN %s s ON s.schema_id = v.schema_id AND %s WHERE %s`,
 				table("ducklake_view"), table("ducklake_schema"), visible("s.", at), visible("v.", at))
 		}
+		q += fmt.Sprintf(" UNION ALL SELECT s.schema_id, s.schema_name, '' FROM %s s WHERE %s", table("ducklake_schema"), visible("s.", at))
 		out = append(out, q)
 	}
 	return out
@@ -289,7 +307,7 @@ func (s *sqliteRead) recent(ctx context.Context, from int64) (*Recent, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recent{Snapshots: snaps, Tables: map[int64]TableName{}}
+	rec := &Recent{Snapshots: snaps, Tables: map[int64]TableName{}, Schemas: map[int64]string{}}
 	if len(snaps) == 0 || s.cols["ducklake_table"] == nil || s.cols["ducklake_schema"] == nil {
 		return rec, nil
 	}
@@ -305,7 +323,7 @@ func (s *sqliteRead) recent(ctx context.Context, from int64) (*Recent, error) {
 				rows.Close()
 				return nil, s.fail("read ducklake_table", err)
 			}
-			rec.Tables[tn.ID] = tn
+			rec.put(tn)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

@@ -84,7 +84,7 @@ func TestReadRecentSQLiteEqualsDuckDB(t *testing.T) {
 // fullRead is what ReadRecent must give, from the full readers.
 func fullRead(t *testing.T, c *ducklake.Catalog, all []ducklake.Snapshot, from int64) *ducklake.Recent {
 	t.Helper()
-	want := &ducklake.Recent{Tables: map[int64]ducklake.TableName{}}
+	want := &ducklake.Recent{Tables: map[int64]ducklake.TableName{}, Schemas: map[int64]string{}}
 	hasFrom := false
 	for _, s := range all {
 		if s.ID >= from {
@@ -114,6 +114,7 @@ func fullRead(t *testing.T, c *ducklake.Catalog, all []ducklake.Snapshot, from i
 			t.Fatal(err)
 		}
 		for _, sc := range st.Schemas {
+			want.Schemas[sc.ID] = sc.Name
 			for _, tb := range sc.Tables {
 				want.Tables[tb.ID] = ducklake.TableName{ID: tb.ID, Schema: sc.Name, Name: tb.Name}
 			}
