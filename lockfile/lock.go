@@ -2,7 +2,9 @@ package lockfile
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,7 +43,7 @@ func Lock(ctx context.Context, path string) (release func(), err error) {
 	lp := LockPath(path)
 	wait := time.Millisecond
 	for {
-		f, ok, err := tryLock(lp)
+		f, ok, err := tryLock(path, lp)
 		if err != nil {
 			return nil, err
 		}
@@ -65,11 +67,15 @@ func Lock(ctx context.Context, path string) (release func(), err error) {
 	}
 }
 
-// tryLock locks the file at lp without waiting; ok false when another
-// process, or another open file of this one, holds it.
-func tryLock(lp string) (f *os.File, ok bool, err error) {
+// tryLock locks the file at lp, the lock of the lockfile at path, without
+// waiting; ok false when another process, or another open file of this
+// one, holds it.
+func tryLock(path, lp string) (f *os.File, ok bool, err error) {
 	for range maxLockRetries {
 		f, err := os.OpenFile(lp, os.O_RDWR|os.O_CREATE, 0o600)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, false, fmt.Errorf("lockfile %s: its folder %s does not exist: %w", path, filepath.Dir(path), err)
+		}
 		if err != nil {
 			return nil, false, fmt.Errorf("lock %s: %w", lp, err)
 		}

@@ -56,3 +56,15 @@ func TestLockExcludesWriters(t *testing.T) {
 		t.Fatalf("the waiting writer, once the lock was free: %v", err)
 	}
 }
+
+// TestLockMissingFolder: a lockfile in a folder that does not exist is
+// named, with its folder, not the lock's own file.
+func TestLockMissingFolder(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "nosuch")
+	path := filepath.Join(dir, "x.lock")
+	_, err := Lock(context.Background(), path)
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "lockfile "+path+": its folder "+dir+" does not exist") {
+		t.Fatalf("Lock in a missing folder: %v", err)
+	}
+}
