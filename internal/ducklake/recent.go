@@ -42,6 +42,44 @@ type Recent struct {
 	// Schemas are the schemas' names by id, read as Tables are
 	// (changes_made names a dropped schema by its id).
 	Schemas map[int64]string
+	// Renames are the tables and views renamed after the snapshot asked
+	// for, ordered by snapshot and id: DuckLake ends the row and begins
+	// one under the same id, and changes_made says created_table (or
+	// created_view) with the new name, which is no new table.
+	Renames []Rename
+}
+
+// Rename is a table or view that took another name (or schema) at
+// Snapshot.
+type Rename struct {
+	Snapshot int64
+	From, To TableName
+}
+
+// renameQuery returns the query of Recent's renames after from (each
+// row: snapshot, id, old schema and name, new schema and name); table
+// qualifies a ducklake_* table name for the connection.
+func renameQuery(table func(string) string, views bool, from int64) string {
+	at := func(s, x string) string {
+		return fmt.Sprintf("%[1]s.begin_snapshot <= %[2]s AND (%[1]s.end_snapshot IS NULL OR %[2]s < %[1]s.end_snapshot)", s, x)
+	}
+	one := func(obj, id, name string) string {
+		return fmt.Sprintf(`SELECT n.begin_snapshot AS b, n.%[2]s AS i, os.schema_name AS osn, o.%[3]s AS onm, ns.schema_name AS nsn, n.%[3]s AS nnm FROM %[1]s n JOIN %[1]s o ON o.%[2]s = n.%[2]s AND o.end_snapshot = n.begin_snapshot JOIN %[4]s ns ON ns.schema_id = n.schema_id AND %[5]s JOIN %[4]s os ON os.schema_id = o.schema_id AND %[6]s WHERE n.begin_snapshot > %[7]d AND (o.%[3]s <> n.%[3]s OR o.schema_id <> n.schema_id)`,
+			table(obj), id, name, table("ducklake_schema"), at("ns", "n.begin_snapshot"), at("os", "o.begin_snapshot"), from)
+	}
+	q := one("ducklake_table", "table_id", "table_name")
+	if views {
+		q += " UNION ALL " + one("ducklake_view", "view_id", "view_name")
+	}
+	return "SELECT b, i, osn, onm, nsn, nnm FROM (" + q + ") ORDER BY b, i"
+}
+
+// scanRename reads one row of renameQuery.
+func scanRename(scan func(...any) error) (Rename, error) {
+	var r Rename
+	err := scan(&r.Snapshot, &r.From.ID, &r.From.Schema, &r.From.Name, &r.To.Schema, &r.To.Name)
+	r.To.ID = r.From.ID
+	return r, err
 }
 
 // put records one row of recentTableQueries: a schema's (Name "") or a
@@ -119,6 +157,14 @@ func (c *Catalog) Recent(ctx context.Context, from int64) (*Recent, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	err = c.query(ctx, renameQuery(c.t, c.has("ducklake_view"), from), func(r *sql.Rows) error {
+		rn, err := scanRename(r.Scan)
+		rec.Renames = append(rec.Renames, rn)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return rec, nil
 }
@@ -329,6 +375,21 @@ func (s *sqliteRead) recent(ctx context.Context, from int64) (*Recent, error) {
 		if err := rows.Err(); err != nil {
 			return nil, s.fail("read ducklake_table", err)
 		}
+	}
+	rows, err := s.conn.QueryContext(ctx, renameQuery(plain, s.cols["ducklake_view"] != nil, from))
+	if err != nil {
+		return nil, s.fail("read ducklake_table", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		rn, err := scanRename(rows.Scan)
+		if err != nil {
+			return nil, s.fail("read ducklake_table", err)
+		}
+		rec.Renames = append(rec.Renames, rn)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("read ducklake_table", err)
 	}
 	return rec, nil
 }

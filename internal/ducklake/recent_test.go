@@ -4,9 +4,11 @@ import (
 	"context"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
@@ -61,6 +63,7 @@ func TestReadRecentSQLiteEqualsDuckDB(t *testing.T) {
 		for _, s := range all {
 			froms = append(froms, s.ID)
 		}
+		states := map[int64]*meta.State{}
 		for _, from := range froms {
 			lite, err := ducklake.ReadRecent(ctx, p.lite, from)
 			if err != nil {
@@ -73,7 +76,7 @@ func TestReadRecentSQLiteEqualsDuckDB(t *testing.T) {
 			if !reflect.DeepEqual(lite, duck) {
 				t.Errorf("%s from %d:\nSQLite %+v\nDuckDB %+v", p.name, from, lite, duck)
 			}
-			if want := fullRead(t, c, all, from); !reflect.DeepEqual(duck, want) {
+			if want := fullRead(t, c, all, from, states); !reflect.DeepEqual(duck, want) {
 				t.Errorf("%s from %d:\nReadRecent %+v\nfull read  %+v", p.name, from, duck, want)
 			}
 		}
@@ -81,9 +84,33 @@ func TestReadRecentSQLiteEqualsDuckDB(t *testing.T) {
 	}
 }
 
-// fullRead is what ReadRecent must give, from the full readers.
-func fullRead(t *testing.T, c *ducklake.Catalog, all []ducklake.Snapshot, from int64) *ducklake.Recent {
+// fullRead is what ReadRecent must give, from the full readers (the
+// states read kept in states, by snapshot).
+func fullRead(t *testing.T, c *ducklake.Catalog, all []ducklake.Snapshot, from int64, states map[int64]*meta.State) *ducklake.Recent {
 	t.Helper()
+	state := func(at int64) *meta.State {
+		if st, ok := states[at]; ok {
+			return st
+		}
+		st, err := c.State(context.Background(), at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		states[at] = st
+		return st
+	}
+	names := func(st *meta.State) map[int64]ducklake.TableName {
+		out := map[int64]ducklake.TableName{}
+		for _, sc := range st.Schemas {
+			for _, tb := range sc.Tables {
+				out[tb.ID] = ducklake.TableName{ID: tb.ID, Schema: sc.Name, Name: tb.Name}
+			}
+			for _, v := range sc.Views {
+				out[v.ID] = ducklake.TableName{ID: v.ID, Schema: sc.Name, Name: v.Name}
+			}
+		}
+		return out
+	}
 	want := &ducklake.Recent{Tables: map[int64]ducklake.TableName{}, Schemas: map[int64]string{}}
 	hasFrom := false
 	for _, s := range all {
@@ -108,11 +135,26 @@ func fullRead(t *testing.T, c *ducklake.Catalog, all []ducklake.Snapshot, from i
 		ats = append(ats, from)
 	}
 	ats = append(ats, want.Snapshots[len(want.Snapshots)-1].ID)
-	for _, at := range ats {
-		st, err := c.State(context.Background(), at)
-		if err != nil {
-			t.Fatal(err)
+	// A rename: an id whose name (or schema) at a snapshot after from
+	// differs from the one at the snapshot before.
+	for i := 1; i < len(all); i++ {
+		if all[i].ID <= from {
+			continue
 		}
+		before, after := names(state(all[i-1].ID)), names(state(all[i].ID))
+		var ids []int64
+		for id, n := range after {
+			if b, ok := before[id]; ok && (b.Schema != n.Schema || b.Name != n.Name) {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			want.Renames = append(want.Renames, ducklake.Rename{Snapshot: all[i].ID, From: before[id], To: after[id]})
+		}
+	}
+	for _, at := range ats {
+		st := state(at)
 		for _, sc := range st.Schemas {
 			want.Schemas[sc.ID] = sc.Name
 			for _, tb := range sc.Tables {
@@ -150,6 +192,7 @@ func writtenHistory(t *testing.T) string {
 		DROP TABLE b;
 		CREATE TABLE c(x INTEGER);
 		ALTER TABLE c RENAME TO c2;
+		ALTER VIEW v RENAME TO v2;
 		DROP TABLE c2;
 		CREATE VIEW w AS SELECT 2 AS two;
 		DROP VIEW w;
