@@ -438,8 +438,9 @@ func TestOpenRefuses(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, nil, 0o644)
-	if _, err := Open(filepath.Join(file, "sub"), Options{}); err == nil || !strings.Contains(err.Error(), file) {
-		t.Fatalf("Open under a file = %v", err)
+	var fe *FolderError
+	if _, err := Open(filepath.Join(file, "sub"), Options{}); !errors.As(err, &fe) || !strings.Contains(err.Error(), file) {
+		t.Fatalf("Open under a file = %v, want a *FolderError naming %s", err, file)
 	}
 }
 

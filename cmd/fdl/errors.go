@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fdl-dev/fdl/cache"
 	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/store"
@@ -204,6 +205,8 @@ func kindOfType(e error) (string, bool) {
 		return "other_repository", true
 	case *mirror.CannotListError:
 		return "cannot_list", true
+	case *cache.FolderError:
+		return "cache_folder", true
 	}
 	return "", false
 }
@@ -355,6 +358,8 @@ func hintsFor(e error) []hint {
 	switch e := e.(type) {
 	case *store.AuthError:
 		return []hint{{"run the command again with --verbose to see the store's own error", ""}}
+	case *cache.FolderError:
+		return []hint{{"set FDL_CACHE to a folder this user can write, or unset it for the default (fdl/catalogs in the user's cache folder); attach and lock commands also run without the cache with --cache=false", ""}}
 	case *workdir.UndoNotCommittedError:
 		dir := shellQuote(e.Dir)
 		return []hint{{"record the " + string(e.Kind) + " as prepared (its message is kept)", "fdl -C " + dir + " commit"},
