@@ -84,18 +84,14 @@ type plannedRef struct {
 	result RefResult
 }
 
-// plan reads the refs to mirror at the source (listed, or read by name
-// when every pattern is a name) and at the destination, and decides each
+// plan reads the refs to mirror (srcRefs, as sourceRefs read them at the
+// source) at the destination, and decides each
 // move by what the two hold: up to date; a create; a forward move (the
 // destination's version is an ancestor of the source's, by the source's
 // history); a move back (Backwards); or a refusal (a tag holding another
 // version, a branch that moved at the destination on its own, a damaged
 // ref). The decision is made again at the compare-and-swap (moveRef).
-func (m *mirror) plan(ctx context.Context, pats []pattern) ([]*plannedRef, error) {
-	srcRefs, err := m.sourceRefs(ctx, pats)
-	if err != nil {
-		return nil, err
-	}
+func (m *mirror) plan(ctx context.Context, srcRefs []refs.Ref) ([]*plannedRef, error) {
 	var out []*plannedRef
 	for _, r := range srcRefs {
 		p := &plannedRef{name: r.Name, src: r.ID, result: RefResult{Ref: string(r.Name), New: r.ID}}
