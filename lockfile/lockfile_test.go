@@ -531,6 +531,13 @@ func TestLoadErrors(t *testing.T) {
 	if _, err := Load(path); !errors.Is(err, ErrInvalid) || !strings.HasPrefix(err.Error(), path+": ") {
 		t.Fatalf("Load(bad) = %v", err)
 	}
+	// Not UTF-8: a UTF-16 byte order mark, which the TOML parser passed
+	// over, reading the file as one with no pins.
+	for _, data := range []string{"\xff\xfeversion = 1\n", "version = 1\n# \xff\n"} {
+		if _, err := Parse([]byte(data), "x.lock"); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not UTF-8") {
+			t.Errorf("Parse(%q) = %v, want it refused as not UTF-8", data, err)
+		}
+	}
 }
 
 // Parsing any bytes never panics; whatever parses writes bytes that parse
