@@ -183,7 +183,8 @@ func IsSHA256(s string) bool {
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
 
 // CheckName checks a pin name: 1 to MaxNameLen bytes of ASCII letters,
-// digits, '-' and '_' (a TOML bare key, so the file never quotes it).
+// digits, '-' and '_' (a TOML bare key, so the file never quotes it), not
+// beginning with '-' (a command line would read it as a flag).
 // Errors: *InvalidError naming the pin.
 func CheckName(name string) error {
 	bad := func(why string) error { return &InvalidError{Pin: name, Reason: "bad pin name: " + why} }
@@ -192,6 +193,11 @@ func CheckName(name string) error {
 	}
 	if len(name) > MaxNameLen {
 		return bad(fmt.Sprintf("%d bytes, at most %d", len(name), MaxNameLen))
+	}
+	if name[0] == '-' {
+		// "fdl lock remove -x" would read it as a flag, and so would
+		// every hint that names the pin.
+		return bad("a name may not begin with '-' (it would read as a flag)")
 	}
 	for _, r := range name {
 		if !isBare(r) {

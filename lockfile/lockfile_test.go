@@ -303,7 +303,7 @@ func TestNewerFormat(t *testing.T) {
 func TestSetValidates(t *testing.T) {
 	t.Parallel()
 	f := New()
-	for _, name := range []string{"", "a b", "a.b", "é", strings.Repeat("x", MaxNameLen+1)} {
+	for _, name := range []string{"", "a b", "a.b", "é", strings.Repeat("x", MaxNameLen+1), "-x"} {
 		if err := f.Set(name, salesPin()); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "bad pin name") {
 			t.Fatalf("Set(%q) = %v, want a bad pin name", name, err)
 		}
