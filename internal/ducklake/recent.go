@@ -173,7 +173,7 @@ func (c *Catalog) Recent(ctx context.Context, from int64) (*Recent, error) {
 // row: id, schema name, table or view name; a schema's row has the name
 // ”), in the order they are read,
 // later rows overwriting earlier ones of the same id: the tables and
-// views that began after from (from >= 0), each named as at its first
+// views that began after from, each named as at its first
 // snapshot there, ordered by begin_snapshot so the latest name wins (so
 // one created and dropped among the new snapshots, visible at neither
 // end, is still named: DuckLake's changes_made names its drop by id
@@ -181,18 +181,16 @@ func (c *Catalog) Recent(ctx context.Context, from int64) (*Recent, error) {
 // qualifies a ducklake_* table name for the connection.
 func recentTableQueries(table func(string) string, views bool, snaps []Snapshot, from int64) []string {
 	var out []string
-	if from >= 0 {
-		born := func(obj, id, name string) string {
-			return fmt.Sprintf(`SELECT o.%[2]s AS i, s.schema_name AS sn, o.%[3]s AS n, o.begin_snapshot AS b FROM %[1]s o JOIN %[4]s s ON s.schema_id = o.schema_id AND s.begin_snapshot <= o.begin_snapshot AND (s.end_snapshot IS NULL OR o.begin_snapshot < s.end_snapshot) WHERE o.begin_snapshot > %[5]d`,
-				table(obj), id, name, table("ducklake_schema"), from)
-		}
-		q := born("ducklake_table", "table_id", "table_name")
-		if views {
-			q += " UNION ALL " + born("ducklake_view", "view_id", "view_name")
-		}
-		q += fmt.Sprintf(" UNION ALL SELECT schema_id, schema_name, '', begin_snapshot FROM %s WHERE begin_snapshot > %d", table("ducklake_schema"), from)
-		out = append(out, "SELECT i, sn, n FROM ("+q+") ORDER BY b")
+	born := func(obj, id, name string) string {
+		return fmt.Sprintf(`SELECT o.%[2]s AS i, s.schema_name AS sn, o.%[3]s AS n, o.begin_snapshot AS b FROM %[1]s o JOIN %[4]s s ON s.schema_id = o.schema_id AND s.begin_snapshot <= o.begin_snapshot AND (s.end_snapshot IS NULL OR o.begin_snapshot < s.end_snapshot) WHERE o.begin_snapshot > %[5]d`,
+			table(obj), id, name, table("ducklake_schema"), from)
 	}
+	q := born("ducklake_table", "table_id", "table_name")
+	if views {
+		q += " UNION ALL " + born("ducklake_view", "view_id", "view_name")
+	}
+	q += fmt.Sprintf(" UNION ALL SELECT schema_id, schema_name, '', begin_snapshot FROM %s WHERE begin_snapshot > %d", table("ducklake_schema"), from)
+	out = append(out, "SELECT i, sn, n FROM ("+q+") ORDER BY b")
 	for _, at := range recentAt(snaps, from) {
 		q := fmt.Sprintf(`SELECT t.table_id, s.schema_name, t.table_name FROM %s t JOIN %s s ON s.schema_id = t.schema_id AND %s WHERE %s`,
 			table("ducklake_table"), table("ducklake_schema"), visible("s.", at), visible("t.", at))
