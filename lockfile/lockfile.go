@@ -125,15 +125,8 @@ func (p Pin) Validate() error {
 	bad := func(field, format string, a ...any) error {
 		return &InvalidError{Field: field, Reason: fmt.Sprintf(format, a...)}
 	}
-	switch {
-	case p.Repository == "":
-		return bad(fieldRepository, "empty: give the repository's URL or folder path")
-	case !utf8.ValidString(p.Repository):
-		return bad(fieldRepository, "not valid UTF-8")
-	case strings.IndexFunc(p.Repository, isControl) >= 0:
-		return bad(fieldRepository, "holds a control character")
-	case len(store.URLSecrets(p.Repository)) > 0:
-		return bad(fieldRepository, "%q carries a credential, and a lockfile is made to be committed: give credentials through the environment instead", store.RedactURL(p.Repository))
+	if err := CheckRepository(p.Repository); err != nil {
+		return err
 	}
 	if p.Ref != "" {
 		if err := checkRef(p.Ref); err != nil {
@@ -151,6 +144,27 @@ func (p Pin) Validate() error {
 	}
 	if !IsSHA256(p.CatalogSHA256) {
 		return bad(fieldSHA256, "%q is not a SHA-256 digest (64 lower-case hex digits)", p.CatalogSHA256)
+	}
+	return nil
+}
+
+// CheckRepository checks a pin's repository field: not empty, valid UTF-8,
+// no control character, no credential (a password in the URL's user part,
+// a query parameter such as secret_access_key=): the file is made to be
+// committed. Errors: *InvalidError naming the field, the URL redacted.
+func CheckRepository(repo string) error {
+	bad := func(format string, a ...any) error {
+		return &InvalidError{Field: fieldRepository, Reason: fmt.Sprintf(format, a...)}
+	}
+	switch {
+	case repo == "":
+		return bad("empty: give the repository's URL or folder path")
+	case !utf8.ValidString(repo):
+		return bad("not valid UTF-8")
+	case strings.IndexFunc(repo, isControl) >= 0:
+		return bad("holds a control character")
+	case len(store.URLSecrets(repo)) > 0:
+		return bad("%q carries a credential, and a lockfile is made to be committed: give credentials through the environment instead", store.RedactURL(repo))
 	}
 	return nil
 }

@@ -86,6 +86,11 @@ func Add(ctx context.Context, env Env, opts AddOptions) (*Added, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := lockfile.CheckRepository(stored); err != nil {
+		// Refused before the repository is opened with what it carries.
+		err.(*lockfile.InvalidError).Pin = opts.Name
+		return nil, err
+	}
 	prev, had := lf.file.Pin(opts.Name)
 	if had && prev.Repository != stored {
 		return nil, &PinExistsError{Name: opts.Name, Lockfile: lf.path, Has: prev.Repository, Repository: stored}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/lockfile"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
@@ -71,7 +72,7 @@ type PinExistsError struct {
 }
 
 func (e *PinExistsError) Error() string {
-	return fmt.Sprintf("%s already pins %s to repository %s, not %s", e.Lockfile, e.Name, e.Has, e.Repository)
+	return fmt.Sprintf("%s already pins %s to repository %s, not %s", e.Lockfile, e.Name, store.RedactURL(e.Has), store.RedactURL(e.Repository))
 }
 
 // Unwrap returns ErrPinExists.
