@@ -11,10 +11,11 @@ import "strings"
 func Ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // IdentIfNeeded returns s as it is when it is a plain identifier (lower-case
-// letters, digits and '_', not starting with a digit), else Ident(s): the
+// letters, digits and '_', not starting with a digit, not one of DuckDB's
+// keywords that are not unreserved: select, from, ...), else Ident(s): the
 // form a person types.
 func IdentIfNeeded(s string) string {
-	plain := s != ""
+	plain := s != "" && !keywords[s]
 	for i, c := range s {
 		if !(c == '_' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
 			plain = false
