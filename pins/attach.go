@@ -60,6 +60,9 @@ type Attached struct {
 // repository's (Show's).
 func Attach(ctx context.Context, env Env, r *repo.Repo, o AttachOptions) (*Attached, error) {
 	so := repo.ShowOptions{Alias: o.Alias, Local: o.Local, Cache: env.Cache, RequireSigned: o.RequireSigned, Signers: o.Signers}
+	if err := repo.CheckAlias(o.Alias); err != nil {
+		return nil, err // before the offline path, which makes no Show
+	}
 	if o.Locked == "" {
 		a, err := r.Attach(ctx, o.Rev, so)
 		if err != nil {

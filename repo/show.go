@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -122,6 +123,9 @@ func (r *Repo) Show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 }
 
 func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, error) {
+	if err := CheckAlias(o.Alias); err != nil {
+		return nil, err
+	}
 	local := o.Local.newestFirst(rev)
 	if len(local) > 0 {
 		abbrev, err := r.Abbrev(ctx, append(ids(local), local[0].Parents...)...)
@@ -251,13 +255,27 @@ func aliasWord(s string) string {
 	return "lake"
 }
 
+// reservedNames are the database names DuckDB reserves or always has
+// attached: an ATTACH under one of them fails ("is a reserved name",
+// "is already attached").
+var reservedNames = []string{"main", "memory", "system", "temp", "information_schema", "pg_catalog"}
+
 // reserved adds "_lake" to the database names DuckDB reserves.
 func reserved(name string) string {
-	switch strings.ToLower(name) {
-	case "main", "memory", "system", "temp", "information_schema", "pg_catalog":
+	if slices.Contains(reservedNames, strings.ToLower(name)) {
 		return name + "_lake"
 	}
 	return name
+}
+
+// CheckAlias refuses a database name asked for (attach --as) that DuckDB
+// reserves, whose ATTACH line would fail; "" (the default name) is no
+// error. Errors: ErrInvalidArguments naming it.
+func CheckAlias(alias string) error {
+	if alias != "" && slices.Contains(reservedNames, strings.ToLower(alias)) {
+		return fmt.Errorf("database name %q: DuckDB reserves it (%s), so the ATTACH line would fail; choose another, such as %s: %w", alias, strings.Join(reservedNames, ", "), alias+"_lake", ErrInvalidArguments)
+	}
+	return nil
 }
 
 // Attached is what 'fdl attach' gives: a version's ATTACH statement, its
