@@ -81,7 +81,7 @@ snapshots() {
     for i in $(seq 10); do sql="$sql CREATE TABLE lake.bench_$i (i INTEGER);"; done
     "$DUCKDB" -c "$sql" >/dev/null
   else
-    for i in $(seq 10); do ./bin/lakewrite "$cat" create_table main "bench_$i" "i:int32" >/dev/null; done
+    for i in $(seq 10); do ./bin/lakewrite "$cat" create-table main "bench_$i" "i:int32" >/dev/null; done
   fi
 }
 

@@ -164,6 +164,14 @@ func Checkout(ctx context.Context, r *repo.Repo, o CheckoutOptions) (res *Checko
 	if res.DataPath, res.Format, res.Readers, err = finishWorkingCatalog(ctx, duckPath, res.Catalog, known); err != nil {
 		return nil, err
 	}
+	if duckPath != res.Catalog && known != nil {
+		// The version's checked catalog, kept for the first commit
+		// (ducklake.FreezeOnto): a SQLite working directory's base.
+		kw := &Workdir{Dir: dir}
+		kw.keepBase(duckPath, known.ID)
+	} else if duckPath != res.Catalog {
+		os.Remove(duckPath)
+	}
 	step(r, "checkout:converted")
 	res.NeedsMigration = ducklake.NeedsMigration(res.Format)
 	if err := saveCheckoutState(ctx, r, res, backend, branch, base); err != nil {
@@ -414,7 +422,7 @@ func writeWorkingCatalog(ctx context.Context, r *repo.Repo, o CheckoutOptions, b
 // the version the file is, checked by its sha256), else read from the file
 // (opening a SQLite copy would read all of it into memory) — and, when the
 // working catalog is to be a SQLite file at catalog, converts it there and
-// removes the DuckDB file.
+// leaves the DuckDB file for the caller (kept or removed).
 func finishWorkingCatalog(ctx context.Context, duckPath, catalog string, known *version.Record) (dataPath, format string, rd meta.Readers, err error) {
 	if known != nil {
 		dataPath, format = known.DuckLake.DataPath, known.DuckLake.Format
@@ -433,9 +441,7 @@ func finishWorkingCatalog(ctx context.Context, duckPath, catalog string, known *
 		rd = meta.ReadersOf(format, st)
 	}
 	if duckPath != catalog {
-		err := ducklake.ConvertToSQLite(ctx, duckPath, catalog)
-		os.Remove(duckPath)
-		if err != nil {
+		if err := ducklake.ConvertToSQLite(ctx, duckPath, catalog); err != nil {
 			return "", "", rd, err
 		}
 	}
