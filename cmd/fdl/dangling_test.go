@@ -30,7 +30,7 @@ func TestPushDanglingBranch(t *testing.T) {
 	if code != exitError {
 		t.Fatalf("push onto a dangling branch: exit %d, want %d\n%s", code, exitError, out)
 	}
-	for _, want := range []string{"main", string(gone), "fdl branch -f main"} {
+	for _, want := range []string{"main", string(gone), "fdl -C " + dir + " branch -f main REV --backwards"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("message lacks %q:\n%s", want, out)
 		}
@@ -83,7 +83,9 @@ func TestDanglingRefsNamed(t *testing.T) {
 		}
 	}
 	tagHint := []string{"tag v1", string(gone), "fdl tag --repair v1 REV"}
-	branchHint := []string{"branch side", string(gone), "fdl branch -f side REV --backwards"}
+	// The hint carries the command's location (--repo URL after it, -C DIR
+	// before it), so only the words after "fdl" are the same everywhere.
+	branchHint := []string{"branch side", string(gone), "hint: ", " branch -f side REV --backwards"}
 	for _, c := range []struct {
 		args []string
 		want []string

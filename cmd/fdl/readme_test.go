@@ -80,7 +80,9 @@ func TestReadme(t *testing.T) {
 	cmd.Dir = clone
 	// A fresh user: no repository named by the environment, a temporary
 	// folder of the test's own (mktemp -d).
-	cmd.Env = append(envWithout(os.Environ(), "FDL_REPO", "FDL_AUTHOR", "TMPDIR"), "TMPDIR="+t.TempDir(), "NO_COLOR=1")
+	// The reader's catalog cache goes to a folder of the test's own.
+	cmd.Env = append(envWithout(os.Environ(), "FDL_REPO", "FDL_AUTHOR", "TMPDIR", "FDL_CACHE", "XDG_CACHE_HOME"),
+		"TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "NO_COLOR=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the README's quick start does not run as written: %v\n%s", err, out)
@@ -88,8 +90,9 @@ func TestReadme(t *testing.T) {
 	t.Logf("%s", out)
 	// The tagged version read through the reader's line: the 100,000
 	// rows loaded (the revert brought the 10 deleted back), 25,000 per
-	// region, and the late sale in north; fdl log names FDL_AUTHOR.
-	for _, want := range []string{"│ east    │        25000 │", "│ north   │        25001 │", "Ada Lovelace"} {
+	// region, and the late sale in north; fdl log names FDL_AUTHOR; the
+	// pinned tag read from the cache holds all 100,001.
+	for _, want := range []string{"│ east    │        25000 │", "│ north   │        25001 │", "Ada Lovelace", "│ 100001 │", "Pinned shop: "} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the quick start's output lacks %q:\n%s", want, out)
 		}
