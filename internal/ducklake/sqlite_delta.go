@@ -53,11 +53,6 @@ type DeltaInfo struct {
 	Compacted bool `json:"compacted,omitempty"`
 }
 
-// deltaMinRows: a table with fewer rows (its largest rowid) is written
-// whole, which is always exact and costs little; a variable for tests,
-// which set 0 so that every table that can take a delta does.
-var deltaMinRows int64 = 4096
-
 // deltaAlias is the name the copy of the base is attached under, and
 // scratchAlias an in-memory database for the rows ended after S.
 const (
@@ -112,20 +107,27 @@ func FreezeOnto(ctx context.Context, src, dst string, base FreezeBase) (info Fre
 	tmp := filepath.Join(work, "catalog.duckdb")
 	err = withSQLiteSnapshotCheck(ctx, srcAbs, true, func(s *sqliteSnapshot) error {
 		var err error
-		d, err = s.freezeOnto(ctx, base, tmp, work)
+		info = FreezeInfo{}
+		d, err = s.freezeOnto(ctx, base, tmp, work, &info)
 		return err
 	})
+	if err == nil && d.Full != "" {
+		info, err = describeFrozen(ctx, srcAbs, tmp)
+	}
 	if err != nil {
 		return info, d, err
 	}
-	info, err = finishFrozen(ctx, srcAbs, tmp, dstAbs)
-	return info, d, err
+	if err := placeNew(tmp, dstAbs); err != nil {
+		return info, d, fmt.Errorf("freeze %s: %w", srcAbs, err)
+	}
+	syncDir(filepath.Dir(dstAbs))
+	return info, d, nil
 }
 
-// finishFrozen checks the frozen copy tmp of srcAbs (one file, in the
+// describeFrozen checks the frozen copy tmp of srcAbs (one file, in the
 // storage version of its format), reads its format and last snapshot,
-// hashes it and places it at dstAbs.
-func finishFrozen(ctx context.Context, srcAbs, tmp, dstAbs string) (info FreezeInfo, err error) {
+// fsyncs and hashes it.
+func describeFrozen(ctx context.Context, srcAbs, tmp string) (info FreezeInfo, err error) {
 	cat, err := Open(ctx, tmp)
 	if err != nil {
 		return info, fmt.Errorf("freeze %s: the copy does not open: %w", srcAbs, err)
@@ -147,29 +149,44 @@ func finishFrozen(ctx context.Context, srcAbs, tmp, dstAbs string) (info FreezeI
 	if info.Size, info.SHA256, err = fileDigest(ctx, tmp); err != nil {
 		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
 	}
-	if err := placeNew(tmp, dstAbs); err != nil {
-		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
-	}
-	syncDir(filepath.Dir(dstAbs))
 	return info, nil
 }
 
 // freezeOnto writes the snapshot's catalog at tmp: the base's copy brought
 // up to date when it can be (applyDelta), else a full conversion
-// (freezeInto), saying why. It may run more than once (a retry after
+// (freezeInto), saying why; frozen describes a file brought up to date
+// (left as it is after a full conversion). The base is copied while
+// SQLite sums the large tables' rows at S. It may run more than once (a retry after
 // SQLITE_BUSY): it starts from no file.
-func (s *sqliteSnapshot) freezeOnto(ctx context.Context, base FreezeBase, tmp, work string) (DeltaInfo, error) {
+func (s *sqliteSnapshot) freezeOnto(ctx context.Context, base FreezeBase, tmp, work string, frozen *FreezeInfo) (DeltaInfo, error) {
 	os.Remove(tmp)
 	os.Remove(tmp + ".wal")
 	d := DeltaInfo{}
 	reason := ""
-	switch {
-	case base.Format != s.format:
+	if base.Format != s.format {
 		reason = fmt.Sprintf("the working catalog's DuckLake format is %s, the base's %s", s.format, base.Format)
-	default:
+	}
+	var tables []*deltaTable
+	if reason == "" {
+		type copied struct {
+			reason string
+			err    error
+		}
+		done := make(chan copied, 1)
+		go func() {
+			r, err := copyBase(ctx, base, tmp)
+			done <- copied{r, err}
+		}()
 		var err error
-		if reason, err = copyBase(ctx, base, tmp); err != nil {
+		tables, reason, err = s.planAndSum(ctx, base.Snapshot)
+		c := <-done
+		switch {
+		case c.err != nil:
+			return d, c.err
+		case err != nil:
 			return d, err
+		case c.reason != "":
+			reason = c.reason
 		}
 	}
 	if reason == "" {
@@ -179,7 +196,7 @@ func (s *sqliteSnapshot) freezeOnto(ctx context.Context, base FreezeBase, tmp, w
 	}
 	if reason == "" {
 		var err error
-		if reason, err = s.applyDelta(ctx, base.Snapshot, tmp, work, &d); err != nil {
+		if reason, err = s.applyDelta(ctx, base.Snapshot, tables, tmp, work, &d, frozen); err != nil {
 			return d, err
 		}
 	}
@@ -191,6 +208,51 @@ func (s *sqliteSnapshot) freezeOnto(ctx context.Context, base FreezeBase, tmp, w
 	d = DeltaInfo{Full: reason}
 	_, err := s.freezeInto(ctx, tmp, work)
 	return d, err
+}
+
+// planAndSum plans the delta (planDelta, with next_file_id of snapshot
+// snap as the SQLite catalog has it) and reads the sums of each delta
+// table's rows at snap; a reason when the catalog no longer holds snap.
+func (s *sqliteSnapshot) planAndSum(ctx context.Context, snap int64) ([]*deltaTable, string, error) {
+	var nf sql.NullInt64
+	q := "SELECT NULL"
+	if slices.ContainsFunc(s.tables, func(t *sqliteTable) bool { return t.name == "ducklake_snapshot" && slices.Contains(t.cols, "next_file_id") }) {
+		q = "SELECT next_file_id"
+	}
+	err := s.conn.QueryRowContext(ctx, q+" FROM ducklake_snapshot WHERE snapshot_id = ?", snap).Scan(&nf)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Sprintf("the working catalog no longer holds snapshot %d", snap), nil
+	}
+	if err != nil {
+		if isSQLiteBusy(err) {
+			return nil, "", err
+		}
+		return nil, "", classifySQLiteError(s.path, "read ducklake_snapshot", err)
+	}
+	next := int64(-1)
+	if nf.Valid {
+		next = nf.Int64
+	}
+	tables, err := s.planDelta(ctx, snap, next)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, dt := range tables {
+		if dt.old == "" || dt.idFrom != "" {
+			continue
+		}
+		exprs := sumExprs(dt, true)
+		sums, err := scanSums(s.conn.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+sqlquote.Ident(dt.t.name)+" WHERE "+dt.old), len(exprs))
+		if isSQLiteBusy(err) {
+			return nil, "", err
+		}
+		if err != nil {
+			dt.old, dt.why = "", "its sums at the base's snapshot: "+err.Error()
+			continue
+		}
+		dt.sums = sums
+	}
+	return tables, "", nil
 }
 
 // copyBase copies the kept base catalog to tmp, hashing it on the way, and
@@ -235,9 +297,17 @@ type deltaTable struct {
 	// deleted values (data files, delete files, snapshots) are deleted.
 	end, id string
 	// idFrom is the table whose deleted ids are this one's (a statistics
-	// table takes its data files').
+	// table takes its data files'). Such a table is only counted: its
+	// rows at S are its rows less those after S (SQLite counts a whole
+	// table from its b-tree's pages, and the rows after S are read
+	// anyway), so no scan of it adds up its columns; DuckLake writes
+	// these rows once and deletes them with their data file.
 	idFrom string
 	sums   sumsOf // the rows at S in SQLite
+	// pre are the copy's sums before any change (preSums); they stand for
+	// its rows at S after the changes when none deleted or ended a row.
+	pre     sumsOf
+	touched bool // rows at S deleted or ended in the copy
 	why    string // written whole instead, and why
 	// The dumps readSQLite made: the rows after S, the rows at S ended
 	// after it, and (when the table lost rows) the ids it keeps at S.
@@ -262,16 +332,6 @@ func (s *sqliteSnapshot) planDelta(ctx context.Context, snap, nextFile int64) ([
 		if _, ok := s.bulkKinds(t); !ok {
 			continue
 		}
-		var rows sql.NullInt64
-		if err := s.conn.QueryRowContext(ctx, "SELECT max(rowid) FROM "+sqlquote.Ident(t.name)).Scan(&rows); err != nil {
-			if isSQLiteBusy(err) {
-				return nil, err
-			}
-			return nil, classifySQLiteError(s.path, "read "+t.name, err)
-		}
-		if rows.Int64 < deltaMinRows {
-			continue
-		}
 		has := func(c string) bool { return slices.Contains(t.cols, c) }
 		if has("end_snapshot") {
 			dt.end = "end_snapshot"
@@ -292,35 +352,36 @@ func (s *sqliteSnapshot) planDelta(ctx context.Context, snap, nextFile int64) ([
 	return out, nil
 }
 
-// sumExprs are the aggregates that summarise t's rows (the SQL of one
+// sumExprs are the aggregates that summarise dt's rows (the SQL of one
 // engine: sqlite, else DuckDB over t's DuckDB types): the row count, and
-// for each column the count of values and, for integers and booleans, their
-// sum, for text the sum of its lengths in bytes (UUIDs and timestamps are
-// only counted: their text may be written differently by another writer).
-func sumExprs(t *sqliteTable, sqlite bool) []string {
+// for each column the sum of its integers and booleans, the sum of the
+// lengths of its text (characters), or for UUIDs and timestamps, whose
+// text another writer may spell differently, the count of values. One
+// aggregate a column: SQLite's cost is per aggregate and row.
+func sumExprs(dt *deltaTable, sqlite bool) []string {
+	t := dt.t
 	out := []string{"count(*)"}
 	for i, c := range t.cols {
+		if dt.idFrom != "" {
+			break // counted only (see deltaTable.idFrom)
+		}
 		q := sqlquote.Ident(c)
-		out = append(out, "count("+q+")")
 		switch {
-		case t.duck[i] == tBigint:
-			out = append(out, "sum("+q+")")
-		case t.duck[i] == tBoolean && sqlite:
+		case t.duck[i] == tBigint || (t.duck[i] == tBoolean && sqlite):
 			out = append(out, "sum("+q+")")
 		case t.duck[i] == tBoolean:
 			out = append(out, "sum(CAST("+q+" AS INTEGER))")
-		case t.duck[i] == tVarchar && sqlite:
-			out = append(out, "sum(length(CAST("+q+" AS BLOB)))")
 		case t.duck[i] == tVarchar:
-			out = append(out, "sum(strlen("+q+"))")
+			out = append(out, "sum(length("+q+"))")
+		default:
+			out = append(out, "count("+q+")")
 		}
 	}
 	for i, e := range out {
-		out[i] = "CAST(" + e + " AS VARCHAR)"
 		if sqlite {
 			out[i] = "coalesce(CAST(" + e + " AS TEXT), '')"
 		} else {
-			out[i] = "coalesce(" + out[i] + ", '')"
+			out[i] = "coalesce(CAST(" + e + " AS VARCHAR), '')"
 		}
 	}
 	return out
@@ -350,10 +411,11 @@ type deltaRun struct {
 }
 
 // applyDelta brings the base's copy at tmp up to date with the snapshot
-// (work is DuckDB's spill folder and holds the dumps), or says why it
-// cannot ("": it did; the caller then converts the whole catalog).
-// SQLite's quick_check runs in the snapshot's transaction meanwhile.
-func (s *sqliteSnapshot) applyDelta(ctx context.Context, snap int64, tmp, work string, info *DeltaInfo) (string, error) {
+// (work is DuckDB's spill folder and holds the dumps) and describes it in
+// frozen (describeFrozen), or says why it cannot ("": it did; the caller
+// then converts the whole catalog). SQLite's quick_check runs in the
+// snapshot's transaction meanwhile.
+func (s *sqliteSnapshot) applyDelta(ctx context.Context, snap int64, tables []*deltaTable, tmp, work string, info *DeltaInfo, frozen *FreezeInfo) (string, error) {
 	limit, err := s.memoryLimit(ctx)
 	if err != nil {
 		return "", err
@@ -371,25 +433,42 @@ func (s *sqliteSnapshot) applyDelta(ctx context.Context, snap int64, tmp, work s
 	}
 	defer db.Close()
 	defer duck.Close()
-	r := &deltaRun{s: s, duck: duck, work: work, snap: snap, counts: map[string]int64{}, gone: map[string]bool{}, info: info}
-	nextFile, reason, err := r.checkBase(ctx)
-	if reason != "" || err != nil {
+	r := &deltaRun{s: s, duck: duck, work: work, snap: snap, tables: tables, counts: map[string]int64{}, gone: map[string]bool{}, info: info}
+	if reason, err := r.checkBase(ctx); reason != "" || err != nil {
 		return reason, err
 	}
-	if r.tables, err = s.planDelta(ctx, snap, nextFile); err != nil {
-		return "", err
-	}
-	if err := r.readSQLite(ctx); err != nil {
-		return "", err
-	}
-	checked := make(chan error, 1)
-	go func() { checked <- s.quickCheck(ctx) }()
-	err = r.applyAll(ctx)
-	if cerr := <-checked; cerr != nil {
-		return "", cerr
-	}
+	db.SetMaxOpenConns(2)
+	pre := make(chan struct{})
+	go func() {
+		defer close(pre)
+		r.preSums(ctx, db)
+	}()
+	err = r.readSQLite(ctx)
+	<-pre
 	if err != nil {
 		return "", err
+	}
+	// SQLite's quick_check (the snapshot's connection) runs while DuckDB
+	// applies, checkpoints and the result is hashed; a table to write
+	// whole waits for it (its rows are read on that connection).
+	checked := make(chan error, 1)
+	go func() { checked <- s.quickCheck(ctx) }()
+	var cerr error
+	waited := false
+	wait := func() error {
+		if !waited {
+			waited, cerr = true, <-checked
+		}
+		return cerr
+	}
+	defer wait()
+	if err := r.applyAll(ctx); err != nil {
+		return "", err
+	}
+	if slices.ContainsFunc(r.tables, func(dt *deltaTable) bool { return dt.old != "" && dt.why != "" }) {
+		if err := wait(); err != nil {
+			return "", err
+		}
 	}
 	if err := r.rewriteFailed(ctx); err != nil {
 		return "", err
@@ -397,48 +476,72 @@ func (s *sqliteSnapshot) applyDelta(ctx context.Context, snap int64, tmp, work s
 	if err := checkCounts(ctx, duck, deltaAlias, r.counts); err != nil {
 		return "", fmt.Errorf("freeze %s: %w", s.path, err)
 	}
-	return "", r.finish(ctx, tmp)
+	if err := r.finish(ctx, tmp); err != nil {
+		return "", err
+	}
+	fi, err := describeFrozen(ctx, s.path, tmp)
+	if err := wait(); err != nil {
+		return "", err
+	}
+	*frozen = fi
+	return "", err
 }
 
 // checkBase checks that the copy ends at S and that the snapshot holds S
-// as the copy does (same snapshot_time), drops the copy's tables the
-// snapshot no longer has, and returns next_file_id at S (-1 when the
-// format has none) or why the copy cannot be brought up to date.
-func (r *deltaRun) checkBase(ctx context.Context) (int64, string, error) {
+// as the copy does (same snapshot_time and next_file_id), or says why the
+// copy cannot be brought up to date.
+func (r *deltaRun) checkBase(ctx context.Context) (string, error) {
 	var last sql.NullInt64
 	q := "SELECT max(snapshot_id) FROM " + sqlquote.Ident(deltaAlias) + ".main.ducklake_snapshot"
 	if err := r.duck.QueryRowContext(ctx, q).Scan(&last); err != nil {
-		return 0, "", fmt.Errorf("freeze %s: the base's copy: %w", r.s.path, err)
+		return "", fmt.Errorf("freeze %s: the base's copy: %w", r.s.path, err)
 	}
 	if !last.Valid || last.Int64 != r.snap {
-		return 0, fmt.Sprintf("the kept base catalog ends at snapshot %d, not %d", last.Int64, r.snap), nil
+		return fmt.Sprintf("the kept base catalog ends at snapshot %d, not %d", last.Int64, r.snap), nil
+	}
+	next := "NULL"
+	if slices.ContainsFunc(r.s.tables, func(t *sqliteTable) bool { return t.name == "ducklake_snapshot" && slices.Contains(t.cols, "next_file_id") }) {
+		next = "next_file_id"
 	}
 	var at sql.NullString
-	err := r.s.conn.QueryRowContext(ctx, "SELECT snapshot_time FROM ducklake_snapshot WHERE snapshot_id = ?", r.snap).Scan(&at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Sprintf("the working catalog no longer holds snapshot %d", r.snap), nil
-	}
+	var nf sql.NullInt64
+	err := r.s.conn.QueryRowContext(ctx, "SELECT snapshot_time, "+next+" FROM ducklake_snapshot WHERE snapshot_id = ?", r.snap).Scan(&at, &nf)
 	if err != nil {
 		if isSQLiteBusy(err) {
-			return 0, "", err
+			return "", err
 		}
-		return 0, "", classifySQLiteError(r.s.path, "read ducklake_snapshot", err)
+		return "", classifySQLiteError(r.s.path, "read ducklake_snapshot", err)
 	}
 	var same bool
-	q = fmt.Sprintf("SELECT coalesce(bool_and(snapshot_time = TRY_CAST(? AS TIMESTAMPTZ)), false) FROM %s.main.ducklake_snapshot WHERE snapshot_id = %d", sqlquote.Ident(deltaAlias), r.snap)
-	if err := r.duck.QueryRowContext(ctx, q, at.String).Scan(&same); err != nil {
-		return 0, "", fmt.Errorf("freeze %s: the base's copy: %w", r.s.path, err)
+	q = fmt.Sprintf("SELECT coalesce(bool_and(snapshot_time = TRY_CAST(? AS TIMESTAMPTZ) AND %s IS NOT DISTINCT FROM ?), false) FROM %s.main.ducklake_snapshot WHERE snapshot_id = %d",
+		next, sqlquote.Ident(deltaAlias), r.snap)
+	if err := r.duck.QueryRowContext(ctx, q, at.String, nf).Scan(&same); err != nil {
+		return "", fmt.Errorf("freeze %s: the base's copy: %w", r.s.path, err)
 	}
 	if !same {
-		return 0, fmt.Sprintf("the working catalog's snapshot %d is not the base's (another snapshot_time)", r.snap), nil
+		return fmt.Sprintf("the working catalog's snapshot %d is not the base's (another snapshot_time or next_file_id)", r.snap), nil
 	}
-	next := int64(-1)
-	var nf sql.NullInt64
-	q = fmt.Sprintf("SELECT next_file_id FROM %s.main.ducklake_snapshot WHERE snapshot_id = %d", sqlquote.Ident(deltaAlias), r.snap)
-	if err := r.duck.QueryRowContext(ctx, q).Scan(&nf); err == nil && nf.Valid {
-		next = nf.Int64
+	return "", nil
+}
+
+// preSums reads, on a connection of its own while SQLite is read, the
+// sums of each delta table's rows in the copy before any change (an error
+// only means they are read again after the changes).
+func (r *deltaRun) preSums(ctx context.Context, db *sql.DB) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return
 	}
-	return next, "", nil
+	defer conn.Close()
+	for _, dt := range r.tables {
+		if dt.old == "" {
+			continue
+		}
+		exprs := sumExprs(dt, false)
+		if got, err := scanSums(conn.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+target(deltaAlias, dt.t)+" WHERE "+dt.old), len(exprs)); err == nil {
+			dt.pre = got
+		}
+	}
 }
 
 // copyTables returns the copy's tables and their columns with DuckDB
@@ -539,22 +642,13 @@ func (r *deltaRun) dumpWhere(ctx context.Context, t *sqliteTable, cols []string,
 	return d, err
 }
 
-// readDeltaTable reads dt's sums at S and dumps its new rows, its rows
-// ended after S and, when it has fewer rows at S than the copy, the ids
-// it keeps. A value the bulk copy cannot carry, or sums SQLite cannot
-// add up (an integer overflow), make it a whole table.
+// readDeltaTable dumps dt's new rows, its rows ended after S and, when it
+// has fewer rows at S than the copy, the ids it keeps; a table counted
+// only (idFrom) gets its count at S. A value the bulk copy cannot carry
+// makes it a whole table.
 func (r *deltaRun) readDeltaTable(ctx context.Context, dt *deltaTable) error {
 	t, i := dt.t, strconv.Itoa(slices.Index(r.tables, dt))
-	exprs := sumExprs(t, true)
-	sums, err := scanSums(r.s.conn.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+sqlquote.Ident(t.name)+" WHERE "+dt.old), len(exprs))
-	if err != nil {
-		if isSQLiteBusy(err) {
-			return err
-		}
-		dt.old, dt.why = "", "its sums at the base's snapshot: "+err.Error()
-		return nil
-	}
-	dt.sums = sums
+	var err error
 	odd := func(err error) error {
 		if errors.Is(err, sqlitebulk.ErrOdd) {
 			dt.old, dt.why = "", err.Error()
@@ -562,8 +656,26 @@ func (r *deltaRun) readDeltaTable(ctx context.Context, dt *deltaTable) error {
 		}
 		return err
 	}
-	if dt.added, err = r.dumpWhere(ctx, t, t.cols, "NOT ("+dt.old+")", "added-"+i); err != nil {
+	added := "NOT (" + dt.old + ")"
+	if dt.idFrom != "" {
+		after, err := r.afterOld(ctx, dt)
+		if err != nil {
+			return err
+		}
+		added = "rowid > " + strconv.FormatInt(after, 10)
+	}
+	if dt.added, err = r.dumpWhere(ctx, t, t.cols, added, "added-"+i); err != nil {
 		return odd(err)
+	}
+	if dt.idFrom != "" {
+		var all int64
+		if err := r.s.conn.QueryRowContext(ctx, "SELECT count(*) FROM "+sqlquote.Ident(t.name)).Scan(&all); err != nil {
+			if isSQLiteBusy(err) {
+				return err
+			}
+			return classifySQLiteError(r.s.path, "read "+t.name, err)
+		}
+		dt.sums = sumsOf{strconv.FormatInt(all-dt.added.rows, 10)}
 	}
 	if dt.end != "" {
 		cond := fmt.Sprintf("%s AND %s > %d", dt.old, sqlquote.Ident(dt.end), r.snap)
@@ -578,7 +690,7 @@ func (r *deltaRun) readDeltaTable(ctx context.Context, dt *deltaTable) error {
 	if err := r.duck.QueryRowContext(ctx, "SELECT count(*) FROM "+target(deltaAlias, t)).Scan(&inCopy); err != nil {
 		return fmt.Errorf("freeze %s: the base's copy: %w", r.s.path, err)
 	}
-	if strconv.FormatInt(inCopy, 10) == sums[0] {
+	if strconv.FormatInt(inCopy, 10) == dt.sums[0] {
 		return nil
 	}
 	d, err := r.dumpWhere(ctx, t, []string{dt.id}, dt.old, "kept-"+i)
@@ -587,6 +699,28 @@ func (r *deltaRun) readDeltaTable(ctx context.Context, dt *deltaTable) error {
 	}
 	dt.kept = d.path
 	return nil
+}
+
+// afterOld returns the largest rowid of dt's rows at S (0 when none): a
+// table without an index on its data file's id is read from its end back
+// to its last row at S, not whole. SQLite gives a new row the largest
+// rowid plus one, so every row written after S lies beyond every row at
+// S that is still there; were one not to, the count of the rows at S
+// (all rows less those beyond) would not be the copy's, and the table
+// would be written whole.
+func (r *deltaRun) afterOld(ctx context.Context, dt *deltaTable) (int64, error) {
+	var m sql.NullInt64
+	err := r.s.conn.QueryRowContext(ctx, "SELECT rowid FROM "+sqlquote.Ident(dt.t.name)+" WHERE "+dt.old+" ORDER BY rowid DESC LIMIT 1").Scan(&m)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		if isSQLiteBusy(err) {
+			return 0, err
+		}
+		return 0, classifySQLiteError(r.s.path, "read "+dt.t.name, err)
+	}
+	return m.Int64, nil
 }
 
 // writeWhole writes dt's table whole into the copy (dropping the copy's,
@@ -639,6 +773,7 @@ func (r *deltaRun) applyAll(ctx context.Context) error {
 	}
 	for _, dt := range r.tables {
 		if dt.old != "" && dt.idFrom != "" && r.gone[dt.idFrom] {
+			dt.touched = true
 			q := fmt.Sprintf("DELETE FROM %s WHERE %s IN (SELECT id FROM %s)", target(deltaAlias, dt.t), sqlquote.Ident(dt.id), goneTable(dt.idFrom))
 			if _, err := r.duck.ExecContext(ctx, q); err != nil {
 				return fmt.Errorf("freeze %s: table %s: %w", r.s.path, dt.t.name, err)
@@ -678,6 +813,7 @@ func (r *deltaRun) deleteGone(ctx context.Context, dt *deltaTable) error {
 	}
 	os.Remove(dt.kept)
 	r.gone[dt.t.name] = true
+	dt.touched = true
 	return nil
 }
 
@@ -685,21 +821,28 @@ func (r *deltaRun) deleteGone(ctx context.Context, dt *deltaTable) error {
 // ended after S, and compares its rows at S with SQLite's sums.
 func (r *deltaRun) applyTable(ctx context.Context, dt *deltaTable) error {
 	t := dt.t
-	added, err := r.s.readDump(ctx, r.duck, deltaAlias, dt.added)
+	var added int64
+	var err error
+	if dt.added.rows > 0 { // a statement of DuckDB's costs milliseconds, even for no rows
+		added, err = r.s.readDump(ctx, r.duck, deltaAlias, dt.added)
+	}
 	os.Remove(dt.added.path)
 	if err != nil {
 		return err
 	}
 	if dt.end != "" && dt.ended.rows > 0 {
+		dt.touched = true
 		if dt.why, err = r.endRows(ctx, dt); err != nil || dt.why != "" {
 			return err
 		}
 	}
 	os.Remove(dt.ended.path)
-	exprs := sumExprs(t, false)
-	got, err := scanSums(r.duck.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+target(deltaAlias, t)+" WHERE "+dt.old), len(exprs))
-	if err != nil {
-		return fmt.Errorf("freeze %s: table %s: %w", r.s.path, t.name, err)
+	got := dt.pre
+	if dt.touched || got == nil {
+		exprs := sumExprs(dt, false)
+		if got, err = scanSums(r.duck.QueryRowContext(ctx, "SELECT "+strings.Join(exprs, ", ")+" FROM "+target(deltaAlias, t)+" WHERE "+dt.old), len(exprs)); err != nil {
+			return fmt.Errorf("freeze %s: table %s: %w", r.s.path, t.name, err)
+		}
 	}
 	if !slices.Equal(got, dt.sums) {
 		dt.why = "its rows at the base's snapshot changed in place (" + differingSums(t, got, dt.sums) + ")"
