@@ -216,7 +216,9 @@ func (s *sqliteSnapshot) freezeOnto(ctx context.Context, base FreezeBase, tmp, w
 func (s *sqliteSnapshot) planAndSum(ctx context.Context, snap int64) ([]*deltaTable, string, error) {
 	var nf sql.NullInt64
 	q := "SELECT NULL"
-	if slices.ContainsFunc(s.tables, func(t *sqliteTable) bool { return t.name == "ducklake_snapshot" && slices.Contains(t.cols, "next_file_id") }) {
+	if slices.ContainsFunc(s.tables, func(t *sqliteTable) bool {
+		return t.name == "ducklake_snapshot" && slices.Contains(t.cols, "next_file_id")
+	}) {
 		q = "SELECT next_file_id"
 	}
 	err := s.conn.QueryRowContext(ctx, q+" FROM ducklake_snapshot WHERE snapshot_id = ?", snap).Scan(&nf)
@@ -307,8 +309,8 @@ type deltaTable struct {
 	// pre are the copy's sums before any change (preSums); they stand for
 	// its rows at S after the changes when none deleted or ended a row.
 	pre     sumsOf
-	touched bool // rows at S deleted or ended in the copy
-	why    string // written whole instead, and why
+	touched bool   // rows at S deleted or ended in the copy
+	why     string // written whole instead, and why
 	// The dumps readSQLite made: the rows after S, the rows at S ended
 	// after it, and (when the table lost rows) the ids it keeps at S.
 	added, ended dumped
@@ -500,7 +502,9 @@ func (r *deltaRun) checkBase(ctx context.Context) (string, error) {
 		return fmt.Sprintf("the kept base catalog ends at snapshot %d, not %d", last.Int64, r.snap), nil
 	}
 	next := "NULL"
-	if slices.ContainsFunc(r.s.tables, func(t *sqliteTable) bool { return t.name == "ducklake_snapshot" && slices.Contains(t.cols, "next_file_id") }) {
+	if slices.ContainsFunc(r.s.tables, func(t *sqliteTable) bool {
+		return t.name == "ducklake_snapshot" && slices.Contains(t.cols, "next_file_id")
+	}) {
 		next = "next_file_id"
 	}
 	var at sql.NullString
