@@ -164,14 +164,7 @@ func Checkout(ctx context.Context, r *repo.Repo, o CheckoutOptions) (res *Checko
 	if res.DataPath, res.Format, res.Readers, err = finishWorkingCatalog(ctx, duckPath, res.Catalog, known); err != nil {
 		return nil, err
 	}
-	if duckPath != res.Catalog && known != nil {
-		// The version's checked catalog, kept for the first commit
-		// (ducklake.FreezeOnto): a SQLite working directory's base.
-		kw := &Workdir{Dir: dir}
-		kw.keepBase(duckPath, known.ID)
-	} else if duckPath != res.Catalog {
-		os.Remove(duckPath)
-	}
+	keepCheckedOut(dir, duckPath, res.Catalog, known)
 	step(r, "checkout:converted")
 	res.NeedsMigration = ducklake.NeedsMigration(res.Format)
 	if err := saveCheckoutState(ctx, r, res, backend, branch, base); err != nil {
@@ -446,6 +439,20 @@ func finishWorkingCatalog(ctx context.Context, duckPath, catalog string, known *
 		}
 	}
 	return dataPath, format, rd, nil
+}
+
+// keepCheckedOut keeps the DuckDB file duckPath of a SQLite working
+// catalog (catalog) in dir as its base, when it is the checked catalog of
+// version known (for the first commit, ducklake.FreezeOnto), and removes
+// it otherwise; nothing when duckPath is the working catalog itself.
+func keepCheckedOut(dir, duckPath, catalog string, known *version.Record) {
+	switch {
+	case duckPath == catalog:
+	case known != nil:
+		(&Workdir{Dir: dir}).keepBase(duckPath, known.ID)
+	default:
+		os.Remove(duckPath)
+	}
 }
 
 // prepareDir makes dir or checks it is empty; made reports whether it made it.
