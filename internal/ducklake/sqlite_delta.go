@@ -3,6 +3,7 @@ package ducklake
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/sqlitebulk"
 	"github.com/fdl-dev/fdl/internal/filecopy"
@@ -214,6 +217,9 @@ func (s *sqliteSnapshot) freezeOnto(ctx context.Context, base FreezeBase, tmp, w
 // snap as the SQLite catalog has it) and reads the sums of each delta
 // table's rows at snap; a reason when the catalog no longer holds snap.
 func (s *sqliteSnapshot) planAndSum(ctx context.Context, snap int64) ([]*deltaTable, string, error) {
+	if err := s.registerFNV(); err != nil {
+		return nil, "", err
+	}
 	var nf sql.NullInt64
 	q := "SELECT NULL"
 	if slices.ContainsFunc(s.tables, func(t *sqliteTable) bool {
@@ -357,7 +363,7 @@ func (s *sqliteSnapshot) planDelta(ctx context.Context, snap, nextFile int64) ([
 // sumExprs are the aggregates that summarise dt's rows (the SQL of one
 // engine: sqlite, else DuckDB over t's DuckDB types): the row count, and
 // for each column the sum of its integers and booleans, the sum of the
-// lengths of its text (characters), or for UUIDs and timestamps, whose
+// 32-bit FNV-1a hashes of its texts (fnvFunc), or for UUIDs and timestamps, whose
 // text another writer may spell differently, the count of values. One
 // aggregate a column: SQLite's cost is per aggregate and row.
 func sumExprs(dt *deltaTable, sqlite bool) []string {
@@ -374,7 +380,7 @@ func sumExprs(dt *deltaTable, sqlite bool) []string {
 		case t.duck[i] == tBoolean:
 			out = append(out, "sum(CAST("+q+" AS INTEGER))")
 		case t.duck[i] == tVarchar:
-			out = append(out, "sum(length("+q+"))")
+			out = append(out, "sum("+fnvFunc+"("+q+"))")
 		default:
 			out = append(out, "count("+q+")")
 		}
@@ -387,6 +393,37 @@ func sumExprs(dt *deltaTable, sqlite bool) []string {
 		}
 	}
 	return out
+}
+
+// fnvFunc is the SQL function both engines hash a text with: on SQLite's
+// side a C function (sqlitebulk.RegisterFNV32), on DuckDB's a Go one
+// (fnv32UDF) giving the same values.
+const fnvFunc = "fdl_fnv32"
+
+// fnv32UDF is fdl_fnv32 for DuckDB: VARCHAR to BIGINT, NULL for NULL.
+type fnv32UDF struct{}
+
+// Config gives the function's types.
+func (fnv32UDF) Config() duckdb.ScalarFuncConfig {
+	v, _ := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
+	b, _ := duckdb.NewTypeInfo(duckdb.TYPE_BIGINT)
+	return duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{v}, ResultTypeInfo: b}
+}
+
+// Executor hashes one value.
+func (fnv32UDF) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowExecutor: func(vals []driver.Value) (any, error) {
+		s, ok := vals[0].(string)
+		if !ok {
+			return nil, fmt.Errorf("%s of a %T", fnvFunc, vals[0])
+		}
+		return int64(sqlitebulk.FNV32([]byte(s))), nil
+	}}
+}
+
+// registerFNV registers fdl_fnv32 on the SQLite connection of s.
+func (s *sqliteSnapshot) registerFNV() error {
+	return s.conn.Raw(func(dc any) error { return sqlitebulk.RegisterFNV32(dc) })
 }
 
 // scanSums reads one row of text aggregates.
@@ -435,6 +472,9 @@ func (s *sqliteSnapshot) applyDelta(ctx context.Context, snap int64, tables []*d
 	}
 	defer db.Close()
 	defer duck.Close()
+	if err := duckdb.RegisterScalarUDF(duck, fnvFunc, fnv32UDF{}); err != nil {
+		return "", err
+	}
 	r := &deltaRun{s: s, duck: duck, work: work, snap: snap, tables: tables, counts: map[string]int64{}, gone: map[string]bool{}, info: info}
 	if reason, err := r.checkBase(ctx); reason != "" || err != nil {
 		return reason, err
@@ -537,6 +577,7 @@ func (r *deltaRun) preSums(ctx context.Context, db *sql.DB) {
 		return
 	}
 	defer conn.Close()
+	_ = duckdb.RegisterScalarUDF(conn, fnvFunc, fnv32UDF{}) // the database's already, when DuckDB keeps it there
 	for _, dt := range r.tables {
 		if dt.old == "" {
 			continue

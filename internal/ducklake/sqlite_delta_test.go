@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,8 +71,8 @@ func TestFreezeOntoEqualsFreeze(t *testing.T) {
 				if err != nil {
 					t.Fatalf("step %s: %v", step.name, err)
 				}
-				if delta.Full != "" || len(delta.Delta) == 0 {
-					t.Errorf("step %s: a full conversion (%s), delta %v", step.name, delta.Full, delta.Delta)
+				if delta.Full != "" || !slices.Contains(delta.Delta, "ducklake_data_file") || !slices.Contains(delta.Delta, "ducklake_file_column_stats") || !slices.Contains(delta.Delta, "ducklake_snapshot") {
+					t.Errorf("step %s: a full conversion (%s), delta %v, whole %v", step.name, delta.Full, delta.Delta, delta.Whole)
 				}
 				t.Logf("step %s: delta %v, whole %v", step.name, delta.Delta, delta.Whole)
 				full := filepath.Join(dir, fmt.Sprintf("full%d.duckdb", k))
