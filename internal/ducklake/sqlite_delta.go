@@ -967,8 +967,9 @@ func (r *deltaRun) rewriteFailed(ctx context.Context) error {
 
 // compactShare: when more than this share of the copy's blocks is free
 // after a delta, the copy is written again (COPY FROM DATABASE) so that
-// the file does not grow with the free space of many commits.
-const compactShare = 0.5
+// the file does not grow with the free space of many commits (a variable
+// for the test that forces it).
+var compactShare = 0.5
 
 // finish checkpoints the copy and, when over compactShare of its blocks
 // are free, writes it again into a new file at tmp.

@@ -172,3 +172,43 @@ func lakeWrite(t *testing.T, path, q string) {
 		t.Fatalf("%s: %v", q, err)
 	}
 }
+
+// TestFreezeOntoCompacts: along a chain of commits, a copy written again
+// because of its free space (forced here at every commit) is still the
+// full conversion's catalog, in the storage version of its format, and
+// the DuckDB 1.5 extension reads it.
+func TestFreezeOntoCompacts(t *testing.T) {
+	d := realduck.Find(t, realduck.V15, "ducklake", "sqlite")
+	old := compactShare
+	compactShare = -1
+	t.Cleanup(func() { compactShare = old })
+	dir := t.TempDir()
+	lite := deltaLake(t, gunzipCatalog(t, "dltest-v04.ducklake", dir, ""), dir)
+	base := fullBase(t, lite, filepath.Join(dir, "base0.duckdb"))
+	attach := fmt.Sprintf("ATTACH 'ducklake:sqlite:%s' AS lake (DATA_PATH '%s/', OVERRIDE_DATA_PATH true)", lite, filepath.Join(dir, "data"))
+	lake := d.Start(t)
+	for k, step := range deltaSteps[:2] {
+		if _, err := lake.Query(realduck.OnLake(attach, step.sql, false)); err != nil {
+			t.Fatalf("step %s: %v", step.name, err)
+		}
+		inc := filepath.Join(dir, fmt.Sprintf("inc%d.duckdb", k))
+		info, delta, err := FreezeOnto(context.Background(), lite, inc, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !delta.Compacted || delta.Full != "" || info.Storage.Number != storageForFormat(info.Format).Number {
+			t.Errorf("step %s: %+v, storage %+v", step.name, delta, info.Storage)
+		}
+		full := filepath.Join(dir, fmt.Sprintf("full%d.duckdb", k))
+		if _, err := Freeze(context.Background(), lite, full); err != nil {
+			t.Fatal(err)
+		}
+		compareDatabases(t, full, inc)
+		compareValues(t, full, inc)
+		base = FreezeBase{Path: inc, Size: info.Size, SHA256: info.SHA256, Format: info.Format, Snapshot: info.Snapshot.ID}
+	}
+	out := lake.MustQuery(t, fmt.Sprintf("ATTACH 'ducklake:%s' AS l (READ_ONLY, DATA_PATH '%s/', OVERRIDE_DATA_PATH true); SELECT count(*) FROM l.fdl_t;", base.Path, filepath.Join(dir, "data")))
+	if got := fmt.Sprint(out[len(out)-1].Rows); got != "[[6]]" {
+		t.Errorf("DuckDB 1.5 reads %s rows; want [[6]]", got)
+	}
+}
