@@ -106,6 +106,10 @@ type Options struct {
 	// Step, if set, is called with the name of each step of commit and push
 	// just before it runs ("push:catalog", …); tests use it to inject crashes.
 	Step func(name string)
+	// Debug, if set, receives debug lines (--verbose): how a step was
+	// carried out, for example whether a commit converted a whole SQLite
+	// catalog and why.
+	Debug func(line string)
 	// AllowLocalData lets push publish, and verify note rather than report,
 	// a version whose data files are read by a local path while the
 	// repository is not a folder of this machine (an object store): for

@@ -5,7 +5,8 @@
 # and `fdl commit` of them (SQLite back to a DuckDB file, Freeze), each
 # beside the same command on a DuckDB working catalog. The new snapshots
 # are written by DuckDB's own ducklake extension (scripts/duckdb, after
-# make pyenv: ten CREATE TABLEs), else by sqlite3/fdl's writer. Floors of
+# make pyenv: nine CREATE TABLEs and a one-row INSERT), else by fdl's
+# writer (lakewrite). Floors of
 # the two engines on the same rows are printed too: SQLite's VACUUM INTO
 # of the SQLite catalog (SQLite writing every row), and DuckDB's COPY FROM
 # DATABASE of the DuckDB catalog (DuckDB writing every row). Each figure
@@ -78,10 +79,12 @@ snapshots() {
   fi
   if [ -n "$DUCKDB" ]; then
     local sql="INSTALL ducklake; LOAD ducklake; $attach"
-    for i in $(seq 10); do sql="$sql CREATE TABLE lake.bench_$i (i INTEGER);"; done
+    for i in $(seq 9); do sql="$sql CREATE TABLE lake.bench_$i (i INTEGER);"; done
+    sql="$sql INSERT INTO lake.bench_1 VALUES (1);"
     "$DUCKDB" -c "$sql" >/dev/null
   else
-    for i in $(seq 10); do ./bin/lakewrite "$cat" create_table main "bench_$i" "i:int32" >/dev/null; done
+    for i in $(seq 9); do ./bin/lakewrite "$cat" create-table main "bench_$i" "i:int32" >/dev/null; done
+    ./bin/lakewrite "$cat" inline main bench_1 "SELECT 1 AS i" >/dev/null
   fi
 }
 

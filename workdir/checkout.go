@@ -164,6 +164,7 @@ func Checkout(ctx context.Context, r *repo.Repo, o CheckoutOptions) (res *Checko
 	if res.DataPath, res.Format, res.Readers, err = finishWorkingCatalog(ctx, duckPath, res.Catalog, known); err != nil {
 		return nil, err
 	}
+	keepCheckedOut(dir, duckPath, res.Catalog, known)
 	step(r, "checkout:converted")
 	res.NeedsMigration = ducklake.NeedsMigration(res.Format)
 	if err := saveCheckoutState(ctx, r, res, backend, branch, base); err != nil {
@@ -414,7 +415,7 @@ func writeWorkingCatalog(ctx context.Context, r *repo.Repo, o CheckoutOptions, b
 // the version the file is, checked by its sha256), else read from the file
 // (opening a SQLite copy would read all of it into memory) — and, when the
 // working catalog is to be a SQLite file at catalog, converts it there and
-// removes the DuckDB file.
+// leaves the DuckDB file for the caller (kept or removed).
 func finishWorkingCatalog(ctx context.Context, duckPath, catalog string, known *version.Record) (dataPath, format string, rd meta.Readers, err error) {
 	if known != nil {
 		dataPath, format = known.DuckLake.DataPath, known.DuckLake.Format
@@ -433,13 +434,25 @@ func finishWorkingCatalog(ctx context.Context, duckPath, catalog string, known *
 		rd = meta.ReadersOf(format, st)
 	}
 	if duckPath != catalog {
-		err := ducklake.ConvertToSQLite(ctx, duckPath, catalog)
-		os.Remove(duckPath)
-		if err != nil {
+		if err := ducklake.ConvertToSQLite(ctx, duckPath, catalog); err != nil {
 			return "", "", rd, err
 		}
 	}
 	return dataPath, format, rd, nil
+}
+
+// keepCheckedOut keeps the DuckDB file duckPath of a SQLite working
+// catalog (catalog) in dir as its base, when it is the checked catalog of
+// version known (for the first commit, ducklake.FreezeOnto), and removes
+// it otherwise; nothing when duckPath is the working catalog itself.
+func keepCheckedOut(dir, duckPath, catalog string, known *version.Record) {
+	switch {
+	case duckPath == catalog:
+	case known != nil:
+		(&Workdir{Dir: dir}).keepBase(duckPath, known.ID)
+	default:
+		os.Remove(duckPath)
+	}
 }
 
 // prepareDir makes dir or checks it is empty; made reports whether it made it.

@@ -139,6 +139,7 @@ func (w *Workdir) commit(ctx context.Context, o CommitOptions) (*version.Record,
 	if err := w.save(rec); err != nil {
 		return nil, err
 	}
+	w.dropKeptBases("") // the new base is a local version, its catalog kept there
 	return rec, nil
 }
 
@@ -149,7 +150,7 @@ func (w *Workdir) commit(ctx context.Context, o CommitOptions) (*version.Record,
 // opened once, for its snapshots (the lineage check), its state at the
 // last one (the dataset) and its data path.
 func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o CommitOptions) (*version.Record, []byte, error) {
-	info, err := ducklake.Freeze(ctx, w.CatalogPath(), frozen)
+	info, err := w.freezeCatalog(ctx, frozen)
 	if err != nil {
 		return nil, nil, err
 	}

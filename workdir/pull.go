@@ -259,11 +259,15 @@ func (w *Workdir) fetchForPull(ctx context.Context, r *repo.Repo, head *version.
 	if w.State.CatalogFormat != ducklake.BackendSQLite {
 		return duck, nil
 	}
-	defer os.Remove(duck)
 	lite := w.stateDir("pull.sqlite")
 	if err := ducklake.ConvertToSQLite(ctx, duck, lite); err != nil {
+		os.Remove(duck)
 		return "", err
 	}
+	// Kept for the next commit (keptbase.go): named by its version, so a
+	// pull that stops before its end leaves nothing that passes for the
+	// base's.
+	w.keepBase(duck, head.ID)
 	return lite, nil
 }
 

@@ -3,9 +3,12 @@ package workdir
 import (
 	"context"
 	"os"
+	"path/filepath"
 
+	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
+	"github.com/fdl-dev/fdl/version"
 )
 
 // PushOptions are the inputs of Push.
@@ -97,6 +100,9 @@ func (w *Workdir) publish(ctx context.Context, what string, do func(*repo.Repo, 
 		return res, err
 	}
 	for _, p := range l.Pending {
+		if p.Record.ID == w.State.Base && w.State.CatalogFormat == ducklake.BackendSQLite {
+			w.keepBase(filepath.Join(p.Dir, version.CatalogFile), p.Record.ID)
+		}
 		os.RemoveAll(p.Dir)
 	}
 	res.Abbrev, _ = r.Abbrev(ctx, res.Old, res.New)

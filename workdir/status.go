@@ -135,6 +135,14 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 		st.Snapshots, st.Tables = []ducklake.Snapshot{}, []string{}
 		return st, nil
 	}
+	tallyChanges(st, recent, snaps)
+	return st, nil
+}
+
+// tallyChanges fills st's Snapshots, CreationSnapshots, Changes (per
+// table, in words) and Tables (touched, sorted) from the snapshots after
+// st.BaseSnapshot, naming tables by the ids recent holds.
+func tallyChanges(st *Status, recent *ducklake.Recent, snaps []ducklake.Snapshot) {
 	names := map[string]string{} // table id -> "schema"."table"
 	for id, t := range recent.Tables {
 		names[fmt.Sprint(id)] = typed(t)
@@ -199,7 +207,6 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 		st.Tables = append(st.Tables, t)
 	}
 	sort.Strings(st.Tables)
-	return st, nil
 }
 
 // TableChange is one kind of change the new snapshots made to one table,

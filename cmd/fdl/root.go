@@ -228,6 +228,7 @@ func (g *globals) options() repo.Options {
 			}
 			g.progress.Update(string(e.Op), filepath.Base(e.Name), e.Done, e.Total)
 		},
+		Debug: func(line string) { ios.Debugf("%s", line) },
 		Step: func(step string) {
 			ios.Debugf("step %s", step)
 			if stepHook != nil {

@@ -330,3 +330,41 @@ done:
 	free(o.p);
 	sqlite3_finalize(st);
 }
+
+// The SQL function fdl_fnv32 (bulk.h).
+typedef struct sqlite3_context sqlite3_context;
+typedef struct sqlite3_value sqlite3_value;
+extern int sqlite3_create_function_v2(sqlite3 *, const char *, int, int, void *,
+	void (*)(sqlite3_context *, int, sqlite3_value **), void (*)(sqlite3_context *, int, sqlite3_value **),
+	void (*)(sqlite3_context *), void (*)(void *));
+extern int sqlite3_value_type(sqlite3_value *);
+extern const unsigned char *sqlite3_value_text(sqlite3_value *);
+extern int sqlite3_value_bytes(sqlite3_value *);
+extern void sqlite3_result_int64(sqlite3_context *, long long);
+extern void sqlite3_result_null(sqlite3_context *);
+#define FDL_SQLITE_UTF8 1
+#define FDL_SQLITE_DETERMINISTIC 0x000000800
+
+uint32_t fdl_fnv32(const unsigned char *p, int n) {
+	uint32_t h = 2166136261u;
+	for (int i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static void fnv32_sql(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	const unsigned char *p = sqlite3_value_text(argv[0]);
+	int n = sqlite3_value_bytes(argv[0]);
+	sqlite3_result_int64(ctx, (long long)fdl_fnv32(p, n));
+}
+
+int fdl_register_fnv32(sqlite3 *db) {
+	return sqlite3_create_function_v2(db, "fdl_fnv32", 1, FDL_SQLITE_UTF8 | FDL_SQLITE_DETERMINISTIC, 0, fnv32_sql, 0, 0, 0);
+}

@@ -162,6 +162,33 @@ func run(ctx context.Context, driverConn any, sql, path string, kinds []Kind, re
 	return nil
 }
 
+// RegisterFNV32 registers on the go-sqlite3 connection driverConn the SQL
+// function fdl_fnv32(x): the 32-bit FNV-1a hash of x's text (its UTF-8
+// bytes) as an integer from 0 to 2^32-1, NULL for NULL; FNV32 is the same
+// hash in Go. A sum of it over a column compares the column's texts
+// between SQLite and another engine without reading them out.
+// Errors: *Error.
+func RegisterFNV32(driverConn any) error {
+	db, err := handle(driverConn)
+	if err != nil {
+		return err
+	}
+	if rc := C.fdl_register_fnv32((*C.sqlite3)(db)); rc != 0 {
+		return &Error{Code: sqlite3.ErrNo(rc & 0xff), Msg: "register fdl_fnv32"}
+	}
+	return nil
+}
+
+// FNV32 is the 32-bit FNV-1a hash of b (fdl_fnv32's).
+func FNV32(b []byte) uint32 {
+	h := uint32(2166136261)
+	for _, c := range b {
+		h ^= uint32(c)
+		h *= 16777619
+	}
+	return h
+}
+
 // handle returns the sqlite3 handle of a go-sqlite3 connection. The driver
 // does not export it; it is its field db (tests keep this true for the
 // go-sqlite3 release go.mod names).

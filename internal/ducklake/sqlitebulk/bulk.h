@@ -39,4 +39,12 @@ void fdl_load_csv(sqlite3 *db, const char *sql, const char *path, int fd, int nc
 // res->odd and stops.
 void fdl_dump_csv(sqlite3 *db, const char *sql, const char *path, int ncols, const unsigned char *kinds, volatile int *cancel, fdl_result *res);
 
+// fdl_register_fnv32 registers the SQL function fdl_fnv32(x) on db: the
+// 32-bit FNV-1a hash of x's text (its UTF-8 bytes), as an integer from 0
+// to 2^32-1; NULL for NULL. It returns SQLite's result code.
+int fdl_register_fnv32(sqlite3 *db);
+
+// fdl_fnv32 is that hash of n bytes at p.
+uint32_t fdl_fnv32(const unsigned char *p, int n);
+
 #endif

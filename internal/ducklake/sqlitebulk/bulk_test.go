@@ -221,3 +221,30 @@ func TestHandle(t *testing.T) {
 		t.Error("handle of a non-go-sqlite3 connection")
 	}
 }
+
+// TestFNV32: fdl_fnv32 in SQLite gives FNV32's values (the published
+// FNV-1a test vectors: "" 0x811c9dc5, "a" 0xe40c292c, "foobar" 0xbf9cf968),
+// hashes a text's UTF-8 bytes, an integer's digits, and NULL as NULL.
+func TestFNV32(t *testing.T) {
+	t.Parallel()
+	c := openConn(t)
+	if err := c.Raw(func(dc any) error { return RegisterFNV32(dc) }); err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]uint32{"": 0x811c9dc5, "a": 0xe40c292c, "foobar": 0xbf9cf968} {
+		if got := FNV32([]byte(in)); got != want {
+			t.Errorf("FNV32(%q) = %#x, want %#x", in, got, want)
+		}
+	}
+	var a, b, n sql.NullInt64
+	if err := c.QueryRowContext(context.Background(), "SELECT fdl_fnv32('foobar'), fdl_fnv32(CAST(12 AS INTEGER)), fdl_fnv32(NULL)").Scan(&a, &b, &n); err != nil {
+		t.Fatal(err)
+	}
+	if a.Int64 != 0xbf9cf968 || b.Int64 != int64(FNV32([]byte("12"))) || n.Valid {
+		t.Errorf("fdl_fnv32: %v %v %v", a, b, n)
+	}
+	var u sql.NullInt64
+	if err := c.QueryRowContext(context.Background(), "SELECT fdl_fnv32('été ✓')").Scan(&u); err != nil || u.Int64 != int64(FNV32([]byte("été ✓"))) {
+		t.Errorf("fdl_fnv32 of UTF-8 text: %v, %v", u, err)
+	}
+}
