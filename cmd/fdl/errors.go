@@ -522,11 +522,21 @@ func hintsFor(e error) []hint {
 	case *pins.CheckError:
 		return checkHints(e.Bad)
 	case *pins.BehindError:
-		names := make([]string, len(e.Behind))
-		for i, s := range e.Behind {
-			names[i] = shellQuote(s.Name)
+		// lock update moves a pin whose ref moved on; one whose ref is
+		// gone it refuses (RefGoneError): that pin follows another ref.
+		var moved []string
+		var hs []hint
+		for _, s := range e.Behind {
+			if s.Kind == pins.ProblemRefGone {
+				hs = append(hs, hint{"pin " + s.Name + " follows " + s.Pin.Ref + ", which is gone: follow another ref", "fdl lock add " + shellQuote(s.Name) + " REPO REV"})
+				continue
+			}
+			moved = append(moved, shellQuote(s.Name))
 		}
-		return []hint{{"move them to their refs' heads, then review the lockfile's diff", "fdl lock update " + strings.Join(names, " ")}}
+		if len(moved) > 0 {
+			hs = append([]hint{{"move them to their refs' heads, then review the lockfile's diff", "fdl lock update " + strings.Join(moved, " ")}}, hs...)
+		}
+		return hs
 	case *pins.OfflineError:
 		return []hint{{"attach it once while the repository can be read, to cache its catalog", "fdl attach --locked " + shellQuote(e.Name) + " --cache"}}
 	case *retention.InconsistentError:
