@@ -93,7 +93,7 @@ func Attach(ctx context.Context, env Env, r *repo.Repo, o AttachOptions) (*Attac
 	if err != nil {
 		return nil, fmt.Errorf("pin %s: %w", o.Locked, err)
 	}
-	if err := matches(o.Locked, p, rec); err != nil {
+	if err := matches(o.Locked, url, p, rec); err != nil {
 		return nil, err
 	}
 	a, err := pr.Attach(ctx, string(p.Version), so)

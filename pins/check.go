@@ -100,7 +100,8 @@ func checkPin(ctx context.Context, env Env, rs *repos, lf *opened, name string, 
 		s.Status, s.Kind, s.Problem = StateBad, kind, strings.TrimPrefix(err.Error(), "pin "+name+": ")
 		return s
 	}
-	r, err := rs.get(ctx, name, lockfile.RepositoryURL(lf.dir(), p))
+	url := lockfile.RepositoryURL(lf.dir(), p)
+	r, err := rs.get(ctx, name, url)
 	if err != nil {
 		return fail(ProblemUnreachable, err)
 	}
@@ -111,7 +112,7 @@ func checkPin(ctx context.Context, env Env, rs *repos, lf *opened, name string, 
 	case err != nil:
 		return fail(ProblemError, err)
 	}
-	if err := matches(name, p, rec); err != nil {
+	if err := matches(name, url, p, rec); err != nil {
 		return fail(ProblemMismatch, err)
 	}
 	if err := r.RefuseRetired(ctx, rec); errors.Is(err, repo.ErrRetired) {

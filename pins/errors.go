@@ -85,9 +85,13 @@ type MismatchError struct {
 	Name    string
 	Version version.ID
 	Pin     PinView
-	Seq     int64
-	Size    int64
-	SHA256  string
+	// URL is the repository as opened: a URL, or the pin's folder path
+	// resolved against the lockfile's folder (lockfile.RepositoryURL), so
+	// a command given it reaches the repository from any folder.
+	URL    string
+	Seq    int64
+	Size   int64
+	SHA256 string
 }
 
 func (e *MismatchError) Error() string {

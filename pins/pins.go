@@ -217,10 +217,10 @@ func checkCatalog(ctx context.Context, env Env, r *repo.Repo, rec *version.Recor
 }
 
 // matches checks that the repository's record of the pinned version is
-// the version the pin describes. Errors: *MismatchError.
-func matches(name string, p lockfile.Pin, rec *version.Record) error {
+// the version the pin describes; url is where the repository was opened. Errors: *MismatchError.
+func matches(name, url string, p lockfile.Pin, rec *version.Record) error {
 	if rec.Seq != p.Seq || rec.Catalog.Size != p.CatalogSize || rec.Catalog.SHA256 != p.CatalogSHA256 {
-		return &MismatchError{Name: name, Version: p.Version, Pin: view(p), Seq: rec.Seq, Size: rec.Catalog.Size, SHA256: rec.Catalog.SHA256}
+		return &MismatchError{Name: name, Version: p.Version, Pin: view(p), URL: url, Seq: rec.Seq, Size: rec.Catalog.Size, SHA256: rec.Catalog.SHA256}
 	}
 	return nil
 }

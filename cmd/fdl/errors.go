@@ -516,7 +516,9 @@ func hintsFor(e error) []hint {
 	case *pins.PinExistsError:
 		return []hint{{"drop the old pin first, or choose another name", "fdl lock remove " + shellQuote(e.Name)}}
 	case *pins.MismatchError:
-		return []hint{{"if the repository is the right one, pin its version again", "fdl lock add " + shellQuote(e.Name) + " " + shellQuote(e.Pin.Repository) + " " + string(e.Version)}}
+		// The repository as opened: the lockfile's relative folder path
+		// is relative to the lockfile, lock add's REPO to where fdl runs.
+		return []hint{{"if the repository is the right one, pin its version again", "fdl lock add " + shellQuote(e.Name) + " " + shellQuote(e.URL) + " " + string(e.Version)}}
 	case *pins.RefGoneError:
 		return []hint{{"follow another ref", "fdl lock add " + shellQuote(e.Name) + " REPO REV"}}
 	case *pins.CheckError:

@@ -121,12 +121,15 @@ func TestHints(t *testing.T) {
 		{&pins.UnknownPinError{Name: "sales", Lockfile: "/p/fdl.lock"}, "pin it: fdl lock add sales REPO"},
 		{&pins.PinExistsError{Name: "sales", Lockfile: "/p/fdl.lock", Has: "../a", Repository: "../b"},
 			"drop the old pin first, or choose another name: fdl lock remove sales"},
-		{&pins.MismatchError{Name: "sales", Version: id1, Pin: pins.PinView{Repository: "../a b"}},
-			"if the repository is the right one, pin its version again: fdl lock add sales '../a b' " + id1},
+		{&pins.MismatchError{Name: "sales", Version: id1, Pin: pins.PinView{Repository: "../a b"}, URL: "/p/a b"},
+			"if the repository is the right one, pin its version again: fdl lock add sales '/p/a b' " + id1},
 		{&pins.BehindError{Lockfile: "/p/fdl.lock", Behind: []pins.PinState{{Name: "a"}, {Name: "b"}}},
 			"move them to their refs' heads, then review the lockfile's diff: fdl lock update a b"},
 		{&pins.CheckError{Lockfile: "/p/fdl.lock", Bad: []pins.PinState{{Name: "a", Kind: pins.ProblemRetired}, {Name: "b", Kind: pins.ProblemMissing}, {Name: "c", Kind: pins.ProblemRetired}}},
 			"move the pins that follow a ref to its head (the others: pin a version in retention with fdl lock add): fdl lock update a b c"},
+		// A pin whose ref is gone is no pin lock update moves.
+		{&pins.BehindError{Lockfile: "/p/fdl.lock", Behind: []pins.PinState{{Name: "a"}, {Name: "g", Kind: pins.ProblemRefGone, Pin: pins.PinView{Ref: "refs/heads/dev"}}}},
+			"move them to their refs' heads, then review the lockfile's diff: fdl lock update a\npin g follows refs/heads/dev, which is gone: follow another ref: fdl lock add g REPO REV"},
 		{&pins.OfflineError{Name: "sales", Version: id1, Cache: "/c", Err: errors.New("down")},
 			"attach it once while the repository can be read, to cache its catalog: fdl attach --locked sales --cache"},
 		// A hinted error inside another keeps its hint.
