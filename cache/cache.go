@@ -113,6 +113,20 @@ func (e *MismatchError) Error() string {
 // Unwrap returns ErrMismatch.
 func (e *MismatchError) Unwrap() error { return ErrMismatch }
 
+// FolderError: the cache's folder Dir cannot be made or written (it is a
+// file, or this user may not write there); Err is the file system's
+// error.
+type FolderError struct {
+	Dir string
+	Err error
+}
+
+func (e *FolderError) Error() string {
+	return fmt.Sprintf("catalog cache %s: %v: the cache needs a folder this user can write", e.Dir, e.Err)
+}
+
+func (e *FolderError) Unwrap() error { return e.Err }
+
 // Options configure a cache.
 type Options struct {
 	// MaxBytes bounds the entries' total size: after each Fetch that adds
@@ -144,11 +158,13 @@ func DefaultDir() (string, error) {
 	return filepath.Join(d, "fdl", "catalogs"), nil
 }
 
-// Open opens the cache in folder dir, making it (mode 0700, parents 0700
-// too) and its CACHEDIR.TAG if missing, and removes what killed processes
+// Open opens the cache in folder dir (a relative one made absolute, from
+// the process's working directory: Dir and Path are always absolute),
+// making it (mode 0700, parents 0700 too) and its CACHEDIR.TAG if missing, and removes what killed processes
 // left in it (partial entries and records, stale locks: see Prune) where
-// their locks are free. Errors: an empty dir, a negative MaxBytes; making
-// the folder (naming it); I/O errors of the clean-up.
+// their locks are free. Errors: an empty dir, a negative MaxBytes;
+// *FolderError when the folder cannot be made or written; I/O errors of
+// the clean-up.
 func Open(dir string, opts Options) (*Cache, error) {
 	if dir == "" {
 		return nil, errors.New("catalog cache: no folder given")
@@ -156,8 +172,15 @@ func Open(dir string, opts Options) (*Cache, error) {
 	if opts.MaxBytes < 0 {
 		return nil, fmt.Errorf("catalog cache %s: size limit %d bytes: give 0 (no limit) or more", dir, opts.MaxBytes)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// Absolute: the paths of entries go into ATTACH lines, which DuckDB
+	// reads from whatever folder it runs in.
+	abs, err := filepath.Abs(dir)
+	if err != nil {
 		return nil, fmt.Errorf("catalog cache %s: %w", dir, err)
+	}
+	dir = abs
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, &FolderError{Dir: dir, Err: err}
 	}
 	c := &Cache{dir: dir, opts: opts}
 	tag := filepath.Join(dir, tagName)
@@ -168,10 +191,10 @@ func Open(dir string, opts Options) (*Cache, error) {
 		}
 		if err != nil {
 			os.Remove(tag)
-			return nil, fmt.Errorf("catalog cache %s: %w", dir, err)
+			return nil, &FolderError{Dir: dir, Err: err}
 		}
 	} else if !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("catalog cache %s: %w", dir, err)
+		return nil, &FolderError{Dir: dir, Err: err}
 	}
 	if _, err := c.sweep(); err != nil {
 		return nil, err

@@ -438,8 +438,25 @@ func TestOpenRefuses(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, nil, 0o644)
-	if _, err := Open(filepath.Join(file, "sub"), Options{}); err == nil || !strings.Contains(err.Error(), file) {
-		t.Fatalf("Open under a file = %v", err)
+	var fe *FolderError
+	if _, err := Open(filepath.Join(file, "sub"), Options{}); !errors.As(err, &fe) || !strings.Contains(err.Error(), file) {
+		t.Fatalf("Open under a file = %v, want a *FolderError naming %s", err, file)
+	}
+}
+
+// TestOpenRelativeDir: a cache opened at a relative folder (FDL_CACHE=cache)
+// gives absolute paths, since an entry's path goes into an ATTACH line that
+// DuckDB reads from whatever folder it runs in.
+func TestOpenRelativeDir(t *testing.T) {
+	wd := t.TempDir()
+	t.Chdir(wd)
+	c, err := Open("rel/cache", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := strings.Repeat("a", 64)
+	if want := filepath.Join(wd, "rel", "cache"); c.Dir() != want || c.Path(sum) != filepath.Join(want, sum+EntrySuffix) {
+		t.Fatalf("Open(rel/cache) in %s: Dir %q, Path %q; want both under %s", wd, c.Dir(), c.Path(sum), want)
 	}
 }
 

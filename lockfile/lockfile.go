@@ -183,7 +183,8 @@ func IsSHA256(s string) bool {
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
 
 // CheckName checks a pin name: 1 to MaxNameLen bytes of ASCII letters,
-// digits, '-' and '_' (a TOML bare key, so the file never quotes it).
+// digits, '-' and '_' (a TOML bare key, so the file never quotes it), not
+// beginning with '-' (a command line would read it as a flag).
 // Errors: *InvalidError naming the pin.
 func CheckName(name string) error {
 	bad := func(why string) error { return &InvalidError{Pin: name, Reason: "bad pin name: " + why} }
@@ -192,6 +193,11 @@ func CheckName(name string) error {
 	}
 	if len(name) > MaxNameLen {
 		return bad(fmt.Sprintf("%d bytes, at most %d", len(name), MaxNameLen))
+	}
+	if name[0] == '-' {
+		// "fdl lock remove -x" would read it as a flag, and so would
+		// every hint that names the pin.
+		return bad("a name may not begin with '-' (it would read as a flag)")
 	}
 	for _, r := range name {
 		if !isBare(r) {
@@ -299,9 +305,15 @@ func (f *File) Marshal() ([]byte, error) {
 // field but the six of the format, each of its TOML type, and the pin's
 // values (Pin.Validate). Errors: *InvalidError (ErrInvalid) naming the file,
 // pin and field; ErrUnsupportedFormat wrapped with the file and number.
+// Bytes that are not UTF-8 are refused first.
 func Parse(data []byte, name string) (*File, error) {
 	bad := func(pin, field, format string, a ...any) error {
 		return &InvalidError{File: name, Pin: pin, Field: field, Reason: fmt.Sprintf(format, a...)}
+	}
+	if !utf8.Valid(data) {
+		// The TOML parser takes a UTF-16 byte order mark and what follows
+		// it for text; a lockfile is UTF-8 (docs/spec.md §21).
+		return nil, bad("", "", "not UTF-8 text (line %d): a lockfile is TOML in UTF-8", bytes.Count(data[:firstInvalid(data)], []byte("\n"))+1)
 	}
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); err != nil {
@@ -356,6 +368,19 @@ func Parse(data []byte, name string) (*File, error) {
 		f.pins[pname] = p
 	}
 	return f, nil
+}
+
+// firstInvalid returns the offset of the first byte of data that is not
+// part of valid UTF-8.
+func firstInvalid(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(data)
 }
 
 // errorLine returns the line of a parse error, counted from its byte

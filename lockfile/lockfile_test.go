@@ -303,7 +303,7 @@ func TestNewerFormat(t *testing.T) {
 func TestSetValidates(t *testing.T) {
 	t.Parallel()
 	f := New()
-	for _, name := range []string{"", "a b", "a.b", "é", strings.Repeat("x", MaxNameLen+1)} {
+	for _, name := range []string{"", "a b", "a.b", "é", strings.Repeat("x", MaxNameLen+1), "-x"} {
 		if err := f.Set(name, salesPin()); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "bad pin name") {
 			t.Fatalf("Set(%q) = %v, want a bad pin name", name, err)
 		}
@@ -530,6 +530,13 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := Load(path); !errors.Is(err, ErrInvalid) || !strings.HasPrefix(err.Error(), path+": ") {
 		t.Fatalf("Load(bad) = %v", err)
+	}
+	// Not UTF-8: a UTF-16 byte order mark, which the TOML parser passed
+	// over, reading the file as one with no pins.
+	for _, data := range []string{"\xff\xfeversion = 1\n", "version = 1\n# \xff\n"} {
+		if _, err := Parse([]byte(data), "x.lock"); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not UTF-8") {
+			t.Errorf("Parse(%q) = %v, want it refused as not UTF-8", data, err)
+		}
 	}
 }
 

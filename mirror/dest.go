@@ -15,7 +15,9 @@ import (
 // names) where there is no repository yet. A repository there must be
 // the source's own in another place: same name, data_path, creation time
 // and default branch (*OtherRepositoryError otherwise), and not the
-// source's very location (*SameRepositoryError).
+// source's very location (*SameRepositoryError). A repository another
+// mirror made there while this one looked (two first mirrors at once) is
+// taken as found, not refused.
 func openDest(ctx context.Context, src *repo.Repo, url string, o repo.Options, res *Result) (*repo.Repo, error) {
 	dst, err := repo.Open(ctx, url, o)
 	var nr *repo.NotRepositoryError
@@ -33,6 +35,14 @@ func openDest(ctx context.Context, src *repo.Repo, url string, o repo.Options, r
 			head = refs.Name(refs.HeadsPrefix + src.Config().DefaultBranch)
 		}
 		dst, err = repo.InitCopy(ctx, url, settings, head, o)
+		if err != nil && (errors.Is(err, store.ErrExist) || errors.Is(err, repo.ErrNotEmpty)) {
+			// Another mirror made it between our look and our write:
+			// take it as any repository found there (checked below).
+			if again, oerr := repo.Open(ctx, url, o); oerr == nil {
+				dst, err = again, nil
+				break
+			}
+		}
 		if err != nil {
 			return nil, err
 		}

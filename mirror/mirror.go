@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -137,18 +138,22 @@ func Run(ctx context.Context, srcURL, dstURL string, o Options) (*Result, error)
 	}
 	defer src.Close()
 	res := &Result{Source: src.Where(), Refs: []RefResult{}}
-	dst, err := openDest(ctx, src, dstURL, o.Repo, res)
+	m := &mirror{src: src, o: o, res: res, known: map[version.ID]bool{}, dataDone: map[string]bool{}}
+	// The source's refs are read before the destination is made, so a
+	// --ref naming no ref at SRC leaves no new repository behind.
+	srcRefs, err := m.sourceRefs(ctx, pats)
 	if err != nil {
 		return nil, err
 	}
-	defer dst.Close()
-	tmp, err := os.MkdirTemp("", "fdl-mirror-*")
-	if err != nil {
+	if m.dst, err = openDest(ctx, src, dstURL, o.Repo, res); err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	m := &mirror{src: src, dst: dst, o: o, res: res, tmp: tmp, known: map[version.ID]bool{}, dataDone: map[string]bool{}}
-	return res, m.run(ctx, pats)
+	defer m.dst.Close()
+	if m.tmp, err = os.MkdirTemp("", "fdl-mirror-*"); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(m.tmp)
+	return res, m.run(ctx, srcRefs)
 }
 
 // mirror is one run.
@@ -185,8 +190,8 @@ func (m *mirror) step(name string) {
 
 // run is Run's body: plan the refs, then copy what their moves need,
 // then move them.
-func (m *mirror) run(ctx context.Context, pats []pattern) error {
-	planned, err := m.plan(ctx, pats)
+func (m *mirror) run(ctx context.Context, srcRefs []refs.Ref) error {
+	planned, err := m.plan(ctx, srcRefs)
 	if err != nil {
 		return err
 	}

@@ -28,8 +28,9 @@ const refsPrefix = "refs/"
 var kinds = []string{"heads/", "tags/", "requests/"}
 
 // parsePatterns checks the --ref patterns: each names its kind (heads/,
-// tags/ or requests/; a leading refs/ is dropped) and is a valid
-// path.Match pattern. Errors wrap repo.ErrInvalidArguments.
+// tags/ or requests/; a leading refs/ is dropped), is a valid
+// path.Match pattern, and below its kind follows the ref name rules
+// (refs.CheckShort, wildcards read as letters). Errors wrap repo.ErrInvalidArguments.
 func parsePatterns(in []string) ([]pattern, error) {
 	var out []pattern
 	for _, p := range in {
@@ -42,6 +43,19 @@ func parsePatterns(in []string) ([]pattern, error) {
 			return nil, fmt.Errorf("--ref %q: name the ref with its kind (heads/NAME, tags/NAME, requests/NAME; patterns such as tags/* work): %w", p, repo.ErrInvalidArguments)
 		}
 		if _, err := path.Match(t, ""); err != nil {
+			return nil, fmt.Errorf("--ref %q: %v: %w", p, err, repo.ErrInvalidArguments)
+		}
+		// The name below its kind follows the ref name rules, a
+		// pattern's wildcards read as letters ("heads/../x" or
+		// "heads/main/" can name no ref, and would reach the store as
+		// keys it refuses).
+		short := strings.Map(func(r rune) rune {
+			if strings.ContainsRune(`*?[]\`, r) {
+				return 'x'
+			}
+			return r
+		}, t[strings.Index(t, "/")+1:])
+		if err := refs.CheckShort(short); err != nil {
 			return nil, fmt.Errorf("--ref %q: %v: %w", p, err, repo.ErrInvalidArguments)
 		}
 		out = append(out, pattern{text: t, glob: strings.ContainsAny(t, `*?[\`)})
@@ -70,18 +84,14 @@ type plannedRef struct {
 	result RefResult
 }
 
-// plan reads the refs to mirror at the source (listed, or read by name
-// when every pattern is a name) and at the destination, and decides each
+// plan reads the refs to mirror (srcRefs, as sourceRefs read them at the
+// source) at the destination, and decides each
 // move by what the two hold: up to date; a create; a forward move (the
 // destination's version is an ancestor of the source's, by the source's
 // history); a move back (Backwards); or a refusal (a tag holding another
 // version, a branch that moved at the destination on its own, a damaged
 // ref). The decision is made again at the compare-and-swap (moveRef).
-func (m *mirror) plan(ctx context.Context, pats []pattern) ([]*plannedRef, error) {
-	srcRefs, err := m.sourceRefs(ctx, pats)
-	if err != nil {
-		return nil, err
-	}
+func (m *mirror) plan(ctx context.Context, srcRefs []refs.Ref) ([]*plannedRef, error) {
 	var out []*plannedRef
 	for _, r := range srcRefs {
 		p := &plannedRef{name: r.Name, src: r.ID, result: RefResult{Ref: string(r.Name), New: r.ID}}

@@ -77,10 +77,11 @@ func Add(ctx context.Context, env Env, opts AddOptions) (*Added, error) {
 	if err := lockfile.CheckName(opts.Name); err != nil {
 		return nil, err
 	}
-	lf, err := open(env, true)
+	lf, err := openWrite(ctx, env, true)
 	if err != nil {
 		return nil, err
 	}
+	defer lf.close()
 	stored, err := lockfile.StoredRepository(lf.dir(), opts.Repository)
 	if err != nil {
 		return nil, err
@@ -150,12 +151,14 @@ func followed(rev string, rv refs.Resolved) refs.Name {
 }
 
 // Remove drops pin name from the lockfile and returns what it was.
-// Errors: *NoLockfileError, *UnknownPinError, lockfile's.
-func Remove(env Env, name string) (*Removed, error) {
-	lf, err := open(env, false)
+// Errors: *NoLockfileError, *UnknownPinError, lockfile's (among them
+// ctx's while it waits for another writer, lockfile.Lock).
+func Remove(ctx context.Context, env Env, name string) (*Removed, error) {
+	lf, err := openWrite(ctx, env, false)
 	if err != nil {
 		return nil, err
 	}
+	defer lf.close()
 	p, err := lf.pin(name)
 	if err != nil {
 		return nil, err

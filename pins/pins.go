@@ -11,6 +11,8 @@
 // stay in retention package retention's. Every operation that changes the
 // lockfile reads it, changes it in memory and saves it once, atomically
 // (lockfile.File.Save): an operation that fails leaves the file as it was.
+// It holds the lockfile's writers' lock (lockfile.Lock) from before its
+// read to after its save, so two at once never write over each other.
 package pins
 
 import (
@@ -85,14 +87,37 @@ type opened struct {
 	file *lockfile.File
 	// missing: the file does not exist yet (Add makes it).
 	missing bool
+	// release releases the writers' lock (openWrite); nil for a reader.
+	release func()
 }
 
 func (o *opened) dir() string { return filepath.Dir(o.path) }
+
+// close releases the writers' lock, if o holds it.
+func (o *opened) close() {
+	if o.release != nil {
+		o.release()
+		o.release = nil
+	}
+}
 
 // open finds and reads the lockfile: env.Lockfile, else the nearest
 // fdl.lock from env.Dir. With create, a missing file is an empty one, at
 // env.Lockfile or in env.Dir. Errors: *NoLockfileError; lockfile.Load's.
 func open(env Env, create bool) (*opened, error) {
+	return openAt(context.Background(), env, create, false)
+}
+
+// openWrite is open for an operation that changes the lockfile: it takes
+// the lockfile's writers' lock (lockfile.Lock) before it reads the file,
+// and holds it until the caller's close, after its Save, so that two
+// writers at once never lose each other's change. Errors: open's,
+// lockfile.Lock's.
+func openWrite(ctx context.Context, env Env, create bool) (*opened, error) {
+	return openAt(ctx, env, create, true)
+}
+
+func openAt(ctx context.Context, env Env, create, write bool) (*opened, error) {
 	dir := env.Dir
 	if dir == "" {
 		dir = "."
@@ -116,16 +141,26 @@ func open(env Env, create bool) (*opened, error) {
 	if err != nil {
 		return nil, err
 	}
+	var release func()
+	if write {
+		if release, err = lockfile.Lock(ctx, abs); err != nil {
+			return nil, err
+		}
+	}
 	f, err := lockfile.Load(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && create:
-		return &opened{path: abs, file: lockfile.New(), missing: true}, nil
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, &NoLockfileError{Path: abs}
-	case err != nil:
-		return nil, err
+		return &opened{path: abs, file: lockfile.New(), missing: true, release: release}, nil
+	case err == nil:
+		return &opened{path: abs, file: f, release: release}, nil
 	}
-	return &opened{path: abs, file: f}, nil
+	if release != nil {
+		release()
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &NoLockfileError{Path: abs}
+	}
+	return nil, err
 }
 
 // pin returns the pin name of o. Errors: *UnknownPinError.

@@ -51,10 +51,11 @@ type Updated struct {
 // repository is read), *RefGoneError, the repositories' errors (naming
 // the pin), lockfile's.
 func Update(ctx context.Context, env Env, names []string, sig Signed) (*Updated, error) {
-	lf, err := open(env, false)
+	lf, err := openWrite(ctx, env, false)
 	if err != nil {
 		return nil, err
 	}
+	defer lf.close()
 	if len(names) == 0 {
 		names = lf.file.Names()
 	}

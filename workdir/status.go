@@ -135,9 +135,31 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 		st.Snapshots, st.Tables = []ducklake.Snapshot{}, []string{}
 		return st, nil
 	}
+	tallyChanges(st, recent, snaps)
+	return st, nil
+}
+
+// tallyChanges fills st's Snapshots, CreationSnapshots, Changes (per
+// table, in words) and Tables (touched, sorted) from the snapshots after
+// st.BaseSnapshot, naming tables by the ids recent holds.
+func tallyChanges(st *Status, recent *ducklake.Recent, snaps []ducklake.Snapshot) {
 	names := map[string]string{} // table id -> "schema"."table"
 	for id, t := range recent.Tables {
-		names[fmt.Sprint(id)] = sqlquote.IdentIfNeeded(t.Schema) + "." + sqlquote.IdentIfNeeded(t.Name)
+		names[fmt.Sprint(id)] = typed(t)
+	}
+	schemas := map[string]string{} // schema id -> its name (dropped_schema:ID)
+	for id, name := range recent.Schemas {
+		schemas[fmt.Sprint(id)] = sqlquote.IdentIfNeeded(name)
+	}
+	// A rename is logged as created_table (created_view) with the new
+	// name: by snapshot and new name, the old name.
+	type at struct {
+		snap int64
+		name string
+	}
+	renamed := map[at]string{}
+	for _, r := range recent.Renames {
+		renamed[at{r.Snapshot, typed(r.To)}] = typed(r.From)
 	}
 	touched := map[string]bool{}
 	counts := map[TableChange]int{}
@@ -153,6 +175,9 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 		seen := map[TableChange]bool{}
 		for _, c := range ducklake.ParseChanges(s.Changes) {
 			name, ok := names[c.Value]
+			if c.Kind == "dropped_schema" {
+				name, ok = schemas[c.Value]
+			}
 			if !ok {
 				name = qualifiedName(c.Value)
 			}
@@ -164,6 +189,9 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 				touched[name] = true
 			}
 			tc := TableChange{Name: name, Change: changeWords(c.Kind)}
+			if old, ok := renamed[at{s.ID, name}]; ok && (c.Kind == "created_table" || c.Kind == "created_view") {
+				tc.Change = strings.TrimSuffix(tc.Change, "created") + "renamed from " + old
+			}
 			if !seen[tc] {
 				seen[tc] = true
 				counts[tc]++
@@ -179,7 +207,6 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 		st.Tables = append(st.Tables, t)
 	}
 	sort.Strings(st.Tables)
-	return st, nil
 }
 
 // TableChange is one kind of change the new snapshots made to one table,
@@ -235,12 +262,23 @@ func summarise(counts map[TableChange]int) []TableChange {
 		if !ok {
 			ob = 5
 		}
+		if strings.Contains(a.Change, "renamed from ") {
+			oa = 0
+		}
+		if strings.Contains(b.Change, "renamed from ") {
+			ob = 0
+		}
 		if oa != ob {
 			return oa < ob
 		}
 		return a.Change < b.Change
 	})
 	return out
+}
+
+// typed is a table's or view's name as people type it (main.sales).
+func typed(t ducklake.TableName) string {
+	return sqlquote.IdentIfNeeded(t.Schema) + "." + sqlquote.IdentIfNeeded(t.Name)
 }
 
 // qualifiedName turns a changes_made value such as "main"."my ""t""" into

@@ -68,11 +68,17 @@ the next attach that needs it.`,
 				}
 				opts.OlderThan = time.Duration(d)
 			}
-			opts.All = po.All
+			// Zero asked for on the command line is a bound like any
+			// other (at most 0 bytes, last used more than 0s ago): every
+			// entry goes. To the library (and FDL_CACHE_MAX_SIZE) 0 is
+			// no bound.
+			zeroSize := po.MaxSize != "" && opts.MaxBytes == 0
+			zeroAge := po.OlderThan != "" && opts.OlderThan == 0
+			opts.All = po.All || zeroSize || zeroAge
 			return runCachePrune(cmd, ios, g, opts)
 		},
 	}
-	prune.Flags().StringVar(&po.MaxSize, "max-size", "", "remove the least recently used until the cache holds at most `SIZE` (500MB, 10GiB)")
+	prune.Flags().StringVar(&po.MaxSize, "max-size", "", "remove the least recently used until the cache holds at most `SIZE` (500MB, 10GiB; 0: every entry)")
 	prune.Flags().StringVar(&po.OlderThan, "older-than", "", "remove entries last used more than `DUR` ago (30d, 12h)")
 	prune.Flags().BoolVar(&po.All, "all", false, "remove every entry")
 	cmd.AddCommand(list, prune)

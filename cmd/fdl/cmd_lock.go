@@ -309,7 +309,7 @@ func newLockRemoveCmd(ios *term.IO, g *globals) *cobra.Command {
 		Short: "Drop pin NAME from fdl.lock",
 		Args:  args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			res, err := pins.Remove(pins.Env{Lockfile: g.path(o.Lockfile), Dir: g.path(".")}, a[0])
+			res, err := pins.Remove(cmd.Context(), pins.Env{Lockfile: g.path(o.Lockfile), Dir: g.path(".")}, a[0])
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fdl-dev/fdl/cache"
 	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/store"
@@ -204,6 +205,8 @@ func kindOfType(e error) (string, bool) {
 		return "other_repository", true
 	case *mirror.CannotListError:
 		return "cannot_list", true
+	case *cache.FolderError:
+		return "cache_folder", true
 	}
 	return "", false
 }
@@ -355,6 +358,8 @@ func hintsFor(e error) []hint {
 	switch e := e.(type) {
 	case *store.AuthError:
 		return []hint{{"run the command again with --verbose to see the store's own error", ""}}
+	case *cache.FolderError:
+		return []hint{{"set FDL_CACHE to a folder this user can write, or unset it for the default (fdl/catalogs in the user's cache folder); attach and lock commands also run without the cache with --cache=false", ""}}
 	case *workdir.UndoNotCommittedError:
 		dir := shellQuote(e.Dir)
 		return []hint{{"record the " + string(e.Kind) + " as prepared (its message is kept)", "fdl -C " + dir + " commit"},
@@ -732,9 +737,30 @@ func signatureHints(e *repo.SignatureError) []hint {
 	case e.Check.Status == repo.SigUnsigned:
 		return []hint{{"whoever holds an allowed key signs it", "fdl sign " + id + " --sign-key FILE"}, {"which versions are signed, and by whom", "fdl log --show-signature --signers FILE"}}
 	case e.Check.Status == repo.SigNotAllowed:
-		return []hint{{"if you trust key " + e.Check.Key + ", add its public key to " + e.Signers + " (PRINCIPALS namespaces=\"fdl\" KEY-TYPE BASE64-KEY)", ""}}
+		return notAllowedHints(e)
 	}
 	return []hint{{"the record, the tag or the signature was changed after signing: check the repository", "fdl verify --signers FILE"}}
+}
+
+// notAllowedHints says what to do about a good signature whose key the
+// allowed signers file does not allow: add the key when no line lists it;
+// when a line lists it but does not allow it, change that line (its
+// validity, its namespaces), or mind the certificate.
+func notAllowedHints(e *repo.SignatureError) []hint {
+	var (
+		ve *signature.ValidityError
+		ne *signature.NamespaceNotAllowedError
+		ce *signature.CertificateError
+	)
+	switch err := e.Check.Err; {
+	case errors.As(err, &ve):
+		return []hint{{fmt.Sprintf("%s:%d lists key %s with valid-after/valid-before times that leave this signature out; if the key may sign at that time, change those options on that line", ve.File, ve.Line, e.Check.Key), ""}}
+	case errors.As(err, &ne):
+		return []hint{{fmt.Sprintf("%s:%d allows key %s only for namespaces %q; if it may sign for fdl, add fdl to that line's namespaces option (namespaces=\"%s,fdl\")", ne.File, ne.Line, e.Check.Key, ne.Allowed, ne.Allowed), ""}}
+	case errors.As(err, &ce):
+		return []hint{{fmt.Sprintf("the certificate is not one the authority on %s:%d vouches for here (%s): sign with a certificate it issued that is valid at the time checked and names an allowed principal", ce.File, ce.Line, ce.Reason), ""}}
+	}
+	return []hint{{"if you trust key " + e.Check.Key + ", add its public key to " + e.Signers + " (PRINCIPALS namespaces=\"fdl\" KEY-TYPE BASE64-KEY)", ""}}
 }
 
 // signingKeyHints says how to make a signing key usable.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -310,5 +311,38 @@ func TestMirrorRetiredAndConcurrentPushes(t *testing.T) {
 	mustFdl(t, "--repo", dst, "verify")
 	if got := mirrorCount(t, dst, "main"); got != float64(16) {
 		t.Errorf("count(*) of base at main in the mirror = %v, want 16", got)
+	}
+}
+
+// TestMirrorConcurrentFirstRuns: four first mirrors to one new DST at once
+// all succeed (the ones that lose the race to write fdl.json take the
+// repository the winner made, as a later run does), DST's main is the
+// source's and fdl verify passes. Before, the losers failed with
+// "init DST: write fdl.json: already exists".
+func TestMirrorConcurrentFirstRuns(t *testing.T) {
+	t.Parallel()
+	src, _ := mirrorSource(t)
+	for round := range 2 {
+		dst := filepath.Join(t.TempDir(), "mirror")
+		codes := make([]int, 4)
+		outs := make([]string, 4)
+		var wg sync.WaitGroup
+		for i := range codes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				codes[i], _, outs[i] = mirrorRun(t, nil, src, dst)
+			}()
+		}
+		wg.Wait()
+		for i, c := range codes {
+			if c != 0 {
+				t.Fatalf("round %d: mirror %d of 4 at once exited %d:\n%s", round, i, c, outs[i])
+			}
+		}
+		mustFdl(t, "--repo", dst, "verify")
+		if a, b := mustFdl(t, "--repo", src, "log", "-n", "1"), mustFdl(t, "--repo", dst, "log", "-n", "1"); a != b {
+			t.Fatalf("round %d: mirror's main differs from the source's:\n%s\n%s", round, b, a)
+		}
 	}
 }

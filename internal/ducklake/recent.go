@@ -35,8 +35,61 @@ type Recent struct {
 	// (when it exists) and at the last snapshot, by id (DuckLake gives
 	// tables and views ids from one counter, and changes_made names a
 	// dropped or altered view by its id); where one was renamed, its name
-	// at the last snapshot.
+	// at the last snapshot. Those that began after the snapshot asked
+	// for are named too (one created and dropped there is visible at
+	// neither end).
 	Tables map[int64]TableName
+	// Schemas are the schemas' names by id, read as Tables are
+	// (changes_made names a dropped schema by its id).
+	Schemas map[int64]string
+	// Renames are the tables and views renamed after the snapshot asked
+	// for, ordered by snapshot and id: DuckLake ends the row and begins
+	// one under the same id, and changes_made says created_table (or
+	// created_view) with the new name, which is no new table.
+	Renames []Rename
+}
+
+// Rename is a table or view that took another name (or schema) at
+// Snapshot.
+type Rename struct {
+	Snapshot int64
+	From, To TableName
+}
+
+// renameQuery returns the query of Recent's renames after from (each
+// row: snapshot, id, old schema and name, new schema and name); table
+// qualifies a ducklake_* table name for the connection.
+func renameQuery(table func(string) string, views bool, from int64) string {
+	at := func(s, x string) string {
+		return fmt.Sprintf("%[1]s.begin_snapshot <= %[2]s AND (%[1]s.end_snapshot IS NULL OR %[2]s < %[1]s.end_snapshot)", s, x)
+	}
+	one := func(obj, id, name string) string {
+		return fmt.Sprintf(`SELECT n.begin_snapshot AS b, n.%[2]s AS i, os.schema_name AS osn, o.%[3]s AS onm, ns.schema_name AS nsn, n.%[3]s AS nnm FROM %[1]s n JOIN %[1]s o ON o.%[2]s = n.%[2]s AND o.end_snapshot = n.begin_snapshot JOIN %[4]s ns ON ns.schema_id = n.schema_id AND %[5]s JOIN %[4]s os ON os.schema_id = o.schema_id AND %[6]s WHERE n.begin_snapshot > %[7]d AND (o.%[3]s <> n.%[3]s OR o.schema_id <> n.schema_id)`,
+			table(obj), id, name, table("ducklake_schema"), at("ns", "n.begin_snapshot"), at("os", "o.begin_snapshot"), from)
+	}
+	q := one("ducklake_table", "table_id", "table_name")
+	if views {
+		q += " UNION ALL " + one("ducklake_view", "view_id", "view_name")
+	}
+	return "SELECT b, i, osn, onm, nsn, nnm FROM (" + q + ") ORDER BY b, i"
+}
+
+// scanRename reads one row of renameQuery.
+func scanRename(scan func(...any) error) (Rename, error) {
+	var r Rename
+	err := scan(&r.Snapshot, &r.From.ID, &r.From.Schema, &r.From.Name, &r.To.Schema, &r.To.Name)
+	r.To.ID = r.From.ID
+	return r, err
+}
+
+// put records one row of recentTableQueries: a schema's (Name "") or a
+// table's or view's.
+func (rec *Recent) put(tn TableName) {
+	if tn.Name == "" {
+		rec.Schemas[tn.ID] = tn.Schema
+		return
+	}
+	rec.Tables[tn.ID] = tn
 }
 
 // ReadRecent opens the catalog at path read-only and returns its
@@ -88,30 +141,69 @@ func (c *Catalog) Recent(ctx context.Context, from int64) (*Recent, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recent{Snapshots: snaps, Tables: map[int64]TableName{}}
+	rec := &Recent{Snapshots: snaps, Tables: map[int64]TableName{}, Schemas: map[int64]string{}}
 	if len(snaps) == 0 || !c.has("ducklake_table") || !c.has("ducklake_schema") {
 		return rec, nil
 	}
-	for _, at := range recentAt(snaps, from) {
-		q := fmt.Sprintf(`SELECT t.table_id, s.schema_name, t.table_name FROM %s t JOIN %s s ON s.schema_id = t.schema_id AND %s WHERE %s`,
-			c.t("ducklake_table"), c.t("ducklake_schema"), visible("s.", at), visible("t.", at))
-		if c.has("ducklake_view") {
-			q += fmt.Sprintf(` UNION ALL SELECT v.view_id, s.schema_name, v.view_name FROM %s v JOIN %s s ON s.schema_id = v.schema_id AND %s WHERE %s`,
-				c.t("ducklake_view"), c.t("ducklake_schema"), visible("s.", at), visible("v.", at))
-		}
+	for _, q := range recentTableQueries(c.t, c.has("ducklake_view"), snaps, from) {
 		err := c.query(ctx, q, func(r *sql.Rows) error {
 			var tn TableName
 			if err := r.Scan(&tn.ID, &tn.Schema, &tn.Name); err != nil {
 				return err
 			}
-			rec.Tables[tn.ID] = tn
+			rec.put(tn)
 			return nil
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
+	err = c.query(ctx, renameQuery(c.t, c.has("ducklake_view"), from), func(r *sql.Rows) error {
+		rn, err := scanRename(r.Scan)
+		rec.Renames = append(rec.Renames, rn)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
 	return rec, nil
+}
+
+// recentTableQueries returns the queries of Recent's table names (each
+// row: id, schema name, table or view name; a schema's row has the name
+// ”), in the order they are read,
+// later rows overwriting earlier ones of the same id: the tables and
+// views that began after from (from >= 0), each named as at its first
+// snapshot there, ordered by begin_snapshot so the latest name wins (so
+// one created and dropped among the new snapshots, visible at neither
+// end, is still named: DuckLake's changes_made names its drop by id
+// only); then those visible at each snapshot recentAt gives. table
+// qualifies a ducklake_* table name for the connection.
+func recentTableQueries(table func(string) string, views bool, snaps []Snapshot, from int64) []string {
+	var out []string
+	if from >= 0 {
+		born := func(obj, id, name string) string {
+			return fmt.Sprintf(`SELECT o.%[2]s AS i, s.schema_name AS sn, o.%[3]s AS n, o.begin_snapshot AS b FROM %[1]s o JOIN %[4]s s ON s.schema_id = o.schema_id AND s.begin_snapshot <= o.begin_snapshot AND (s.end_snapshot IS NULL OR o.begin_snapshot < s.end_snapshot) WHERE o.begin_snapshot > %[5]d`,
+				table(obj), id, name, table("ducklake_schema"), from)
+		}
+		q := born("ducklake_table", "table_id", "table_name")
+		if views {
+			q += " UNION ALL " + born("ducklake_view", "view_id", "view_name")
+		}
+		q += fmt.Sprintf(" UNION ALL SELECT schema_id, schema_name, '', begin_snapshot FROM %s WHERE begin_snapshot > %d", table("ducklake_schema"), from)
+		out = append(out, "SELECT i, sn, n FROM ("+q+") ORDER BY b")
+	}
+	for _, at := range recentAt(snaps, from) {
+		q := fmt.Sprintf(`SELECT t.table_id, s.schema_name, t.table_name FROM %s t JOIN %s s ON s.schema_id = t.schema_id AND %s WHERE %s`,
+			table("ducklake_table"), table("ducklake_schema"), visible("s.", at), visible("t.", at))
+		if views {
+			q += fmt.Sprintf(` UNION ALL SELECT v.view_id, s.schema_name, v.view_name FROM %s v JOIN %s s ON s.schema_id = v.schema_id AND %s WHERE %s`,
+				table("ducklake_view"), table("ducklake_schema"), visible("s.", at), visible("v.", at))
+		}
+		q += fmt.Sprintf(" UNION ALL SELECT s.schema_id, s.schema_name, '' FROM %s s WHERE %s", table("ducklake_schema"), visible("s.", at))
+		out = append(out, q)
+	}
+	return out
 }
 
 // recentAt returns the snapshots whose tables Recent names: from (when it
@@ -261,17 +353,12 @@ func (s *sqliteRead) recent(ctx context.Context, from int64) (*Recent, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recent{Snapshots: snaps, Tables: map[int64]TableName{}}
+	rec := &Recent{Snapshots: snaps, Tables: map[int64]TableName{}, Schemas: map[int64]string{}}
 	if len(snaps) == 0 || s.cols["ducklake_table"] == nil || s.cols["ducklake_schema"] == nil {
 		return rec, nil
 	}
-	for _, at := range recentAt(snaps, from) {
-		q := fmt.Sprintf(`SELECT t.table_id, s.schema_name, t.table_name FROM ducklake_table t JOIN ducklake_schema s ON s.schema_id = t.schema_id AND %s WHERE %s`,
-			visible("s.", at), visible("t.", at))
-		if s.cols["ducklake_view"] != nil {
-			q += fmt.Sprintf(` UNION ALL SELECT v.view_id, s.schema_name, v.view_name FROM ducklake_view v JOIN ducklake_schema s ON s.schema_id = v.schema_id AND %s WHERE %s`,
-				visible("s.", at), visible("v.", at))
-		}
+	plain := func(table string) string { return table }
+	for _, q := range recentTableQueries(plain, s.cols["ducklake_view"] != nil, snaps, from) {
 		rows, err := s.conn.QueryContext(ctx, q)
 		if err != nil {
 			return nil, s.fail("read ducklake_table", err)
@@ -282,12 +369,27 @@ func (s *sqliteRead) recent(ctx context.Context, from int64) (*Recent, error) {
 				rows.Close()
 				return nil, s.fail("read ducklake_table", err)
 			}
-			rec.Tables[tn.ID] = tn
+			rec.put(tn)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, s.fail("read ducklake_table", err)
 		}
+	}
+	rows, err := s.conn.QueryContext(ctx, renameQuery(plain, s.cols["ducklake_view"] != nil, from))
+	if err != nil {
+		return nil, s.fail("read ducklake_table", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		rn, err := scanRename(rows.Scan)
+		if err != nil {
+			return nil, s.fail("read ducklake_table", err)
+		}
+		rec.Renames = append(rec.Renames, rn)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("read ducklake_table", err)
 	}
 	return rec, nil
 }

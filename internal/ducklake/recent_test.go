@@ -4,9 +4,11 @@ import (
 	"context"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
@@ -18,7 +20,9 @@ import (
 // catalog in DuckDB form, and what the full readers give (Snapshots and
 // State), for every real catalog of the corpus (each converted to the
 // other form) and a history the real DuckDB writes with renames, drops,
-// schema changes, views, inlined rows and deletes, for every base.
+// schema changes, views, inlined rows and deletes, for every base; tables,
+// views and a schema created and dropped after a base are named too (by
+// their names, not DuckLake's ids).
 func TestReadRecentSQLiteEqualsDuckDB(t *testing.T) {
 	ctx := context.Background()
 	type pair struct{ name, duck, lite string }
@@ -59,6 +63,7 @@ func TestReadRecentSQLiteEqualsDuckDB(t *testing.T) {
 		for _, s := range all {
 			froms = append(froms, s.ID)
 		}
+		states := map[int64]*meta.State{}
 		for _, from := range froms {
 			lite, err := ducklake.ReadRecent(ctx, p.lite, from)
 			if err != nil {
@@ -71,7 +76,7 @@ func TestReadRecentSQLiteEqualsDuckDB(t *testing.T) {
 			if !reflect.DeepEqual(lite, duck) {
 				t.Errorf("%s from %d:\nSQLite %+v\nDuckDB %+v", p.name, from, lite, duck)
 			}
-			if want := fullRead(t, c, all, from); !reflect.DeepEqual(duck, want) {
+			if want := fullRead(t, c, all, from, states); !reflect.DeepEqual(duck, want) {
 				t.Errorf("%s from %d:\nReadRecent %+v\nfull read  %+v", p.name, from, duck, want)
 			}
 		}
@@ -79,10 +84,34 @@ func TestReadRecentSQLiteEqualsDuckDB(t *testing.T) {
 	}
 }
 
-// fullRead is what ReadRecent must give, from the full readers.
-func fullRead(t *testing.T, c *ducklake.Catalog, all []ducklake.Snapshot, from int64) *ducklake.Recent {
+// fullRead is what ReadRecent must give, from the full readers (the
+// states read kept in states, by snapshot).
+func fullRead(t *testing.T, c *ducklake.Catalog, all []ducklake.Snapshot, from int64, states map[int64]*meta.State) *ducklake.Recent {
 	t.Helper()
-	want := &ducklake.Recent{Tables: map[int64]ducklake.TableName{}}
+	state := func(at int64) *meta.State {
+		if st, ok := states[at]; ok {
+			return st
+		}
+		st, err := c.State(context.Background(), at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		states[at] = st
+		return st
+	}
+	names := func(st *meta.State) map[int64]ducklake.TableName {
+		out := map[int64]ducklake.TableName{}
+		for _, sc := range st.Schemas {
+			for _, tb := range sc.Tables {
+				out[tb.ID] = ducklake.TableName{ID: tb.ID, Schema: sc.Name, Name: tb.Name}
+			}
+			for _, v := range sc.Views {
+				out[v.ID] = ducklake.TableName{ID: v.ID, Schema: sc.Name, Name: v.Name}
+			}
+		}
+		return out
+	}
+	want := &ducklake.Recent{Tables: map[int64]ducklake.TableName{}, Schemas: map[int64]string{}}
 	hasFrom := false
 	for _, s := range all {
 		if s.ID >= from {
@@ -93,16 +122,41 @@ func fullRead(t *testing.T, c *ducklake.Catalog, all []ducklake.Snapshot, from i
 	if len(want.Snapshots) == 0 {
 		want.Snapshots = all[len(all)-1:]
 	}
-	ats := []int64{want.Snapshots[len(want.Snapshots)-1].ID}
+	// Tables and views that lived after from, named as at each later
+	// snapshot (one created and dropped there is named too), then those
+	// of from and of the last snapshot, whose names win.
+	var ats []int64
+	for _, s := range want.Snapshots {
+		if from >= 0 && s.ID > from {
+			ats = append(ats, s.ID)
+		}
+	}
 	if hasFrom {
-		ats = []int64{from, ats[0]}
+		ats = append(ats, from)
+	}
+	ats = append(ats, want.Snapshots[len(want.Snapshots)-1].ID)
+	// A rename: an id whose name (or schema) at a snapshot after from
+	// differs from the one at the snapshot before.
+	for i := 1; i < len(all); i++ {
+		if all[i].ID <= from {
+			continue
+		}
+		before, after := names(state(all[i-1].ID)), names(state(all[i].ID))
+		var ids []int64
+		for id, n := range after {
+			if b, ok := before[id]; ok && (b.Schema != n.Schema || b.Name != n.Name) {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			want.Renames = append(want.Renames, ducklake.Rename{Snapshot: all[i].ID, From: before[id], To: after[id]})
+		}
 	}
 	for _, at := range ats {
-		st, err := c.State(context.Background(), at)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := state(at)
 		for _, sc := range st.Schemas {
+			want.Schemas[sc.ID] = sc.Name
 			for _, tb := range sc.Tables {
 				want.Tables[tb.ID] = ducklake.TableName{ID: tb.ID, Schema: sc.Name, Name: tb.Name}
 			}
@@ -136,6 +190,16 @@ func writtenHistory(t *testing.T) string {
 		CREATE VIEW v AS SELECT 1 AS one;
 		DELETE FROM a2 WHERE k = 3;
 		DROP TABLE b;
+		CREATE TABLE c(x INTEGER);
+		ALTER TABLE c RENAME TO c2;
+		ALTER VIEW v RENAME TO v2;
+		DROP TABLE c2;
+		CREATE VIEW w AS SELECT 2 AS two;
+		DROP VIEW w;
+		CREATE SCHEMA s2;
+		CREATE TABLE s2.t(x INTEGER);
+		DROP TABLE s2.t;
+		DROP SCHEMA s2;
 		INSERT INTO a2 VALUES (9, 1.5)`, false))
 	return path
 }

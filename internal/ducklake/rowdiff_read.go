@@ -37,32 +37,11 @@ func (r *diffReader) loadCandidates(ctx context.Context, files []*fileRow) error
 		_, err := r.c.conn.ExecContext(ctx, q)
 		return err
 	}
-	var fileRows, delRows, paths, delPaths, ids []string
-	local := map[*fileRow]string{}
-	partialDel := false
-	for _, f := range files {
-		p, err := r.local(ctx, f.path)
-		if err != nil {
-			return err
-		}
-		local[f] = p
-		paths = append(paths, sqlquote.String(p))
-		ids = append(ids, strconv.FormatInt(f.id, 10))
-		delta := f.visible(r.from) && f.visible(r.to) && f.partialMax <= r.from
-		fileRows = append(fileRows, fmt.Sprintf("(%s, %s, %d, %t, %t, %d, %t)", sqlquote.String(src(f)), sqlquote.String(p), f.rowIDStart, f.visible(r.from), f.visible(r.to), f.partialMax, delta))
-		for _, d := range r.deletes[f.id] {
-			if !d.visible(r.from) && !d.visible(r.to) {
-				continue
-			}
-			dp, err := r.local(ctx, d.path)
-			if err != nil {
-				return err
-			}
-			partialDel = partialDel || d.partialMax >= 0
-			delPaths = append(delPaths, sqlquote.String(dp))
-			delRows = append(delRows, fmt.Sprintf("(%s, %s, %t, %t, %d)", sqlquote.String(src(f)), sqlquote.String(dp), d.visible(r.from), d.visible(r.to), d.partialMax))
-		}
+	cs, err := r.candidateRows(ctx, files)
+	if err != nil {
+		return err
 	}
+	fileRows, delRows, paths, delPaths, ids, local, partialDel := cs.fileRows, cs.delRows, cs.paths, cs.delPaths, cs.ids, cs.local, cs.partialDel
 	sides := fmt.Sprintf("(VALUES (0::UTINYINT, %d::BIGINT), (1::UTINYINT, %d::BIGINT)) s(side, snap)", r.from, r.to)
 	stmts := []string{
 		fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM (VALUES %s) v(src, path, start, va, vb, pmax, delta)", filesScratch, strings.Join(fileRows, ", ")),
@@ -175,4 +154,45 @@ func appendIf(s []string, ok bool, v string) []string {
 		return append(s, v)
 	}
 	return s
+}
+
+// candidateSet is what loadCandidates puts in its scratch tables: the
+// VALUES rows of the candidate files and of their delete files, their
+// local paths (quoted), the files' ids, each file's local path, and
+// whether a delete file holds rows of several snapshots.
+type candidateSet struct {
+	fileRows, delRows, paths, delPaths, ids []string
+	local                                   map[*fileRow]string
+	partialDel                              bool
+}
+
+// candidateRows fetches (or finds locally) each candidate file and its
+// delete files visible at either side, and describes them for
+// loadCandidates.
+func (r *diffReader) candidateRows(ctx context.Context, files []*fileRow) (candidateSet, error) {
+	cs := candidateSet{local: map[*fileRow]string{}}
+	for _, f := range files {
+		p, err := r.local(ctx, f.path)
+		if err != nil {
+			return cs, err
+		}
+		cs.local[f] = p
+		cs.paths = append(cs.paths, sqlquote.String(p))
+		cs.ids = append(cs.ids, strconv.FormatInt(f.id, 10))
+		delta := f.visible(r.from) && f.visible(r.to) && f.partialMax <= r.from
+		cs.fileRows = append(cs.fileRows, fmt.Sprintf("(%s, %s, %d, %t, %t, %d, %t)", sqlquote.String(src(f)), sqlquote.String(p), f.rowIDStart, f.visible(r.from), f.visible(r.to), f.partialMax, delta))
+		for _, d := range r.deletes[f.id] {
+			if !d.visible(r.from) && !d.visible(r.to) {
+				continue
+			}
+			dp, err := r.local(ctx, d.path)
+			if err != nil {
+				return cs, err
+			}
+			cs.partialDel = cs.partialDel || d.partialMax >= 0
+			cs.delPaths = append(cs.delPaths, sqlquote.String(dp))
+			cs.delRows = append(cs.delRows, fmt.Sprintf("(%s, %s, %t, %t, %d)", sqlquote.String(src(f)), sqlquote.String(dp), d.visible(r.from), d.visible(r.to), d.partialMax))
+		}
+	}
+	return cs, nil
 }

@@ -1,0 +1,70 @@
+package lockfile
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLockExcludesWriters: a second writer waits while the first holds the
+// lockfile's writers' lock (here, until its context ends, with an error
+// naming the lock and the lockfile); once released, the lock file is gone
+// and the lock can be taken again.
+func TestLockExcludesWriters(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), FileName)
+	release, err := Lock(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(LockPath(path)); err != nil {
+		t.Fatalf("held lock has no file: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = Lock(ctx, path)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), LockPath(path)) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("second Lock while held: %v, want a deadline error naming %s", err, LockPath(path))
+	}
+	release()
+	if _, err := os.Stat(LockPath(path)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("released lock left its file: %v", err)
+	}
+	done := make(chan error, 1)
+	release2, err := Lock(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		r, err := Lock(context.Background(), path)
+		if err == nil {
+			r()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("a waiting writer got the lock while it was held (err %v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release2()
+	if err := <-done; err != nil {
+		t.Fatalf("the waiting writer, once the lock was free: %v", err)
+	}
+}
+
+// TestLockMissingFolder: a lockfile in a folder that does not exist is
+// named, with its folder, not the lock's own file.
+func TestLockMissingFolder(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "nosuch")
+	path := filepath.Join(dir, "x.lock")
+	_, err := Lock(context.Background(), path)
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "lockfile "+path+": its folder "+dir+" does not exist") {
+		t.Fatalf("Lock in a missing folder: %v", err)
+	}
+}
