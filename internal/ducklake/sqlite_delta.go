@@ -159,8 +159,8 @@ func describeFrozen(ctx context.Context, srcAbs, tmp string) (info FreezeInfo, e
 // up to date when it can be (applyDelta), else a full conversion
 // (freezeInto), saying why; frozen describes a file brought up to date
 // (left as it is after a full conversion). The base is copied while
-// SQLite sums the large tables' rows at S. It may run more than once (a retry after
-// SQLITE_BUSY): it starts from no file.
+// SQLite sums the large tables' rows at S. It may run more than once (a
+// retry after SQLITE_BUSY): it starts from no file.
 func (s *sqliteSnapshot) freezeOnto(ctx context.Context, base FreezeBase, tmp, work string, frozen *FreezeInfo) (DeltaInfo, error) {
 	os.Remove(tmp)
 	os.Remove(tmp + ".wal")
@@ -241,10 +241,7 @@ func (s *sqliteSnapshot) planAndSum(ctx context.Context, snap int64) ([]*deltaTa
 	if nf.Valid {
 		next = nf.Int64
 	}
-	tables, err := s.planDelta(ctx, snap, next)
-	if err != nil {
-		return nil, "", err
-	}
+	tables := s.planDelta(snap, next)
 	for _, dt := range tables {
 		if dt.old == "" || dt.idFrom != "" {
 			continue
@@ -329,7 +326,7 @@ type sumsOf []string
 // planDelta decides each table's way: whole, or a delta with its "at S"
 // condition (docs/spec.md §12.1). nextFile is next_file_id at S (-1 when
 // the format has none).
-func (s *sqliteSnapshot) planDelta(ctx context.Context, snap, nextFile int64) ([]*deltaTable, error) {
+func (s *sqliteSnapshot) planDelta(snap, nextFile int64) []*deltaTable {
 	var out []*deltaTable
 	for _, t := range s.tables {
 		dt := &deltaTable{t: t}
@@ -357,7 +354,7 @@ func (s *sqliteSnapshot) planDelta(ctx context.Context, snap, nextFile int64) ([
 			dt.old = fmt.Sprintf("begin_snapshot <= %d", snap)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // sumExprs are the aggregates that summarise dt's rows (the SQL of one
