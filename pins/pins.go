@@ -163,8 +163,12 @@ func openAt(ctx context.Context, env Env, create, write bool) (*opened, error) {
 	return nil, err
 }
 
-// pin returns the pin name of o. Errors: *UnknownPinError.
+// pin returns the pin name of o. Errors: lockfile.CheckName's for a name
+// no pin can have (so no hint offers to pin it); *UnknownPinError.
 func (o *opened) pin(name string) (lockfile.Pin, error) {
+	if err := lockfile.CheckName(name); err != nil {
+		return lockfile.Pin{}, err
+	}
 	p, ok := o.file.Pin(name)
 	if !ok {
 		return lockfile.Pin{}, &UnknownPinError{Name: name, Lockfile: o.path, Names: o.file.Names()}

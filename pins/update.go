@@ -59,6 +59,7 @@ func Update(ctx context.Context, env Env, names []string, sig Signed) (*Updated,
 	if len(names) == 0 {
 		names = lf.file.Names()
 	}
+	names = once(names) // "b b": b once
 	for _, n := range names {
 		if _, err := lf.pin(n); err != nil {
 			return nil, err
@@ -134,4 +135,17 @@ func update(ctx context.Context, env Env, rs *repos, lf *opened, name string, p 
 		c.LeavesRetention = &at
 	}
 	return c, nil
+}
+
+// once returns names without repeats, in the order given.
+func once(names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }
