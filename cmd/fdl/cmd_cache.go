@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"time"
 
@@ -64,7 +65,8 @@ the next attach that needs it.`,
 			if po.OlderThan != "" {
 				d, err := retention.ParseDuration(po.OlderThan)
 				if err != nil {
-					return usageError{err}
+					// Not retention's words: this is the cache's age.
+					return usageError{fmt.Errorf("--older-than %q: not a duration: write a number and a unit (2w, 30d, 12h, 90m, 45s) or a sum such as 1d12h", po.OlderThan)}
 				}
 				opts.OlderThan = time.Duration(d)
 			}
