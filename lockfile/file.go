@@ -48,16 +48,20 @@ func Find(startDir string) (string, error) {
 
 // Load reads and checks the lockfile at path (see Parse). Errors: the
 // error of opening it (errors.Is(err, fs.ErrNotExist) when it is missing);
-// a file over MaxFileSize; Parse's errors, naming path.
+// *InvalidError for a folder or a file over MaxFileSize; Parse's errors,
+// naming path.
 func Load(path string) (*File, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
+	if fi, err := fh.Stat(); err == nil && fi.IsDir() {
+		return nil, &InvalidError{File: path, Reason: fmt.Sprintf("a folder, not a lockfile: give the file's path (%s)", filepath.Join(path, FileName))}
+	}
 	data, err := io.ReadAll(io.LimitReader(fh, MaxFileSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err // the *PathError names path
 	}
 	if len(data) > MaxFileSize {
 		return nil, &InvalidError{File: path, Reason: fmt.Sprintf("larger than %d bytes: not a lockfile", MaxFileSize)}

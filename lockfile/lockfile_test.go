@@ -531,6 +531,10 @@ func TestLoadErrors(t *testing.T) {
 	if _, err := Load(path); !errors.Is(err, ErrInvalid) || !strings.HasPrefix(err.Error(), path+": ") {
 		t.Fatalf("Load(bad) = %v", err)
 	}
+	// A folder is named as one, once.
+	if _, err := Load(dir); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "a folder, not a lockfile") || strings.Count(err.Error(), dir) != 2 {
+		t.Errorf("Load(folder) = %v", err)
+	}
 	// Not UTF-8: a UTF-16 byte order mark, which the TOML parser passed
 	// over, reading the file as one with no pins.
 	for _, data := range []string{"\xff\xfeversion = 1\n", "version = 1\n# \xff\n"} {
