@@ -75,13 +75,7 @@ func TestFreezeOntoEqualsFreeze(t *testing.T) {
 					t.Errorf("step %s: a full conversion (%s), delta %v, whole %v", step.name, delta.Full, delta.Delta, delta.Whole)
 				}
 				t.Logf("step %s: delta %v, whole %v", step.name, delta.Delta, delta.Whole)
-				full := filepath.Join(dir, fmt.Sprintf("full%d.duckdb", k))
-				if _, err := Freeze(context.Background(), lite, full); err != nil {
-					t.Fatal(err)
-				}
-				compareDatabases(t, full, inc)
-				compareValues(t, full, inc)
-				base = FreezeBase{Path: inc, Size: info.Size, SHA256: info.SHA256, Format: info.Format, Snapshot: info.Snapshot.ID}
+				base = equalsFull(t, lite, inc, filepath.Join(dir, fmt.Sprintf("full%d.duckdb", k)), info)
 			}
 			out := lake.MustQuery(t, fmt.Sprintf("ATTACH 'ducklake:%s' AS l (READ_ONLY, DATA_PATH '%s/', OVERRIDE_DATA_PATH true); SELECT count(*), sum(i), sum(k) FROM l.fdl_t;", base.Path, filepath.Join(dir, "data")))
 			if got := fmt.Sprint(out[len(out)-1].Rows); got != "[[6 38 240]]" {
@@ -199,16 +193,23 @@ func TestFreezeOntoCompacts(t *testing.T) {
 		if !delta.Compacted || delta.Full != "" || info.Storage.Number != storageForFormat(info.Format).Number {
 			t.Errorf("step %s: %+v, storage %+v", step.name, delta, info.Storage)
 		}
-		full := filepath.Join(dir, fmt.Sprintf("full%d.duckdb", k))
-		if _, err := Freeze(context.Background(), lite, full); err != nil {
-			t.Fatal(err)
-		}
-		compareDatabases(t, full, inc)
-		compareValues(t, full, inc)
-		base = FreezeBase{Path: inc, Size: info.Size, SHA256: info.SHA256, Format: info.Format, Snapshot: info.Snapshot.ID}
+		base = equalsFull(t, lite, inc, filepath.Join(dir, fmt.Sprintf("full%d.duckdb", k)), info)
 	}
 	out := lake.MustQuery(t, fmt.Sprintf("ATTACH 'ducklake:%s' AS l (READ_ONLY, DATA_PATH '%s/', OVERRIDE_DATA_PATH true); SELECT count(*) FROM l.fdl_t;", base.Path, filepath.Join(dir, "data")))
 	if got := fmt.Sprint(out[len(out)-1].Rows); got != "[[6]]" {
 		t.Errorf("DuckDB 1.5 reads %s rows; want [[6]]", got)
 	}
+}
+
+// equalsFull checks that inc, the catalog FreezeOnto wrote from lite (info
+// is what it reported), equals lite's full conversion (written to full),
+// table by table and value by value, and returns inc as the next base.
+func equalsFull(t *testing.T, lite, inc, full string, info FreezeInfo) FreezeBase {
+	t.Helper()
+	if _, err := Freeze(context.Background(), lite, full); err != nil {
+		t.Fatal(err)
+	}
+	compareDatabases(t, full, inc)
+	compareValues(t, full, inc)
+	return FreezeBase{Path: inc, Size: info.Size, SHA256: info.SHA256, Format: info.Format, Snapshot: info.Snapshot.ID}
 }
