@@ -145,6 +145,8 @@ func requireRefused(t *testing.T, url string, id version.ID, signers string, wan
 // signature and a signature made for another namespace are each refused
 // by attach --require-signed naming the version and why, and reported by
 // verify with their codes. A second signature of a record is refused.
+// It is one piece: every refusal is made on the one repository the
+// good signatures were made on, in order.
 func TestSignaturesRefusedByName(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -363,7 +365,8 @@ func TestRepositoryIDGivenOnce(t *testing.T) {
 // ssh-keygen sign, loaded from their private key files and, by their
 // public key files, through an ssh-agent the test starts; each signature
 // is good for an allowed signers file and verifies with ssh-keygen -Y
-// verify.
+// verify. It is one piece: the agent the test starts serves every key in
+// turn, and stops with the test.
 func TestSignWithKeysFromFilesAndAgent(t *testing.T) {
 	t.Parallel()
 	keygen, err := exec.LookPath("ssh-keygen")

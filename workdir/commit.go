@@ -193,7 +193,31 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 	}
 	dataPath := cat.DataPath()
 	cat.Close()
+	rec := w.newRecord(id, info, first, dataPath, o)
+	dataset := version.NewDataset(id, info.Format, dataPath, st)
+	dataset.Totals.ScheduledFiles = &scheduled
+	dataset.History, dataset.BaseHistory = history, baseHistory
+	ds, err := dataset.Marshal()
+	if err != nil {
+		return nil, nil, err
+	}
+	rec.Dataset = version.File{Size: int64(len(ds)), SHA256: digest(ds)}
+	if err := rec.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return rec, ds, nil
+}
+
+// newRecord is the record of the version id that freeze made: info is what
+// the freeze reported (format, last snapshot, storage, size and sha256),
+// first the first snapshot the version adds (checkLineage), dataPath the
+// frozen catalog's. Seq and parents follow the base record; created_at is
+// now (o.Now in tests), never before the parent's (version.CheckChild);
+// an undo in progress is recorded as what the version reverts or restores.
+// Its dataset field is filled in by freeze.
+func (w *Workdir) newRecord(id version.ID, info ducklake.FreezeInfo, first int64, dataPath string, o CommitOptions) *version.Record {
 	size, sum := info.Size, info.SHA256 // hashed while Freeze wrote it
+	last := info.Snapshot
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now
@@ -225,18 +249,7 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 			rec.Restores = u.Version
 		}
 	}
-	dataset := version.NewDataset(id, info.Format, dataPath, st)
-	dataset.Totals.ScheduledFiles = &scheduled
-	dataset.History, dataset.BaseHistory = history, baseHistory
-	ds, err := dataset.Marshal()
-	if err != nil {
-		return nil, nil, err
-	}
-	rec.Dataset = version.File{Size: int64(len(ds)), SHA256: digest(ds)}
-	if err := rec.Validate(); err != nil {
-		return nil, nil, err
-	}
-	return rec, ds, nil
+	return rec
 }
 
 // checkLineage checks that snaps (sorted by id) continue the base version's

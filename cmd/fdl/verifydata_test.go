@@ -43,6 +43,10 @@ func TestVerifyDataDamage(t *testing.T) {
 	}
 }
 
+// checkVerifyDamage damages one data file of a published version at u in
+// each way verify --data and --deep tell apart and checks the code each
+// reports. It is one piece: the damages are applied in turn to the same
+// repository and each undone before the next, so their order is the test.
 func checkVerifyDamage(t *testing.T, u string) {
 	ctx := context.Background()
 	d := realduck.Find(t, realduck.V15, "ducklake", "sqlite", "httpfs", "aws").Start(t)

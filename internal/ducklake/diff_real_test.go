@@ -69,7 +69,8 @@ var realHistories = map[string]struct {
 // (SELECT rowid, * … AT VERSION, EXCEPT ALL both ways; a table whose
 // columns changed in between has no such comparison, and only its rows at
 // each side are checked) and rows at each side (SELECT count(*) … AT
-// VERSION).
+// VERSION). It is one piece: the comparisons of one pair share the
+// session and the catalog read at both sides, and read as one list of claims.
 func TestDiffAgainstExtension(t *testing.T) {
 	d := realduck.Find(t, realduck.V15, "ducklake")
 	ctx := context.Background()

@@ -85,7 +85,8 @@ func TestReadRecentSQLiteEqualsDuckDB(t *testing.T) {
 }
 
 // fullRead is what ReadRecent must give, from the full readers (the
-// states read kept in states, by snapshot).
+// states read kept in states, by snapshot). It is one piece: it is the
+// reference ReadRecent is checked against, kept as plain as the rule.
 func fullRead(t *testing.T, c *ducklake.Catalog, all []ducklake.Snapshot, from int64, states map[int64]*meta.State) *ducklake.Recent {
 	t.Helper()
 	state := func(at int64) *meta.State {

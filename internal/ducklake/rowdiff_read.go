@@ -41,33 +41,10 @@ func (r *diffReader) loadCandidates(ctx context.Context, files []*fileRow) error
 	if err != nil {
 		return err
 	}
-	fileRows, delRows, paths, delPaths, ids, local, partialDel := cs.fileRows, cs.delRows, cs.paths, cs.delPaths, cs.ids, cs.local, cs.partialDel
-	sides := fmt.Sprintf("(VALUES (0::UTINYINT, %d::BIGINT), (1::UTINYINT, %d::BIGINT)) s(side, snap)", r.from, r.to)
-	stmts := []string{
-		fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM (VALUES %s) v(src, path, start, va, vb, pmax, delta)", filesScratch, strings.Join(fileRows, ", ")),
-		fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s(src VARCHAR, side UTINYINT, pos BIGINT)", deadScratch),
+	if err := r.fillScratch(ctx, files, cs); err != nil {
+		return err
 	}
-	if len(delRows) > 0 {
-		cond := "true"
-		if partialDel {
-			cond = "d.pmax < 0 OR d.pmax <= s.snap OR x._ducklake_internal_snapshot_id <= s.snap"
-		}
-		stmts = append(stmts,
-			fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM (VALUES %s) v(src, path, va, vb, pmax)", delsScratch, strings.Join(delRows, ", ")),
-			fmt.Sprintf(`INSERT INTO %s SELECT d.src, s.side, x.pos FROM read_parquet([%s], filename = true, union_by_name = true) x
-				JOIN %s d ON x.filename = d.path JOIN %s ON (s.side = 0 AND d.va) OR (s.side = 1 AND d.vb) WHERE %s`,
-				deadScratch, strings.Join(delPaths, ", "), delsScratch, sides, cond))
-	}
-	name := "ducklake_inlined_delete_" + strconv.FormatInt(files[0].table, 10)
-	if cols, ok := r.c.tables[name]; ok && containsAll(cols, "file_id", "row_id") {
-		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s SELECT 'f' || file_id, s.side, row_id FROM %s JOIN %s ON (s.side = 0 AND %s) OR (s.side = 1 AND %s) WHERE file_id IN (%s)",
-			deadScratch, r.c.t(name), sides, inlinedDeleteAt(cols, r.from), inlinedDeleteAt(cols, r.to), strings.Join(ids, ", ")))
-	}
-	for _, q := range stmts {
-		if err := exec(q); err != nil {
-			return err
-		}
-	}
+	paths, local, sides := cs.paths, cs.local, r.sides()
 	embedded, err := r.withRowIDs(ctx, paths)
 	if err != nil {
 		return err
@@ -115,6 +92,47 @@ func (r *diffReader) loadCandidates(ctx context.Context, files []*fileRow) error
 		JOIN %s f ON x.filename = f.path AND NOT f.delta JOIN %s ON (s.side = 0 AND f.va) OR (s.side = 1 AND f.vb)
 		WHERE (%s) AND NOT EXISTS (SELECT 1 FROM %s d WHERE d.src = f.src AND d.side = s.side AND d.pos = x.file_row_number)`,
 		rowsScratch, rid, strings.Join(scan, ", "), filesScratch, sides, cond, deadScratch))
+}
+
+// sides is the two sides of the diff as a relation s(side, snap): side 0
+// at the older snapshot (from), side 1 at the newer (to).
+func (r *diffReader) sides() string {
+	return fmt.Sprintf("(VALUES (0::UTINYINT, %d::BIGINT), (1::UTINYINT, %d::BIGINT)) s(side, snap)", r.from, r.to)
+}
+
+// fillScratch makes loadCandidates' scratch tables from cs: filesScratch
+// (the candidate files), delsScratch (their delete files) and deadScratch
+// (the positions deleted at each side, from delete files and from the
+// table's inlined deletions).
+func (r *diffReader) fillScratch(ctx context.Context, files []*fileRow, cs candidateSet) error {
+	fileRows, delRows, delPaths, ids, partialDel := cs.fileRows, cs.delRows, cs.delPaths, cs.ids, cs.partialDel
+	sides := r.sides()
+	stmts := []string{
+		fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM (VALUES %s) v(src, path, start, va, vb, pmax, delta)", filesScratch, strings.Join(fileRows, ", ")),
+		fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s(src VARCHAR, side UTINYINT, pos BIGINT)", deadScratch),
+	}
+	if len(delRows) > 0 {
+		cond := "true"
+		if partialDel {
+			cond = "d.pmax < 0 OR d.pmax <= s.snap OR x._ducklake_internal_snapshot_id <= s.snap"
+		}
+		stmts = append(stmts,
+			fmt.Sprintf("CREATE OR REPLACE TEMP TABLE %s AS SELECT * FROM (VALUES %s) v(src, path, va, vb, pmax)", delsScratch, strings.Join(delRows, ", ")),
+			fmt.Sprintf(`INSERT INTO %s SELECT d.src, s.side, x.pos FROM read_parquet([%s], filename = true, union_by_name = true) x
+				JOIN %s d ON x.filename = d.path JOIN %s ON (s.side = 0 AND d.va) OR (s.side = 1 AND d.vb) WHERE %s`,
+				deadScratch, strings.Join(delPaths, ", "), delsScratch, sides, cond))
+	}
+	name := "ducklake_inlined_delete_" + strconv.FormatInt(files[0].table, 10)
+	if cols, ok := r.c.tables[name]; ok && containsAll(cols, "file_id", "row_id") {
+		stmts = append(stmts, fmt.Sprintf("INSERT INTO %s SELECT 'f' || file_id, s.side, row_id FROM %s JOIN %s ON (s.side = 0 AND %s) OR (s.side = 1 AND %s) WHERE file_id IN (%s)",
+			deadScratch, r.c.t(name), sides, inlinedDeleteAt(cols, r.from), inlinedDeleteAt(cols, r.to), strings.Join(ids, ", ")))
+	}
+	for _, q := range stmts {
+		if _, err := r.c.conn.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // withRowIDs returns which of the files (quoted local paths) have a
