@@ -33,8 +33,13 @@ test: pyenv ## run every test (needs ../shared/testdata for the real-catalog tes
 longfuncs: ## list the functions over 80 lines whose doc comment does not say why they are one piece
 	$(GO) run ./internal/cmd/longfuncs
 
-soak: pyenv ## the long races, for a scheduled job: 20 rounds of 16 concurrent pushes per store, 50 push/gc races on S3 (needs the test servers, as .ci/run starts them)
-	FDL_SOAK_ROUNDS=20 FDL_RACE_SOAK=50 $(GO) test -count=1 -timeout 90m -run 'TestConcurrentPushes|TestGCPushRaceS3' ./cmd/fdl
+# FDL_ALL_STORES=1 runs on GCS and Azure (and for the push/gc races on S3)
+# the whole matrix make test runs on the folder and S3 only
+# (cmd/fdl/matrix_test.go says which parts and why); -run names every test
+# that reads it.
+SOAK_TESTS = TestConcurrentPushes|TestGCPushRaceS3|TestScriptsGCS|TestScriptsAzure|TestGCSpellings|TestGCPrefixCharacters|TestKillMirrorAtEveryStep
+soak: pyenv ## the long races and the whole store matrix, for a scheduled job: 20 rounds of 16 concurrent pushes per store, 50 push/gc races on S3, every script and case on GCS and Azure (FDL_ALL_STORES=1; needs the test servers, as .ci/run starts them)
+	FDL_ALL_STORES=1 FDL_SOAK_ROUNDS=20 FDL_RACE_SOAK=50 $(GO) test -count=1 -timeout 120m -run '$(SOAK_TESTS)' ./cmd/fdl
 
 # The fuzz targets, as package:name. FUZZPARALLEL is the number of fuzzing
 # processes per target (1: the machine is shared; raise it on a CI runner).
