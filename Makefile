@@ -23,12 +23,13 @@ pyenv: ## install the real DuckDB from PyPI into .venv: 1.5.5 (+ ducklake, sqlit
 # The events go to bin/test.json (for a closer look: go run
 # ./internal/cmd/slowest -quiet -n 30 < bin/test.json) and through
 # internal/cmd/slowest, which prints what go test prints and, at the end,
-# the ten slowest tests and the packages' wall times.
+# the ten slowest tests and the packages' wall times. -vet=off: go vet
+# ./... has just run every check that go test's own vet step would.
 test: pyenv ## run every test (needs ../shared/testdata for the real-catalog tests); ends with the ten slowest
 	$(GO) vet ./...
 	@mkdir -p bin
 	$(GO) build -o bin/slowest ./internal/cmd/slowest
-	set -o pipefail; $(GO) test -count=1 -timeout 60m -json ./... | tee bin/test.json | bin/slowest
+	set -o pipefail; $(GO) test -vet=off -count=1 -timeout 60m -json ./... | tee bin/test.json | bin/slowest
 
 longfuncs: ## list the functions over 80 lines whose doc comment does not say why they are one piece
 	$(GO) run ./internal/cmd/longfuncs

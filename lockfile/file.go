@@ -72,7 +72,8 @@ func Load(path string) (*File, error) {
 // Save writes f to path atomically: its bytes (Marshal) go to a new
 // temporary file in path's folder (".fdl.lock.*.tmp"), which is fsynced,
 // given the mode of the file it replaces (0644 for a new one) and renamed
-// over path; the folder is then fsynced. A write that fails or is killed
+// over path (over the file it links to, when path is a symbolic link);
+// the folder is then fsynced. A write that fails or is killed
 // leaves the old file as it was (a killed one may leave its temporary
 // file). Errors: the file system's, naming path; the temporary file is
 // removed on any error.
@@ -90,6 +91,11 @@ func (f *File) Save(path string) error {
 // writeAtomic is Save's write, with the function that writes the bytes
 // into the temporary file given (tests make it fail halfway).
 func writeAtomic(path string, data []byte, write func(io.Writer, []byte) error) (err error) {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		// A lockfile kept as a symbolic link (to a file shared by several
+		// projects, say) stays one: the file it points to is replaced.
+		path = target
+	}
 	dir := filepath.Dir(path)
 	mode := fs.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {

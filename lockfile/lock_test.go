@@ -68,3 +68,45 @@ func TestLockMissingFolder(t *testing.T) {
 		t.Fatalf("Lock in a missing folder: %v", err)
 	}
 }
+
+// TestSymlinkedLockfile: a lockfile kept as a symbolic link stays one when
+// saved through the link (the file it points to gets the new bytes), and
+// a writer through the link and one through the target share one lock.
+func TestSymlinkedLockfile(t *testing.T) {
+	t.Parallel()
+	shared := filepath.Join(t.TempDir(), "shared.lock")
+	if err := New().Save(shared); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), FileName)
+	if err := os.Symlink(shared, link); err != nil {
+		t.Fatal(err)
+	}
+	release, err := Lock(context.Background(), link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := Lock(ctx, shared); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("lock of the target while the link's is held: %v; want it to wait", err)
+	}
+	f := New()
+	if err := f.Set("sales", salesPin()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Save(link); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("after a save through it, %s is no longer a symbolic link (%v)", link, err)
+	}
+	got, err := Load(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Pin("sales"); !ok {
+		t.Fatalf("the linked file %s did not get the saved pin", shared)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -39,6 +40,9 @@ SRC may be a read-only http(s):// URL; where it cannot list, name each ref
   fdl mirror https://data.example.org/lake ./lake --ref tags/2025-final`,
 		Args: args(2, 2),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if o.Why != "" && !o.Backwards {
+				return usageError{errors.New("--why gives the reason for --backwards: use them together (fdl mirror SRC DST --backwards --why TEXT), or leave --why out")}
+			}
 			return runMirror(cmd.Context(), ios, g, a[0], a[1], o)
 		},
 	}

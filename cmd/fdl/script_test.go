@@ -47,6 +47,8 @@ func TestMain(m *testing.M) {
 // names a commit, push or gc step at which the process kills itself with
 // SIGKILL (a real crash, for the crash tests); "STEP#N" kills at the N-th
 // time the step is reached (gc repeats its steps for each object).
+// FDL_TEST_INTERRUPT_AT names a step at which it sends itself SIGINT
+// (Ctrl-C) once and goes on.
 func fdlTestMain() {
 	if path := os.Getenv("FDL_TEST_PANICS"); path != "" {
 		defer func() {
@@ -72,6 +74,18 @@ func fdlTestMain() {
 					syscall.Kill(os.Getpid(), syscall.SIGKILL)
 					time.Sleep(time.Minute)
 				}
+			}
+		}
+	}
+	if at := os.Getenv("FDL_TEST_INTERRUPT_AT"); at != "" {
+		// Ctrl-C at that step: the process sends itself SIGINT and goes
+		// on, as it would when a person pressed it then.
+		interrupted := false
+		stepHook = func(step string) {
+			if step == at && !interrupted {
+				interrupted = true
+				syscall.Kill(os.Getpid(), syscall.SIGINT)
+				time.Sleep(50 * time.Millisecond) // the signal's delivery, before the next step
 			}
 		}
 	}

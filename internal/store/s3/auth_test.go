@@ -4,7 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -98,5 +103,58 @@ func TestDescribeCreds(t *testing.T) {
 		if !strings.Contains(got.Source, c.want) || got.Set == "" {
 			t.Errorf("%+v: source %q set %q, want %q", c, got.Source, got.Set, c.want)
 		}
+	}
+}
+
+// TestInstanceRoleSaysNothingOnStderr: with no credentials but the
+// instance role, where the metadata server refuses the IMDSv2 token (as
+// outside EC2 behind a proxy), the SDK's provider falls back to IMDSv1;
+// its "WARN falling back to IMDSv1" line never reaches fdl's stderr, and
+// the read fails as a missing credential naming the instance role.
+func TestInstanceRoleSaysNothingOnStderr(t *testing.T) {
+	imdsCalls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		imdsCalls++
+		if r.Method == http.MethodPut {
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+		"AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_EC2_METADATA_DISABLED", "AWS_EC2_METADATA_V1_DISABLED"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", srv.URL)
+
+	stderr := os.Stderr
+	rd, wr, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Stderr = wr
+	defer func() { os.Stderr = stderr }()
+	raw := "s3://bucket/p?endpoint=http://127.0.0.1:1&region=us-east-1&use_path_style=true"
+	u, _ := url.Parse(raw)
+	s, err := openURL(context.Background(), u, raw)
+	if err == nil {
+		_, _, err = store.ReadAll(context.Background(), s, "fdl.json")
+	}
+	os.Stderr = stderr
+	wr.Close()
+	printed, _ := io.ReadAll(rd)
+	if len(printed) != 0 {
+		t.Errorf("the SDK printed on stderr: %q", printed)
+	}
+	var ae *store.AuthError
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "instance role") {
+		t.Errorf("read with no credentials: %v; want an auth error naming the instance role", err)
+	}
+	if imdsCalls == 0 {
+		t.Error("the metadata server was never asked: the test did not reach the instance role")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"net/url"
 	"strconv"
 	"strings"
@@ -73,6 +75,15 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 	}
 	cfg.Logger = logging.Nop{} // the SDK's warnings are not fdl's output
 	creds := describeCreds(cfg, anonymous, role, profile)
+	if creds.kind == credIMDS {
+		// The instance-role provider was made while the config loaded,
+		// with the SDK's default logger, which prints "WARN falling back
+		// to IMDSv1" on stderr where no metadata server answers: the same
+		// SDK provider again, with the silent logger.
+		cfg.Credentials = aws.NewCredentialsCache(ec2rolecreds.New(func(o *ec2rolecreds.Options) {
+			o.Client = imds.NewFromConfig(cfg)
+		}))
+	}
 	if cfg.Credentials != nil && !anonymous {
 		cfg.Credentials = markedProvider{cfg.Credentials}
 	}
