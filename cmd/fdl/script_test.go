@@ -94,34 +94,47 @@ func fdlTestMain() {
 
 // TestScripts runs the command scripts on a folder repository ($REPO is
 // "repo" in the script's work directory).
-func TestScripts(t *testing.T) { runScripts(t, "") }
+func TestScripts(t *testing.T) { runScripts(t, "", nil) }
 
 // TestScriptsS3 runs the same scripts on a repository on the S3 server
 // (versitygw) that .ci/run starts; skipped without it outside CI.
-func TestScriptsS3(t *testing.T) { runScripts(t, cloudtest.S3(t)) }
+func TestScriptsS3(t *testing.T) { runScripts(t, cloudtest.S3(t), nil) }
 
-// TestScriptsAzure runs the same scripts on a repository on Azurite.
-func TestScriptsAzure(t *testing.T) { runScripts(t, cloudtest.Azure(t)) }
+// TestScriptsAzure runs the scripts whose behaviour depends on the store
+// (storeScripts; all of them with FDL_ALL_STORES=1) on Azurite.
+func TestScriptsAzure(t *testing.T) { runScripts(t, cloudtest.Azure(t), cloudScripts()) }
 
-// TestScriptsGCS runs the same scripts on an in-process fake-gcs-server.
-func TestScriptsGCS(t *testing.T) { runScripts(t, cloudtest.FakeGCS(t)) }
+// TestScriptsGCS runs the scripts whose behaviour depends on the store
+// (storeScripts; all of them with FDL_ALL_STORES=1) on an in-process
+// fake-gcs-server.
+func TestScriptsGCS(t *testing.T) { runScripts(t, cloudtest.FakeGCS(t), cloudScripts()) }
+
+// cloudScripts is the set of scripts the GCS and Azure runs take: nil (all)
+// with FDL_ALL_STORES=1, else storeScripts.
+func cloudScripts() map[string]string {
+	if allStores() {
+		return nil
+	}
+	return storeScripts
+}
 
 // runScripts runs testdata/script with $REPO set to a fresh repository
 // location for each script ($REPO2 to a second one): "repo" (a folder in
 // $WORK) when base is "", else a fresh prefix of the object-store URL base;
-// on an object store only the scripts that use $REPO run. The condition [cloud]
+// on an object store only the scripts that use $REPO run, and of those
+// only the ones only names when it is not nil. The condition [cloud]
 // holds for object stores, [s3] for the S3 server. $DATA is where Parquet files written by the
 // scripts land: the repository's data/ folder on a folder store; on an
 // object store a local folder, because DuckDB here cannot write to s3:// or
 // az:// (its httpfs and azure extensions are not built in and cannot be
 // downloaded), so scripts point new catalogs there with setdatapath.
-func runScripts(t *testing.T, base string) {
+func runScripts(t *testing.T, base string, only map[string]string) {
 	shared := testutil.CatalogsDir(t)
 	// The scripts' pipelines write with the real DuckDB (duckCmd).
 	duck := realduck.Find(t, realduck.V15, "ducklake", "sqlite")
 	dir := "testdata/script"
 	if base != "" {
-		dir = scriptsUsingRepo(t, dir)
+		dir = scriptsUsingRepo(t, dir, only)
 	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 dir,
@@ -187,8 +200,10 @@ func runScripts(t *testing.T, base string) {
 
 // scriptsUsingRepo copies the scripts of dir that name their repository
 // as $REPO into a temporary folder and returns it: only those can run on
-// an object store (the others work on folders by path).
-func scriptsUsingRepo(t *testing.T, dir string) string {
+// an object store (the others work on folders by path). When only is not
+// nil it keeps only the scripts it names (by name without .txtar), and
+// fails on a name no script has.
+func scriptsUsingRepo(t *testing.T, dir string, only map[string]string) string {
 	t.Helper()
 	out := t.TempDir()
 	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
@@ -201,7 +216,14 @@ func scriptsUsingRepo(t *testing.T, dir string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		name := strings.TrimSuffix(filepath.Base(f), ".txtar")
+		if _, ok := only[name]; only != nil && !ok {
+			continue
+		}
 		if !strings.Contains(string(b), "$REPO") {
+			if only != nil {
+				t.Fatalf("%s is in storeScripts but does not use $REPO", name)
+			}
 			continue
 		}
 		if err := os.WriteFile(filepath.Join(out, filepath.Base(f)), b, 0o644); err != nil {
@@ -211,6 +233,9 @@ func scriptsUsingRepo(t *testing.T, dir string) string {
 	}
 	if n == 0 {
 		t.Fatalf("no script in %s uses $REPO", dir)
+	}
+	if only != nil && n != len(only) {
+		t.Fatalf("storeScripts names %d scripts, %s holds %d of them: a name without its script", len(only), dir, n)
 	}
 	return out
 }

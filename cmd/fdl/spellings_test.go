@@ -70,7 +70,9 @@ func dataPathSpellings(t *testing.T, loc, root string) []string {
 // forms, "." and "..", a symbolic link — keeps every file it reads through
 // gc, on every kind of store, once the versions that spelled it the usual
 // way leave retention; and verify --data sees those files as gc does: one
-// deleted by hand is reported missing.
+// deleted by hand is reported missing. On GCS and Azure `make test` runs
+// one scheme-independent spelling and the scheme's own ones (all with
+// FDL_ALL_STORES=1).
 func TestGCSpellings(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -100,7 +102,14 @@ func TestGCSpellings(t *testing.T) {
 			if lf, ok := r.Store().(store.LocalFiles); ok {
 				root = lf.LocalPath("")
 			}
-			for i, spelling := range dataPathSpellings(t, r.DataLocation(), root) {
+			spellings := dataPathSpellings(t, r.DataLocation(), root)
+			if (c.name == "gcs" || c.name == "azure") && !allStores() {
+				// The doubled slash after the bucket and the scheme's own
+				// aliases; the other scheme-independent spellings run on
+				// S3 (all of them with FDL_ALL_STORES=1).
+				spellings = append(spellings[:1:1], spellings[3:]...)
+			}
+			for i, spelling := range spellings {
 				checkSpellingGC(t, r, spelling, i)
 			}
 		})
