@@ -73,17 +73,25 @@ func (s lakeState) equal(o lakeState) bool { return s.String() == o.String() }
 
 // realState returns, per snapshot, each visible table's rows as the real
 // extension reads them (a count and a digest of the sorted rows), by
-// attaching the catalog at that snapshot.
-func realState(t *testing.T, d *realduck.DuckDB, uri, data string, snaps []int64) map[int64]lakeState {
+// attaching the catalog at that snapshot in session d, which it leaves
+// with nothing attached.
+func realState(t *testing.T, d *realduck.Session, uri, data string, snaps []int64) map[int64]lakeState {
 	t.Helper()
 	slices.Sort(snaps)
 	snaps = slices.Compact(snaps)
-	attach := func(q *strings.Builder, s int64) {
-		fmt.Fprintf(q, "ATTACH %s AS at%d (READ_ONLY, DATA_PATH %s, SNAPSHOT_VERSION %d);\n", sqlquote.String(uri), s, sqlquote.String(data), s)
-	}
-	var q strings.Builder
+	var q, detach strings.Builder
+	detach.WriteString("USE memory;\n")
 	for _, s := range snaps {
-		attach(&q, s)
+		fmt.Fprintf(&detach, "DETACH DATABASE IF EXISTS at%d;\n", s)
+	}
+	defer func() {
+		if _, err := d.Query(detach.String()); err != nil {
+			t.Errorf("detach the snapshots: %v", err)
+		}
+	}()
+	q.WriteString(detach.String())
+	for _, s := range snaps {
+		fmt.Fprintf(&q, "ATTACH %s AS at%d (READ_ONLY, DATA_PATH %s, SNAPSHOT_VERSION %d);\n", sqlquote.String(uri), s, sqlquote.String(data), s)
 		fmt.Fprintf(&q, "SELECT %d, coalesce(string_agg(schema_name || '.' || table_name, ',' ORDER BY schema_name, table_name), ''), (SELECT string_agg(schema_name, ',' ORDER BY schema_name) FROM duckdb_schemas() WHERE database_name = 'at%d') FROM duckdb_tables() WHERE database_name = 'at%d';\n", s, s, s)
 	}
 	out := map[int64]lakeState{}
@@ -93,7 +101,6 @@ func realState(t *testing.T, d *realduck.DuckDB, uri, data string, snaps []int64
 	q.Reset()
 	n := 0
 	for _, s := range snaps {
-		attach(&q, s)
 		for _, tb := range strings.Split(out[s].Tables, ",") {
 			if tb == "" {
 				continue
@@ -127,7 +134,7 @@ func num(v any) float64 {
 // undoLake writes undoHistory with the real extension into a catalog of
 // the given kind ("duckdb" or "sqlite") and returns its path, the ATTACH
 // URI and the data path.
-func undoLake(t *testing.T, d *realduck.DuckDB, kind string) (path, uri, data string) {
+func undoLake(t *testing.T, d *realduck.Session, kind string) (path, uri, data string) {
 	dir := t.TempDir()
 	data = filepath.Join(dir, "data") + "/"
 	path = filepath.Join(dir, "lake."+kind)
@@ -135,7 +142,7 @@ func undoLake(t *testing.T, d *realduck.DuckDB, kind string) (path, uri, data st
 	if kind == "sqlite" {
 		uri = "ducklake:sqlite:" + path
 	}
-	d.MustQuery(t, fmt.Sprintf("ATTACH %s AS lake (DATA_PATH %s);\nUSE lake;\n%s;", sqlquote.String(uri), sqlquote.String(data), strings.Join(undoHistory, ";\n")))
+	d.MustQuery(t, fmt.Sprintf("USE memory;\nDETACH DATABASE IF EXISTS lake;\nATTACH %s AS lake (DATA_PATH %s);\nUSE lake;\n%s;\nUSE memory;\nDETACH lake;", sqlquote.String(uri), sqlquote.String(data), strings.Join(undoHistory, ";\n")))
 	return path, uri, data
 }
 
@@ -195,7 +202,7 @@ func cloneLake(t *testing.T, src, kind string) (path, uri, data string) {
 // form's code on a mirror and write the difference back (make test: one
 // restore and one refusal; make soak, FDL_SOAK=1, also restores to 3).
 func TestRestoreRealExtension(t *testing.T) {
-	d := realduck.Find(t, realduck.V15, "ducklake", "sqlite")
+	d := realduck.Find(t, realduck.V15, "ducklake", "sqlite").Start(t)
 	last := int64(len(undoHistory))
 	soak := testutil.Soak(t, "the SQLite form's restore to 3 is")
 	for _, kind := range []string{"duckdb", "sqlite"} {
@@ -285,12 +292,13 @@ func restoreReads(targets []int64, last int64) []int64 {
 
 // checkWritable has the real extension write on top of the result, expire
 // every older snapshot and clean up the files they alone read, then read
-// every table in full; and fdl's reader check the catalog's invariants.
-func checkWritable(t *testing.T, d *realduck.DuckDB, uri, data, path string) {
+// every table in full, in session d (left with nothing attached); and
+// fdl's reader check the catalog's invariants.
+func checkWritable(t *testing.T, d *realduck.Session, uri, data, path string) {
 	t.Helper()
-	tables := d.MustQuery(t, fmt.Sprintf("ATTACH %s AS lake (DATA_PATH %s);\nSELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE database_name = 'lake' ORDER BY 1;", sqlquote.String(uri), sqlquote.String(data)))
+	const detach = "USE memory;\nDETACH DATABASE IF EXISTS lake;\n"
+	tables := d.MustQuery(t, fmt.Sprintf("%sATTACH %s AS lake (DATA_PATH %s);\nSELECT schema_name || '.' || table_name FROM duckdb_tables() WHERE database_name = 'lake' ORDER BY 1;", detach, sqlquote.String(uri), sqlquote.String(data)))
 	var q strings.Builder
-	fmt.Fprintf(&q, "ATTACH %s AS lake (DATA_PATH %s);\n", sqlquote.String(uri), sqlquote.String(data))
 	for _, r := range tables[0].Rows {
 		tb := fmt.Sprint(r[0])
 		fmt.Fprintf(&q, "INSERT INTO lake.%s SELECT * FROM lake.%s LIMIT 3;\nDELETE FROM lake.%s WHERE rowid %% 11 = 3;\nSELECT count(*) FROM lake.%s;\n", tb, tb, tb, tb)
@@ -302,6 +310,7 @@ func checkWritable(t *testing.T, d *realduck.DuckDB, uri, data, path string) {
 	for _, r := range tables[0].Rows {
 		fmt.Fprintf(&q, "SELECT md5(coalesce(string_agg(x::VARCHAR, '|'), '')) FROM (SELECT tb AS x FROM lake.%s tb);\n", r[0])
 	}
+	q.WriteString(detach)
 	d.MustQuery(t, q.String())
 	c, err := ducklake.Open(context.Background(), path)
 	if err != nil {
@@ -336,7 +345,7 @@ type revertCase struct {
 // last snapshot being last: refused with c's conflict, or the result reads
 // as c says, the snapshots around it read as before, and the extension
 // writes on top.
-func checkRevertCase(t *testing.T, d *realduck.DuckDB, src, kind string, c revertCase, before map[int64]lakeState, last int64) {
+func checkRevertCase(t *testing.T, d *realduck.Session, src, kind string, c revertCase, before map[int64]lakeState, last int64) {
 	path, uri, data := cloneLake(t, src, kind)
 	w, err := Open(context.Background(), path)
 	if err != nil {
@@ -397,7 +406,7 @@ func checkRevertCase(t *testing.T, d *realduck.DuckDB, src, kind string, c rever
 // its table and view back) and removes inlined rows (an inlined insert);
 // make soak (FDL_SOAK=1) every case.
 func TestRevertRealExtension(t *testing.T) {
-	d := realduck.Find(t, realduck.V15, "ducklake", "sqlite")
+	d := realduck.Find(t, realduck.V15, "ducklake", "sqlite").Start(t)
 	sqliteShort := map[string]bool{"inlined insert": true, "drop schema": true}
 	soak := testutil.Soak(t, "the SQLite form's reverts of a delete file, a dropped table and a rename are")
 	last := int64(len(undoHistory))
