@@ -34,13 +34,20 @@ test: pyenv ## run every test (needs ../shared/testdata for the real-catalog tes
 longfuncs: ## list the functions over 80 lines whose doc comment does not say why they are one piece
 	$(GO) run ./internal/cmd/longfuncs
 
-# FDL_ALL_STORES=1 runs on GCS and Azure (and for the push/gc races on S3)
-# the whole matrix make test runs on the folder and S3 only
-# (cmd/fdl/matrix_test.go says which parts and why); -run names every test
-# that reads it.
+# make soak runs, for a scheduled job, what make test runs in a shorter
+# form. FDL_ALL_STORES=1: on GCS and Azure (and for the push/gc races on
+# S3) the whole matrix make test runs on the folder and S3 only
+# (cmd/fdl/matrix_test.go says which parts and why). FDL_SOAK=1
+# (internal/testutil.Soak): the long forms of the real-DuckDB matrices —
+# every old writer's every catalog form, every corpus catalog's FreezeOnto
+# chain, every SQLite-form revert and restore, a 32-version history for
+# keep-last gc. The -run patterns name every test that reads them.
 SOAK_TESTS = TestConcurrentPushes|TestGCPushRaceS3|TestScriptsGCS|TestScriptsAzure|TestGCSpellings|TestGCPrefixCharacters|TestKillMirrorAtEveryStep
-soak: pyenv ## the long races and the whole store matrix, for a scheduled job: 20 rounds of 16 concurrent pushes per store, 50 push/gc races on S3, every script and case on GCS and Azure (FDL_ALL_STORES=1; needs the test servers, as .ci/run starts them)
+SOAK_LONG_FORMS = TestMigrateOldWriters|TestFreezeOntoEqualsFreeze|TestRevertRealExtension|TestRestoreRealExtension|TestGCKeepLastFive
+
+soak: pyenv ## the long races and forms, for a scheduled job: 20 rounds of 16 concurrent pushes per store, 50 push/gc races on S3, every script and case on GCS and Azure, the real-DuckDB matrices whole (needs the test servers, as .ci/run starts them)
 	FDL_ALL_STORES=1 FDL_SOAK_ROUNDS=20 FDL_RACE_SOAK=50 $(GO) test -count=1 -timeout 120m -run '$(SOAK_TESTS)' ./cmd/fdl
+	FDL_SOAK=1 $(GO) test -count=1 -timeout 90m -run '$(SOAK_LONG_FORMS)' ./internal/ducklake/... ./gc
 
 # The fuzz targets, as package:name. FUZZPARALLEL is the number of fuzzing
 # processes per target (1: the machine is shared; raise it on a CI runner).

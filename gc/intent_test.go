@@ -46,10 +46,12 @@ func putIntent(t *testing.T, h *history.History, keys []string, host string, pid
 // TestGCIntentsBetweenGCs: a gc whose deletion intent holds (another host,
 // within its lease) stops the next gc before it deletes anything, and the
 // floor is put back; one whose lease ran out, or written on this host by a
-// process that is gone (a gc killed here), is cleared and gc goes on.
+// process that is gone (a gc killed here), is cleared and gc goes on. The
+// cases share one history (History.Keep), restored before each.
 func TestGCIntentsBetweenGCs(t *testing.T) {
 	ctx := context.Background()
 	host, _ := os.Hostname()
+	kept := history.BuildReal(t, 4, history.ChurnSQL).Keep(t)
 	for _, c := range []struct {
 		name    string
 		host    string
@@ -62,7 +64,7 @@ func TestGCIntentsBetweenGCs(t *testing.T) {
 		{"killed here", host, deadPID(t), time.Minute, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := history.BuildReal(t, 4, history.ChurnSQL)
+			h := kept.Restore(t)
 			r := h.Repo
 			if _, err := r.UpdatePolicy(ctx, func(p *retention.Policy) error { p.KeepLast = 1; return nil }); err != nil {
 				t.Fatal(err)

@@ -24,17 +24,19 @@ import (
 // changed meanwhile, or a branch created meanwhile that keeps a version the
 // plan retires, stops gc after the floor moved and before anything is
 // deleted (ErrRetentionConflict); the next gc takes those versions back into
-// retention.
+// retention. The two cases share one history (History.Keep), restored
+// before each.
 func TestGCChangesWhilePlanning(t *testing.T) {
-	t.Run("policy", policyChangedWhilePlanning)
-	t.Run("branch", branchCreatedWhilePlanning)
+	kept := history.BuildReal(t, 6, history.ChurnSQL).Keep(t)
+	t.Run("policy", func(t *testing.T) { policyChangedWhilePlanning(t, kept.Restore(t)) })
+	t.Run("branch", func(t *testing.T) { branchCreatedWhilePlanning(t, kept.Restore(t)) })
 }
 
 // policyChangedWhilePlanning: keep-last 0 set while gc plans keep-last 2
-// stops it; the floor is put back, and the next plan retires nothing.
-func policyChangedWhilePlanning(t *testing.T) {
+// stops it; the floor is put back, and the next plan retires nothing. h
+// has 6 versions (history.ChurnSQL).
+func policyChangedWhilePlanning(t *testing.T, h *history.History) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 6, history.ChurnSQL)
 	r := h.Repo
 	if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
 		t.Fatal(err)
@@ -68,9 +70,9 @@ func policyChangedWhilePlanning(t *testing.T) {
 
 // branchCreatedWhilePlanning: a branch created while gc plans keeps a
 // version the plan retires: gc stops, and the next gc keeps that version.
-func branchCreatedWhilePlanning(t *testing.T) {
+// h has 6 versions (history.ChurnSQL).
+func branchCreatedWhilePlanning(t *testing.T, h *history.History) {
 	ctx := context.Background()
-	h := history.BuildReal(t, 6, history.ChurnSQL)
 	r := h.Repo
 	if _, err := r.UpdatePolicy(ctx, keepLast(2)); err != nil {
 		t.Fatal(err)

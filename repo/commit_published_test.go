@@ -57,9 +57,11 @@ func inlinedTable(t *testing.T, cat string) string {
 // published at its last snapshot S (docs/spec.md §10, invariant 6) is
 // refused by commit, naming the table; DuckLake's own maintenance (files
 // merged, snapshots before S expired) is accepted. Each case adds a new
-// snapshot after S so that only the rewrite stands in the way.
+// snapshot after S so that only the rewrite stands in the way. The cases
+// share one history (History.Keep), restored before each.
 func TestCommitRefusesRewrittenHistory(t *testing.T) {
 	ctx := context.Background()
+	kept := history.BuildReal(t, 3, publishedSQL).Keep(t)
 	const visibleOrder = "(SELECT min(data_file_id) FROM ducklake_data_file f JOIN ducklake_table t USING (table_id) WHERE t.table_name = 'orders' AND f.end_snapshot IS NULL)"
 	for _, c := range []struct {
 		name    string
@@ -103,7 +105,7 @@ func TestCommitRefusesRewrittenHistory(t *testing.T) {
 		}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := history.BuildReal(t, 3, publishedSQL)
+			h := kept.Restore(t)
 			cat := h.WD + "/" + workdir.CatalogName
 			s := h.Recs[len(h.Recs)-1].DuckLake.Snapshot
 			c.rewrite(t, h, cat, s)

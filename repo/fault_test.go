@@ -11,6 +11,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/store/storetest"
+	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
@@ -84,11 +85,15 @@ func mainHead(t *testing.T, url string) version.ID {
 
 // TestPushFaultAtEveryStoreCall fails each store call a push makes, one at
 // a time: the push reports the error, main holds its old version, verify is
-// clean; then a push without faults completes.
+// clean; then a push without faults completes. The repository and working
+// directory are seeded once and restored before each call's case, at the
+// same path (a seed costs the real DuckDB and two commits).
 func TestPushFaultAtEveryStoreCall(t *testing.T) {
 	ctx := context.Background()
 	// Count the calls a clean push makes.
-	url, _, dir := seed(t)
+	url, base, dir := seed(t)
+	root, pristine := filepath.Dir(url), filepath.Join(t.TempDir(), "seed")
+	testutil.RestoreTree(t, root, pristine)
 	probe := &storetest.Faulty{}
 	r := openFaulty(t, url, probe)
 	opened := len(probe.Calls())
@@ -103,7 +108,7 @@ func TestPushFaultAtEveryStoreCall(t *testing.T) {
 	}
 	for i := range calls {
 		t.Run(fmt.Sprintf("call%d-%s", i, calls[i]), func(t *testing.T) {
-			url, base, dir := seed(t)
+			testutil.RestoreTree(t, pristine, root)
 			f := &storetest.Faulty{}
 			r := openFaulty(t, url, f)
 			n := 0

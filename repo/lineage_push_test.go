@@ -25,8 +25,11 @@ import (
 // (version.CheckChild) and with the same code verify reports for such a
 // version already in the store; and commit never makes one, whatever this
 // machine's clock says.
+//
+// The cases share one history (History.Keep), restored before each.
 func TestPushRefusesBrokenLineage(t *testing.T) {
 	ctx := context.Background()
+	kept := history.BuildReal(t, 2, history.ChurnSQL).Keep(t)
 	for _, c := range []struct {
 		code string
 		edit func(parent, rec *version.Record)
@@ -37,7 +40,7 @@ func TestPushRefusesBrokenLineage(t *testing.T) {
 		{"snapshot-order", func(p, r *version.Record) { r.DuckLake.Adds.First = p.DuckLake.Snapshot }},
 	} {
 		t.Run(c.code, func(t *testing.T) {
-			h := history.BuildReal(t, 2, history.ChurnSQL)
+			h := kept.Restore(t)
 			writeUncommitted(t, h, 7)
 			wd, err := workdir.Open(h.WD)
 			if err != nil {
@@ -68,19 +71,20 @@ func TestPushRefusesBrokenLineage(t *testing.T) {
 	}
 
 	t.Run("clock behind", func(t *testing.T) {
-		h := history.BuildReal(t, 1, history.ChurnSQL)
+		h := kept.Restore(t)
+		parent := h.Recs[len(h.Recs)-1]
 		writeUncommitted(t, h, 8)
 		wd, err := workdir.Open(h.WD)
 		if err != nil {
 			t.Fatal(err)
 		}
-		behind := func() time.Time { return h.Recs[0].CreatedAt.Add(-24 * time.Hour) }
+		behind := func() time.Time { return parent.CreatedAt.Add(-24 * time.Hour) }
 		rec, err := wd.Commit(ctx, workdir.CommitOptions{Message: "clock behind", Author: "t", Now: behind})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(version.CheckChild(h.Recs[0], rec)) != 0 {
-			t.Fatalf("commit with a clock behind the parent's made %+v", version.CheckChild(h.Recs[0], rec))
+		if len(version.CheckChild(parent, rec)) != 0 {
+			t.Fatalf("commit with a clock behind the parent's made %+v", version.CheckChild(parent, rec))
 		}
 		if _, err := wd.Push(ctx, workdir.PushOptions{}); err != nil {
 			t.Fatal(err)

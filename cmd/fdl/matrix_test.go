@@ -9,7 +9,7 @@ import "os"
 // and leaves the parts that only drive the working directory and the
 // catalogs over the same store calls (already run on S3) to `make soak`,
 // which sets FDL_ALL_STORES=1: there every test runs on every store. The
-// choice keeps `make test` inside its budget (docs/testing.md).
+// choice keeps `make test` inside its budget (docs/stores.md, "Testing against servers").
 
 // allStores reports whether FDL_ALL_STORES=1 asks for the whole store
 // matrix (make soak sets it).

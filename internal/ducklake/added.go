@@ -121,15 +121,19 @@ func (c *Catalog) AddedKeys(ctx context.Context, since int64, readAt []int64, fo
 		return nil, err
 	}
 	fast := "f.rel AND " + simplePath + " AND (b.nested OR strpos(f.path, '/') = 0)"
-	from := fmt.Sprintf("FROM (%s) f JOIN %s b USING (table_id) WHERE b.prefix <> '' AND %s", added, basesTable, fast)
 	// One pass over the added rows: the fast keys' groups and count (the
 	// keys themselves are made when they are compared: Missing, or
 	// materialize for Keys), and how many files the fast rule does not
 	// cover.
 	var odd int64
+	// (The path rule is applied to each row before the join with the
+	// folders: the same condition as fast, which DuckDB evaluates in a
+	// third less time so.)
 	q := fmt.Sprintf(`SELECT any_value(prefix), count(*) FILTER (WHERE prefix <> '' AND ok), min(path) FILTER (WHERE prefix <> '' AND ok),
 		max(path) FILTER (WHERE prefix <> '' AND ok), count(*) FILTER (WHERE NOT ok)
-		FROM (SELECT f.table_id, f.path, b.prefix, coalesce(%s, false) AS ok FROM (%s) f JOIN %s b USING (table_id)) GROUP BY table_id`, fast, added, basesTable)
+		FROM (SELECT f.table_id, f.path, b.prefix, coalesce(f.simple AND (b.nested OR f.flat), false) AS ok
+			FROM (SELECT f.table_id, f.path, f.rel AND %s AS simple, strpos(f.path, '/') = 0 AS flat FROM (%s) f) f
+			JOIN %s b USING (table_id)) GROUP BY table_id`, simplePath, added, basesTable)
 	err = c.query(ctx, q, func(r *sql.Rows) error {
 		var prefix string
 		var lo, hi sql.NullString
@@ -147,7 +151,15 @@ func (c *Catalog) AddedKeys(ctx context.Context, since int64, readAt []int64, fo
 	if err != nil {
 		return nil, err
 	}
-	a.fast = "SELECT b.prefix || f.path AS key, f.table_id, f.size " + from
+	// The fast keys' query. When the pass found every added row to pass
+	// the fast rule (odd = 0, the common case: DuckDB's own file names),
+	// the rule is not evaluated again on each path: the catalog is
+	// attached read-only, so the rows are the ones the pass saw.
+	cond := "b.prefix <> ''"
+	if odd > 0 {
+		cond += " AND " + fast
+	}
+	a.fast = fmt.Sprintf("SELECT b.prefix || f.path AS key, f.table_id, f.size FROM (%s) f JOIN %s b USING (table_id) WHERE %s", added, basesTable, cond)
 	a.pending = a.n > 0
 	if odd > 0 {
 		if err := c.placeOdd(ctx, added, fast, paths, place); err != nil {
@@ -437,7 +449,9 @@ func commonPrefix(a, b string) string {
 // still pending computed as the join runs): DuckDB builds its hash table
 // from the listing as the store is read, and spills beyond the memory
 // limit. (Splitting batches of keys in SQL, before, took most of a push's
-// data check; read_csv takes a tenth of that time.)
+// data check; read_csv takes a tenth of that time. The join is written
+// ANTI JOIN: DuckDB decorrelates the NOT EXISTS form into a DISTINCT of
+// the added keys and a mark join, which took twice the CPU.)
 func (a *AddedKeys) Missing(ctx context.Context, list func(emit func(key []byte) error) error, limit int) ([]string, int64, error) {
 	a.c.mu.Lock()
 	defer a.c.mu.Unlock()
@@ -453,7 +467,7 @@ func (a *AddedKeys) Missing(ctx context.Context, list func(emit func(key []byte)
 		added += " UNION ALL SELECT key FROM (" + a.fast + ")"
 	}
 	err := withListing(ctx, filepath.Join(c.spill, "listed"), list, func(path string) error {
-		missing := fmt.Sprintf("SELECT DISTINCT key FROM (%s) a WHERE NOT EXISTS (SELECT 1 FROM read_csv(%s, %s) l WHERE l.key = a.key)",
+		missing := fmt.Sprintf("SELECT DISTINCT a.key FROM (%s) a ANTI JOIN read_csv(%s, %s) l ON l.key = a.key",
 			added, sqlquote.String(path), listedCSV)
 		return c.exec(ctx, "CREATE OR REPLACE TEMP TABLE "+missingTable+" AS "+missing)
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/testutil"
 	"github.com/fdl-dev/fdl/internal/testutil/realduck"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/retention"
@@ -122,6 +123,44 @@ func (h *History) Write(t testing.TB, sql string) []realduck.Result {
 		t.Fatal("history.Write: the history was not built with the real DuckDB (BuildReal)")
 	}
 	return h.Duck.MustQuery(t, realduck.OnLake(h.Attach, sql, false))
+}
+
+// Kept is a history's folder set aside by Keep, to give each case of a
+// test the same history without building it again.
+type Kept struct {
+	h    *History
+	copy string
+}
+
+// Keep copies h's folder (the repository and the working directory) aside.
+// Building a history costs the real DuckDB and a commit and push per
+// version; cases that each change one may share one build: each calls
+// Restore first. Cases must run one after the other (not in parallel),
+// and those whose claim needs fresh ids or times keep a build of their
+// own (a restored history has the same ids and times each time).
+func (h *History) Keep(t testing.TB) *Kept {
+	t.Helper()
+	k := &Kept{h: h, copy: filepath.Join(t.TempDir(), "kept")}
+	testutil.RestoreTree(t, h.Dir, k.copy)
+	return k
+}
+
+// Restore puts the kept folder back at its path (the files name it: the
+// repository's URL in the working directory, the data path in the
+// catalogs), byte for byte and with the files' times, and returns the
+// history with its repository opened again for t (closed when t ends): a
+// Repo opened before may hold what it read of the changed one.
+func (k *Kept) Restore(t testing.TB) *History {
+	t.Helper()
+	testutil.RestoreTree(t, k.copy, k.h.Dir)
+	r, err := repo.Open(context.Background(), k.h.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	h := *k.h
+	h.Repo = r
+	return &h
 }
 
 // build makes the repository and its working directory, then n versions,
