@@ -18,8 +18,11 @@ build: ## build bin/fdl, stripped (-trimpath, -s -w)
 pyenv: ## install the real DuckDB from PyPI into .venv: 1.5.5 (+ ducklake, sqlite, httpfs, aws, azure), 1.3.2, 1.4.4 and 1.5.1 (+ ducklake, sqlite), 2.0.0
 	./scripts/pyenv.sh >/dev/null
 
-# -timeout is per test binary: cmd/fdl, the longest, takes 20-25 minutes on
-# 2 cores and reached 40 on a slow run; CI allows 90 for everything.
+# -timeout is per test binary: cmd/fdl, the longest, took 16 minutes (980 s)
+# of a 16:38 make test on a quiet 2-core machine (3 December 2026) and
+# reached 40 on a heavily shared one; CI allows 90 for everything. A
+# parallel test's time in the slowest list runs from its start to its end,
+# so it includes the time its subtests waited for a free slot.
 # The events go to bin/test.json (for a closer look: go run
 # ./internal/cmd/slowest -quiet -n 30 < bin/test.json) and through
 # internal/cmd/slowest, which prints what go test prints and, at the end,
