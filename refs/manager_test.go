@@ -280,3 +280,73 @@ func TestNamesAreNFC(t *testing.T) {
 		t.Fatalf("Resolve(NFD~1) = %+v, %v; want %s", res, err, c.line[0])
 	}
 }
+
+// TestSameMoveAtOnceLoggedOnce: two writers make the same move (main from
+// one version to the next) at once; the second's compare-and-swap loses
+// to the first's, finds the ref where it wanted it and succeeds, and the
+// log holds one entry for the one move. A retried write of one writer
+// (its swap reported a conflict although it succeeded, and no other
+// entry of that move exists) keeps its entry.
+func TestSameMoveAtOnceLoggedOnce(t *testing.T) {
+	ctx := context.Background()
+	c := newChain(t, 3)
+	st := memory.New()
+	a := newManager(t, st, c)
+	b := New(st, c, Options{Where: "mem://test", Actor: func() string { return "other" }})
+	n := Name("refs/heads/main")
+	if _, err := a.Update(ctx, n, func(context.Context, Ref, error) (Move, error) {
+		return Move{To: c.line[0], Action: ActionPush}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	forward := func(context.Context, Ref, error) (Move, error) {
+		return Move{To: c.line[1], Action: ActionForward}, nil
+	}
+	// a has read the ref and written its entry; b makes the same move whole
+	// before a's swap.
+	a.o.Step = func(s string) {
+		if s == string(ActionForward)+":ref" {
+			a.o.Step = nil
+			if _, err := b.Update(ctx, n, forward); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := a.Update(ctx, n, forward); err != nil {
+		t.Fatalf("the same move as another writer's, at once: %v", err)
+	}
+	entries, _, err := a.Log(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moves := 0
+	for _, e := range entries {
+		if e.Action == ActionForward {
+			moves++
+			if e.Author != "other" {
+				t.Errorf("the entry kept is %s's, want the writer that moved the ref: %+v", e.Author, entries)
+			}
+		}
+	}
+	if moves != 1 {
+		t.Fatalf("one move logged %d times: %+v", moves, entries)
+	}
+
+	// A write that succeeded but was reported as a conflict (a retried
+	// request): the ref holds the target, no other entry has the move.
+	cur, err := a.Read(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Swap(ctx, string(n), cur.Token, []byte(string(c.line[2])+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	key, err := a.appendLog(ctx, n, c.line[1], Move{To: c.line[2], Action: ActionForward})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.dropTwin(ctx, n, key, c.line[1], Move{To: c.line[2], Action: ActionForward})
+	if _, err := st.Stat(ctx, key); err != nil {
+		t.Fatalf("the only entry of a retried write was removed: %v", err)
+	}
+}

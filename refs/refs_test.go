@@ -99,7 +99,7 @@ func TestUpdateOneWinner(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				err := r.swap(ctx, n, cur.Token, newID(t))
+				_, err := r.swap(ctx, n, cur.Token, newID(t))
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -135,8 +135,8 @@ func TestUpdateAmbiguousConflictWon(t *testing.T) {
 	r := New(lyingStore{memory.New()}, nil, Options{})
 	n := Name("refs/heads/main")
 	id := newID(t)
-	if err := r.swap(ctx, n, store.NoToken, id); err != nil {
-		t.Fatalf("update whose write succeeded: %v", err)
+	if raced, err := r.swap(ctx, n, store.NoToken, id); err != nil || !raced {
+		t.Fatalf("update whose write succeeded: %v (raced %v, want true)", err, raced)
 	}
 }
 

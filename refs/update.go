@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/version"
@@ -50,7 +52,9 @@ type Check func(ctx context.Context, cur Ref, err error) (Move, error)
 //  4. run Move.Confirm, if any (it may still refuse the move);
 //  5. compare-and-swap n from what step 1 read to Move.To (or to the
 //     tombstone for a delete);
-//  6. if 4 or 5 fails, remove the entry.
+//  6. if 4 or 5 fails, remove the entry; if 5 lost to another writer's
+//     same move (the ref holds Move.To and that writer's entry says the
+//     same move), remove this one's entry too (dropTwin).
 //
 // So a move that happened always has its entry, and a version it undoes
 // stays reachable from the log even if the process dies right after the
@@ -94,37 +98,89 @@ func (m *Manager) Update(ctx context.Context, n Name, check Check) (Ref, error) 
 		}
 	}
 	m.step(string(mv.Action) + ":ref")
-	if err := m.swap(ctx, n, cur.Token, mv.To); err != nil {
+	raced, err := m.swap(ctx, n, cur.Token, mv.To)
+	if err != nil {
 		// Best effort: an entry left behind only keeps a version longer.
 		m.st.Delete(context.WithoutCancel(ctx), entry)
 		return cur, err
 	}
+	if raced {
+		m.dropTwin(ctx, n, entry, cur.ID, mv)
+	}
 	return cur, nil
 }
 
-// swap is step 4 of Update: ref n from the content read with token old
+// twinWindow bounds how far before its own entry dropTwin looks for
+// another writer's entry of the same move: that entry was written after
+// the other writer read the ref and before its swap, which came before
+// this writer's; a Confirm (push's data check) may take minutes.
+const twinWindow = time.Hour
+
+// dropTwin is called when the swap of the move logged at entry met a
+// conflict but found the ref holding mv.To: either this writer's own
+// write succeeded and the store reported a conflict (a retried request),
+// or another writer made the same move (old to mv.To) at the same time
+// and this one did not move the ref. In the second case the other
+// writer's entry records the move, and this one's is removed, so the log
+// holds one entry for one move. Entries are read only from the hour
+// before this one's (by their UUIDv7 ids); nothing is removed when no
+// such entry is found or the log cannot be read (a duplicate entry only
+// keeps a version longer).
+func (m *Manager) dropTwin(ctx context.Context, n Name, entry string, old version.ID, mv Move) {
+	ctx = context.WithoutCancel(ctx)
+	prefix := LogsPrefix + string(n) + "/"
+	own := strings.TrimSuffix(strings.TrimPrefix(entry, prefix), ".json")
+	ownTime := version.ID(own).Time()
+	var near []string
+	err := m.st.List(ctx, prefix, func(o store.ObjectInfo) error {
+		id := strings.TrimSuffix(strings.TrimPrefix(o.Key, prefix), ".json")
+		if o.Key == entry || strings.Contains(id, "/") {
+			return nil
+		}
+		if t := version.ID(id).Time(); !t.IsZero() && !t.Before(ownTime.Add(-twinWindow)) {
+			near = append(near, o.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		return
+	}
+	for _, k := range near {
+		b, _, err := store.ReadAll(ctx, m.st, k)
+		if err != nil {
+			continue
+		}
+		if e, err := parseLogEntry(b, k); err == nil && e.Old == old && e.New == mv.To && e.Action == mv.Action {
+			m.st.Delete(ctx, entry)
+			return
+		}
+	}
+}
+
+// swap is step 5 of Update: ref n from the content read with token old
 // (store.NoToken: only if it does not exist) to id, or to the tombstone when
-// id is "".
-func (m *Manager) swap(ctx context.Context, n Name, old store.Token, id version.ID) error {
+// id is "". raced is true when the store reported a conflict but the ref
+// holds id (a retried write, or another writer's same move).
+func (m *Manager) swap(ctx context.Context, n Name, old store.Token, id version.ID) (raced bool, err error) {
 	content := []byte(Tombstone)
 	if id != "" {
 		content = []byte(string(id) + "\n")
 	}
-	_, err := m.st.Swap(ctx, string(n), old, content)
+	_, err = m.st.Swap(ctx, string(n), old, content)
 	if err == nil {
-		return nil
+		return false, nil
 	}
 	if !errors.Is(err, store.ErrConflict) {
 		if id == "" {
-			return fmt.Errorf("delete ref %s: %w", n, err)
+			return false, fmt.Errorf("delete ref %s: %w", n, err)
 		}
-		return fmt.Errorf("move ref %s: %w", n, err)
+		return false, fmt.Errorf("move ref %s: %w", n, err)
 	}
 	now, rerr := m.Read(ctx, n)
 	if id != "" && rerr == nil && now.ID == id {
-		return nil
+		return true, nil
 	}
-	return &ConflictError{Ref: n, Now: now.ID}
+	return false, &ConflictError{Ref: n, Now: now.ID}
 }
 
 // Create makes ref n point at id only where it does not exist (or was
