@@ -18,8 +18,8 @@ build: ## build bin/fdl, stripped (-trimpath, -s -w)
 pyenv: ## install the real DuckDB from PyPI into .venv: 1.5.5 (+ ducklake, sqlite, httpfs, aws, azure), 1.3.2, 1.4.4 and 1.5.1 (+ ducklake, sqlite), 2.0.0
 	./scripts/pyenv.sh >/dev/null
 
-# -timeout is per test binary: cmd/fdl, the longest, took 16 minutes (980 s)
-# of a 16:38 make test on a quiet 2-core machine (3 December 2026) and
+# -timeout is per test binary: cmd/fdl, the longest, took 13 minutes (794 s)
+# of a 13:37 make test on a quiet 2-core machine (3 December 2026) and
 # reached 40 on a heavily shared one; CI allows 90 for everything. A
 # parallel test's time in the slowest list runs from its start to its end,
 # so it includes the time its subtests waited for a free slot.
