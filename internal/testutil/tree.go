@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -47,8 +48,8 @@ func DigestTree(dir string) (string, error) {
 }
 
 // RestoreTree makes dst an exact copy of src: it removes dst, then copies
-// every folder, regular file and symbolic link of src with its mode, and
-// each file's modification time (a working directory's stamp compares
+// src there with `cp -a` (folders, files and symbolic links, with their
+// modes and modification times: a working directory's stamp compares
 // them). A test that builds a fixture once keeps a copy made with it and
 // restores the fixture before each case, at the same absolute path (the
 // fixture's files name it: the repository URL, the data path).
@@ -57,51 +58,7 @@ func RestoreTree(t testing.TB, src, dst string) {
 	if err := os.RemoveAll(dst); err != nil {
 		t.Fatal(err)
 	}
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, info.Mode().Perm()|0o700)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, to)
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%s: neither a folder, a file nor a link", p)
-		}
-		if err := copyFile(p, to, info.Mode().Perm()); err != nil {
-			return err
-		}
-		return os.Chtimes(to, info.ModTime(), info.ModTime())
-	})
-	if err != nil {
-		t.Fatalf("copy %s to %s: %v", src, dst, err)
+	if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
+		t.Fatalf("copy %s to %s: %v\n%s", src, dst, err, out)
 	}
-}
-
-func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
