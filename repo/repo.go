@@ -307,8 +307,9 @@ func InitCopy(ctx context.Context, url string, settings []byte, head refs.Name, 
 // checkInitPlace refuses a place where no repository may be made: an
 // object-store location holding '?', a missing bucket, a place that
 // already holds a repository or any object (except a HEAD holding
-// exactly head, when head is not nil), or one inside or around another
-// repository (*NestedError).
+// exactly head, when head is not nil) or, in a folder, any file that is
+// not an object (store.ForeignFinder: a consumer's fdl.lock), or one
+// inside or around another repository (*NestedError).
 func checkInitPlace(ctx context.Context, st store.Store, url string, head []byte) error {
 	where := store.RedactURL(url)
 	if loc := st.Location(""); strings.Contains(loc, "://") && strings.Contains(loc, "?") {
@@ -350,6 +351,13 @@ func checkInitPlace(ctx context.Context, st store.Store, url string, head []byte
 	}
 	if inner != "" {
 		return &NestedError{Location: where, Other: inner, Inside: false}
+	}
+	if ff, ok := st.(store.ForeignFinder); ok && found == "" {
+		// Files that are not objects (a consumer's fdl.lock) hold a
+		// folder as much as objects do.
+		if found, err = ff.FirstForeign(ctx); err != nil {
+			return fmt.Errorf("init %s: %w", where, err)
+		}
 	}
 	if found != "" {
 		return fmt.Errorf("init %s: it already holds files (%s): %w; choose an empty folder or a new prefix", where, found, ErrNotEmpty)

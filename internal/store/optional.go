@@ -178,3 +178,16 @@ type ReaderPaths interface {
 	// Errors: ErrNotExist (the server has no file there), Stat's.
 	StatAsReader(ctx context.Context, key string) (string, ObjectInfo, error)
 }
+
+// ForeignFinder is implemented by stores whose List leaves out files that
+// are not objects: the local folder store lists only names that are valid
+// keys, so a folder holding only "fdl.lock" (a consumer's lockfile) or a
+// name with a control character looks empty to List. Init asks it before
+// making a repository, so it never makes one in a folder that holds files.
+type ForeignFinder interface {
+	// FirstForeign returns the slash path from the root of one file under
+	// the root that List does not show and that is not the store's own
+	// (an empty "<key>.lock" file of a Swap, a ".tmp-" file of an
+	// interrupted write), or "" when there is none.
+	FirstForeign(ctx context.Context) (string, error)
+}

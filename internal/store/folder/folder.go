@@ -64,12 +64,65 @@ type Store struct {
 }
 
 var (
-	_ store.Store       = (*Store)(nil)
-	_ store.TempCleaner = (*Store)(nil)
-	_ store.LocalFiles  = (*Store)(nil)
-	_ store.KeyLister   = (*Store)(nil)
-	_ store.Linker      = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.TempCleaner   = (*Store)(nil)
+	_ store.LocalFiles    = (*Store)(nil)
+	_ store.KeyLister     = (*Store)(nil)
+	_ store.Linker        = (*Store)(nil)
+	_ store.ForeignFinder = (*Store)(nil)
 )
+
+// FirstForeign returns the first file under the root (in the order of a
+// walk) that is neither an object List shows, nor a lock file of a Swap
+// (an empty "<key>.lock"), nor a temporary file (".tmp-…"): a user's
+// file whose name is not a valid key, such as a consumer's fdl.lock. A
+// missing root holds none. Cost: a walk that stops at the first such file
+// or after 10,000 entries (a folder that large already holds objects).
+func (l *Store) FirstForeign(ctx context.Context) (string, error) {
+	found, n := "", 0
+	err := filepath.WalkDir(l.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == l.root && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if n++; n > 10000 {
+			return fs.SkipAll
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() || p == l.root {
+			return nil
+		}
+		rel, err := filepath.Rel(l.root, p)
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		name := d.Name()
+		if strings.HasPrefix(name, store.TempPrefix) {
+			return nil
+		}
+		if strings.HasSuffix(name, store.LockSuffix) {
+			if fi, err := d.Info(); err == nil && fi.Size() == 0 {
+				return nil
+			}
+			found = key
+			return fs.SkipAll
+		}
+		if store.CheckKey(key) != nil {
+			found = key
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("list %s: %w", l.root, err)
+	}
+	return found, nil
+}
 
 // Open returns the Store on the folder root (a relative path is made
 // absolute against the working directory). The folder need not exist yet:

@@ -2,6 +2,7 @@ package folder_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -198,5 +199,45 @@ func TestOpenOnFile(t *testing.T) {
 	}
 	if _, err := folder.Open(""); err == nil {
 		t.Errorf("Open(\"\") succeeded")
+	}
+}
+
+// TestFirstForeign: files that are not objects are found (a lockfile with
+// content, a name with a control character); the store's own empty lock
+// files, temporary files and objects are not.
+func TestFirstForeign(t *testing.T) {
+	ctx := context.Background()
+	root := filepath.Join(t.TempDir(), "r")
+	l, err := folder.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.FirstForeign(ctx); err != nil || got != "" {
+		t.Fatalf("missing root: %q, %v", got, err)
+	}
+	if err := l.Create(ctx, "data/a.parquet", strings.NewReader("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Swap(ctx, "refs/heads/main", store.NoToken, []byte("v\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "data", ".tmp-abc"), []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.FirstForeign(ctx); err != nil || got != "" {
+		t.Fatalf("objects, a Swap's lock and a temp file: %q, %v; want none", got, err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "fdl.lock"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.FirstForeign(ctx); err != nil || got != "fdl.lock" {
+		t.Fatalf("a lockfile with content: %q, %v; want fdl.lock", got, err)
+	}
+	os.Remove(filepath.Join(root, "fdl.lock"))
+	if err := os.WriteFile(filepath.Join(root, "data", "bad\x01name"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.FirstForeign(ctx); err != nil || got != "data/bad\x01name" {
+		t.Fatalf("a name no key can have: %q, %v", got, err)
 	}
 }
