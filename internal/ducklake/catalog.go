@@ -39,6 +39,7 @@ var requiredColumns = map[string][]string{
 type Catalog struct {
 	mu       sync.Mutex
 	path     string
+	alias    string // the name the file is attached under; "" is catalogAlias (attachedCatalog sets another)
 	db       *sql.DB
 	conn     *sql.Conn
 	schema   string // schema of the attached database holding ducklake_* (usually "main")
@@ -166,7 +167,7 @@ func classifyAttachError(path string, err error) error {
 // data_path.
 func (c *Catalog) load(ctx context.Context) error {
 	rows, err := c.conn.QueryContext(ctx, `SELECT schema_name, table_name, column_name FROM duckdb_columns()
-		WHERE database_name = ? ORDER BY schema_name, table_name, column_index`, catalogAlias)
+		WHERE database_name = ? ORDER BY schema_name, table_name, column_index`, c.attachedAs())
 	if err != nil {
 		return fmt.Errorf("read tables of %s: %w", c.path, err)
 	}
@@ -322,7 +323,29 @@ func (c *Catalog) has(table string, cols ...string) bool {
 
 // t returns the fully qualified, quoted name of a catalog table.
 func (c *Catalog) t(table string) string {
-	return sqlquote.Ident(catalogAlias) + "." + sqlquote.Ident(c.schema) + "." + sqlquote.Ident(table)
+	return sqlquote.Ident(c.attachedAs()) + "." + sqlquote.Ident(c.schema) + "." + sqlquote.Ident(table)
+}
+
+// attachedAs is the name the catalog's file is attached under.
+func (c *Catalog) attachedAs() string {
+	if c.alias == "" {
+		return catalogAlias
+	}
+	return c.alias
+}
+
+// attachedCatalog reads the DuckLake catalog attached as alias on conn
+// (a connection the caller keeps and closes; the Catalog must not be
+// Closed), as Open would read the file at path: its tables and columns,
+// format and data path. It saves a DuckDB instance where one already has
+// the file attached (the commit's copy of its base, FreezeOnto). Errors:
+// Open's ErrNotCatalog and ErrUnsupportedFormat.
+func attachedCatalog(ctx context.Context, conn *sql.Conn, alias, path string) (*Catalog, error) {
+	c := &Catalog{path: path, alias: alias, conn: conn, backend: BackendDuckDB}
+	if err := c.load(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // col returns prefix+quoted column when the table has it, else fallback (an

@@ -149,7 +149,7 @@ func (c *Catalog) respread(ctx context.Context, s int64) ([]int64, error) {
 func (c *Catalog) digestPlans(ctx context.Context) ([]digestPlan, error) {
 	types := map[string]map[string]string{}
 	err := c.query(ctx, fmt.Sprintf(`SELECT table_name, column_name, data_type FROM duckdb_columns()
-		WHERE database_name = %s AND schema_name = %s`, sqlquote.String(catalogAlias), sqlquote.String(c.schema)), func(r *sql.Rows) error {
+		WHERE database_name = %s AND schema_name = %s`, sqlquote.String(c.attachedAs()), sqlquote.String(c.schema)), func(r *sql.Rows) error {
 		var t, col, typ string
 		if err := r.Scan(&t, &col, &typ); err != nil {
 			return err

@@ -141,6 +141,13 @@ func describeFrozen(ctx context.Context, srcAbs, tmp string) (info FreezeInfo, e
 	if err != nil {
 		return info, fmt.Errorf("freeze %s: %w", srcAbs, err)
 	}
+	return describeWritten(ctx, srcAbs, tmp, format, last)
+}
+
+// describeWritten checks the frozen copy tmp of srcAbs, whose format and
+// last snapshot are known (one file, in the storage version of its
+// format), fsyncs and hashes it.
+func describeWritten(ctx context.Context, srcAbs, tmp, format string, last Snapshot) (info FreezeInfo, err error) {
 	got, err := checkCopy(srcAbs, tmp, storageForFormat(format))
 	if err != nil {
 		return info, err
@@ -515,10 +522,21 @@ func (s *sqliteSnapshot) applyDelta(ctx context.Context, snap int64, tables []*d
 	if err := checkCounts(ctx, duck, deltaAlias, r.counts); err != nil {
 		return "", fmt.Errorf("freeze %s: %w", s.path, err)
 	}
+	// The copy's format and last snapshot, read where it is attached
+	// (no second DuckDB instance); the file is checked and hashed once
+	// written.
+	attached, err := attachedCatalog(ctx, duck, deltaAlias, tmp)
+	if err != nil {
+		return "", fmt.Errorf("freeze %s: the copy: %w", s.path, err)
+	}
+	last, err := attached.LastSnapshot(ctx)
+	if err != nil {
+		return "", fmt.Errorf("freeze %s: %w", s.path, err)
+	}
 	if err := r.finish(ctx, tmp); err != nil {
 		return "", err
 	}
-	fi, err := describeFrozen(ctx, s.path, tmp)
+	fi, err := describeWritten(ctx, s.path, tmp, attached.Format(), last)
 	if err := wait(); err != nil {
 		return "", err
 	}
