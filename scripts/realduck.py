@@ -8,6 +8,7 @@ so a missing extension is an error, never a download.
 
     realduck.py [--json] [--database FILE] [-f FILE | SQL ...]
     realduck.py --session [--database FILE]
+    realduck.py --serve
 
 
 SQL comes from -f FILE, the arguments, or standard input. Statements run in
@@ -23,6 +24,16 @@ string of SQL statements, run in order as above; each answer is one line,
 {"results": [<one object per query, as with --json>]} or, at the first
 failing statement, {"error": "statement N: <error>"}. It ends at the end
 of its input.
+
+With --serve it runs one-shot requests without starting again for each
+(the test harness keeps a few such processes): each line of standard
+input is one JSON object {"sql": ..., "json": bool, "env": {...}, "cwd":
+...}; each is run as one run of the script would run it — a fresh
+in-memory DuckDB with the same configuration, in the environment and
+working directory given — and answered with one line: {"results": [...]}
+(json) or {"text": ...} (the tab-separated lines), or {"error":
+"statement N: <error>"}. Anything DuckDB prints goes to standard error,
+not into the answers.
 """
 import argparse
 import json
@@ -70,10 +81,41 @@ def session(con):
     return 0
 
 
+def serve(config):
+    # Answers go to a private copy of standard output; file descriptor 1
+    # becomes standard error, so nothing DuckDB prints can break a line.
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        req = json.loads(line)
+        os.environ.clear()
+        os.environ.update(req.get("env") or {})
+        out = []
+        try:
+            os.chdir(req.get("cwd") or "/")
+            con = duckdb.connect(":memory:", config=config)
+            try:
+                run(con, req["sql"], out.append)
+            finally:
+                con.close()
+            if req.get("json"):
+                ans = {"results": out}
+            else:
+                ans = {"text": "".join("\t".join(text(v) for v in r) + "\n" for res in out for r in res["rows"])}
+        except Exception as e:  # noqa: BLE001 - reported to the caller
+            ans = {"error": str(e)}
+        answers.write(json.dumps(ans, default=str) + "\n")
+        answers.flush()
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description="run SQL with the real DuckDB")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--session", action="store_true")
+    ap.add_argument("--serve", action="store_true")
     ap.add_argument("--database", default=":memory:")
     ap.add_argument("-f", "--file")
     ap.add_argument("sql", nargs="*")
@@ -88,6 +130,8 @@ def main():
         # every extension loaded (0.2 s of CPU each, most of a short run).
         "allow_unsigned_extensions": True,
     }
+    if a.serve:
+        return serve(config)
     con = duckdb.connect(a.database, config=config)
     if a.session:
         return session(con)

@@ -15,10 +15,8 @@ package realduck
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -139,27 +137,15 @@ func (d *DuckDB) Has(name string) bool {
 // returns the results of the statements that return rows. An error names
 // the failing statement and carries DuckDB's message.
 func (d *DuckDB) Query(sql string) ([]Result, error) {
-	cmd := exec.Command(d.Python, d.Runner, "--json")
-	cmd.Stdin = strings.NewReader(sql)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return nil, fmt.Errorf("DuckDB %s: %s", d.Release, msg)
+	env, wd := here()
+	ans, err := d.serve(serveRequest{SQL: sql, JSON: true, Env: env, Cwd: wd})
+	if err != nil {
+		return nil, err
 	}
-	var res []Result
-	dec := json.NewDecoder(&out)
-	for dec.More() {
-		var r Result
-		if err := dec.Decode(&r); err != nil {
-			return nil, fmt.Errorf("DuckDB %s: reading the runner's output: %w", d.Release, err)
-		}
-		res = append(res, r)
+	if ans.Error != nil {
+		return nil, fmt.Errorf("DuckDB %s: realduck: %s", d.Release, *ans.Error)
 	}
-	return res, nil
+	return ans.Results, nil
 }
 
 // MustQuery is Query that fails t on error.
@@ -175,12 +161,13 @@ func (d *DuckDB) MustQuery(t testing.TB, sql string) []Result {
 // Text runs sql like Query and returns the rows as the runner prints them
 // without --json: tab-separated values, NULL for null, one line per row.
 func (d *DuckDB) Text(sql string) (string, error) {
-	cmd := exec.Command(d.Python, d.Runner)
-	cmd.Stdin = strings.NewReader(sql)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("DuckDB %s: %s", d.Release, strings.TrimSpace(errb.String()))
+	env, wd := here()
+	ans, err := d.serve(serveRequest{SQL: sql, Env: env, Cwd: wd})
+	if err != nil {
+		return "", err
 	}
-	return out.String(), nil
+	if ans.Error != nil {
+		return "", fmt.Errorf("DuckDB %s: realduck: %s", d.Release, *ans.Error)
+	}
+	return ans.Text, nil
 }

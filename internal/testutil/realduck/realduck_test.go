@@ -1,6 +1,7 @@
 package realduck
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,4 +68,34 @@ func TestRealDuckDB(t *testing.T) {
 			t.Fatal("LOAD spatial succeeded: the environment is not project-local")
 		}
 	})
+}
+
+// TestServedRuns checks what Query and Text promise as runs of their own
+// although a few processes serve them: each run starts from a fresh
+// DuckDB (nothing a run made is seen by the next), relative paths resolve
+// in the caller's working directory, an error names its statement, and a
+// run after an error is served.
+func TestServedRuns(t *testing.T) {
+	d := Find(t, V15)
+	for range 3 { // more runs than idle servers: some reuse one
+		if out, err := d.Text("CREATE TABLE t AS SELECT 41 + 1 AS x; SELECT x FROM t"); err != nil || out != "42\n" {
+			t.Fatalf("got %q, %v; want 42 from a fresh database each time", out, err)
+		}
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rows.csv"), []byte("a\n1\n2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	res := d.MustQuery(t, "SELECT sum(a)::INTEGER FROM read_csv('rows.csv')")
+	if res[0].Rows[0][0] != float64(3) {
+		t.Fatalf("relative path in the caller's directory: %+v", res)
+	}
+	_, err := d.Query("SELECT 1; SELECT * FROM nosuch")
+	if err == nil || !strings.Contains(err.Error(), "realduck: statement 2:") || !strings.Contains(err.Error(), "nosuch") {
+		t.Fatalf("error %v; want one naming statement 2 and the table", err)
+	}
+	if out, err := d.Text("SELECT NULL, 'a'"); err != nil || out != "NULL\ta\n" {
+		t.Fatalf("after an error: %q, %v", out, err)
+	}
 }
