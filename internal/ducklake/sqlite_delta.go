@@ -522,26 +522,30 @@ func (s *sqliteSnapshot) applyDelta(ctx context.Context, snap int64, tables []*d
 	if err := checkCounts(ctx, duck, deltaAlias, r.counts); err != nil {
 		return "", fmt.Errorf("freeze %s: %w", s.path, err)
 	}
-	// The copy's format and last snapshot, read where it is attached
-	// (no second DuckDB instance); the file is checked and hashed once
-	// written.
-	attached, err := attachedCatalog(ctx, duck, deltaAlias, tmp)
-	if err != nil {
-		return "", fmt.Errorf("freeze %s: the copy: %w", s.path, err)
-	}
-	last, err := attached.LastSnapshot(ctx)
-	if err != nil {
-		return "", fmt.Errorf("freeze %s: %w", s.path, err)
-	}
-	if err := r.finish(ctx, tmp); err != nil {
-		return "", err
-	}
-	fi, err := describeWritten(ctx, s.path, tmp, attached.Format(), last)
+	fi, err := r.finishAndDescribe(ctx, tmp)
 	if err := wait(); err != nil {
 		return "", err
 	}
 	*frozen = fi
 	return "", err
+}
+
+// finishAndDescribe reads the copy's format and last snapshot where it is
+// attached (no second DuckDB instance), then finishes the file (finish)
+// and checks and hashes it as written (describeWritten).
+func (r *deltaRun) finishAndDescribe(ctx context.Context, tmp string) (FreezeInfo, error) {
+	attached, err := attachedCatalog(ctx, r.duck, deltaAlias, tmp)
+	if err != nil {
+		return FreezeInfo{}, fmt.Errorf("freeze %s: the copy: %w", r.s.path, err)
+	}
+	last, err := attached.LastSnapshot(ctx)
+	if err != nil {
+		return FreezeInfo{}, fmt.Errorf("freeze %s: %w", r.s.path, err)
+	}
+	if err := r.finish(ctx, tmp); err != nil {
+		return FreezeInfo{}, err
+	}
+	return describeWritten(ctx, r.s.path, tmp, attached.Format(), last)
 }
 
 // checkBase checks that the copy ends at S and that the snapshot holds S
