@@ -307,8 +307,8 @@ func InitCopy(ctx context.Context, url string, settings []byte, head refs.Name, 
 // checkInitPlace refuses a place where no repository may be made: an
 // object-store location holding '?', a missing bucket, a place that
 // already holds a repository or any object (except a HEAD holding
-// exactly head, when head is not nil) or, in a folder, any file that is
-// not an object (store.ForeignFinder: a consumer's fdl.lock), or one
+// exactly head, when head is not nil) or any file a listing of objects
+// leaves out (store.ForeignFinder: a consumer's fdl.lock), or one
 // inside or around another repository (*NestedError).
 func checkInitPlace(ctx context.Context, st store.Store, url string, head []byte) error {
 	where := store.RedactURL(url)

@@ -180,9 +180,9 @@ type ReaderPaths interface {
 }
 
 // ForeignFinder is implemented by stores whose List leaves out files that
-// are not objects: the local folder store lists only names that are valid
-// keys, so a folder holding only "fdl.lock" (a consumer's lockfile) or a
-// name with a control character looks empty to List. Init asks it before
+// are not objects: the folder and cloud stores list only names that are
+// valid keys, so a folder or prefix holding only "fdl.lock" (a consumer's
+// lockfile) or a name with a control character looks empty to List. Init asks it before
 // making a repository, so it never makes one in a folder that holds files.
 type ForeignFinder interface {
 	// FirstForeign returns the slash path from the root of one file under

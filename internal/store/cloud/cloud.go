@@ -111,6 +111,7 @@ var (
 	_ store.Store          = (*Cloud)(nil)
 	_ store.SecretProvider = (*Cloud)(nil)
 	_ store.RootChecker    = (*Cloud)(nil)
+	_ store.ForeignFinder  = (*Cloud)(nil)
 )
 
 // Driver is what differs between S3, GCS and Azure: how a version Token is
@@ -530,6 +531,35 @@ func (s *stopReader) Read(p []byte) (int, error) {
 		s.cancel()
 	}
 	return n, err
+}
+
+// FirstForeign returns the first object under the store's prefix whose
+// name is not a valid key (List leaves it out: a "fdl.lock" copied into a
+// bucket, a name with a control character), or "". Folder markers
+// (zero-byte "…/" objects a console makes) are not files. It reads at most
+// 10,000 listing entries (a prefix that large already holds keys).
+func (c *Cloud) FirstForeign(ctx context.Context) (string, error) {
+	it := c.bucket.List(&blob.ListOptions{Prefix: c.prefix})
+	for n := 0; n < 10000; n++ {
+		o, err := it.Next(ctx)
+		if err == io.EOF {
+			return "", nil
+		}
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return "", cerr
+			}
+			return "", c.fail("", "list", err)
+		}
+		key := strings.TrimPrefix(o.Key, c.prefix)
+		if o.IsDir || key == "" || strings.HasSuffix(key, "/") {
+			continue // a folder marker ("prefix/", as consoles make them) is not a file
+		}
+		if store.CheckKey(key) != nil {
+			return key, nil
+		}
+	}
+	return "", nil
 }
 
 // List calls fn in byte order of the keys for every object under prefix, as
