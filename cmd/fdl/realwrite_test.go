@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,15 +34,8 @@ func catalogDataPath(path string) (string, error) {
 		defer c.Close()
 		return c.DataPath(), nil
 	}
-	var b strings.Builder
-	for _, c := range []byte(filepath.ToSlash(path)) {
-		if c == '/' || c == '-' || c == '_' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	db, err := sql.Open("sqlite3", "file:"+b.String()+"?mode=ro&_busy_timeout=5000")
+	u := url.URL{Path: filepath.ToSlash(path)} // escapes ?, # and %, as ducklake does
+	db, err := sql.Open("sqlite3", "file:"+u.EscapedPath()+"?mode=ro&_busy_timeout=5000")
 	if err != nil {
 		return "", err
 	}

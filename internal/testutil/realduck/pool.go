@@ -1,13 +1,9 @@
 package realduck
 
 import (
-	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 )
@@ -20,14 +16,6 @@ import (
 
 // maxIdle is how many idle servers a release keeps.
 const maxIdle = 2
-
-// server is one scripts/realduck.py --serve process.
-type server struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-	err lockedBuffer
-}
 
 // serveRequest is one run: SQL, whether the rows come back as JSON
 // results or as text, and where it runs.
@@ -47,7 +35,7 @@ type serveAnswer struct {
 
 var (
 	poolMu sync.Mutex
-	idle   = map[string][]*server{} // by python and runner
+	idle   = map[string][]*runner{} // by python and runner
 )
 
 // serve runs req on an idle server of d, or a new one. A server that
@@ -56,14 +44,14 @@ var (
 func (d *DuckDB) serve(req serveRequest) (serveAnswer, error) {
 	key := d.Python + "\x00" + d.Runner
 	poolMu.Lock()
-	var s *server
+	var s *runner
 	if n := len(idle[key]); n > 0 {
 		s, idle[key] = idle[key][n-1], idle[key][:n-1]
 	}
 	poolMu.Unlock()
 	if s == nil {
 		var err error
-		if s, err = d.startServer(); err != nil {
+		if s, err = d.startRunner("--serve"); err != nil {
 			return serveAnswer{}, err
 		}
 	}
@@ -84,40 +72,10 @@ func (d *DuckDB) serve(req serveRequest) (serveAnswer, error) {
 	return ans, nil
 }
 
-// startServer starts scripts/realduck.py --serve for d. It ends when its
-// input closes: at close, or when the test binary ends.
-func (d *DuckDB) startServer() (*server, error) {
-	s := &server{cmd: exec.Command(d.Python, d.Runner, "--serve")}
-	s.cmd.Stderr = &s.err
-	in, err := s.cmd.StdinPipe()
+// do sends req to the --serve process and reads its answer.
+func (r *runner) do(req serveRequest) (serveAnswer, error) {
+	line, err := r.exchange(req)
 	if err != nil {
-		return nil, err
-	}
-	out, err := s.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("DuckDB %s: start the runner: %w", d.Release, err)
-	}
-	s.in, s.out = in, bufio.NewReader(out)
-	return s, nil
-}
-
-// do sends req and reads its answer.
-func (s *server) do(req serveRequest) (serveAnswer, error) {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return serveAnswer{}, err
-	}
-	if _, err := s.in.Write(append(b, '\n')); err != nil {
-		return serveAnswer{}, err
-	}
-	line, err := s.out.ReadBytes('\n')
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			err = errors.New("it ended without an answer")
-		}
 		return serveAnswer{}, err
 	}
 	var ans serveAnswer
@@ -127,12 +85,10 @@ func (s *server) do(req serveRequest) (serveAnswer, error) {
 	return ans, nil
 }
 
-// close ends the server's process.
-func (s *server) close() {
-	s.in.Close()
-	if s.cmd.Wait() != nil && s.cmd.Process != nil {
-		s.cmd.Process.Kill()
-	}
+// close ends the process: its input closed, it is waited for.
+func (r *runner) close() {
+	r.in.Close()
+	r.cmd.Wait()
 }
 
 // here returns the caller's environment and working directory for a run.

@@ -3,6 +3,7 @@ package realduck
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -17,12 +18,54 @@ import (
 // many times sends each write to one session instead. It is safe for use
 // by several goroutines (requests are served one at a time).
 type Session struct {
-	d   *DuckDB
-	mu  sync.Mutex
+	d  *DuckDB
+	mu sync.Mutex
+	*runner
+}
+
+// runner is one scripts/realduck.py process that answers requests, one
+// JSON line in, one JSON line out (--session or --serve).
+type runner struct {
 	cmd *exec.Cmd
 	in  io.WriteCloser
 	out *bufio.Reader
 	err lockedBuffer // the process's standard error
+}
+
+// startRunner starts scripts/realduck.py with mode ("--session" or
+// "--serve"). It ends when its input closes.
+func (d *DuckDB) startRunner(mode string) (*runner, error) {
+	r := &runner{cmd: exec.Command(d.Python, d.Runner, mode)}
+	r.cmd.Stderr = &r.err
+	in, err := r.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("DuckDB %s: start %s %s: %w", d.Release, d.Runner, mode, err)
+	}
+	r.in, r.out = in, bufio.NewReader(out)
+	return r, nil
+}
+
+// exchange sends req as one JSON line and returns the answer's line.
+func (r *runner) exchange(req any) ([]byte, error) {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.in.Write(append(b, '\n')); err != nil {
+		return nil, err
+	}
+	line, err := r.out.ReadBytes('\n')
+	if errors.Is(err, io.EOF) {
+		err = errors.New("it ended without an answer")
+	}
+	return line, err
 }
 
 // lockedBuffer is a strings.Builder that the process's stderr copier and
@@ -59,22 +102,11 @@ func (d *DuckDB) Start(t testing.TB) *Session {
 // Launch starts a session of d that lives until Close, or until the test
 // binary ends (its input closes then): one session a package's tests share.
 func (d *DuckDB) Launch() (*Session, error) {
-	s := &Session{d: d}
-	s.cmd = exec.Command(d.Python, d.Runner, "--session")
-	in, err := s.cmd.StdinPipe()
+	r, err := d.startRunner("--session")
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	s.in, s.out = in, bufio.NewReader(out)
-	s.cmd.Stderr = &s.err
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("DuckDB %s session: %v", d.Release, err)
-	}
-	return s, nil
+	return &Session{d: d, runner: r}, nil
 }
 
 // Query runs sql (one or more statements, in order) in the session and
@@ -83,16 +115,12 @@ func (d *DuckDB) Launch() (*Session, error) {
 func (s *Session) Query(sql string) ([]Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b, err := json.Marshal(sql)
-	if err != nil {
-		return nil, err
+	if s.in == nil {
+		return nil, fmt.Errorf("DuckDB %s session: closed", s.d.Release)
 	}
-	if _, err := s.in.Write(append(b, '\n')); err != nil {
+	line, err := s.exchange(sql)
+	if err != nil {
 		return nil, fmt.Errorf("DuckDB %s session: %v %s", s.d.Release, err, s.err.String())
-	}
-	line, err := s.out.ReadBytes('\n')
-	if err != nil {
-		return nil, fmt.Errorf("DuckDB %s session ended: %v %s", s.d.Release, err, s.err.String())
 	}
 	var ans struct {
 		Results []Result `json:"results"`
