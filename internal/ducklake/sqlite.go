@@ -888,7 +888,13 @@ func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 		if strings.Contains(copyPath, "?") {
 			copyPath = ":memory:" // DuckDB misplaces the WAL of such a path (walPath); spilled instead
 		}
-		if _, err := conn.ExecContext(ctx, "ATTACH "+sqlquote.String(copyPath)+" AS "+sqlquote.Ident(catalogAlias)); err != nil {
+		attach := "ATTACH " + sqlquote.String(copyPath) + " AS " + sqlquote.Ident(catalogAlias)
+		// The copy is DuckDB 2.0's own file (storage 999): small blocks
+		// while the catalog is small, as for a frozen one (blocksize.go).
+		if bs := blockSizeFor(meta.Storage{Number: storageNumberByRelease}, sqliteBytes(path)); copyPath != ":memory:" && bs != defaultBlockSize {
+			attach += fmt.Sprintf(" (BLOCK_SIZE %d)", bs)
+		}
+		if _, err := conn.ExecContext(ctx, attach); err != nil {
 			cc.Close()
 			return err
 		}
@@ -988,7 +994,8 @@ func (s *sqliteSnapshot) freezeInto(ctx context.Context, tmp, work string) (meta
 	}
 	defer db.Close()
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (STORAGE_VERSION %s)", sqlquote.String(tmp), sqlquote.Ident(frozenAlias), sqlquote.String(storage.MinDuckDB))); err != nil {
+	bs := blockSizeOption(blockSizeFor(storage, sqliteBytes(s.path)))
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (STORAGE_VERSION %s%s)", sqlquote.String(tmp), sqlquote.Ident(frozenAlias), sqlquote.String(storage.MinDuckDB), bs)); err != nil {
 		return storage, fmt.Errorf("freeze %s: %w", s.path, err)
 	}
 	// A transaction per table (DuckDB writes a large insert's rows to the

@@ -991,24 +991,28 @@ func (r *deltaRun) rewriteFailed(ctx context.Context) error {
 var compactShare = 0.5
 
 // finish checkpoints the copy and, when over compactShare of its blocks
-// are free, writes it again into a new file at tmp.
+// are free or its size asks for the other block size
+// (rewriteForBlockSize), writes it again into a new file at tmp, with the
+// block size its live bytes ask for (blockSizeFor).
 func (r *deltaRun) finish(ctx context.Context, tmp string) error {
 	if _, err := r.duck.ExecContext(ctx, "CHECKPOINT "+sqlquote.Ident(deltaAlias)); err != nil {
 		return fmt.Errorf("freeze %s: %w", r.s.path, err)
 	}
-	var total, free int64
-	q := "SELECT total_blocks, free_blocks FROM pragma_database_size() WHERE database_name = ?"
-	if err := r.duck.QueryRowContext(ctx, q, deltaAlias).Scan(&total, &free); err != nil {
+	var total, free, bs int64
+	q := "SELECT total_blocks, free_blocks, block_size FROM pragma_database_size() WHERE database_name = ?"
+	if err := r.duck.QueryRowContext(ctx, q, deltaAlias).Scan(&total, &free, &bs); err != nil {
 		return fmt.Errorf("freeze %s: %w", r.s.path, err)
 	}
-	if total == 0 || float64(free) <= compactShare*float64(total) {
+	storage := storageForFormat(r.s.format)
+	live := (total - free) * bs
+	if total == 0 || (float64(free) <= compactShare*float64(total) && !rewriteForBlockSize(storage, bs, live)) {
 		_, err := r.duck.ExecContext(ctx, "DETACH "+sqlquote.Ident(deltaAlias))
 		return err
 	}
 	r.info.Compacted = true
 	next := tmp + ".compact"
 	steps := []string{
-		fmt.Sprintf("ATTACH %s AS fdl_compact (STORAGE_VERSION %s)", sqlquote.String(next), sqlquote.String(storageForFormat(r.s.format).MinDuckDB)),
+		fmt.Sprintf("ATTACH %s AS fdl_compact (STORAGE_VERSION %s%s)", sqlquote.String(next), sqlquote.String(storage.MinDuckDB), blockSizeOption(blockSizeFor(storage, live))),
 		"COPY FROM DATABASE " + sqlquote.Ident(deltaAlias) + " TO fdl_compact",
 	}
 	for _, s := range steps {
