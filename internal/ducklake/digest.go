@@ -102,15 +102,13 @@ func (c *Catalog) RowDigestsOf(ctx context.Context, tables []string, at ...int64
 	if err != nil {
 		return nil, err
 	}
+	var sel []digestPlan
 	for _, p := range plans {
-		if tables != nil && !slices.Contains(tables, p.table) {
-			continue
-		}
-		if err := c.digestTable(ctx, p, at, out); err != nil {
-			return nil, err
+		if tables == nil || slices.Contains(tables, p.table) {
+			sel = append(sel, p)
 		}
 	}
-	return out, nil
+	return out, c.digestTables(ctx, sel, at, out)
 }
 
 // respread returns the DuckLake table ids with a data or delete file
@@ -263,9 +261,10 @@ func (p digestPlan) rowHash() string {
 // (meta.RowDigests.HashCheck): DuckDB 1.3 to 2.0 give 17470468845548143910.
 const hashCheckSQL = `SELECT CAST(hash('abc', 1::BIGINT, NULL::VARCHAR, true, '6F9619FF-8B86-D011-B42D-00C04FC964FF'::UUID, TIMESTAMPTZ '2024-01-02 03:04:05+00') AS VARCHAR)`
 
-// digestTable reads table p once and adds its rows visible at each
-// snapshot of at to out (same order).
-func (c *Catalog) digestTable(ctx context.Context, p digestPlan, at []int64, out []*meta.RowDigests) error {
+// digestSQL is the query that reads table p once and gives, per group g,
+// the count and the sum of the row hashes visible at each snapshot of at
+// (columns g, then a count and a sum per snapshot, in at's order).
+func (c *Catalog) digestSQL(p digestPlan, at []int64) string {
 	vis := make([]string, len(at))
 	var anyOf, aggs []string
 	for i, s := range at {
@@ -286,29 +285,46 @@ func (c *Catalog) digestTable(ctx context.Context, p digestPlan, at []int64, out
 	if p.group != "" {
 		group = "CAST(" + p.group + " AS VARCHAR)"
 	}
-	q := fmt.Sprintf(`SELECT g, %s FROM (
+	return fmt.Sprintf(`SELECT g, %s FROM (
 		SELECT %s AS g, %s, %s AS h FROM %s) WHERE %s GROUP BY g`,
 		strings.Join(aggs, ", "), group, strings.Join(vis, ", "), p.rowHash(), from, strings.Join(anyOf, " OR "))
-	for _, d := range out {
-		if _, ok := d.Tables[p.key]; !ok && p.group == "" {
-			d.Tables[p.key] = meta.TableDigest{Part: meta.AddParts(meta.Part{}, meta.Part{})}
+}
+
+// digestTables reads every table of plans once, in one statement (the
+// tables' queries joined by UNION ALL, each row led by its plan's index:
+// DuckDB parses and plans one statement instead of one per table, which
+// on a small catalog costs more than reading its rows), and adds their
+// rows visible at each snapshot of at to out (same order).
+func (c *Catalog) digestTables(ctx context.Context, plans []digestPlan, at []int64, out []*meta.RowDigests) error {
+	parts := make([]string, len(plans))
+	for i, p := range plans {
+		parts[i] = fmt.Sprintf("SELECT %d AS fdl_plan, * FROM (%s)", i, c.digestSQL(p, at))
+		for _, d := range out {
+			if _, ok := d.Tables[p.key]; !ok && p.group == "" {
+				d.Tables[p.key] = meta.TableDigest{Part: meta.AddParts(meta.Part{}, meta.Part{})}
+			}
 		}
 	}
-	return c.query(ctx, q, func(r *sql.Rows) error {
-		dest := []any{new(sql.NullString)}
+	if len(parts) == 0 {
+		return nil
+	}
+	return c.query(ctx, strings.Join(parts, "\nUNION ALL\n"), func(r *sql.Rows) error {
+		var i int
+		dest := []any{&i, new(sql.NullString)}
 		for range at {
 			dest = append(dest, new(int64), new(sql.NullString))
 		}
 		if err := r.Scan(dest...); err != nil {
 			return err
 		}
-		g := dest[0].(*sql.NullString)
-		for i, d := range out {
-			n := *dest[1+2*i].(*int64)
+		p := plans[i]
+		g := dest[1].(*sql.NullString)
+		for k, d := range out {
+			n := *dest[2+2*k].(*int64)
 			if n == 0 {
 				continue
 			}
-			text := dest[2+2*i].(*sql.NullString).String
+			text := dest[3+2*k].(*sql.NullString).String
 			sum, ok := new(big.Int).SetString(text, 10)
 			if !ok {
 				return fmt.Errorf("digest of %s: sum %q", p.table, text)
