@@ -113,32 +113,6 @@ func Open(ctx context.Context, path string) (*Catalog, error) {
 	return c, nil
 }
 
-// newDuckDB starts a private in-memory DuckDB with one connection and runs
-// the given SET statements on it.
-func newDuckDB(ctx context.Context, settings []string) (*sql.DB, *sql.Conn, error) {
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		return nil, nil, fmt.Errorf("start duckdb: %w", err)
-	}
-	db.SetMaxOpenConns(1)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
-		return nil, nil, fmt.Errorf("start duckdb: %w", err)
-	}
-	// No network here or on users' machines is assumed: never try to
-	// download an extension while reading a catalog.
-	settings = append([]string{"SET autoinstall_known_extensions = false"}, settings...)
-	for _, s := range settings {
-		if _, err := conn.ExecContext(ctx, s); err != nil {
-			conn.Close()
-			db.Close()
-			return nil, nil, fmt.Errorf("duckdb %q: %w", s, err)
-		}
-	}
-	return db, conn, nil
-}
-
 // attach ATTACHes c.path READ_ONLY as catalogAlias.
 func (c *Catalog) attach(ctx context.Context) error {
 	q := fmt.Sprintf("ATTACH %s AS %s (READ_ONLY, TYPE DUCKDB)", sqlquote.String(c.path), sqlquote.Ident(catalogAlias))
@@ -289,14 +263,15 @@ func (c *Catalog) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var errs []error
-	if c.conn != nil {
+	switch {
+	case c.conn != nil && c.db != nil:
+		errs = append(errs, releaseDuckDB(c.db, c.conn))
+	case c.conn != nil:
 		errs = append(errs, c.conn.Close())
-		c.conn = nil
+	case c.db != nil:
+		errs = append(errs, closeInstance(c.db))
 	}
-	if c.db != nil {
-		errs = append(errs, c.db.Close())
-		c.db = nil
-	}
+	c.conn, c.db = nil, nil
 	if c.spill != "" {
 		if c.spillRelease != nil {
 			c.spillRelease() // first: the owner file is closed before its folder goes
@@ -452,8 +427,7 @@ func DuckDBRelease(ctx context.Context) (release, sourceID string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	defer db.Close()
-	defer conn.Close()
+	defer releaseDuckDB(db, conn)
 	err = conn.QueryRowContext(ctx, "SELECT library_version, source_id FROM pragma_version()").Scan(&release, &sourceID)
 	return release, sourceID, err
 }

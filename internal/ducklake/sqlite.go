@@ -992,8 +992,7 @@ func (s *sqliteSnapshot) freezeInto(ctx context.Context, tmp, work string) (meta
 	if err != nil {
 		return storage, err
 	}
-	defer db.Close()
-	defer conn.Close()
+	defer releaseDuckDB(db, conn)
 	bs := blockSizeOption(blockSizeFor(storage, sqliteBytes(s.path)))
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (STORAGE_VERSION %s%s)", sqlquote.String(tmp), sqlquote.Ident(frozenAlias), sqlquote.String(storage.MinDuckDB), bs)); err != nil {
 		return storage, fmt.Errorf("freeze %s: %w", s.path, err)

@@ -474,9 +474,8 @@ func (s *sqliteSnapshot) applyDelta(ctx context.Context, snap int64, tables []*d
 	if err != nil {
 		return "", err
 	}
-	defer db.Close()
-	defer duck.Close()
-	if err := duckdb.RegisterScalarUDF(duck, fnvFunc, fnv32UDF{}); err != nil {
+	defer releaseDuckDB(db, duck)
+	if err := registerUDF(db, fnvFunc, func() error { return duckdb.RegisterScalarUDF(duck, fnvFunc, fnv32UDF{}) }); err != nil {
 		return "", err
 	}
 	r := &deltaRun{s: s, duck: duck, work: work, snap: snap, tables: tables, counts: map[string]int64{}, gone: map[string]bool{}, info: info}
