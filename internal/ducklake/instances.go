@@ -186,3 +186,19 @@ func registerUDF(db *sql.DB, name string, register func() error) error {
 	idle.mu.Unlock()
 	return nil
 }
+
+// Instance returns an in-memory DuckDB instance and a connection to it, for
+// a package that writes catalogs through DuckDB (lakewriter): an idle one
+// of the process when there is one. Give both back with ReleaseInstance.
+// Errors: DuckDB's, when it cannot start.
+func Instance(ctx context.Context) (*sql.DB, *sql.Conn, error) {
+	return newDuckDB(ctx, nil)
+}
+
+// ReleaseInstance gives back what Instance returned: whatever is attached
+// is detached (a database opened for writing is checkpointed as DuckDB
+// does on DETACH), and the instance is kept idle or closed
+// (releaseDuckDB). Errors: closing's.
+func ReleaseInstance(db *sql.DB, conn *sql.Conn) error {
+	return releaseDuckDB(db, conn)
+}

@@ -2,7 +2,6 @@ package ducklake
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/fdl-dev/fdl/internal/sqlquote"
@@ -38,16 +37,11 @@ func SetOption(ctx context.Context, path, key, value string) (bool, error) {
 }
 
 func setOption(ctx context.Context, path, key, value string, replace bool) (bool, error) {
-	db, err := sql.Open("duckdb", "")
+	db, conn, err := newDuckDB(ctx, nil)
 	if err != nil {
 		return false, err
 	}
-	defer db.Close()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer conn.Close()
+	defer releaseDuckDB(db, conn)
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("ATTACH %s AS %s (TYPE DUCKDB)", sqlquote.String(path), sqlquote.Ident(catalogAlias))); err != nil {
 		return false, classifyAttachError(path, err)
 	}

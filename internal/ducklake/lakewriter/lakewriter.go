@@ -203,8 +203,7 @@ func Create(ctx context.Context, path string, opts CreateOptions) error {
 	if err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
-	defer db.Close()
-	defer conn.Close()
+	defer ducklake.ReleaseInstance(db, conn)
 	if _, err := conn.ExecContext(ctx, "ATTACH "+sqlquote.String(path)+" AS "+sqlquote.Ident(lakeAlias)+" (STORAGE_VERSION "+sqlquote.String(storage)+")"); err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
@@ -273,8 +272,7 @@ func Open(ctx context.Context, path string) (*Writer, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	if _, err := conn.ExecContext(ctx, "ATTACH "+sqlquote.String(path)+" AS "+sqlquote.Ident(lakeAlias)); err != nil {
-		conn.Close()
-		db.Close()
+		ducklake.ReleaseInstance(db, conn)
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	w := &Writer{path: path, db: db, conn: conn}
@@ -377,27 +375,19 @@ func (w *Writer) detach(ctx context.Context, checkpoint bool) error {
 	if _, err := w.conn.ExecContext(ctx, "DETACH "+sqlquote.Ident(lakeAlias)); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, w.conn.Close(), w.db.Close())
+	errs = append(errs, ducklake.ReleaseInstance(w.db, w.conn))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close %s: %w", w.path, err)
 	}
 	return nil
 }
 
-// openDuckDB opens an in-memory DuckDB instance with one connection; catalogs
-// are ATTACHed to it, like the extension attaches its metadata database.
+// openDuckDB returns an in-memory DuckDB instance with one connection
+// (ducklake.Instance: an idle one of the process when there is one; give
+// it back with ducklake.ReleaseInstance); catalogs are ATTACHed to it,
+// like the extension attaches its metadata database.
 func openDuckDB(ctx context.Context) (*sql.DB, *sql.Conn, error) {
-	db, err := sql.Open("duckdb", "")
-	if err != nil {
-		return nil, nil, err
-	}
-	db.SetMaxOpenConns(1)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
-		return nil, nil, err
-	}
-	return db, conn, nil
+	return ducklake.Instance(ctx)
 }
 
 // normalizeDataPath stores a data path the way ducklake_initializer.cpp

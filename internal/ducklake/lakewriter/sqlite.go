@@ -66,8 +66,7 @@ func openSQLite(ctx context.Context, path string) (*Writer, error) {
 	}
 	w := &Writer{path: abs, db: db, conn: conn, lite: &liteState{path: abs}}
 	fail := func(err error) (*Writer, error) {
-		conn.Close()
-		db.Close()
+		ducklake.ReleaseInstance(db, conn)
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	if _, err := conn.ExecContext(ctx, "SET TimeZone = 'UTC'"); err != nil {
