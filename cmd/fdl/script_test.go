@@ -11,7 +11,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,11 +38,28 @@ var update = flag.Bool("update", false, "update testscript golden files")
 // scripts (and Go tests here) run them as separate processes.
 func TestMain(m *testing.M) {
 	registerStores() // for the store.Open calls of the tests themselves
+	widenParallel()
 	testscript.Main(m, map[string]func(){
 		"fdl":       fdlTestMain,
 		"holdlock":  holdLockMain,
 		"holdflock": holdFlockMain,
 	})
+}
+
+// parallelPerCore is how many of this package's parallel tests run at once
+// per core when go test is not told otherwise (-parallel; go test's default
+// is one per core). Most of a test's time here is spent in the fdl and
+// DuckDB processes it starts and in their waits (another process's lock, a
+// killed process, a store's retries), so at one per core the package kept
+// 1.45 of 2 cores busy when it ran alone.
+const parallelPerCore = 2
+
+// widenParallel sets -test.parallel to parallelPerCore per core before the
+// flags are parsed: a -parallel given to go test still wins.
+func widenParallel() {
+	if f := flag.Lookup("test.parallel"); f != nil {
+		_ = f.Value.Set(strconv.Itoa(parallelPerCore * runtime.GOMAXPROCS(0)))
+	}
 }
 
 // fdlTestMain is fdl's main with one test-only addition: FDL_TEST_KILL_AT
