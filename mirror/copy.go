@@ -233,7 +233,11 @@ func (m *mirror) copyCatalog(ctx context.Context, rec *version.Record) (string, 
 	if lf, ok := m.src.Folder(); ok {
 		path = lf.LocalPath(key)
 	} else {
-		path = filepath.Join(m.tmp, string(rec.ID)+".duckdb")
+		tmp, err := m.tempDir()
+		if err != nil {
+			return "", done, err
+		}
+		path = filepath.Join(tmp, string(rec.ID)+".duckdb")
 		if err := m.src.FetchCatalog(ctx, rec, path); err != nil {
 			return "", done, err
 		}

@@ -149,10 +149,11 @@ func Run(ctx context.Context, srcURL, dstURL string, o Options) (*Result, error)
 		return nil, err
 	}
 	defer m.dst.Close()
-	if m.tmp, err = os.MkdirTemp("", "fdl-mirror-*"); err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(m.tmp)
+	defer func() {
+		if m.tmp != "" {
+			os.RemoveAll(m.tmp)
+		}
+	}()
 	return res, m.run(ctx, srcRefs)
 }
 
@@ -165,7 +166,10 @@ type mirror struct {
 	src, dst   *repo.Repo
 	o          Options
 	res        *Result
-	tmp        string // a folder for catalogs fetched from an object store
+	// tmp is a folder for catalogs fetched from an object store, made at
+	// the first (tempDir): a source on a folder needs none, and a killed
+	// run leaves none behind.
+	tmp string
 	// known are the versions the destination holds whole (read or copied).
 	known map[version.ID]bool
 	// dstIDs, once listed, are the versions whose records the
@@ -180,6 +184,20 @@ type mirror struct {
 	// srcFiles are the source's version folders, listed once when many
 	// versions are copied.
 	srcFiles map[version.ID]map[string]int64
+}
+
+// tempDir returns the run's folder for fetched catalogs, made on first use.
+func (m *mirror) tempDir() (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tmp == "" {
+		dir, err := os.MkdirTemp("", "fdl-mirror-*")
+		if err != nil {
+			return "", err
+		}
+		m.tmp = dir
+	}
+	return m.tmp, nil
 }
 
 func (m *mirror) step(name string) {
