@@ -19,8 +19,8 @@ pyenv: ## install the real DuckDB from PyPI into .venv: 1.5.5 (+ ducklake, sqlit
 	./scripts/pyenv.sh >/dev/null
 
 # -timeout is per test binary: cmd/fdl, the longest, took 13 minutes (794 s)
-# of a 13:37 make test on a quiet 2-core machine (3 December 2026) and
-# reached 40 on a heavily shared one; CI allows 90 for everything. A
+# of a 13:37 make test on a quiet 2-core machine (3 December 2026; 9 of a
+# 9:11 one that evening) and reached 40 on a heavily shared one; CI allows 90 for everything. A
 # parallel test's time in the slowest list runs from its start to its end,
 # so it includes the time its subtests waited for a free slot.
 # The events go to bin/test.json (for a closer look: go run
@@ -31,6 +31,10 @@ pyenv: ## install the real DuckDB from PyPI into .venv: 1.5.5 (+ ducklake, sqlit
 # TMPDIR is a folder of this run's own from scripts/test-tmpdir.sh (in RAM
 # where the machine has room: the suite's many small files and fsyncs cost
 # a disk-backed /tmp two minutes of a 12-minute run), removed at the end.
+# -p: one package more than cores at once. With go test's default (one per
+# core) cmd/fdl held one slot and every other package ran one after another
+# in the other, ending 80 s after it (9:50); with one more they share the
+# cores and the run took 9:11 (docs/performance.md).
 test: pyenv ## run every test (needs ../shared/testdata for the real-catalog tests); ends with the ten slowest
 	$(GO) vet ./...
 	@mkdir -p bin

@@ -6,9 +6,9 @@
 # file system with at least 4 GiB free (Linux); else ${TMPDIR:-/tmp}.
 #
 # Why RAM: the suite writes about 23 GB of short-lived files and fsyncs
-# them as fdl does for a user; on a disk-backed /tmp that writeback cost
-# a 2-core machine 1:59 of the suite's 12:12 and 195 s of its CPU
-# (docs/performance.md, "What a small catalog costs each command"). The
+# them as fdl does for a user; on a disk-backed /tmp that writeback cost a
+# 2-core machine about 2 of the suite's 12 minutes and 190 s of its CPU
+# (docs/performance.md, "what a small catalog costs each command"). The
 # files are the same and fdl syncs them the same; only the medium differs.
 set -euo pipefail
 need_kib=$((4 * 1024 * 1024))
