@@ -40,7 +40,7 @@ test: pyenv ## run every test (needs ../shared/testdata for the real-catalog tes
 	@mkdir -p bin
 	$(GO) build -o bin/slowest ./internal/cmd/slowest
 	set -o pipefail; tmp=$$(scripts/test-tmpdir.sh); trap 'rm -rf "$$tmp"' EXIT; \
-	TMPDIR=$$tmp $(GO) test -vet=off -count=1 -p $$(( $$(nproc) + 1 )) -timeout 60m -json ./... | tee bin/test.json | bin/slowest
+	TMPDIR=$$tmp $(GO) test -vet=off -count=1 -p $$(( $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1) + 1 )) -timeout 60m -json ./... | tee bin/test.json | bin/slowest
 
 longfuncs: ## list the functions over 80 lines whose doc comment does not say why they are one piece
 	$(GO) run ./internal/cmd/longfuncs
