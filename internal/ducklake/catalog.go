@@ -95,9 +95,10 @@ func Open(ctx context.Context, path string) (*Catalog, error) {
 	if _, err := readHeader(abs); err != nil {
 		return nil, err
 	}
-	// Metadata queries are small: never spill (an in-memory DuckDB would
-	// spill into ".tmp" in the caller's working directory).
-	db, conn, err := newDuckDB(ctx, []string{"SET temp_directory = ''"})
+	// Metadata queries are small: never spill (newDuckDB's baseSettings;
+	// an in-memory DuckDB would spill into ".tmp" in the caller's working
+	// directory).
+	db, conn, err := newDuckDB(ctx, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/fdl-dev/fdl/internal/sqlquote"
@@ -19,7 +20,8 @@ import (
 // versions, the tests — hands a finished one to the next instead:
 // releaseDuckDB resets it to what newDuckDB starts from (nothing attached,
 // no table in its own database, the settings this package changes back to
-// their defaults, a new connection so no temporary table is left) and keeps
+// baseSettings and DuckDB's defaults, a new connection so no temporary
+// table is left) and keeps
 // up to idleMax of them; newDuckDB takes one before it starts a new one.
 // An instance that cannot be reset (a setting DuckDB refuses to change back,
 // such as a spill folder it has used) is closed as before.
@@ -27,10 +29,24 @@ import (
 // idleMax is the number of idle instances a process keeps.
 const idleMax = 2
 
-// resetSettings are the settings this package SETs on an instance after
-// newDuckDB's own (autoinstall_known_extensions, enable_external_file_cache,
-// which every instance keeps): releaseDuckDB RESETs each.
-var resetSettings = []string{"memory_limit", "temp_directory", "preserve_insertion_order", "TimeZone"}
+// baseSettings are what every instance starts from and is reset to:
+// nothing downloaded, no cache of file contents that outlives a query's
+// files being replaced between two users, and no spill folder (DuckDB's
+// default for an in-memory instance is ".tmp" in the process's working
+// directory, a user's folder; a user that may spill sets a folder of its
+// own). temp_directory is SET, not RESET, on release: RESET after SET ''
+// keeps '' (DuckDB 1.5 and 2.0).
+var baseSettings = []string{
+	"SET autoinstall_known_extensions = false",
+	"SET enable_external_file_cache = false",
+	"SET temp_directory = ''",
+}
+
+// resetSettings are the other settings this package SETs on an instance:
+// releaseDuckDB RESETs each (threads: ConvertToSQLite's one thread, which
+// also moves worker_threads and write_buffer_row_group_memory_limit, reset
+// with it).
+var resetSettings = []string{"memory_limit", "preserve_insertion_order", "TimeZone", "threads", "worker_threads", "write_buffer_row_group_memory_limit"}
 
 var idle struct {
 	mu  sync.Mutex
@@ -56,10 +72,8 @@ func newDuckDB(ctx context.Context, settings []string) (*sql.DB, *sql.Conn, erro
 		// temporary tables go with it.
 		db.SetMaxIdleConns(0)
 		// No network here or on users' machines is assumed: never try to
-		// download an extension while reading a catalog. No cache of file
-		// contents outlives a query's files being replaced between two
-		// users of the instance.
-		settings = append([]string{"SET autoinstall_known_extensions = false", "SET enable_external_file_cache = false"}, settings...)
+		// download an extension while reading a catalog (baseSettings).
+		settings = append(slices.Clone(baseSettings), settings...)
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -119,7 +133,7 @@ func closeInstance(db *sql.DB) error {
 
 // resetInstance detaches every database conn's instance has attached,
 // checks that its own database holds no table or view, and sets back the
-// settings of resetSettings. An error means the instance is not reusable.
+// settings of resetSettings and baseSettings. An error means the instance is not reusable.
 func resetInstance(ctx context.Context, conn *sql.Conn) error {
 	if _, err := conn.ExecContext(ctx, "USE memory"); err != nil {
 		return err
@@ -156,6 +170,11 @@ func resetInstance(ctx context.Context, conn *sql.Conn) error {
 	}
 	for _, s := range resetSettings {
 		if _, err := conn.ExecContext(ctx, "RESET "+s); err != nil {
+			return err
+		}
+	}
+	for _, s := range baseSettings {
+		if _, err := conn.ExecContext(ctx, s); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,9 @@ package ducklake
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
+	"sort"
 	"path/filepath"
 	"testing"
 
@@ -20,22 +23,20 @@ func TestIdleInstances(t *testing.T) {
 	path := filepath.Join(dir, "x.duckdb")
 	withWritable(t, path, "CREATE TABLE t(i INTEGER); INSERT INTO t VALUES (1)")
 
-	const settingsSQL = "SELECT current_setting('memory_limit'), current_setting('TimeZone'), current_setting('preserve_insertion_order')::VARCHAR"
 	db, conn, err := newDuckDB(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var defaults, set [3]string
-	if err := conn.QueryRowContext(ctx, settingsSQL).Scan(&defaults[0], &defaults[1], &defaults[2]); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{"SET memory_limit = '77MB'", "SET TimeZone = 'Asia/Tokyo'", "SET preserve_insertion_order = false"} {
+	defaults := allSettings(t, conn)
+	spill := t.TempDir()
+	for _, q := range []string{"SET memory_limit = '77MB'", "SET TimeZone = 'Asia/Tokyo'", "SET preserve_insertion_order = false",
+		"SET threads = 1", "SET temp_directory = " + sqlquote.String(spill)} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := conn.QueryRowContext(ctx, settingsSQL).Scan(&set[0], &set[1], &set[2]); err != nil || set == defaults {
-		t.Fatalf("settings %v not changed from %v (%v)", set, defaults, err)
+	if set := allSettings(t, conn); len(settingsDiff(defaults, set)) < 5 {
+		t.Fatalf("settings not changed: %v", settingsDiff(defaults, set))
 	}
 	for _, q := range []string{"ATTACH " + sqlquote.String(path) + " AS f (READ_ONLY)", "USE f", "CREATE TEMP TABLE scratch AS SELECT 1 AS x"} {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
@@ -59,15 +60,11 @@ func TestIdleInstances(t *testing.T) {
 		t.Fatal("the released instance was not handed out again")
 	}
 	var attached, temps int
-	var got [3]string
 	if err := conn2.QueryRowContext(ctx, "SELECT (SELECT count(*) FROM duckdb_databases() WHERE NOT internal AND database_name <> 'memory'), (SELECT count(*) FROM duckdb_tables() WHERE temporary)").Scan(&attached, &temps); err != nil {
 		t.Fatal(err)
 	}
-	if err := conn2.QueryRowContext(ctx, settingsSQL).Scan(&got[0], &got[1], &got[2]); err != nil {
-		t.Fatal(err)
-	}
-	if attached != 0 || temps != 0 || got != defaults {
-		t.Errorf("reused instance: %d attached, %d temporary tables, settings %v; want none, none, %v", attached, temps, got, defaults)
+	if diff := settingsDiff(defaults, allSettings(t, conn2)); attached != 0 || temps != 0 || len(diff) > 0 {
+		t.Errorf("reused instance: %d attached, %d temporary tables, settings not as a new one's: %v", attached, temps, diff)
 	}
 	registered := false
 	if err := registerUDF(db2, fnvFunc, func() error { registered = true; return nil }); err != nil || registered {
@@ -93,5 +90,36 @@ func takeIdleForTest() []any {
 		closeInstance(db)
 		out = append(out, db)
 	}
+	return out
+}
+
+// allSettings returns every setting of conn's instance (duckdb_settings()).
+func allSettings(t *testing.T, conn *sql.Conn) map[string]string {
+	t.Helper()
+	rows, err := conn.QueryContext(context.Background(), "SELECT name, coalesce(value, 'NULL') FROM duckdb_settings()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// settingsDiff lists the settings whose values differ between a and b.
+func settingsDiff(a, b map[string]string) []string {
+	var out []string
+	for k, v := range a {
+		if b[k] != v {
+			out = append(out, fmt.Sprintf("%s: %q -> %q", k, v, b[k]))
+		}
+	}
+	sort.Strings(out)
 	return out
 }
