@@ -990,9 +990,10 @@ func (r *deltaRun) rewriteFailed(ctx context.Context) error {
 var compactShare = 0.5
 
 // finish checkpoints the copy and, when over compactShare of its blocks
-// are free or its size asks for the other block size
-// (rewriteForBlockSize), writes it again into a new file at tmp, with the
-// block size its live bytes ask for (blockSizeFor).
+// are free or the working catalog's size asks for the other block size
+// (rewriteForBlockSize), writes it again into a new file at tmp: with the
+// block size that size asks for (blockSizeFor) in the second case, its
+// own in the first.
 func (r *deltaRun) finish(ctx context.Context, tmp string) error {
 	if _, err := r.duck.ExecContext(ctx, "CHECKPOINT "+sqlquote.Ident(deltaAlias)); err != nil {
 		return fmt.Errorf("freeze %s: %w", r.s.path, err)
@@ -1003,15 +1004,22 @@ func (r *deltaRun) finish(ctx context.Context, tmp string) error {
 		return fmt.Errorf("freeze %s: %w", r.s.path, err)
 	}
 	storage := storageForFormat(r.s.format)
-	live := (total - free) * bs
-	if total == 0 || (float64(free) <= compactShare*float64(total) && !rewriteForBlockSize(storage, bs, live)) {
+	// The size the catalog asks blocks for is its SQLite form's, as at
+	// the first freeze: the copy's used blocks count a whole block for
+	// every table, however few its rows.
+	size := sqliteBytes(r.s.path)
+	rewrite := rewriteForBlockSize(storage, bs, size)
+	if total == 0 || (float64(free) <= compactShare*float64(total) && !rewrite) {
 		_, err := r.duck.ExecContext(ctx, "DETACH "+sqlquote.Ident(deltaAlias))
 		return err
+	}
+	if rewrite {
+		bs = blockSizeFor(storage, size)
 	}
 	r.info.Compacted = true
 	next := tmp + ".compact"
 	steps := []string{
-		fmt.Sprintf("ATTACH %s AS fdl_compact (STORAGE_VERSION %s%s)", sqlquote.String(next), sqlquote.String(storage.MinDuckDB), blockSizeOption(blockSizeFor(storage, live))),
+		fmt.Sprintf("ATTACH %s AS fdl_compact (STORAGE_VERSION %s%s)", sqlquote.String(next), sqlquote.String(storage.MinDuckDB), blockSizeOption(bs)),
 		"COPY FROM DATABASE " + sqlquote.Ident(deltaAlias) + " TO fdl_compact",
 	}
 	for _, s := range steps {
