@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/filelock"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -116,10 +118,16 @@ func Checkout(ctx context.Context, r *repo.Repo, o CheckoutOptions) (res *Checko
 	if err != nil {
 		return nil, err
 	}
+	release, err := claimCheckout(dir)
+	if err != nil {
+		// Another checkout is writing into DIR: nothing here is ours.
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			cleanDir(dir, made)
 		}
+		release()
 	}()
 	res = &CheckoutResult{Dir: dir, Catalog: filepath.Join(dir, CatalogName), CatalogFormat: backend}
 	// A SQLite working catalog is made as the DuckDB file first (in .fdl/),
@@ -471,16 +479,51 @@ func prepareDir(dir string) (made bool, err error) {
 	}
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 			return false, err
 		}
-		return true, nil
+		// Mkdir, not MkdirAll: of two checkouts making DIR at once, one
+		// made it (and removes it if it fails); the other did not.
+		err := os.Mkdir(dir, 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			return prepareDir(dir)
+		}
+		return err == nil, err
 	case err != nil:
 		return false, fmt.Errorf("checkout into %s: %w", dir, err)
 	case len(ents) > 0:
 		return false, fmt.Errorf("checkout into %s: %w (it holds %s): choose a new or empty directory", dir, ErrDirNotEmpty, ents[0].Name())
 	}
 	return false, nil
+}
+
+// checkoutLock is the file in DIR/.fdl a checkout holds locked while it
+// writes DIR (filelock: the kernel lets go of it when the process ends,
+// however it ends), so that another checkout into DIR neither takes its
+// unfinished files for an interrupted checkout's nor removes them.
+const checkoutLock = "checkout.lock"
+
+// claimCheckout makes DIR/.fdl, which must not exist (fs.ErrExist wrapped
+// in ErrDirNotEmpty: another checkout is writing into DIR), and locks its
+// checkoutLock; release unlocks and removes the lock file.
+func claimCheckout(dir string) (release func(), err error) {
+	state := filepath.Join(dir, StateDir)
+	if err := os.Mkdir(state, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("checkout into %s: %w (another checkout is writing into it): wait for it, or choose a new or empty directory", dir, ErrDirNotEmpty)
+		}
+		return nil, fmt.Errorf("checkout into %s: %w", dir, err)
+	}
+	path := filepath.Join(state, checkoutLock)
+	unlock, err := filelock.Lock(path)
+	if err != nil {
+		os.RemoveAll(state)
+		return nil, fmt.Errorf("checkout into %s: %w", dir, err)
+	}
+	return func() {
+		os.Remove(path)
+		unlock()
+	}, nil
 }
 
 // checkoutLeaves are the names a checkout writes in its directory, besides
@@ -490,7 +533,9 @@ var checkoutLeaves = []string{CatalogName, CatalogName + ".wal", SQLiteCatalogNa
 
 // interruptedCheckout reports whether dir holds only what a checkout that
 // was stopped before its end leaves: a .fdl folder without state.json (the
-// last file a checkout writes) and the working catalog's files.
+// last file a checkout writes) whose checkoutLock no process holds, the
+// working catalog's files and the work folders of its conversion
+// (staleWork: a kill while a SQLite catalog is written leaves one).
 func interruptedCheckout(dir string) bool {
 	if _, err := os.Stat(filepath.Join(dir, StateDir)); err != nil {
 		return false
@@ -498,12 +543,20 @@ func interruptedCheckout(dir string) bool {
 	if _, err := os.Lstat(filepath.Join(dir, StateDir, StateFile)); !errors.Is(err, os.ErrNotExist) {
 		return false
 	}
+	if lock := filepath.Join(dir, StateDir, checkoutLock); fileExists(lock) {
+		unlock, err := filelock.Lock(lock)
+		if err != nil {
+			return false // a checkout is writing into dir now
+		}
+		unlock()
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return false
 	}
 	for _, e := range ents {
-		if e.Name() != StateDir && !slices.Contains(checkoutLeaves, e.Name()) {
+		stale := e.IsDir() && slices.ContainsFunc(staleWork, func(p string) bool { return strings.HasPrefix(e.Name(), p) })
+		if e.Name() != StateDir && !slices.Contains(checkoutLeaves, e.Name()) && !stale {
 			return false
 		}
 	}
