@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sort"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/fdl-dev/fdl/internal/sqlquote"
