@@ -34,8 +34,8 @@ const idleMax = 2
 // files being replaced between two users, and no spill folder (DuckDB's
 // default for an in-memory instance is ".tmp" in the process's working
 // directory, a user's folder; a user that may spill sets a folder of its
-// own). temp_directory is SET, not RESET, on release: RESET after SET ”
-// keeps ” (DuckDB 1.5 and 2.0).
+// own). temp_directory is SET, not RESET, on release: RESET after it was
+// SET to the empty string keeps the empty string (DuckDB 1.5 and 2.0).
 var baseSettings = []string{
 	"SET autoinstall_known_extensions = false",
 	"SET enable_external_file_cache = false",
