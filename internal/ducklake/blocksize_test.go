@@ -36,9 +36,8 @@ func blockSizeOf(t *testing.T, path string) int64 {
 // extension reads it; an incremental commit keeps the block size until
 // the SQLite form passes twice the bound (then DuckDB's default) or falls
 // below half of it (then small again), rewriting the copy once each time;
-// a storage version older than v1.2.0 always keeps the default; and a
-// few-row catalog of 40 tables on a 256 KiB base (its used blocks alone
-// over 8 MiB) goes to small blocks.
+// and a few-row catalog of 40 tables on a 256 KiB base (its used blocks
+// alone over 8 MiB) goes to small blocks.
 func TestFreezeBlockSize(t *testing.T) {
 	d := realduck.Find(t, realduck.V15, "ducklake", "sqlite")
 	ctx := context.Background()
@@ -113,10 +112,16 @@ func TestFreezeBlockSize(t *testing.T) {
 	if bs := blockSizeOf(t, inc); bs != smallBlockSize {
 		t.Errorf("a small 40-table lake on a 256 KiB base: %d-byte blocks after a commit; want %d", bs, smallBlockSize)
 	}
+}
 
+// TestFreezeBlockSizeOldStorage: a catalog of a storage version older
+// than v1.2.0 (DuckLake 0.2: v0.10.0) keeps DuckDB's default block size,
+// however small.
+func TestFreezeBlockSizeOldStorage(t *testing.T) {
+	dir := t.TempDir()
 	old02 := gunzipCatalog(t, "ahri-tre-v0.2.sqlite", dir, "")
 	frozen := filepath.Join(dir, "v02.duckdb")
-	if _, err := Freeze(ctx, old02, frozen); err != nil {
+	if _, err := Freeze(context.Background(), old02, frozen); err != nil {
 		t.Fatal(err)
 	}
 	if bs := blockSizeOf(t, frozen); bs != defaultBlockSize {
