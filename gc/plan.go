@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/scratch"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
@@ -194,11 +195,11 @@ func planData(ctx context.Context, r *repo.Repo, plan *Plan, in *retention.Input
 		return refuse(err)
 	}
 	dp := retention.NewDataPlanner(norm)
-	tmp, err := os.MkdirTemp("", "fdl-gc-*")
+	tmp, removeTmp, err := scratch.New(scratch.GC)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer removeTmp()
 	if err := scanLive(ctx, r, plan, in, dp, tmp, workers); err != nil {
 		return refuse(fmt.Errorf("a version in retention: %w", err))
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fdl-dev/fdl/internal/scratch"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
@@ -213,11 +214,11 @@ func protectNewVersions(ctx context.Context, r *repo.Repo, p *Plan, also []versi
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "fdl-gc-*")
+	tmp, removeTmp, err := scratch.New(scratch.GC)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer removeTmp()
 	listed := map[string]bool{}
 	for _, id := range fresh {
 		files, err := r.CatalogDataFilesUnchecked(ctx, id, tmp)

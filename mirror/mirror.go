@@ -17,10 +17,10 @@ package mirror
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 
+	"github.com/fdl-dev/fdl/internal/scratch"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
@@ -150,8 +150,8 @@ func Run(ctx context.Context, srcURL, dstURL string, o Options) (*Result, error)
 	}
 	defer m.dst.Close()
 	defer func() {
-		if m.tmp != "" {
-			os.RemoveAll(m.tmp)
+		if m.rmTmp != nil {
+			m.rmTmp()
 		}
 	}()
 	return res, m.run(ctx, srcRefs)
@@ -167,9 +167,11 @@ type mirror struct {
 	o          Options
 	res        *Result
 	// tmp is a folder for catalogs fetched from an object store, made at
-	// the first (tempDir): a source on a folder needs none, and a killed
-	// run leaves none behind.
-	tmp string
+	// the first (tempDir): a source on a folder needs none. rmTmp
+	// removes it (scratch.New: what a killed run leaves, the next fdl
+	// removes).
+	tmp   string
+	rmTmp func() error
 	// known are the versions the destination holds whole (read or copied).
 	known map[version.ID]bool
 	// dstIDs, once listed, are the versions whose records the
@@ -191,11 +193,11 @@ func (m *mirror) tempDir() (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.tmp == "" {
-		dir, err := os.MkdirTemp("", "fdl-mirror-*")
+		dir, rm, err := scratch.New(scratch.Mirror)
 		if err != nil {
 			return "", err
 		}
-		m.tmp = dir
+		m.tmp, m.rmTmp = dir, rm
 	}
 	return m.tmp, nil
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/scratch"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -143,11 +143,11 @@ func (r *Repo) Diff(ctx context.Context, o DiffOptions) (*DiffResult, error) {
 			return nil, err
 		}
 	}
-	tmp, err := os.MkdirTemp("", "fdl-diff-*")
+	tmp, removeTmp, err := scratch.New(scratch.Diff)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer removeTmp()
 	cats := &catalogCache{r: r, local: o.Local, tmp: tmp, open: map[string]*ducklake.Catalog{}}
 	defer cats.close()
 	if err := r.diff(ctx, res, cats); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/atomicfile"
+	"github.com/fdl-dev/fdl/internal/scratch"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
@@ -137,11 +138,11 @@ func (r *Repo) MigrateBranch(ctx context.Context, o MigrateOptions) (*MigrateRes
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "fdl-migrate-*")
+	tmp, removeTmp, err := scratch.New(scratch.Migrate)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer removeTmp()
 	pending, info, err := r.migrateCatalog(ctx, head, tmp, o)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/fdl-dev/fdl/cache"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/scratch"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
@@ -319,11 +319,11 @@ func (r *Repo) Attach(ctx context.Context, rev string, o ShowOptions) (*Attached
 // size. Only files whose names the store escapes differently are asked
 // for (one request each).
 func (r *Repo) readerUnreachable(ctx context.Context, rp store.ReaderPaths, rec *version.Record) ([]string, error) {
-	tmp, err := os.MkdirTemp("", "fdl-show-*")
+	tmp, removeTmp, err := scratch.New(scratch.Show)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer removeTmp()
 	dst := filepath.Join(tmp, version.CatalogFile)
 	if err := r.FetchCatalog(ctx, rec, dst); err != nil {
 		return nil, err

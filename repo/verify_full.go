@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/scratch"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/retention"
@@ -113,7 +114,8 @@ type verifyState struct {
 	extra   map[version.ID][]string // keys in a version folder that are not the version's files
 	signed  map[version.ID]bool     // versions with a version.json.sig object
 	dp      *retention.DataPlanner
-	tmp     string
+	tmp     string       // a folder for fetched catalogs (scratch.New)
+	rmTmp   func() error // removes tmp
 	// With --data: the normaliser, and what the catalogs in retention
 	// record of each file they can read at or after their floors, by key.
 	norm   *retention.Normaliser
@@ -170,7 +172,7 @@ func (r *Repo) verifyRetention(ctx context.Context, o VerifyOptions, add func(co
 		vs.norm, vs.expect = norm, map[string][]expectedFile{}
 	}
 	if !o.SkipCatalogs {
-		if vs.tmp, err = os.MkdirTemp("", "fdl-verify-*"); err != nil {
+		if vs.tmp, vs.rmTmp, err = scratch.New(scratch.Verify); err != nil {
 			return nil, err
 		}
 	}
@@ -225,8 +227,8 @@ func (r *Repo) verifyReach(ctx context.Context, vs *verifyState, add func(code C
 }
 
 func (vs *verifyState) close() {
-	if vs != nil && vs.tmp != "" {
-		os.RemoveAll(vs.tmp)
+	if vs != nil && vs.rmTmp != nil {
+		vs.rmTmp()
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/fdl-dev/fdl/internal/scratch"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
@@ -189,11 +190,11 @@ func (a *AddedKeys) materialize(ctx context.Context) error {
 // folder (removed by Close), for queries whose size grows with the files.
 func (c *Catalog) bigQuerySettings(ctx context.Context) error {
 	if c.spill == "" {
-		dir, release, err := newSpillDir()
+		dir, remove, err := scratch.New(scratch.Spill)
 		if err != nil {
 			return err
 		}
-		c.spill, c.spillRelease = dir, release
+		c.spill, c.spillRemove = dir, remove
 	}
 	if err := c.exec(ctx, "SET memory_limit = "+sqlquote.String(addedMemoryLimit)); err != nil {
 		return err

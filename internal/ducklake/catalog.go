@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -48,8 +47,9 @@ type Catalog struct {
 	tables   map[string][]string // present tables -> columns in physical order
 	backend  Backend             // the file's catalog database
 	spill    string              // DuckDB's spill folder, removed by Close (SQLite catalogs)
-	// spillRelease lets go of spill's owner file (newSpillDir).
-	spillRelease func()
+	// spillRemove lets go of spill's owner file and removes the folder
+	// (scratch.New).
+	spillRemove func() error
 }
 
 // Open opens the DuckLake catalog at path read-only.
@@ -274,11 +274,8 @@ func (c *Catalog) Close() error {
 	}
 	c.conn, c.db = nil, nil
 	if c.spill != "" {
-		if c.spillRelease != nil {
-			c.spillRelease() // first: the owner file is closed before its folder goes
-		}
-		errs = append(errs, os.RemoveAll(c.spill))
-		c.spill, c.spillRelease = "", nil
+		errs = append(errs, c.spillRemove())
+		c.spill, c.spillRemove = "", nil
 	}
 	return errors.Join(errs...)
 }

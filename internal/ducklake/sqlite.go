@@ -18,6 +18,7 @@ import (
 	sqlite3 "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver (cgo, bundles SQLite)
 
 	"github.com/fdl-dev/fdl/internal/filelock"
+	"github.com/fdl-dev/fdl/internal/scratch"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
@@ -857,20 +858,19 @@ func stageValue(v any, stage string) (driver.Value, error) {
 // attached as the catalog, so every Catalog method reads it as it reads a
 // DuckDB-format catalog. The file is opened read-only. So that memory does
 // not grow with the catalog, the copy is a temporary DuckDB file (in a
-// spill folder, newSpillDir, that Close removes, also DuckDB's
+// spill folder, scratch.New, that Close removes, also DuckDB's
 // spill folder) written a table at a time with memory_limit 64MB, as Freeze
 // writes one (in memory, spilled there, when that folder's path holds '?').
 func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 	var c *Catalog
 	err := withSQLiteSnapshot(ctx, path, func(s *sqliteSnapshot) error {
-		spill, release, err := newSpillDir()
+		spill, remove, err := scratch.New(scratch.Spill)
 		if err != nil {
 			return fmt.Errorf("open %s: %w", path, err)
 		}
 		limit, err := s.memoryLimit(ctx)
 		if err != nil {
-			os.RemoveAll(spill)
-			release()
+			remove()
 			return err
 		}
 		db, conn, err := newDuckDB(ctx, []string{
@@ -879,11 +879,10 @@ func openSQLiteCatalog(ctx context.Context, path string) (*Catalog, error) {
 			"SET TimeZone = 'UTC'",
 		})
 		if err != nil {
-			os.RemoveAll(spill)
-			release()
+			remove()
 			return err
 		}
-		cc := &Catalog{path: path, db: db, conn: conn, backend: BackendSQLite, spill: spill, spillRelease: release}
+		cc := &Catalog{path: path, db: db, conn: conn, backend: BackendSQLite, spill: spill, spillRemove: remove}
 		copyPath := filepath.Join(spill, "catalog.duckdb")
 		if strings.Contains(copyPath, "?") {
 			copyPath = ":memory:" // DuckDB misplaces the WAL of such a path (walPath); spilled instead

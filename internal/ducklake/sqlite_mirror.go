@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 
+	"github.com/fdl-dev/fdl/internal/scratch"
 	"github.com/fdl-dev/fdl/internal/sqlquote"
 )
 
@@ -34,11 +34,11 @@ func CopySQLiteInto(ctx context.Context, conn *sql.Conn, alias, path, rowIDColum
 			names = append(names, n)
 		}
 		rows.Close()
-		work, err := os.MkdirTemp("", "fdl-sqlite-*")
+		work, removeWork, err := scratch.New(scratch.SQLite)
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(work)
+		defer removeWork()
 		_, err = s.copyInto(ctx, conn, alias, work)
 		if err != nil {
 			// undo the partial copy so a retry starts from an empty database
