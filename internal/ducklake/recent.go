@@ -170,10 +170,10 @@ func (c *Catalog) Recent(ctx context.Context, from int64) (*Recent, error) {
 }
 
 // recentTableQueries returns the queries of Recent's table names (each
-// row: id, schema name, table or view name; a schema's row has the name
-// ”), in the order they are read,
-// later rows overwriting earlier ones of the same id: the tables and
-// views that began after from, each named as at its first
+// row: id, schema name, table or view name; a schema's row has the
+// empty string for a name), in the order they are read, later rows
+// overwriting earlier ones of the same id: the tables and views that
+// began after from, each named as at its first
 // snapshot there, ordered by begin_snapshot so the latest name wins (so
 // one created and dropped among the new snapshots, visible at neither
 // end, is still named: DuckLake's changes_made names its drop by id
