@@ -77,9 +77,7 @@ func (w *Workdir) freezeCatalog(ctx context.Context, frozen string) (ducklake.Fr
 	if w.State.CatalogFormat != ducklake.BackendSQLite || b == nil {
 		return ducklake.Freeze(ctx, w.CatalogPath(), frozen)
 	}
-	info, d, err := ducklake.FreezeOnto(ctx, w.CatalogPath(), frozen, ducklake.FreezeBase{
-		Path: w.keptBase(), Size: b.Catalog.Size, SHA256: b.Catalog.SHA256, Format: b.DuckLake.Format, Snapshot: b.DuckLake.Snapshot,
-	})
+	info, d, err := ducklake.FreezeOnto(ctx, w.CatalogPath(), frozen, w.freezeBase())
 	if err != nil {
 		return info, err
 	}
@@ -96,6 +94,15 @@ func (w *Workdir) freezeCatalog(ctx context.Context, frozen string) (ducklake.Fr
 		}
 	}
 	return info, nil
+}
+
+// freezeBase is the base version's kept catalog and what its record says
+// of it (Path is empty when none is kept). The base must not be nil.
+func (w *Workdir) freezeBase() ducklake.FreezeBase {
+	b := w.BaseRecord
+	return ducklake.FreezeBase{
+		Path: w.keptBase(), Size: b.Catalog.Size, SHA256: b.Catalog.SHA256, Format: b.DuckLake.Format, Snapshot: b.DuckLake.Snapshot,
+	}
 }
 
 // debugf sends a debug line to the options' Debug function (--verbose).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/fdl-dev/fdl/repo"
 
@@ -163,14 +164,14 @@ func (w *Workdir) replaceWith(ctx context.Context, r *repo.Repo, head *version.R
 	if err != nil {
 		return err
 	}
-	defer ducklake.RemoveSQLite(newCat) // and the -shm and -wal a SQLite read made
+	defer os.Remove(newCat) // moved into place or kept as the base when it went well
 	w.State.Pulling = &Pulling{From: w.State.Base, To: head.ID}
 	if err := w.save(w.BaseRecord); err != nil {
 		return err
 	}
 	w.step("pull:replace")
 	if w.State.CatalogFormat == ducklake.BackendSQLite {
-		err = ducklake.ReplaceSQLite(ctx, cat, newCat, check)
+		err = w.pullSQLite(ctx, newCat, head, check)
 	} else {
 		err = ducklake.ReplaceDuckDB(cat, newCat, func() error {
 			now, err := ducklake.Stamp(cat)
@@ -245,9 +246,9 @@ func (w *Workdir) uncommitted(marks []ducklake.SnapshotMark, pulledTo *version.R
 	return n, nil
 }
 
-// fetchForPull fetches head's catalog into DIR/.fdl (the working catalog's
-// file system, so the replacement is a rename) and, for a SQLite working
-// catalog, converts it. It returns the new file's path.
+// fetchForPull fetches head's catalog, checked against its record, into
+// DIR/.fdl (the working catalog's file system, so the replacement of a
+// DuckDB working catalog is a rename) and returns its path.
 func (w *Workdir) fetchForPull(ctx context.Context, r *repo.Repo, head *version.Record) (string, error) {
 	duck := w.stateDir("pull.duckdb")
 	// Left by an interrupted pull.
@@ -256,19 +257,43 @@ func (w *Workdir) fetchForPull(ctx context.Context, r *repo.Repo, head *version.
 	if err := r.FetchCatalog(ctx, head, duck); err != nil {
 		return "", err
 	}
-	if w.State.CatalogFormat != ducklake.BackendSQLite {
-		return duck, nil
+	return duck, nil
+}
+
+// pullSQLite brings the SQLite working catalog up to head, whose checked
+// catalog is duck: by what head changed after the base, from the kept
+// base (ducklake.PullSQLite), or else by converting head whole and
+// replacing the working catalog's tables with it (ducklake.ReplaceSQLite),
+// saying under --verbose which and why. Then duck is kept as the new
+// base's catalog for the next commit (keptbase.go): named by its version,
+// so a pull that stops before this leaves nothing that passes for it.
+func (w *Workdir) pullSQLite(ctx context.Context, duck string, head *version.Record, check func([]ducklake.SnapshotMark) error) error {
+	cat := w.CatalogPath()
+	d := ducklake.DeltaInfo{Full: "the working directory has no base version"}
+	if w.BaseRecord != nil {
+		var err error
+		if d, err = ducklake.PullSQLite(ctx, cat, duck, w.freezeBase(), check); err != nil {
+			return err
+		}
 	}
-	lite := w.stateDir("pull.sqlite")
-	if err := ducklake.ConvertToSQLite(ctx, duck, lite); err != nil {
-		os.Remove(duck)
-		return "", err
+	if d.Full == "" {
+		w.debugf("pull: the working catalog brought up to date by what changed (%d table(s) by their changes: %s)", len(d.Delta), strings.Join(d.Delta, ", "))
+		for t, why := range d.Whole {
+			w.debugf("pull: table %s written whole: %s", t, why)
+		}
+	} else {
+		w.debugf("pull: the whole catalog converted: %s", d.Full)
+		lite := w.stateDir("pull.sqlite")
+		if err := ducklake.ConvertToSQLite(ctx, duck, lite); err != nil {
+			return err
+		}
+		defer ducklake.RemoveSQLite(lite) // and the -shm and -wal a SQLite read made
+		if err := ducklake.ReplaceSQLite(ctx, cat, lite, check); err != nil {
+			return err
+		}
 	}
-	// Kept for the next commit (keptbase.go): named by its version, so a
-	// pull that stops before its end leaves nothing that passes for the
-	// base's.
 	w.keepBase(duck, head.ID)
-	return lite, nil
+	return nil
 }
 
 // dataPath is the data_path of the working catalog as its base records it

@@ -19,3 +19,9 @@ func FullBase(t *testing.T, lite, path string) FreezeBase {
 	t.Helper()
 	return fullBase(t, lite, path)
 }
+
+// PullEqualsCheckout is pullEqualsCheckout, for the external tests.
+func PullEqualsCheckout(t *testing.T, work, head string, base FreezeBase) DeltaInfo {
+	t.Helper()
+	return pullEqualsCheckout(t, work, head, base)
+}

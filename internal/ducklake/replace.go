@@ -126,23 +126,7 @@ func ReplaceSQLite(ctx context.Context, dst, src string, check func([]SnapshotMa
 	if _, err := checkSQLiteFile(dst); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(sqliteRetryFor)
-	wait := 20 * time.Millisecond
-	for {
-		err := replaceSQLiteOnce(ctx, dst, src, check)
-		if err == nil || !isSQLiteBusy(err) {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return lockedError(dst, sqliteRetryFor, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(wait*2, time.Second)
-	}
+	return retrySQLiteBusy(ctx, dst, func() error { return replaceSQLiteOnce(ctx, dst, src, check) })
 }
 
 // replaceSQLiteOnce is one attempt of ReplaceSQLite; busy errors are

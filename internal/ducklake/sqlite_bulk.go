@@ -292,7 +292,7 @@ func (c *Catalog) writeTables(ctx context.Context, conn *sql.Conn, tables []*duc
 		var n int64
 		var err error
 		if kinds, bulk := sqliteKinds(decls); bulk {
-			n, err = c.streamTable(ctx, conn, t, decls, kinds, filepath.Join(work, "table-"+strconv.Itoa(i)+".pipe"))
+			n, err = c.streamTable(ctx, conn, t, decls, kinds, filepath.Join(work, "table-"+strconv.Itoa(i)+".pipe"), rowsOf{})
 		} else {
 			n, err = c.writeSQLiteTable(ctx, conn, t, decls)
 		}
@@ -307,15 +307,33 @@ func (c *Catalog) writeTables(ctx context.Context, conn *sql.Conn, tables []*duc
 // loadCSV is loadExport; tests replace it to fail or cancel a load.
 var loadCSV = loadExport
 
+// rowsOf chooses what a bulk copy from DuckDB into SQLite carries: the
+// rows of the table that meet where (all when empty), into the SQLite
+// table into (a qualified name, quoted; the table's own name in the
+// connection's main schema when empty).
+type rowsOf struct{ where, into string }
+
+// target is the SQLite table the rows go into.
+func (r rowsOf) target(t *duckTable) string {
+	if r.into != "" {
+		return r.into
+	}
+	return sqlquote.Ident(t.name)
+}
+
 // loadExport inserts the CSV rows of from (an open pipe), or else of the
-// file at path, into t's SQLite table and returns how many it inserted.
-func loadExport(ctx context.Context, conn *sql.Conn, t *duckTable, path string, from *os.File, kinds []sqlitebulk.Kind) (int64, error) {
+// file at path, into t's SQLite table (into, when not empty: a quoted
+// name) and returns how many it inserted.
+func loadExport(ctx context.Context, conn *sql.Conn, t *duckTable, into, path string, from *os.File, kinds []sqlitebulk.Kind) (int64, error) {
 	names := make([]string, len(t.cols))
 	marks := make([]string, len(t.cols))
 	for i, col := range t.cols {
 		names[i], marks[i] = sqlquote.Ident(col), "?"
 	}
-	insert := "INSERT INTO " + sqlquote.Ident(t.name) + " (" + strings.Join(names, ", ") + ") VALUES (" + strings.Join(marks, ", ") + ")"
+	if into == "" {
+		into = sqlquote.Ident(t.name)
+	}
+	insert := "INSERT INTO " + into + " (" + strings.Join(names, ", ") + ") VALUES (" + strings.Join(marks, ", ") + ")"
 	var n int64
 	err := conn.Raw(func(dc any) error {
 		var err error
@@ -342,23 +360,23 @@ func loadExport(ctx context.Context, conn *sql.Conn, t *duckTable, path string, 
 // still writes is read and dropped, so the COPY never waits on a full
 // pipe. Errors: ctx's, the COPY's, the loop's, a row count that differs
 // between the two.
-func (c *Catalog) streamTable(ctx context.Context, conn *sql.Conn, t *duckTable, decls []string, kinds []sqlitebulk.Kind, path string) (int64, error) {
+func (c *Catalog) streamTable(ctx context.Context, conn *sql.Conn, t *duckTable, decls []string, kinds []sqlitebulk.Kind, path string, rows rowsOf) (int64, error) {
 	r, w, err := makePipe(path)
 	if err != nil {
 		// No named pipe here (a platform without them; vfat, SMB, many
 		// FUSE mounts refuse mkfifo): the table goes through a CSV file
 		// instead; a real fault shows there too.
-		return c.fileTable(ctx, conn, t, decls, kinds, strings.TrimSuffix(path, ".pipe")+".csv")
+		return c.fileTable(ctx, conn, t, decls, kinds, strings.TrimSuffix(path, ".pipe")+".csv", rows)
 	}
 	defer os.Remove(path)
 	defer r.Close()
 	exportDone := make(chan exported, 1)
 	go func() {
-		e := c.exportTable(ctx, t, decls, path)
+		e := c.exportTable(ctx, t, decls, path, rows.where)
 		w.Close()
 		exportDone <- e
 	}()
-	n, lerr := loadCSV(ctx, conn, t, path, r, kinds)
+	n, lerr := loadCSV(ctx, conn, t, rows.target(t), path, r, kinds)
 	if lerr != nil {
 		go io.Copy(io.Discard, r) // to the end: the COPY is over and w closed
 	}
@@ -379,13 +397,13 @@ func (c *Catalog) streamTable(ctx context.Context, conn *sql.Conn, t *duckTable,
 // fileTable copies t in bulk through a CSV file at path, removed after:
 // streamTable's way where the file system makes no named pipe. Errors:
 // the COPY's, the loop's, a row count that differs between the two.
-func (c *Catalog) fileTable(ctx context.Context, conn *sql.Conn, t *duckTable, decls []string, kinds []sqlitebulk.Kind, path string) (int64, error) {
+func (c *Catalog) fileTable(ctx context.Context, conn *sql.Conn, t *duckTable, decls []string, kinds []sqlitebulk.Kind, path string, rows rowsOf) (int64, error) {
 	defer os.Remove(path)
-	e := c.exportTable(ctx, t, decls, path)
+	e := c.exportTable(ctx, t, decls, path, rows.where)
 	if e.err != nil {
 		return 0, e.err
 	}
-	n, err := loadCSV(ctx, conn, t, path, nil, kinds)
+	n, err := loadCSV(ctx, conn, t, rows.target(t), path, nil, kinds)
 	if err == nil && n != e.rows {
 		err = fmt.Errorf("write %s: SQLite inserted %d rows, DuckDB wrote %d", t.name, n, e.rows)
 	}
@@ -395,10 +413,10 @@ func (c *Catalog) fileTable(ctx context.Context, conn *sql.Conn, t *duckTable, d
 	return n, nil
 }
 
-// exportTable writes t's rows, each value cast to its SQLite column's
-// declared type (decls), as CSV to path with DuckDB's COPY, and says how
-// many it wrote (or why not).
-func (c *Catalog) exportTable(ctx context.Context, t *duckTable, decls []string, path string) exported {
+// exportTable writes t's rows (those that meet where, when not empty),
+// each value cast to its SQLite column's declared type (decls), as CSV to
+// path with DuckDB's COPY, and says how many it wrote (or why not).
+func (c *Catalog) exportTable(ctx context.Context, t *duckTable, decls []string, path, where string) exported {
 	e := exported{t: t, path: path}
 	sel := make([]string, len(t.cols))
 	var quote []string
@@ -413,7 +431,11 @@ func (c *Catalog) exportTable(ctx context.Context, t *duckTable, decls []string,
 	if len(quote) > 0 {
 		opts += ", FORCE_QUOTE (" + strings.Join(quote, ", ") + ")"
 	}
-	q := fmt.Sprintf("COPY (SELECT %s FROM %s) TO %s (%s)", strings.Join(sel, ", "), c.t(t.name), sqlquote.String(path), opts)
+	from := c.t(t.name)
+	if where != "" {
+		from += " WHERE " + where
+	}
+	q := fmt.Sprintf("COPY (SELECT %s FROM %s) TO %s (%s)", strings.Join(sel, ", "), from, sqlquote.String(path), opts)
 	res, err := c.conn.ExecContext(ctx, q)
 	if err == nil {
 		e.rows, err = res.RowsAffected()

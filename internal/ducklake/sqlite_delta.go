@@ -338,30 +338,41 @@ func (s *sqliteSnapshot) planDelta(snap, nextFile int64) []*deltaTable {
 	for _, t := range s.tables {
 		dt := &deltaTable{t: t}
 		out = append(out, dt)
-		if t.kind != kindMetadata || digestSkipped[t.name] || t.name == "ducklake_inlined_data_tables" {
-			continue
-		}
-		if _, ok := s.bulkKinds(t); !ok {
-			continue
-		}
-		has := func(c string) bool { return slices.Contains(t.cols, c) }
-		if has("end_snapshot") {
-			dt.end = "end_snapshot"
-		}
-		switch {
-		case t.name == "ducklake_snapshot" || t.name == "ducklake_snapshot_changes":
-			dt.old, dt.id = fmt.Sprintf("snapshot_id <= %d", snap), "snapshot_id"
-		case t.name == dataFileTable && nextFile >= 0:
-			dt.old, dt.id = fmt.Sprintf("data_file_id < %d", nextFile), "data_file_id"
-		case t.name == deleteFileTable && nextFile >= 0:
-			dt.old, dt.id = fmt.Sprintf("delete_file_id < %d", nextFile), "delete_file_id"
-		case has("data_file_id") && !has("begin_snapshot") && nextFile >= 0 && t.name != "ducklake_files_scheduled_for_deletion":
-			dt.old, dt.id, dt.idFrom = fmt.Sprintf("data_file_id < %d", nextFile), "data_file_id", dataFileTable
-		case has("begin_snapshot"):
-			dt.old = fmt.Sprintf("begin_snapshot <= %d", snap)
+		if _, ok := s.bulkKinds(t); ok {
+			dt.plan(snap, nextFile)
 		}
 	}
 	return out
+}
+
+// plan sets dt's way for a table whose rows can go in bulk (the rule both
+// directions share, FreezeOnto and PullSQLite): metadata tables that
+// DuckLake changes only by adding rows, ending them (end_snapshot) and
+// deleting data files and snapshots get the condition of their rows at S
+// (old) and the column that names what was deleted (id); the others
+// (settings, running statistics, the deletion queue, inlined data) stay
+// whole. nextFile is next_file_id at S (-1 when the format has none).
+func (dt *deltaTable) plan(snap, nextFile int64) {
+	t := dt.t
+	if t.kind != kindMetadata || digestSkipped[t.name] || t.name == "ducklake_inlined_data_tables" {
+		return
+	}
+	has := func(c string) bool { return slices.Contains(t.cols, c) }
+	if has("end_snapshot") {
+		dt.end = "end_snapshot"
+	}
+	switch {
+	case t.name == "ducklake_snapshot" || t.name == "ducklake_snapshot_changes":
+		dt.old, dt.id = fmt.Sprintf("snapshot_id <= %d", snap), "snapshot_id"
+	case t.name == dataFileTable && nextFile >= 0:
+		dt.old, dt.id = fmt.Sprintf("data_file_id < %d", nextFile), "data_file_id"
+	case t.name == deleteFileTable && nextFile >= 0:
+		dt.old, dt.id = fmt.Sprintf("delete_file_id < %d", nextFile), "delete_file_id"
+	case has("data_file_id") && !has("begin_snapshot") && nextFile >= 0 && t.name != "ducklake_files_scheduled_for_deletion":
+		dt.old, dt.id, dt.idFrom = fmt.Sprintf("data_file_id < %d", nextFile), "data_file_id", dataFileTable
+	case has("begin_snapshot"):
+		dt.old = fmt.Sprintf("begin_snapshot <= %d", snap)
+	}
 }
 
 // sumExprs are the aggregates that summarise dt's rows (the SQL of one

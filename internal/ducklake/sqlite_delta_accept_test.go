@@ -44,7 +44,9 @@ var acceptanceSteps = [][]string{
 // (acceptanceSteps): after each commit but the first, the catalog
 // FreezeOnto makes from the last one equals, table by table and row by row,
 // the one a full conversion (Freeze) makes, and every commit is incremental
-// (none falls back to the full conversion).
+// (none falls back to the full conversion); another working catalog that
+// pulls each commit's version by what changed (PullSQLite) then equals a
+// checkout of it.
 func TestFreezeOntoEqualsFreezeOnAcceptanceLakes(t *testing.T) {
 	t.Parallel()
 	d := realduck.Find(t, realduck.V15, "ducklake", "sqlite")
@@ -74,6 +76,10 @@ func TestFreezeOntoEqualsFreezeOnAcceptanceLakes(t *testing.T) {
 	}
 	write(0)
 	base := ducklake.FullBase(t, lite, filepath.Join(dir, "base0.duckdb"))
+	pulled := filepath.Join(dir, "pulled.sqlite") // another working directory, which pulls each version
+	if err := ducklake.ConvertToSQLite(context.Background(), base.Path, pulled); err != nil {
+		t.Fatal(err)
+	}
 	for k := 1; k < len(acceptanceSteps); k++ {
 		write(k)
 		inc := filepath.Join(dir, fmt.Sprintf("inc%d.duckdb", k))
@@ -84,7 +90,10 @@ func TestFreezeOntoEqualsFreezeOnAcceptanceLakes(t *testing.T) {
 		if delta.Full != "" {
 			t.Errorf("commit %d: a full conversion: %s", k+1, delta.Full)
 		}
+		prev := base
 		base = ducklake.EqualsFull(t, lite, inc, filepath.Join(dir, fmt.Sprintf("full%d.duckdb", k)), info)
+		pd := ducklake.PullEqualsCheckout(t, pulled, base.Path, prev)
+		t.Logf("commit %d: pulled: delta %v, whole %v", k+1, pd.Delta, pd.Whole)
 	}
 }
 

@@ -49,7 +49,9 @@ var deltaSteps = []struct{ name, sql string }{
 // drops, a new column, inlined rows, expired snapshots, cleanup, a flush),
 // the catalog FreezeOnto makes from the last commit's equals, table by
 // table and row by row, the one a full conversion (Freeze) makes, and the
-// real DuckDB reads the last one.
+// real DuckDB reads the last one. Another working catalog, which pulls
+// each commit's version (PullSQLite, from the version before it), then
+// equals a checkout of that version (ConvertToSQLite).
 //
 // The chain writes the same table whatever the catalog; a catalog changes
 // only what the base holds besides it. make test (about 8 s of CPU a
@@ -81,6 +83,10 @@ func TestFreezeOntoEqualsFreeze(t *testing.T) {
 			src := gunzipCatalog(t, e.File, dir, "")
 			lite := deltaLake(t, src, dir)
 			base := fullBase(t, lite, filepath.Join(dir, "base0.duckdb"))
+			pulled := filepath.Join(dir, "pulled.sqlite") // another working directory, which pulls each version
+			if err := ConvertToSQLite(context.Background(), base.Path, pulled); err != nil {
+				t.Fatal(err)
+			}
 			attach := fmt.Sprintf("ATTACH 'ducklake:sqlite:%s' AS lake (DATA_PATH '%s/', OVERRIDE_DATA_PATH true)", lite, filepath.Join(dir, "data"))
 			for k, step := range deltaSteps {
 				sql := strings.ReplaceAll(step.sql, "$BASE", fmt.Sprint(base.Snapshot))
@@ -96,7 +102,10 @@ func TestFreezeOntoEqualsFreeze(t *testing.T) {
 					t.Errorf("step %s: a full conversion (%s), delta %v, whole %v", step.name, delta.Full, delta.Delta, delta.Whole)
 				}
 				t.Logf("step %s: delta %v, whole %v", step.name, delta.Delta, delta.Whole)
+				prev := base
 				base = equalsFull(t, lite, inc, filepath.Join(dir, fmt.Sprintf("full%d.duckdb", k)), info)
+				pd := pullEqualsCheckout(t, pulled, base.Path, prev)
+				t.Logf("step %s: pulled: delta %v, whole %v", step.name, pd.Delta, pd.Whole)
 			}
 			out := lake.MustQuery(t, fmt.Sprintf("ATTACH 'ducklake:%s' AS l (READ_ONLY, DATA_PATH '%s/', OVERRIDE_DATA_PATH true); SELECT count(*), sum(i), sum(k) FROM l.fdl_t;", base.Path, filepath.Join(dir, "data")))
 			if got := fmt.Sprint(out[len(out)-1].Rows); got != "[[6 38 240]]" {

@@ -29,7 +29,7 @@ func TestConvertToSQLiteStopsCleanly(t *testing.T) {
 	}{
 		"load fails": {func(ctx context.Context, _ context.CancelFunc, conn *sql.Conn, tb *duckTable, path string, from *os.File, kinds []sqlitebulk.Kind) (int64, error) {
 			if tb.name != "ducklake_file_column_stats" {
-				return loadExport(ctx, conn, tb, path, from, kinds)
+				return loadExport(ctx, conn, tb, "", path, from, kinds)
 			}
 			if from == nil {
 				f, err := os.Open(path)
@@ -46,7 +46,7 @@ func TestConvertToSQLiteStopsCleanly(t *testing.T) {
 			if tb.name == "ducklake_file_column_stats" {
 				cancel()
 			}
-			return loadExport(ctx, conn, tb, path, from, kinds)
+			return loadExport(ctx, conn, tb, "", path, from, kinds)
 		}, context.Canceled},
 	}
 	dir := t.TempDir()
@@ -55,7 +55,7 @@ func TestConvertToSQLiteStopsCleanly(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			loadCSV = func(ctx context.Context, conn *sql.Conn, tb *duckTable, path string, from *os.File, kinds []sqlitebulk.Kind) (int64, error) {
+			loadCSV = func(ctx context.Context, conn *sql.Conn, tb *duckTable, into, path string, from *os.File, kinds []sqlitebulk.Kind) (int64, error) {
 				return c.load(ctx, cancel, conn, tb, path, from, kinds)
 			}
 			defer func() { loadCSV = loadExport }()

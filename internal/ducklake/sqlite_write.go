@@ -66,19 +66,8 @@ func ConvertToSQLite(ctx context.Context, src, dst string) (err error) {
 	if c.backend == BackendSQLite {
 		return fmt.Errorf("convert %s to SQLite: %w: it is already a SQLite catalog", srcAbs, ErrUnsupportedFormat)
 	}
-	// DuckDB spills beyond its limit into a folder Close removes.
-	if err := c.bigQuerySettings(ctx); err != nil {
+	if err := c.toSQLiteSettings(ctx); err != nil {
 		return err
-	}
-	// One DuckDB thread: SQLite's inserts (one thread) are the slower end
-	// of each table's stream, and one thread of DuckDB's COPY keeps ahead
-	// of them; a second only takes a core from them (68 MiB catalog on 2
-	// cores: 1.6 s against 1.9 s, docs/performance.md).
-	limit := fmt.Sprintf("%dMB", convertMemoryMB+convertThreadMB*(convertThreads+1))
-	for _, q := range []string{"SET TimeZone = 'UTC'", "SET memory_limit = " + sqlquote.String(limit), fmt.Sprintf("SET threads = %d", convertThreads)} {
-		if _, err := c.conn.ExecContext(ctx, q); err != nil {
-			return err
-		}
 	}
 	tables, err := c.duckLayout(ctx)
 	if err != nil {
@@ -109,6 +98,27 @@ func ConvertToSQLite(ctx context.Context, src, dst string) (err error) {
 		return fmt.Errorf("convert %s to SQLite: %w", srcAbs, err)
 	}
 	syncDir(filepath.Dir(dstAbs))
+	return nil
+}
+
+// toSQLiteSettings sets the catalog's DuckDB for writing its tables into
+// SQLite: a spill folder Close removes (DuckDB spills beyond its limit),
+// UTC (timestamps as the extension writes them), memory_limit
+// convertMemoryMB plus convertThreadMB a thread, and one thread: SQLite's
+// inserts (one thread) are the slower end of each table's stream, and one
+// thread of DuckDB's COPY keeps ahead of them; a second only takes a core
+// from them (68 MiB catalog on 2 cores: 1.6 s against 1.9 s,
+// docs/performance.md).
+func (c *Catalog) toSQLiteSettings(ctx context.Context) error {
+	if err := c.bigQuerySettings(ctx); err != nil {
+		return err
+	}
+	limit := fmt.Sprintf("%dMB", convertMemoryMB+convertThreadMB*(convertThreads+1))
+	for _, q := range []string{"SET TimeZone = 'UTC'", "SET memory_limit = " + sqlquote.String(limit), fmt.Sprintf("SET threads = %d", convertThreads)} {
+		if _, err := c.conn.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
