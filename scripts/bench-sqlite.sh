@@ -2,8 +2,10 @@
 # The SQLite working catalog against the DuckDB form of the same catalog,
 # in the same run: a fresh `fdl checkout` (a pushed version converted to
 # SQLite, ducklake.ConvertToSQLite), `fdl status` after 10 new snapshots,
-# and `fdl commit` of them (SQLite back to a DuckDB file, Freeze), each
-# beside the same command on a DuckDB working catalog. The new snapshots
+# `fdl commit` of them (SQLite back to a DuckDB file, FreezeOnto), and
+# `fdl pull` of that commit, once pushed, into another working directory
+# at the version before (ducklake.PullSQLite), each beside the same command
+# on a DuckDB working catalog. The new snapshots
 # are written by DuckDB's own ducklake extension (scripts/duckdb, after
 # make pyenv: nine CREATE TABLEs and a one-row INSERT), else by fdl's
 # writer (lakewrite). Floors of
@@ -105,7 +107,10 @@ for mib in "${SIZES[@]}"; do
   echo "== catalog of $((size / 1048576)) MiB ($size bytes, $COLUMNS columns), new snapshots by $writer"
   BEST=() BEST_KIB=()
   for _ in $(seq "$REPEAT"); do
-    rm -rf "$d/wd" "$d/ws" "$d/floor"*
+    rm -rf "$d/wd" "$d/ws" "$d/pd" "$d/ps" "$d/floor"*
+    # Working directories that pull the version wd pushes (set-up).
+    "$FDL" -q checkout "$d/repo" "$d/pd" --catalog-format duckdb >/dev/null
+    "$FDL" -q checkout "$d/repo" "$d/ps" --catalog-format sqlite >/dev/null
     sync
     run "$FDL" checkout "$d/repo" "$d/wd" --catalog-format duckdb
     best "checkout, DuckDB form"
@@ -124,6 +129,13 @@ for mib in "${SIZES[@]}"; do
     sync
     run "$FDL" -C "$d/ws" commit -m bench2
     best "commit, SQLite"
+    "$FDL" -q -C "$d/wd" push >/dev/null
+    sync
+    run "$FDL" -C "$d/pd" pull
+    best "pull of that commit, DuckDB form"
+    sync
+    run "$FDL" -C "$d/ps" pull
+    best "pull of that commit, SQLite"
     run sqlite3 "$d/ws/ducklake.sqlite" "VACUUM INTO '$d/floor.sqlite'"
     best "floor: SQLite VACUUM INTO"
     if [ -n "$DUCKDB" ]; then
@@ -139,6 +151,8 @@ for mib in "${SIZES[@]}"; do
   report "status, SQLite (10 new snapshots)"
   report "commit, DuckDB form"
   report "commit, SQLite" "commit, DuckDB form"
+  report "pull of that commit, DuckDB form"
+  report "pull of that commit, SQLite" "pull of that commit, DuckDB form"
   report "floor: SQLite VACUUM INTO" "checkout, DuckDB form"
   [ -z "$DUCKDB" ] || report "floor: DuckDB COPY FROM DATABASE" "commit, DuckDB form"
   rm -rf "$d"
