@@ -83,12 +83,13 @@ fuzz: ## run each parser fuzz target for FUZZTIME (default 30s), one after the o
 demo: build pyenv ## the main job end to end: the real DuckDB CLI writes through the lines fdl prints
 	./scripts/demo.sh
 
-bench: build pyenv ## benchmarks: go test -bench, transfers (bench-e2e.sh) and the SQLite working catalog (bench-sqlite.sh) at 64 and 256 MiB, history at 10,000 versions, attach through the catalog cache on S3 at 20 ms (bench-attach.sh)
+bench: build pyenv ## benchmarks: go test -bench, transfers (bench-e2e.sh) and the SQLite working catalog (bench-sqlite.sh) at 64 and 256 MiB, history at 10,000 versions, attach through the catalog cache on S3 at 20 ms (bench-attach.sh), each command's cost on a small catalog (bench-commands.sh)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	./scripts/bench-e2e.sh
 	./scripts/bench-sqlite.sh
 	./scripts/bench-history.sh
 	./scripts/bench-attach.sh
+	./scripts/bench-commands.sh
 
 lint: ## golangci-lint (pinned version) and gofmt
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && false)
