@@ -104,7 +104,8 @@ func column(rows [][]string) string {
 // branch's new rows in its next statement through the same ATTACH; its
 // next write continues the snapshots and is a fast-forward; a transaction
 // it holds open across the pull fails at COMMIT (as after any other
-// writer's commit) instead of being lost.
+// writer's commit) instead of being lost. The pull writes only what the
+// branch changed (ducklake.PullSQLite).
 func TestPullRealSQLite(t *testing.T) {
 	d := realduck.Find(t, realduck.V15, "ducklake", "sqlite_scanner")
 	dir := t.TempDir()
@@ -137,9 +138,14 @@ func TestPullRealSQLite(t *testing.T) {
 	writer.must("INSERT INTO lake.t VALUES (2)")
 	mustFdl(t, "-C", a, "commit", "-m", "two")
 	mustFdl(t, "-C", a, "push")
-	out = mustFdl(t, "-C", b, "pull")
+	out = mustFdl(t, "-v", "-C", b, "pull")
 	if !strings.Contains(out, "Same path, same ATTACH statement") || !strings.Contains(out, attach(b)+";") {
 		t.Fatalf("pull printed:\n%s", out)
+	}
+	// It wrote what the new version changed (docs/spec.md §12.2), from
+	// the catalog checkout kept.
+	if !strings.Contains(out, "pull: the working catalog brought up to date by what changed") {
+		t.Errorf("the pull did not go by what changed:\n%s", out)
 	}
 	// The pull's SQLite copy goes, and the -shm and -wal a read of it made.
 	if left, _ := filepath.Glob(filepath.Join(b, ".fdl", "pull.*")); len(left) > 0 {

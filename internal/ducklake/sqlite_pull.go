@@ -719,18 +719,18 @@ func (p *pullRun) endRows(ctx context.Context, conn *sql.Conn, i int) (string, e
 }
 
 // checkTable compares pt in the working catalog with the new version's:
-// the row count and per-column sums of its rows at S (sumExprs), or, for
-// a table counted only (idFrom), its row count.
+// its row count and, but for a table counted only (idFrom), the row
+// count and per-column sums of its rows at S (sumExprs).
 func (p *pullRun) checkTable(ctx context.Context, conn *sql.Conn, pt *pullTable) (string, error) {
 	dt, name := pt.dt, pt.d.name
+	var n int64
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM main."+sqlquote.Ident(name)).Scan(&n); err != nil {
+		return "", p.fail("read "+name, err)
+	}
+	if n != pt.rows {
+		return fmt.Sprintf("it has %d rows, the new version %d", n, pt.rows), nil
+	}
 	if dt.idFrom != "" {
-		var n int64
-		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM main."+sqlquote.Ident(name)).Scan(&n); err != nil {
-			return "", p.fail("read "+name, err)
-		}
-		if n != pt.rows {
-			return fmt.Sprintf("it has %d rows, the new version %d", n, pt.rows), nil
-		}
 		return "", nil
 	}
 	exprs := sumExprs(dt, true)
