@@ -142,9 +142,16 @@ func TestPullSQLiteFallsBack(t *testing.T) {
 	// A table changed in place in the working catalog, without a snapshot
 	// (here ducklake_snapshot, a delta table): written whole, the rest by
 	// what changed, and the result is a checkout's.
+	// So is one with a row after S but no snapshot of its own.
 	lakeWrite(t, work, "UPDATE ducklake_snapshot SET schema_version = schema_version + 100 WHERE snapshot_id = (SELECT min(snapshot_id) FROM ducklake_snapshot)")
+	lakeWrite(t, work, `CREATE TEMP TABLE stray AS SELECT * FROM ducklake_schema LIMIT 1;
+		UPDATE stray SET schema_id = schema_id + 1000, begin_snapshot = begin_snapshot + 1000;
+		INSERT INTO ducklake_schema SELECT * FROM stray`)
 	d := pullEqualsCheckout(t, work, head.Path, base)
 	if !strings.Contains(d.Whole["ducklake_snapshot"], "its rows at the base's snapshot are not the new version's") {
 		t.Errorf("a table changed in place: whole %v", d.Whole)
+	}
+	if !strings.Contains(d.Whole["ducklake_schema"], "rows, the new version") {
+		t.Errorf("a table with a row after S of no snapshot: whole %v", d.Whole)
 	}
 }
