@@ -114,13 +114,10 @@ func Checkout(ctx context.Context, r *repo.Repo, o CheckoutOptions) (res *Checko
 	if err != nil {
 		return nil, err
 	}
-	made, err := prepareDir(dir)
+	made, release, err := claimCheckout(dir)
 	if err != nil {
-		return nil, err
-	}
-	release, err := claimCheckout(dir)
-	if err != nil {
-		// Another checkout is writing into DIR: nothing here is ours.
+		// DIR is not empty, or another checkout is writing into it:
+		// nothing there is ours.
 		return nil, err
 	}
 	defer func() {
@@ -463,67 +460,152 @@ func keepCheckedOut(dir, duckPath, catalog string, known *version.Record) {
 	}
 }
 
-// prepareDir makes dir or checks it is empty; made reports whether it made it.
-func prepareDir(dir string) (made bool, err error) {
-	if interruptedCheckout(dir) {
-		// What a checkout stopped before its end left: cleared, and the
-		// checkout made again (it wrote nothing else).
-		cleanDir(dir, false)
-	}
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		if fi, lerr := os.Lstat(dir); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
-			target, _ := os.Readlink(dir)
-			return false, fmt.Errorf("checkout into %s: it is a symbolic link to %s, which does not exist: %w; remove the link, or make %s an empty directory", dir, target, repo.ErrInvalidArguments, target)
-		}
-	}
+// makeDir makes dir (its parent folders too) or checks it is a folder;
+// made reports whether this call made it. Mkdir, not MkdirAll: of two
+// checkouts making DIR at once, one made it (and removes it if it
+// fails); the other did not.
+func makeDir(dir string) (made bool, err error) {
+	fi, err := os.Stat(dir)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return false, err
-		}
-		// Mkdir, not MkdirAll: of two checkouts making DIR at once, one
-		// made it (and removes it if it fails); the other did not.
-		err := os.Mkdir(dir, 0o755)
-		if errors.Is(err, fs.ErrExist) {
-			return prepareDir(dir)
-		}
-		return err == nil, err
-	case err != nil:
+	case err == nil && !fi.IsDir():
+		return false, fmt.Errorf("checkout into %s: %w: it is a file; choose a new or empty directory", dir, ErrDirNotEmpty)
+	case err == nil:
+		return false, nil
+	case !errors.Is(err, os.ErrNotExist):
 		return false, fmt.Errorf("checkout into %s: %w", dir, err)
-	case len(ents) > 0:
-		return false, fmt.Errorf("checkout into %s: %w (it holds %s): choose a new or empty directory", dir, ErrDirNotEmpty, ents[0].Name())
 	}
-	return false, nil
+	if fi, lerr := os.Lstat(dir); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+		target, _ := os.Readlink(dir)
+		return false, fmt.Errorf("checkout into %s: it is a symbolic link to %s, which does not exist: %w; remove the link, or make %s an empty directory", dir, target, repo.ErrInvalidArguments, target)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return false, err
+	}
+	err = os.Mkdir(dir, 0o755)
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // checkoutLock is the file in DIR/.fdl a checkout holds locked while it
 // writes DIR (filelock: the kernel lets go of it when the process ends,
-// however it ends), so that another checkout into DIR neither takes its
-// unfinished files for an interrupted checkout's nor removes them.
+// however it ends). Whoever holds it owns DIR until state.json is written:
+// only the holder clears what a stopped checkout left or removes what it
+// wrote itself, so another checkout into DIR neither takes its unfinished
+// files for an interrupted checkout's nor removes them.
 const checkoutLock = "checkout.lock"
 
-// claimCheckout makes DIR/.fdl, which must not exist (fs.ErrExist wrapped
-// in ErrDirNotEmpty: another checkout is writing into DIR), and locks its
-// checkoutLock; release unlocks and removes the lock file.
-func claimCheckout(dir string) (release func(), err error) {
-	state := filepath.Join(dir, StateDir)
-	if err := os.Mkdir(state, 0o755); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("checkout into %s: %w (another checkout is writing into it): wait for it, or choose a new or empty directory", dir, ErrDirNotEmpty)
+// claimCheckout claims DIR for a checkout (docs/spec.md §12): it makes DIR
+// when it does not exist (made), then DIR/.fdl when it does not exist, and
+// locks DIR/.fdl/checkout.lock without waiting. Holding the lock, it
+// checks that DIR holds nothing but what a stopped checkout leaves
+// (interrupted: .fdl without state.json, the working catalog's files, a
+// conversion's work folders) and clears that. release unlocks and removes
+// the lock file. Errors: ErrDirNotEmpty when DIR holds anything else or
+// another checkout holds the lock (nothing is removed then).
+func claimCheckout(dir string) (made bool, release func(), err error) {
+	for attempt := 0; ; attempt++ {
+		m, rel, retry, err := claimOnce(dir)
+		made = made || m
+		if !retry || attempt == 20 {
+			if err != nil && made && rel == nil {
+				os.Remove(dir) // ours, and empty unless another checkout claimed it
+			}
+			return made, rel, err
 		}
-		return nil, fmt.Errorf("checkout into %s: %w", dir, err)
 	}
+}
+
+// claimOnce is one attempt of claimCheckout; retry says that DIR changed
+// under it (another checkout removed what it had just made) and it should
+// be tried again.
+func claimOnce(dir string) (made bool, release func(), retry bool, err error) {
+	if made, err = makeDir(dir); err != nil {
+		return made, nil, false, err
+	}
+	state := filepath.Join(dir, StateDir)
+	madeState := os.Mkdir(state, 0o755) == nil
 	path := filepath.Join(state, checkoutLock)
-	unlock, err := filelock.Lock(path)
-	if err != nil {
-		os.RemoveAll(state)
-		return nil, fmt.Errorf("checkout into %s: %w", dir, err)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	created := err == nil
+	if errors.Is(err, fs.ErrExist) {
+		f, err = os.OpenFile(path, os.O_RDWR, 0o644)
 	}
-	return func() {
+	if errors.Is(err, fs.ErrNotExist) {
+		return made, nil, true, nil // DIR or .fdl went meanwhile
+	}
+	if err != nil {
+		if madeState {
+			os.Remove(state)
+		}
+		return made, nil, false, fmt.Errorf("checkout into %s: %w (it holds %s)", dir, ErrDirNotEmpty, StateDir)
+	}
+	if locked, lerr := filelock.TryLock(f); lerr == nil && !locked {
+		f.Close()
+		return made, nil, false, fmt.Errorf("checkout into %s: %w (another checkout is writing into it): wait for it, or choose a new or empty directory", dir, ErrDirNotEmpty)
+	}
+	// The lock is on the file opened: it must still be the one at path.
+	if a, aerr := f.Stat(); aerr != nil {
+		f.Close()
+		return made, nil, true, nil
+	} else if b, berr := os.Stat(path); berr != nil || !os.SameFile(a, b) {
+		f.Close()
+		return made, nil, true, nil
+	}
+	release = func() {
 		os.Remove(path)
-		unlock()
-	}, nil
+		filelock.Unlock(f)
+		f.Close()
+	}
+	if held := heldEntry(dir); held != "" {
+		// Not an interrupted checkout: leave everything but what this
+		// call made.
+		if created {
+			os.Remove(path)
+		}
+		if madeState {
+			os.Remove(state)
+		}
+		filelock.Unlock(f)
+		f.Close()
+		return made, nil, false, fmt.Errorf("checkout into %s: %w (it holds %s): choose a new or empty directory", dir, ErrDirNotEmpty, held)
+	}
+	// What a stopped checkout left: cleared under the lock.
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Name() != StateDir {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+	ents, _ = os.ReadDir(state)
+	for _, e := range ents {
+		if e.Name() != checkoutLock {
+			os.RemoveAll(filepath.Join(state, e.Name()))
+		}
+	}
+	return made, release, false, nil
+}
+
+// heldEntry names an entry of dir that is not what a stopped checkout
+// leaves ("" when there is none): .fdl with state.json in it (a working
+// directory), or anything but .fdl, the working catalog's files and a
+// conversion's work folders (staleWork).
+func heldEntry(dir string) string {
+	if _, err := os.Lstat(filepath.Join(dir, StateDir, StateFile)); !errors.Is(err, os.ErrNotExist) {
+		return StateDir
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return dir
+	}
+	for _, e := range ents {
+		stale := e.IsDir() && slices.ContainsFunc(staleWork, func(p string) bool { return strings.HasPrefix(e.Name(), p) })
+		if e.Name() != StateDir && !slices.Contains(checkoutLeaves, e.Name()) && !stale {
+			return e.Name()
+		}
+	}
+	return ""
 }
 
 // checkoutLeaves are the names a checkout writes in its directory, besides
@@ -532,15 +614,13 @@ func claimCheckout(dir string) (release func(), err error) {
 var checkoutLeaves = []string{CatalogName, CatalogName + ".wal", SQLiteCatalogName, SQLiteCatalogName + "-wal", SQLiteCatalogName + "-shm", SQLiteCatalogName + "-journal"}
 
 // interruptedCheckout reports whether dir holds only what a checkout that
-// was stopped before its end leaves: a .fdl folder without state.json (the
-// last file a checkout writes) whose checkoutLock no process holds, the
-// working catalog's files and the work folders of its conversion
-// (staleWork: a kill while a SQLite catalog is written leaves one).
+// was stopped before its end leaves (heldEntry): a .fdl folder without
+// state.json (the last file a checkout writes) whose checkoutLock no
+// process holds, the working catalog's files and the work folders of its
+// conversion (staleWork: a kill while a SQLite catalog is written leaves
+// one). A checkout into dir clears it (claimCheckout).
 func interruptedCheckout(dir string) bool {
-	if _, err := os.Stat(filepath.Join(dir, StateDir)); err != nil {
-		return false
-	}
-	if _, err := os.Lstat(filepath.Join(dir, StateDir, StateFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, StateDir)); err != nil || heldEntry(dir) != "" {
 		return false
 	}
 	if lock := filepath.Join(dir, StateDir, checkoutLock); fileExists(lock) {
@@ -549,16 +629,6 @@ func interruptedCheckout(dir string) bool {
 			return false // a checkout is writing into dir now
 		}
 		unlock()
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range ents {
-		stale := e.IsDir() && slices.ContainsFunc(staleWork, func(p string) bool { return strings.HasPrefix(e.Name(), p) })
-		if e.Name() != StateDir && !slices.Contains(checkoutLeaves, e.Name()) && !stale {
-			return false
-		}
 	}
 	return true
 }

@@ -91,18 +91,29 @@ func TestStateHoldsBaseRecord(t *testing.T) {
 	if _, err := Open(co); !errors.As(err, &nw) || !nw.Interrupted {
 		t.Fatalf("interrupted checkout: %v", err)
 	}
-	if made, err := prepareDir(co); err != nil || made {
+	made, release, err := claimCheckout(co)
+	if err != nil || made {
 		t.Fatalf("a checkout into it again: made %v, %v", made, err)
 	}
-	if ents, _ := os.ReadDir(co); len(ents) != 0 {
+	if ents, _ := os.ReadDir(filepath.Join(co, StateDir)); len(ents) != 1 || ents[0].Name() != checkoutLock {
 		t.Fatalf("the interrupted checkout's files stayed: %v", ents)
 	}
-	// Anything else in the directory: not ours to clear.
+	if ents, _ := os.ReadDir(co); len(ents) != 1 {
+		t.Fatalf("the interrupted checkout's files stayed: %v", ents)
+	}
+	release()
+	// Anything else in the directory: not ours to clear, and nothing of
+	// it removed.
 	other := t.TempDir()
 	os.MkdirAll(filepath.Join(other, StateDir), 0o755)
 	os.WriteFile(filepath.Join(other, "notes.txt"), nil, 0o644)
-	if _, err := prepareDir(other); !errors.Is(err, ErrDirNotEmpty) {
+	if _, _, err := claimCheckout(other); !errors.Is(err, ErrDirNotEmpty) {
 		t.Fatalf("a directory with other files: %v", err)
+	}
+	if ents, _ := os.ReadDir(other); len(ents) != 2 {
+		t.Fatalf("a refused checkout changed the directory: %v", ents)
+	} else if inner, _ := os.ReadDir(filepath.Join(other, StateDir)); len(inner) != 0 {
+		t.Fatalf("a refused checkout left %v in .fdl", inner)
 	}
 }
 
@@ -114,7 +125,7 @@ func TestCheckoutIntoDanglingLink(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "gone"), link); err != nil {
 		t.Fatal(err)
 	}
-	_, err := prepareDir(link)
+	_, _, err := claimCheckout(link)
 	if err == nil || !strings.Contains(err.Error(), "symbolic link to "+filepath.Join(dir, "gone")+", which does not exist") {
 		t.Fatalf("checkout into a dangling link: %v", err)
 	}
