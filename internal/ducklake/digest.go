@@ -273,6 +273,18 @@ func (c *Catalog) digestSQL(p digestPlan, at []int64) string {
 		aggs = append(aggs, fmt.Sprintf("count(*) FILTER (WHERE v%[1]d), CAST(sum(h) FILTER (WHERE v%[1]d) AS VARCHAR)", i))
 	}
 	from := c.t(p.table) + " r"
+	// A row of a DuckLake table is at s only while its table is: a
+	// dropped table's schema versions and inlined rows keep no
+	// end_snapshot, and an expiry removes them.
+	if p.group != "" && p.table != "ducklake_table" && c.has("ducklake_table", "table_id", "begin_snapshot", "end_snapshot") {
+		var flags []string
+		for i, s := range at {
+			flags = append(flags, fmt.Sprintf("bool_or(%s) AS t%d", visible("", s), i))
+			vis[i] = fmt.Sprintf("(%s AND (%s IS NULL OR coalesce(tv.t%d, false))) AS v%d", p.vis(i, s), p.group, i, i)
+		}
+		from += fmt.Sprintf(" LEFT JOIN (SELECT table_id AS fdl_tid, %s FROM %s GROUP BY table_id) tv ON tv.fdl_tid = %s",
+			strings.Join(flags, ", "), c.t("ducklake_table"), p.group)
+	}
 	if p.parent != "" {
 		var flags []string
 		for i, s := range at {

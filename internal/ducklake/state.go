@@ -310,14 +310,21 @@ func (c *Catalog) countPartial(ctx context.Context, s int64, table func(int64) *
 	})
 }
 
-// countDeleteFiles counts each table's delete files and the rows they
-// delete.
+// countDeleteFiles counts each table's delete files of data files visible
+// at s and the rows they delete.
 func (c *Catalog) countDeleteFiles(ctx context.Context, s int64, table func(int64) *meta.Table) error {
 	if !c.has(deleteFileTable) {
 		return nil
 	}
+	// Only those of data files visible at s: DuckLake's flush of inlined
+	// deletions can write a delete file, visible at s, for a data file
+	// that a rewrite had already ended by then.
+	onVisible := ""
+	if c.has(deleteFileTable, "data_file_id") && c.has(dataFileTable, "data_file_id") {
+		onVisible = fmt.Sprintf(" AND data_file_id IN (SELECT data_file_id FROM %s WHERE %s)", c.t(dataFileTable), visible("", s))
+	}
 	return c.query(ctx, fmt.Sprintf(`SELECT table_id, count(*), coalesce(sum(delete_count), 0)::BIGINT
-		FROM %s WHERE %s GROUP BY table_id`, c.t(deleteFileTable), visible("", s)), func(r *sql.Rows) error {
+		FROM %s WHERE %s%s GROUP BY table_id`, c.t(deleteFileTable), visible("", s), onVisible), func(r *sql.Rows) error {
 		var tid, n, deleted int64
 		if err := r.Scan(&tid, &n, &deleted); err != nil {
 			return err

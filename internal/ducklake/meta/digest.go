@@ -7,10 +7,13 @@ import (
 	"strconv"
 )
 
-// DigestEncoding is the number of the canonical row encoding and digest
-// arithmetic RowDigests uses (docs/spec.md §24). A digest of another
-// encoding is not compared.
-const DigestEncoding = 1
+// DigestEncoding is the number of the canonical row encoding, rule of
+// visibility and digest arithmetic RowDigests uses (docs/spec.md §24). A
+// digest of another encoding is not compared. 2: a row of a table keyed
+// by a DuckLake table id is at S only while that table is (1 counted the
+// schema versions and inlined rows of a dropped table, which an expiry
+// then removes).
+const DigestEncoding = 2
 
 // RowDigests is the digest of a catalog's metadata rows visible at one
 // snapshot (docs/spec.md §24): for each metadata table, the rows DuckLake's
