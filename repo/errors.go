@@ -275,7 +275,10 @@ type HistoryRewrittenError struct {
 	Change   meta.DigestChange
 	Table    string
 	Push     bool
-	Err      error
+	// URL is the repository's location as given and Branch the branch
+	// the work is on, for the hint ("" when not known).
+	URL, Branch string
+	Err         error
 }
 
 func (e *HistoryRewrittenError) Error() string {

@@ -76,7 +76,7 @@ func (r *Repo) checkPublished(ctx context.Context, pending []Pending) error {
 				}
 			}
 			if e := CheckHistory("local version "+string(p.Record.ID), parent, parentDS, later); e != nil {
-				e.Push = true
+				e.Push, e.URL = true, r.where
 				return e
 			}
 		}

@@ -128,7 +128,7 @@ func (w *Workdir) checkHistory(ctx context.Context, cat *ducklake.Catalog, last 
 		return ds[0], nil, nil
 	}
 	if e := repo.CheckHistory(w.CatalogPath(), b, base, ds[1]); e != nil {
-		e.Err = ErrNotDescendant
+		e.Err, e.URL, e.Branch = ErrNotDescendant, w.State.Repository, w.State.Branch
 		return nil, nil, e
 	}
 	return ds[0], ds[1], nil

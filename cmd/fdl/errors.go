@@ -498,7 +498,11 @@ func hintsFor(e error) []hint {
 	case *repo.RetiredError:
 		return []hint{{"its record", "fdl show " + string(e.ID)}, {"versions in retention", "fdl log"}}
 	case *repo.HistoryRewrittenError:
-		return []hint{{"check the branch out again and redo the change there (the catalog's rows of snapshot " + strconv.FormatInt(e.Snapshot, 10) + " and before were changed in place)", "fdl checkout URL NEWDIR"},
+		co := "fdl checkout " + urlOr(e.URL) + " NEWDIR"
+		if e.Branch != "" {
+			co += " --branch " + shellQuote(e.Branch)
+		}
+		return []hint{{"check the branch out again and redo the change there (the catalog's rows of snapshot " + strconv.FormatInt(e.Snapshot, 10) + " and before were changed in place)", co},
 			{"what version " + string(e.Version) + " published", "fdl show " + string(e.Version) + " --json"}}
 	case *repo.RetiredBaseError:
 		return []hint{{"check out a version in retention and redo the change there", "fdl checkout URL NEWDIR"}}
