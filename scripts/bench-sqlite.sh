@@ -70,9 +70,12 @@ report() {
   fi
 }
 
-# snapshots WD: ten new snapshots in the working catalog of WD.
+# snapshots WD R: ten new snapshots in the working catalog of WD, in
+# tables named after the run R (each run's wd pushes its commit, and the
+# next run checks out that head).
 snapshots() {
-  local cat=$1/ducklake.duckdb attach
+  local cat=$1/ducklake.duckdb attach t=bench_r$2
+
   if [ -f "$1/ducklake.sqlite" ]; then
     cat=$1/ducklake.sqlite
     attach="ATTACH 'ducklake:sqlite:$cat' AS lake (META_JOURNAL_MODE 'WAL', META_BUSY_TIMEOUT 5000);"
@@ -81,12 +84,12 @@ snapshots() {
   fi
   if [ -n "$DUCKDB" ]; then
     local sql="INSTALL ducklake; LOAD ducklake; $attach"
-    for i in $(seq 9); do sql="$sql CREATE TABLE lake.bench_$i (i INTEGER);"; done
-    sql="$sql INSERT INTO lake.bench_1 VALUES (1);"
+    for i in $(seq 9); do sql="$sql CREATE TABLE lake.${t}_$i (i INTEGER);"; done
+    sql="$sql INSERT INTO lake.${t}_1 VALUES (1);"
     "$DUCKDB" -c "$sql" >/dev/null
   else
-    for i in $(seq 9); do ./bin/lakewrite "$cat" create-table main "bench_$i" "i:int32" >/dev/null; done
-    ./bin/lakewrite "$cat" inline main bench_1 "SELECT 1 AS i" >/dev/null
+    for i in $(seq 9); do ./bin/lakewrite "$cat" create-table main "${t}_$i" "i:int32" >/dev/null; done
+    ./bin/lakewrite "$cat" inline main "${t}_1" "SELECT 1 AS i" >/dev/null
   fi
 }
 
@@ -106,7 +109,7 @@ for mib in "${SIZES[@]}"; do
   [ -z "$DUCKDB" ] || writer="DuckDB's ducklake extension"
   echo "== catalog of $((size / 1048576)) MiB ($size bytes, $COLUMNS columns), new snapshots by $writer"
   BEST=() BEST_KIB=()
-  for _ in $(seq "$REPEAT"); do
+  for r in $(seq "$REPEAT"); do
     rm -rf "$d/wd" "$d/ws" "$d/pd" "$d/ps" "$d/floor"*
     # Working directories that pull the version wd pushes (set-up).
     "$FDL" -q checkout "$d/repo" "$d/pd" --catalog-format duckdb >/dev/null
@@ -117,8 +120,8 @@ for mib in "${SIZES[@]}"; do
     sync
     run "$FDL" checkout "$d/repo" "$d/ws" --catalog-format sqlite
     best "checkout, SQLite"
-    snapshots "$d/wd"
-    snapshots "$d/ws"
+    snapshots "$d/wd" "$r"
+    snapshots "$d/ws" "$r"
     run "$FDL" -C "$d/wd" status
     best "status, DuckDB form (10 new snapshots)"
     run "$FDL" -C "$d/ws" status
