@@ -160,7 +160,7 @@ func (w *Workdir) replaceWith(ctx context.Context, r *repo.Repo, head *version.R
 	if err := check(marks); err != nil {
 		return err
 	}
-	newCat, err := w.fetchForPull(ctx, r, head)
+	newCat, err := w.fetchChecked(ctx, r, head)
 	if err != nil {
 		return err
 	}
@@ -255,6 +255,32 @@ func (w *Workdir) fetchForPull(ctx context.Context, r *repo.Repo, head *version.
 	os.Remove(duck)
 	_ = ducklake.RemoveSQLite(w.stateDir("pull.sqlite"))
 	if err := r.FetchCatalog(ctx, head, duck); err != nil {
+		return "", err
+	}
+	return duck, nil
+}
+
+// fetchChecked is fetchForPull; for a SQLite working catalog, which an
+// incremental pull writes into in place (ducklake.PullSQLite keeps the
+// pages it does not change), SQLite's quick_check of it
+// (ducklake.CheckSQLite, a read of every page) runs beside the download,
+// and a damaged catalog stops the pull before anything is written.
+func (w *Workdir) fetchChecked(ctx context.Context, r *repo.Repo, head *version.Record) (string, error) {
+	if w.State.CatalogFormat != ducklake.BackendSQLite {
+		return w.fetchForPull(ctx, r, head)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	checked := make(chan error, 1)
+	go func() { checked <- ducklake.CheckSQLite(ctx, w.CatalogPath()) }()
+	duck, err := w.fetchForPull(ctx, r, head)
+	if err != nil {
+		cancel()
+		<-checked
+		return "", err
+	}
+	if err := <-checked; err != nil {
+		os.Remove(duck)
 		return "", err
 	}
 	return duck, nil

@@ -277,6 +277,64 @@ func TestSQLiteRefusalsCLI(t *testing.T) {
 	}
 }
 
+// A SQLite working catalog with a damaged page that no read of its
+// snapshots touches (the primary key index of its empty
+// ducklake_delete_file): fdl pull, which writes into it in place, is
+// refused by SQLite's quick_check (run beside the download) before
+// anything changes; status, which reads the snapshots only, still answers.
+func TestPullRefusesDamagedSQLite(t *testing.T) {
+	dir := t.TempDir()
+	repoDir := filepath.Join(dir, "repo")
+	mustFdl(t, "init", repoDir)
+	a, s := filepath.Join(dir, "a"), filepath.Join(dir, "s")
+	attach := attachLine(t, mustFdl(t, "checkout", repoDir, a, "--catalog-format", "duckdb"))
+	duck := duckSession(t)
+	duck.MustQuery(t, realduck.OnLake(attach, "CREATE TABLE t(a INTEGER)", false))
+	mustFdl(t, "-C", a, "commit", "-m", "one")
+	mustFdl(t, "-C", a, "push")
+	mustFdl(t, "checkout", repoDir, s, "--catalog-format", "sqlite")
+	duck.MustQuery(t, realduck.OnLake(attach, "INSERT INTO t VALUES (1)", true))
+	mustFdl(t, "-C", a, "commit", "-m", "two")
+	mustFdl(t, "-C", a, "push")
+
+	catalog := filepath.Join(s, workdir.SQLiteCatalogName)
+	db, err := sql.Open("sqlite3", "file:"+catalog+"?mode=rw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root, pageSize int64
+	if err := db.QueryRow("SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_ducklake_delete_file_1'").Scan(&root); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	f, err := os.OpenFile(catalog, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0x07}, (root-1)*pageSize); err != nil { // no such b-tree page type
+		t.Fatal(err)
+	}
+	f.Close()
+
+	if out := mustFdl(t, "-C", s, "status"); !strings.Contains(out, "Behind main by 1 version") {
+		t.Errorf("status of the damaged catalog:\n%s", out)
+	}
+	before, catBefore, repoBefore := dirDigest(t, filepath.Join(s, workdir.StateDir)), fileDigest(t, catalog), dirDigest(t, repoDir)
+	code, out := fdlProc(t, nil, "-C", s, "--json", "pull")
+	if code != 1 || !strings.Contains(out, "quick_check") || !strings.Contains(out, catalog) || !strings.Contains(out, `"kind":"corrupt_catalog"`) {
+		t.Errorf("pull into a damaged SQLite catalog: exit %d, want 1, kind corrupt_catalog, naming quick_check and %s:\n%s", code, catalog, out)
+	}
+	if dirDigest(t, filepath.Join(s, workdir.StateDir)) != before || fileDigest(t, catalog) != catBefore {
+		t.Error("a refused pull changed the working directory")
+	}
+	if dirDigest(t, repoDir) != repoBefore {
+		t.Error("a refused pull changed the repository")
+	}
+}
+
 // dirDigest is the names and sha256 of every file under dir, except the
 // persistent (empty) lock file a commit takes (.fdl/lock).
 func dirDigest(t *testing.T, dir string) string {

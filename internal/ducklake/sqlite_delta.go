@@ -108,7 +108,7 @@ func FreezeOnto(ctx context.Context, src, dst string, base FreezeBase) (info Fre
 	}
 	defer os.RemoveAll(work)
 	tmp := filepath.Join(work, "catalog.duckdb")
-	err = withSQLiteSnapshotCheck(ctx, srcAbs, true, func(s *sqliteSnapshot) error {
+	err = withSQLiteSnapshotCheck(ctx, srcAbs, checkLast, func(s *sqliteSnapshot) error {
 		var err error
 		info = FreezeInfo{}
 		d, err = s.freezeOnto(ctx, base, tmp, work, &info)

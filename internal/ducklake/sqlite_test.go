@@ -353,6 +353,9 @@ func TestSQLiteRefusals(t *testing.T) {
 			t.Errorf("%s: Open = %v, want %v", name, err, want)
 			return
 		}
+		if cerr := CheckSQLite(ctx, path); !errors.Is(cerr, want) {
+			t.Errorf("%s: CheckSQLite = %v, want %v", name, cerr, want)
+		}
 		out := filepath.Join(t.TempDir(), "x.duckdb")
 		_, ferr := Freeze(ctx, path, out)
 		if !errors.Is(ferr, want) {
@@ -431,6 +434,10 @@ func TestSQLiteRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 		ro.Close()
+		// SnapshotMarks reads the snapshots only: no quick_check.
+		if marks, err := SnapshotMarks(ctx, p); err != nil || len(marks) == 0 {
+			t.Errorf("damaged index: SnapshotMarks = %v, %v; want the snapshots", marks, err)
+		}
 		check("damaged index", p, ErrCorrupt, "quick_check")
 	}
 
