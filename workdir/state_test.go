@@ -30,6 +30,9 @@ func record(t *testing.T, id version.ID, seq int64) *version.Record {
 // killed between the two files) — from the local version's version.json;
 // a directory with .fdl and no state.json is named as an interrupted
 // checkout.
+//
+// It is one piece: each case rewrites the same state folder from the one
+// before (new form, old form, base.json of another version, no state.json).
 func TestStateHoldsBaseRecord(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, StateDir, LocalVersions), 0o755); err != nil {
