@@ -510,7 +510,7 @@ func localMismatch(p Pending, path string, want version.File, size int64, sum st
 		return nil
 	}
 	return &ChecksumError{Version: p.Record.ID, WantSize: want.Size, GotSize: size, WantSHA: want.SHA256, GotSHA: sum, Location: path,
-		Hint: "the local copy was changed after commit; nothing was uploaded: commit again from the working catalog"}
+		Hint: "the local copy was changed after commit; nothing was uploaded"}
 }
 
 // checkNewData checks, once the versions are uploaded and the move

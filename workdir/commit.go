@@ -63,6 +63,80 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions) (*version.Record,
 	return w.commit(ctx, o)
 }
 
+// ReplaceUnpushed is Commit in place of every version committed here and
+// not pushed (git reset --soft to the upstream, then git commit): the new
+// version's parent is the upstream, the newest version of the base's
+// history in the repository (none before the first push: the new version
+// is then the branch's first), and it holds every snapshot of the working
+// catalog after the upstream's, those of the replaced versions among them.
+// It is the way on when a replaced version cannot be pushed as it was
+// committed (*LocalVersionError: a file of its folder lost or changed),
+// and squashes local versions before a push. The upstream's record and
+// dataset are read from the repository (the commit checks the working
+// catalog against what it published); the state moves to the new version
+// in one write, as a commit's does, and only then are the replaced
+// versions' folders removed (a command stopped before leaves them unused).
+// Returns the new record and the replaced ids, oldest first (those whose
+// version.json is readable; the chain ends at the first that is not).
+// Errors: *NoUnpushedError when the base is the upstream; the
+// repository's when the upstream's record or dataset cannot be read;
+// Commit's.
+func (w *Workdir) ReplaceUnpushed(ctx context.Context, o CommitOptions) (*version.Record, []version.ID, error) {
+	unlock, err := w.lock("commit")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	_ = w.reload()
+	if w.State.Base == w.State.Upstream {
+		return nil, nil, &NoUnpushedError{Dir: w.Dir, Base: w.State.Base}
+	}
+	if w.State.Pulling != nil {
+		return nil, nil, &PullInterruptedError{Dir: w.Dir}
+	}
+	var replaced []version.ID
+	for id := w.State.Base; id != "" && id != w.State.Upstream; {
+		replaced = append([]version.ID{id}, replaced...)
+		b, err := os.ReadFile(w.stateDir(LocalVersions, string(id), version.RecordFile))
+		if err != nil {
+			break
+		}
+		rec, err := version.ParseRecord(b, id)
+		if err != nil {
+			break
+		}
+		id = rec.Parent()
+	}
+	var up *version.Record
+	var upDS *version.Dataset
+	if w.State.Upstream != "" {
+		r, err := w.Repo(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if up, err = r.Record(ctx, w.State.Upstream); err != nil {
+			return nil, nil, err
+		}
+		if upDS, err = r.Dataset(ctx, w.State.Upstream); err != nil {
+			return nil, nil, err
+		}
+	}
+	w.State.Base, w.BaseRecord, w.baseDS = w.State.Upstream, up, upDS
+	rec, err := w.commit(ctx, o)
+	w.baseDS = nil
+	if err != nil || rec == nil {
+		_ = w.reload() // back to the state on disk
+		return rec, nil, err
+	}
+	ents, _ := os.ReadDir(w.stateDir(LocalVersions))
+	for _, e := range ents {
+		if e.IsDir() && e.Name() != string(rec.ID) && !strings.HasPrefix(e.Name(), ".tmp-") {
+			os.RemoveAll(w.stateDir(LocalVersions, e.Name()))
+		}
+	}
+	return rec, replaced, nil
+}
+
 // commit is Commit with the working directory's lock held and its state
 // read. A pending revert or restore (State.Undo) gives the message when o
 // has none, and is recorded in the record and cleared.

@@ -26,12 +26,16 @@ func (w *Workdir) saveBaseDataset(b []byte) error {
 	return atomicfile.Write(w.stateDir(BaseDatasetFile), b)
 }
 
-// baseDataset reads DIR/.fdl/base.dataset.json; nil (no error) when it is
+// baseDataset reads DIR/.fdl/base.dataset.json (or takes the base's
+// dataset ReplaceUnpushed read from the repository); nil (no error) when it is
 // absent (a working directory made before fdl kept it) or describes
 // another version than the base.
 func (w *Workdir) baseDataset() (*version.Dataset, error) {
 	if w.BaseRecord == nil {
 		return nil, nil
+	}
+	if w.baseDS != nil && w.baseDS.Version == w.BaseRecord.ID {
+		return w.baseDS, nil
 	}
 	b, err := os.ReadFile(w.stateDir(BaseDatasetFile))
 	if errors.Is(err, os.ErrNotExist) {

@@ -2,8 +2,10 @@ package workdir
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/refs"
@@ -90,9 +92,12 @@ func (w *Workdir) publish(ctx context.Context, what string, do func(*repo.Repo, 
 	if err != nil {
 		return repo.PushResult{}, err
 	}
+	if err := w.checkLocalFiles(l.Pending); err != nil {
+		return repo.PushResult{}, err
+	}
 	res, err := do(r, l)
 	if err != nil {
-		return res, err
+		return res, w.localDamage(err, l.Pending)
 	}
 	w.step("push:state")
 	w.State.Upstream = w.State.Base
@@ -107,4 +112,20 @@ func (w *Workdir) publish(ctx context.Context, what string, do func(*repo.Repo, 
 	}
 	res.Abbrev, _ = r.Abbrev(ctx, res.Old, res.New)
 	return res, nil
+}
+
+// localDamage returns err as a *LocalVersionError when it is the upload's
+// *repo.ChecksumError of a file of a pending version (changed after
+// commit), else err as it is.
+func (w *Workdir) localDamage(err error, pending []repo.Pending) error {
+	var ce *repo.ChecksumError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	for _, p := range pending {
+		if p.Record.ID == ce.Version && strings.HasPrefix(ce.Location, p.Dir+string(filepath.Separator)) {
+			return &LocalVersionError{Dir: w.Dir, Version: p.Record.ID, Unpushed: len(pending), Err: err}
+		}
+	}
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,6 +98,9 @@ type Workdir struct {
 	State State
 	// BaseRecord is the record of State.Base (nil when there is none).
 	BaseRecord *version.Record
+	// baseDS: the base's dataset as ReplaceUnpushed read it from the
+	// repository (baseDataset), nil otherwise.
+	baseDS *version.Dataset
 
 	opts repo.Options
 	repo *repo.Repo
@@ -284,6 +288,9 @@ func (w *Workdir) PendingVersions() ([]repo.Pending, error) {
 	for id != "" && id != w.State.Upstream {
 		dir := w.stateDir(LocalVersions, string(id))
 		b, err := os.ReadFile(filepath.Join(dir, version.RecordFile))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &LocalVersionError{Dir: w.Dir, Version: id, Err: fmt.Errorf("%s is missing (%w); nothing was uploaded", filepath.Join(dir, version.RecordFile), ErrLocalFileMissing)}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("local version %s: %w", id, err)
 		}
@@ -298,6 +305,22 @@ func (w *Workdir) PendingVersions() ([]repo.Pending, error) {
 		out[i], out[j] = out[j], out[i]
 	}
 	return out, nil
+}
+
+// checkLocalFiles returns a *LocalVersionError for the first pending
+// version with a file of its folder missing (the catalog, dataset.json or
+// version.json): before anything is uploaded, the stat of three files
+// each. Their bytes are checked as they are uploaded.
+func (w *Workdir) checkLocalFiles(pending []repo.Pending) error {
+	for _, p := range pending {
+		for _, name := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
+			path := filepath.Join(p.Dir, name)
+			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+				return &LocalVersionError{Dir: w.Dir, Version: p.Record.ID, Unpushed: len(pending), Err: fmt.Errorf("%s is missing (%w); nothing was uploaded", path, ErrLocalFileMissing)}
+			}
+		}
+	}
+	return nil
 }
 
 // LocalCatalog returns the path of the frozen catalog of a version committed

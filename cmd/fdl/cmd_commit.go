@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,8 @@ type commitOptions struct {
 	Author       string
 	AllowNothing bool
 	SignKey      string
+	// ReplaceUnpushed: the new version replaces the unpushed ones.
+	ReplaceUnpushed bool
 }
 
 func newCommitCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -39,6 +42,14 @@ With --allow-nothing, a working catalog with nothing after its base is no
 error: commit says so and exits 0 ("committed": false in --json), as a
 scheduled job that found no new data wants.
 
+With --replace-unpushed, the new version takes the place of every version
+committed here and not pushed yet (as git reset --soft @{u} then git commit):
+its parent is the branch's version this directory last pushed or pulled, and
+it holds every snapshot of the working catalog after that one. It is the way
+on when push reports a local version whose files were lost or changed after
+commit (the working catalog still holds their snapshots), and squashes
+local versions before a push.
+
 The author is --author, else $FDL_AUTHOR, else the login name.
 
 With --sign-key (or $FDL_SIGNING_KEY set), the new version's record is signed
@@ -52,6 +63,7 @@ and push uploads the signature with it; see fdl sign.`,
 	cmd.Flags().StringVarP(&o.Message, "message", "m", "", "what this version holds (required, unless fdl restore or revert --no-commit prepared one)")
 	cmd.Flags().StringVar(&o.Author, "author", "", "who made it (default: $FDL_AUTHOR or the login name)")
 	cmd.Flags().BoolVar(&o.AllowNothing, "allow-nothing", false, "exit 0 when nothing changed since the base (\"committed\": false in --json)")
+	cmd.Flags().BoolVar(&o.ReplaceUnpushed, "replace-unpushed", false, "make the new version in place of the versions committed here and not pushed")
 	addSignKeyFlag(cmd, &o.SignKey, "sign the version")
 	return cmd
 }
@@ -62,7 +74,14 @@ func runCommit(ctx context.Context, ios *term.IO, g *globals, o *commitOptions) 
 		return err
 	}
 	defer w.Close()
-	rec, err := w.Commit(ctx, workdir.CommitOptions{Message: o.Message, Author: o.Author, AllowNothing: o.AllowNothing, SignKey: g.signKey(o.SignKey)})
+	co := workdir.CommitOptions{Message: o.Message, Author: o.Author, AllowNothing: o.AllowNothing, SignKey: g.signKey(o.SignKey)}
+	var rec *version.Record
+	var replaced []version.ID
+	if o.ReplaceUnpushed {
+		rec, replaced, err = w.ReplaceUnpushed(ctx, co)
+	} else {
+		rec, err = w.Commit(ctx, co)
+	}
 	if err != nil {
 		return err
 	}
@@ -82,10 +101,17 @@ func runCommit(ctx context.Context, ios *term.IO, g *globals, o *commitOptions) 
 			ahead.Round(time.Second), rec.Parent(), rec.CreatedAt.Format(time.RFC3339))
 	}
 	if g.JSON {
-		return printJSON(ios, committed{Committed: true, Record: rec})
+		return printJSON(ios, committed{Committed: true, Record: rec, Replaced: replaced})
 	}
 	ios.Printf("[%s seq %d %s] %s\n", ios.Ref(w.State.Branch), rec.Seq, ios.ID(string(rec.ID)), oneLine(rec.Message))
 	ios.Printf(" snapshots %d..%d, catalog %s, sha256 %s\n", rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last, term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256[:16])
+	if o.ReplaceUnpushed {
+		ids := make([]string, len(replaced))
+		for i, id := range replaced {
+			ids[i] = ios.ID(string(id))
+		}
+		ios.Printf(" in place of %d unpushed version(s): %s\n", len(replaced), strings.Join(ids, ", "))
+	}
 	ios.Printf("Publish it with: fdl push\n")
 	return nil
 }
@@ -95,6 +121,8 @@ func runCommit(ctx context.Context, ios *term.IO, g *globals, o *commitOptions) 
 type committed struct {
 	Committed bool `json:"committed"`
 	*version.Record
+	// Replaced: the versions --replace-unpushed replaced, oldest first.
+	Replaced []version.ID `json:"replaced,omitempty"`
 }
 
 // nothingCommitted is 'fdl commit --allow-nothing --json' when nothing

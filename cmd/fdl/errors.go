@@ -228,6 +228,8 @@ var sentinelKinds = map[error]string{
 	workdir.ErrNothingToCommit:    "nothing_to_commit",
 	workdir.ErrNotDescendant:      "not_descendant",
 	workdir.ErrDirNotEmpty:        "dir_not_empty",
+	workdir.ErrLocalFileMissing:   "local_version_missing",
+	workdir.ErrNoUnpushed:         "no_unpushed",
 	repo.ErrRetentionConflict:     "retention_conflict",
 	repo.ErrRetired:               "retired",
 	repo.ErrChecksum:              "checksum",
@@ -410,6 +412,12 @@ func hintsFor(e error) []hint {
 		return []hint{{"make one", "fdl checkout URL NEWDIR"}, {"or name one", "fdl -C DIR COMMAND"}}
 	case workdir.NoMessageError:
 		return []hint{{"give one with -m MSG", ""}}
+	case *workdir.LocalVersionError:
+		dir := shellQuote(e.Dir)
+		return []hint{{"make one new version of the working catalog, which still holds their snapshots, in place of the unpushed version(s)", "fdl -C " + dir + " commit --replace-unpushed -m MSG"},
+			{"then publish it", "fdl -C " + dir + " push"}}
+	case *workdir.NoUnpushedError:
+		return []hint{{"commit as usual", "fdl -C " + shellQuote(e.Dir) + " commit -m MSG"}}
 	case workdir.NothingToPushError:
 		return []hint{{"commit first", "fdl commit -m MSG"}}
 	case *repo.RefusedError:
