@@ -510,7 +510,7 @@ func localMismatch(p Pending, path string, want version.File, size int64, sum st
 		return nil
 	}
 	return &ChecksumError{Version: p.Record.ID, WantSize: want.Size, GotSize: size, WantSHA: want.SHA256, GotSHA: sum, Location: path,
-		Hint: "the local copy was changed after commit; nothing was uploaded"}
+		Hint: "the local copy was changed after commit; the push stopped there, no ref moved"}
 }
 
 // checkNewData checks, once the versions are uploaded and the move

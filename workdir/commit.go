@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,18 +70,20 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions) (*version.Record,
 // history in the repository (none before the first push: the new version
 // is then the branch's first), and it holds every snapshot of the working
 // catalog after the upstream's, those of the replaced versions among them.
-// It is the way on when a replaced version cannot be pushed as it was
-// committed (*LocalVersionError: a file of its folder lost or changed),
-// and squashes local versions before a push. The upstream's record and
-// dataset are read from the repository (the commit checks the working
-// catalog against what it published); the state moves to the new version
-// in one write, as a commit's does, and only then are the replaced
-// versions' folders removed (a command stopped before leaves them unused).
-// Returns the new record and the replaced ids, oldest first (those whose
-// version.json is readable; the chain ends at the first that is not).
-// Errors: *NoUnpushedError when the base is the upstream; the
-// repository's when the upstream's record or dataset cannot be read;
-// Commit's.
+// With nothing unpushed it is Commit. It is the way on when a replaced
+// version cannot be pushed as it was committed (*LocalVersionError: a
+// file of its folder lost, changed or unparsable), and squashes local
+// versions before a push. The upstream's record and dataset are read from
+// the repository (the commit checks the working catalog against what it
+// published). A pending revert or restore of a replaced version (one that
+// will never be published) is committed as plain snapshots: its message
+// is taken when o has none, its reverts or restores is not recorded. The
+// state moves to the new version in one write, as a commit's does, and
+// only then are the replaced versions' folders removed (a command stopped
+// before leaves them unused; the next push removes them). Returns the new
+// record and the replaced ids (every folder of DIR/.fdl/versions, oldest
+// first: ids grow with time). Errors: the repository's when the
+// upstream's record or dataset cannot be read; Commit's.
 func (w *Workdir) ReplaceUnpushed(ctx context.Context, o CommitOptions) (*version.Record, []version.ID, error) {
 	unlock, err := w.lock("commit")
 	if err != nil {
@@ -88,24 +91,16 @@ func (w *Workdir) ReplaceUnpushed(ctx context.Context, o CommitOptions) (*versio
 	}
 	defer unlock()
 	_ = w.reload()
-	if w.State.Base == w.State.Upstream {
-		return nil, nil, &NoUnpushedError{Dir: w.Dir, Base: w.State.Base}
-	}
-	if w.State.Pulling != nil {
-		return nil, nil, &PullInterruptedError{Dir: w.Dir}
+	if w.State.Base == w.State.Upstream || w.State.Pulling != nil {
+		rec, err := w.commit(ctx, o) // nothing to replace; commit refuses after a stopped pull
+		return rec, nil, err
 	}
 	var replaced []version.ID
-	for id := w.State.Base; id != "" && id != w.State.Upstream; {
-		replaced = append([]version.ID{id}, replaced...)
-		b, err := os.ReadFile(w.stateDir(LocalVersions, string(id), version.RecordFile))
-		if err != nil {
-			break
+	ents, _ := os.ReadDir(w.stateDir(LocalVersions))
+	for _, e := range ents {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".tmp-") {
+			replaced = append(replaced, version.ID(e.Name()))
 		}
-		rec, err := version.ParseRecord(b, id)
-		if err != nil {
-			break
-		}
-		id = rec.Parent()
 	}
 	var up *version.Record
 	var upDS *version.Dataset
@@ -121,6 +116,12 @@ func (w *Workdir) ReplaceUnpushed(ctx context.Context, o CommitOptions) (*versio
 			return nil, nil, err
 		}
 	}
+	if u := w.State.Undo; u != nil && slices.Contains(replaced, u.Version) {
+		if strings.TrimSpace(o.Message) == "" {
+			o.Message = u.Message
+		}
+		w.State.Undo = nil
+	}
 	w.State.Base, w.BaseRecord, w.baseDS = w.State.Upstream, up, upDS
 	rec, err := w.commit(ctx, o)
 	w.baseDS = nil
@@ -128,12 +129,7 @@ func (w *Workdir) ReplaceUnpushed(ctx context.Context, o CommitOptions) (*versio
 		_ = w.reload() // back to the state on disk
 		return rec, nil, err
 	}
-	ents, _ := os.ReadDir(w.stateDir(LocalVersions))
-	for _, e := range ents {
-		if e.IsDir() && e.Name() != string(rec.ID) && !strings.HasPrefix(e.Name(), ".tmp-") {
-			os.RemoveAll(w.stateDir(LocalVersions, e.Name()))
-		}
-	}
+	w.removeLocalVersions(rec.ID)
 	return rec, replaced, nil
 }
 

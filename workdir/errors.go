@@ -25,44 +25,33 @@ var (
 	// ErrLocalFileMissing: a file of a version committed here and not
 	// pushed (DIR/.fdl/versions/<id>/) is gone.
 	ErrLocalFileMissing = errors.New("lost after commit")
-	// ErrNoUnpushed: commit --replace-unpushed in a working directory
-	// whose base is in the repository.
-	ErrNoUnpushed = errors.New("no version committed here is unpushed")
 )
 
 // LocalVersionError: a version committed in Dir and not pushed cannot be
 // published as it was committed: a file of DIR/.fdl/versions/<id>/ is
-// missing (Err wraps ErrLocalFileMissing) or was changed after commit
-// (Err is the upload's *repo.ChecksumError). Nothing was uploaded. The
-// working catalog still holds every snapshot the unpushed versions hold,
-// so one new version of it replaces them (Workdir.ReplaceUnpushed).
+// missing (Err wraps ErrLocalFileMissing), its version.json does not parse
+// (version.ErrBadRecord), or its catalog or dataset.json differ from the
+// record (Err is a *repo.ChecksumError). The working catalog still holds
+// every snapshot the unpushed versions hold, so one new version of it
+// replaces them (Workdir.ReplaceUnpushed).
 type LocalVersionError struct {
 	Dir     string
 	Version version.ID
-	// Unpushed is how many versions are committed here and not pushed
-	// (0 when the chain itself is broken: a version.json is missing).
-	Unpushed int
-	Err      error
+	Err     error
+	// NothingUploaded: a push or request found it before uploading
+	// anything (checkLocalVersions).
+	NothingUploaded bool
 }
 
 func (e *LocalVersionError) Error() string {
-	return fmt.Sprintf("local version %s (committed in %s, not pushed): %v", e.Version, e.Dir, e.Err)
+	msg := fmt.Sprintf("local version %s (committed in %s, not pushed): %v", e.Version, e.Dir, e.Err)
+	if e.NothingUploaded {
+		msg += "; nothing was uploaded"
+	}
+	return msg
 }
 
 func (e *LocalVersionError) Unwrap() error { return e.Err }
-
-// NoUnpushedError: commit --replace-unpushed where nothing is unpushed.
-// It wraps ErrNoUnpushed.
-type NoUnpushedError struct {
-	Dir  string
-	Base version.ID
-}
-
-func (e *NoUnpushedError) Error() string {
-	return fmt.Sprintf("%s: %v: its base %s is in the repository; nothing to replace", e.Dir, ErrNoUnpushed, e.Base)
-}
-
-func (e *NoUnpushedError) Unwrap() error { return ErrNoUnpushed }
 
 // NotWorkdirError: Dir has no .fdl/state.json. It wraps ErrNotWorkdir.
 type NotWorkdirError struct {

@@ -92,7 +92,7 @@ func (w *Workdir) publish(ctx context.Context, what string, do func(*repo.Repo, 
 	if err != nil {
 		return repo.PushResult{}, err
 	}
-	if err := w.checkLocalFiles(l.Pending); err != nil {
+	if err := w.checkLocalVersions(l.Pending); err != nil {
 		return repo.PushResult{}, err
 	}
 	res, err := do(r, l)
@@ -110,13 +110,15 @@ func (w *Workdir) publish(ctx context.Context, what string, do func(*repo.Repo, 
 		}
 		os.RemoveAll(p.Dir)
 	}
+	w.removeLocalVersions("") // left by a commit --replace-unpushed stopped before its end
 	res.Abbrev, _ = r.Abbrev(ctx, res.Old, res.New)
 	return res, nil
 }
 
 // localDamage returns err as a *LocalVersionError when it is the upload's
 // *repo.ChecksumError of a file of a pending version (changed after
-// commit), else err as it is.
+// commit, after checkLocalVersions looked: older versions may be uploaded,
+// no ref moved), else err as it is.
 func (w *Workdir) localDamage(err error, pending []repo.Pending) error {
 	var ce *repo.ChecksumError
 	if !errors.As(err, &ce) {
@@ -124,7 +126,7 @@ func (w *Workdir) localDamage(err error, pending []repo.Pending) error {
 	}
 	for _, p := range pending {
 		if p.Record.ID == ce.Version && strings.HasPrefix(ce.Location, p.Dir+string(filepath.Separator)) {
-			return &LocalVersionError{Dir: w.Dir, Version: p.Record.ID, Unpushed: len(pending), Err: err}
+			return &LocalVersionError{Dir: w.Dir, Version: p.Record.ID, Err: err}
 		}
 	}
 	return err

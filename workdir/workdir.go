@@ -16,6 +16,7 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/filelock"
+	"github.com/fdl-dev/fdl/internal/stamp"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -289,14 +290,14 @@ func (w *Workdir) PendingVersions() ([]repo.Pending, error) {
 		dir := w.stateDir(LocalVersions, string(id))
 		b, err := os.ReadFile(filepath.Join(dir, version.RecordFile))
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &LocalVersionError{Dir: w.Dir, Version: id, Err: fmt.Errorf("%s is missing (%w); nothing was uploaded", filepath.Join(dir, version.RecordFile), ErrLocalFileMissing)}
+			return nil, &LocalVersionError{Dir: w.Dir, Version: id, Err: fmt.Errorf("%s is missing (%w)", filepath.Join(dir, version.RecordFile), ErrLocalFileMissing)}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("local version %s: %w", id, err)
 		}
 		rec, err := version.ParseRecord(b, id)
 		if err != nil {
-			return nil, err
+			return nil, &LocalVersionError{Dir: w.Dir, Version: id, Err: err}
 		}
 		out = append(out, repo.Pending{Record: rec, Dir: dir})
 		id = rec.Parent()
@@ -307,16 +308,45 @@ func (w *Workdir) PendingVersions() ([]repo.Pending, error) {
 	return out, nil
 }
 
-// checkLocalFiles returns a *LocalVersionError for the first pending
-// version with a file of its folder missing (the catalog, dataset.json or
-// version.json): before anything is uploaded, the stat of three files
-// each. Their bytes are checked as they are uploaded.
-func (w *Workdir) checkLocalFiles(pending []repo.Pending) error {
+// checkLocalVersions checks, before a push or request uploads anything,
+// that every pending version's folder holds what its record names: the
+// catalog, dataset.json and version.json exist; dataset.json (a few KiB)
+// has the record's size and sha256; the catalog has them too — without
+// reading it when its stamp is the one commit left (stamp.Unchanged: its
+// bytes are the ones commit hashed), else hashed here, and again as it is
+// uploaded. So a push that finds a damaged version has uploaded nothing,
+// however many versions come before it. Errors: *LocalVersionError
+// (NothingUploaded) wrapping ErrLocalFileMissing or a *repo.ChecksumError.
+func (w *Workdir) checkLocalVersions(pending []repo.Pending) error {
 	for _, p := range pending {
+		fail := func(err error) error {
+			return &LocalVersionError{Dir: w.Dir, Version: p.Record.ID, Err: err, NothingUploaded: true}
+		}
 		for _, name := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
 			path := filepath.Join(p.Dir, name)
 			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-				return &LocalVersionError{Dir: w.Dir, Version: p.Record.ID, Unpushed: len(pending), Err: fmt.Errorf("%s is missing (%w); nothing was uploaded", path, ErrLocalFileMissing)}
+				return fail(fmt.Errorf("%s is missing (%w)", path, ErrLocalFileMissing))
+			}
+		}
+		cat := filepath.Join(p.Dir, version.CatalogFile)
+		checks := []struct {
+			path string
+			want version.File
+		}{{filepath.Join(p.Dir, version.DatasetFile), p.Record.Dataset}}
+		if fi, err := os.Stat(cat); err != nil || !stamp.Unchanged(p.Dir, fi, p.Record.Catalog.Size) {
+			checks = append(checks, struct {
+				path string
+				want version.File
+			}{cat, version.File{Size: p.Record.Catalog.Size, SHA256: p.Record.Catalog.SHA256}})
+		}
+		for _, c := range checks {
+			size, sum, err := repo.FileDigest(c.path)
+			if err != nil {
+				return fail(err)
+			}
+			if size != c.want.Size || sum != c.want.SHA256 {
+				return fail(&repo.ChecksumError{Version: p.Record.ID, WantSize: c.want.Size, GotSize: size, WantSHA: c.want.SHA256, GotSHA: sum, Location: c.path,
+					Hint: "the local copy was changed after commit"})
 			}
 		}
 	}
@@ -369,6 +399,20 @@ func (w *Workdir) removeStaleWork() {
 			if e.IsDir() && slices.ContainsFunc(staleWork, func(p string) bool { return strings.HasPrefix(e.Name(), p) }) {
 				os.RemoveAll(filepath.Join(dir, e.Name()))
 			}
+		}
+	}
+}
+
+// removeLocalVersions removes every folder of DIR/.fdl/versions but
+// keep's (and the .tmp-* folders of a commit, removeStaleTemps's), once the
+// state names none of them but keep: after a push every local version is in
+// the repository, after ReplaceUnpushed none but the new one is reachable
+// (the caller holds the working directory lock).
+func (w *Workdir) removeLocalVersions(keep version.ID) {
+	ents, _ := os.ReadDir(w.stateDir(LocalVersions))
+	for _, e := range ents {
+		if e.IsDir() && e.Name() != string(keep) && !strings.HasPrefix(e.Name(), ".tmp-") {
+			os.RemoveAll(w.stateDir(LocalVersions, e.Name()))
 		}
 	}
 }

@@ -105,7 +105,7 @@ func runCommit(ctx context.Context, ios *term.IO, g *globals, o *commitOptions) 
 	}
 	ios.Printf("[%s seq %d %s] %s\n", ios.Ref(w.State.Branch), rec.Seq, ios.ID(string(rec.ID)), oneLine(rec.Message))
 	ios.Printf(" snapshots %d..%d, catalog %s, sha256 %s\n", rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last, term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256[:16])
-	if o.ReplaceUnpushed {
+	if len(replaced) > 0 {
 		ids := make([]string, len(replaced))
 		for i, id := range replaced {
 			ids[i] = ios.ID(string(id))

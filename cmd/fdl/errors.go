@@ -229,7 +229,6 @@ var sentinelKinds = map[error]string{
 	workdir.ErrNotDescendant:      "not_descendant",
 	workdir.ErrDirNotEmpty:        "dir_not_empty",
 	workdir.ErrLocalFileMissing:   "local_version_missing",
-	workdir.ErrNoUnpushed:         "no_unpushed",
 	repo.ErrRetentionConflict:     "retention_conflict",
 	repo.ErrRetired:               "retired",
 	repo.ErrChecksum:              "checksum",
@@ -414,10 +413,7 @@ func hintsFor(e error) []hint {
 		return []hint{{"give one with -m MSG", ""}}
 	case *workdir.LocalVersionError:
 		dir := shellQuote(e.Dir)
-		return []hint{{"make one new version of the working catalog, which still holds their snapshots, in place of the unpushed version(s)", "fdl -C " + dir + " commit --replace-unpushed -m MSG"},
-			{"then publish it", "fdl -C " + dir + " push"}}
-	case *workdir.NoUnpushedError:
-		return []hint{{"commit as usual", "fdl -C " + shellQuote(e.Dir) + " commit -m MSG"}}
+		return []hint{{"make one new version of the working catalog, which still holds their snapshots, in place of the unpushed version(s), then publish it again", "fdl -C " + dir + " commit --replace-unpushed -m MSG"}}
 	case workdir.NothingToPushError:
 		return []hint{{"commit first", "fdl commit -m MSG"}}
 	case *repo.RefusedError:

@@ -43,9 +43,8 @@ func TestHints(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&workdir.LocalVersionError{Dir: "/w", Version: id1, Unpushed: 2, Err: workdir.ErrLocalFileMissing},
-			"make one new version of the working catalog, which still holds their snapshots, in place of the unpushed version(s): fdl -C /w commit --replace-unpushed -m MSG\nthen publish it: fdl -C /w push"},
-		{&workdir.NoUnpushedError{Dir: "/w", Base: id1}, "commit as usual: fdl -C /w commit -m MSG"},
+		{&workdir.LocalVersionError{Dir: "/w", Version: id1, Err: workdir.ErrLocalFileMissing},
+			"make one new version of the working catalog, which still holds their snapshots, in place of the unpushed version(s), then publish it again: fdl -C /w commit --replace-unpushed -m MSG"},
 		{&refs.CorruptError{Ref: main, Location: "/r/refs/heads/main", Why: "it is empty"},
 			"point the branch at a version again: fdl branch -f main REV --backwards\nwhat it held: fdl reflog main"},
 		{&refs.MissingBranchError{Branch: "refs/heads/dev", Err: fmt.Errorf("refs/heads/dev: %w", refs.ErrNotFound)},

@@ -30,9 +30,10 @@ type SnapshotMark struct {
 // catalog at path, sorted by id, reading nothing else: a SQLite catalog is
 // queried in one read transaction of its own (after the header and WAL
 // checks Open makes, but without SQLite's quick_check, a read of every
-// page: CheckSQLite runs it where a command goes on to use the rest of
-// the file), without the copy into DuckDB Open makes; a DuckDB catalog is
-// attached read-only. Errors as Open.
+// page, unless a read fails: CheckSQLite runs it where a command goes on
+// to use the rest of the file), without the copy into DuckDB Open makes;
+// a DuckDB catalog is attached read-only. Errors as Open (damage that no
+// read of the layout and the snapshots meets is not reported).
 func SnapshotMarks(ctx context.Context, path string) ([]SnapshotMark, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -61,8 +62,10 @@ func SnapshotMarks(ctx context.Context, path string) ([]SnapshotMark, error) {
 	var out []SnapshotMark
 	err = withSQLiteSnapshotCheck(ctx, abs, checkNone, func(s *sqliteSnapshot) error {
 		var err error
-		out, err = sqliteMarks(ctx, s.conn, abs, "main")
-		return err
+		if out, err = sqliteMarks(ctx, s.conn, abs, "main"); err != nil {
+			return s.damageFirst(ctx, checkNone, err)
+		}
+		return nil
 	})
 	return out, err
 }

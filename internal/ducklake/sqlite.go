@@ -162,9 +162,26 @@ func openSQLiteSnapshot(ctx context.Context, path string, check sqliteCheck) (s 
 		}
 	}
 	if err = s.readLayout(ctx); err != nil {
-		return nil, err
+		return nil, s.damageFirst(ctx, check, err)
 	}
 	return s, nil
+}
+
+// damageFirst returns, for a read that failed with err on a snapshot
+// whose quick_check has not run yet (checkNone, checkLast), the check's
+// error when it finds
+// the file damaged (a damaged page reads as a row that is not there, a
+// table whose columns look unsupported), else err: damage is reported as
+// damage whichever read meets it first. Busy errors and snapshots checked
+// on opening return err as it is.
+func (s *sqliteSnapshot) damageFirst(ctx context.Context, check sqliteCheck, err error) error {
+	if check == checkOnOpen || isSQLiteBusy(err) {
+		return err
+	}
+	if cerr := s.quickCheck(ctx); cerr != nil && !isSQLiteBusy(cerr) {
+		return cerr
+	}
+	return err
 }
 
 func (s *sqliteSnapshot) close() {
@@ -578,9 +595,8 @@ const (
 	// checkLast leaves it to copyInto (sqliteSnapshot.checkLast), which
 	// fn must call.
 	checkLast
-	// checkNone never runs it: for reads of a few rows that go into no
-	// version and no file (SnapshotMarks); a damaged page they meet is
-	// still an error (classifySQLiteError).
+	// checkNone runs it only when a read fails (damageFirst): for reads
+	// of a few rows that go into no version and no file (SnapshotMarks).
 	checkNone
 )
 

@@ -441,6 +441,45 @@ func TestSQLiteRefusals(t *testing.T) {
 		check("damaged index", p, ErrCorrupt, "quick_check")
 	}
 
+	// A row of ducklake_column cut off (its leaf page's cell count one
+	// less): the layout read meets a column that is not there, and the
+	// error is the damage quick_check finds, not an unsupported layout,
+	// though SnapshotMarks runs no check when its reads succeed.
+	{
+		d := filepath.Join(dir, "cell")
+		os.Mkdir(d, 0o755)
+		p := filepath.Join(d, "lake.sqlite")
+		if err := ConvertToSQLite(ctx, gunzipCatalog(t, "dltest-v04.ducklake", t.TempDir(), ""), p); err != nil {
+			t.Fatal(err)
+		}
+		db := sqliteDB(t, p, false)
+		var root, pageSize int64
+		if err := db.QueryRow("SELECT rootpage FROM sqlite_master WHERE name = 'ducklake_column'").Scan(&root); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := (root - 1) * pageSize
+		if b[o] != 0x0d {
+			t.Fatalf("ducklake_column's root page is of type %#x, not a table leaf", b[o])
+		}
+		n := int(b[o+3])<<8 | int(b[o+4])
+		b[o+3], b[o+4] = byte((n-1)>>8), byte(n-1)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := SnapshotMarks(ctx, p); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "quick_check") {
+			t.Errorf("cut cell: SnapshotMarks = %v, want %v from quick_check", err, ErrCorrupt)
+		}
+		check("cut cell", p, ErrCorrupt, "quick_check")
+	}
+
 	// A damaged WAL: a catalog with committed transactions in its -wal
 	// file (copied while a connection held it open, as after a crash).
 	for _, damage := range []string{"header", "frame"} {
