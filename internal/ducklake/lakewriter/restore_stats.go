@@ -11,18 +11,20 @@ import (
 )
 
 // applyStats keeps ducklake_table_stats and ducklake_table_column_stats
-// true for the snapshot written: record counts and bytes follow the data
-// files ended and copied (as DuckLake's own deletes and inserts move them),
-// and every column's min, max, null and NaN flags widen to cover the rows
-// that came back (DuckLakeColumnStats::MergeStats). Statistics are never
-// narrowed: the extension prunes files and whole scans with them, so they
-// must cover every visible row.
+// true for the snapshot written: record counts and bytes grow with the
+// data files copied (as DuckLake's own inserts move them) and do not
+// shrink with the data files ended, and every column's min, max, null and
+// NaN flags widen to cover the rows that came back
+// (DuckLakeColumnStats::MergeStats). Statistics are never narrowed: the
+// extension prunes files and whole scans with them, so they must cover
+// every visible row. Counts are never lowered: DuckDB 1.5.5's own DELETE
+// that ends a whole data file leaves them as they were, and its reader
+// takes a table whose record_count equals its visible rows for one whose
+// column statistics are exact, and answers max() and min() from them — a
+// count lowered beside statistics left wide gave max() of a reverted
+// insert's value (TestScripts/hardening, docs/spec.md §21).
 func (u *undo) applyStats() error {
 	delta := map[int64][2]int64{} // table -> records, bytes
-	for _, f := range u.endedFiles {
-		d := delta[f.table]
-		delta[f.table] = [2]int64{d[0] - f.records, d[1] - f.sizeBytes}
-	}
 	for _, f := range u.copiedFiles {
 		d := delta[f.table]
 		delta[f.table] = [2]int64{d[0] + f.records, d[1] + f.sizeBytes}
