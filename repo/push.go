@@ -2,6 +2,8 @@ package repo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -120,14 +122,32 @@ func readerFloor(rec *version.Record) string {
 type Pending struct {
 	Record *version.Record
 	Dir    string // holds ducklake.duckdb, dataset.json, version.json
+	// Raw is the version.json Record was parsed from; nil: read from Dir.
+	// A push uploads, signs-checks and packs these bytes, not a later
+	// read of the file, so a record changed while it runs is not
+	// published unchecked.
+	Raw []byte
+}
+
+// recordBytes returns the local version's version.json: Raw, else read
+// from Dir. Errors: the file's.
+func (p Pending) recordBytes() ([]byte, error) {
+	if p.Raw != nil {
+		return p.Raw, nil
+	}
+	b, err := os.ReadFile(filepath.Join(p.Dir, version.RecordFile))
+	if err != nil {
+		return nil, fmt.Errorf("local version %s: %w", p.Record.ID, err)
+	}
+	return b, nil
 }
 
 // entry reads the local version's version.json as a history entry.
 // Errors: the file's, version.ErrBadRecord.
 func (p Pending) entry() (history.Entry, error) {
-	b, err := os.ReadFile(filepath.Join(p.Dir, version.RecordFile))
+	b, err := p.recordBytes()
 	if err != nil {
-		return history.Entry{}, fmt.Errorf("local version %s: %w", p.Record.ID, err)
+		return history.Entry{}, err
 	}
 	return history.NewEntry(b, p.Record.ID)
 }
@@ -320,13 +340,19 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, h
 	if err := r.checkLineage(ctx, pending); err != nil {
 		return err
 	}
-	signed := make([]bool, len(pending))
+	sigs := make([][]byte, len(pending)) // nil: unsigned
+	// Each version's dataset.json and version.json as checked: these
+	// bytes are uploaded, not a later read of the files.
+	datasets, records := make([][]byte, len(pending)), make([][]byte, len(pending))
 	for i, p := range pending {
-		if err := checkLocalFile(p, version.DatasetFile, p.Record.Dataset); err != nil {
+		var err error
+		if datasets[i], err = readLocalFile(p, version.DatasetFile, p.Record.Dataset); err != nil {
 			return err
 		}
-		var err error
-		if signed[i], err = checkLocalSignature(p); err != nil {
+		if records[i], err = p.recordBytes(); err != nil {
+			return err
+		}
+		if sigs[i], err = checkLocalSignature(p); err != nil {
 			return err
 		}
 	}
@@ -341,17 +367,20 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, h
 		if err := r.uploadCatalog(ctx, p); err != nil {
 			return err
 		}
-		for _, f := range []string{version.DatasetFile, version.RecordFile} {
-			r.step("push:" + f)
-			if err := r.uploadFile(ctx, VersionKey(id, f), filepath.Join(p.Dir, f)); err != nil {
+		for _, f := range []struct {
+			name string
+			b    []byte
+		}{{version.DatasetFile, datasets[i]}, {version.RecordFile, records[i]}} {
+			r.step("push:" + f.name)
+			if err := r.uploadBytes(ctx, VersionKey(id, f.name), f.b); err != nil {
 				return err
 			}
 		}
-		if signed[i] {
+		if sigs[i] != nil {
 			// The record's signature, after the record and before its
 			// pack and the ref move (docs/spec.md §9, §20).
 			r.step("push:" + version.SignatureFile)
-			if err := r.uploadFile(ctx, SignatureKey(id, ""), filepath.Join(p.Dir, version.SignatureFile)); err != nil {
+			if err := r.uploadBytes(ctx, SignatureKey(id, ""), sigs[i]); err != nil {
 				return err
 			}
 		}
@@ -501,6 +530,24 @@ func checkLocalFile(p Pending, name string, want version.File) error {
 		return fmt.Errorf("local version %s: %w", p.Record.ID, err)
 	}
 	return localMismatch(p, path, want, size, sum)
+}
+
+// readLocalFile reads a local version's small file (dataset.json: never
+// a catalog, which checkLocalFile streams) and
+// returns its bytes once they match the size and digest its record gives.
+// Errors: *ChecksumError naming the local file and both digests; the
+// file's.
+func readLocalFile(p Pending, name string, want version.File) ([]byte, error) {
+	path := filepath.Join(p.Dir, name)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("local version %s: %w", p.Record.ID, err)
+	}
+	sum := sha256.Sum256(b)
+	if err := localMismatch(p, path, want, int64(len(b)), hex.EncodeToString(sum[:])); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // localMismatch returns the *ChecksumError of a local file whose size or

@@ -66,24 +66,25 @@ func LoadSigner(ctx context.Context, spec string) (*signature.Signer, error) {
 
 // checkLocalSignature refuses (*SignatureError) a pending version whose
 // version.json.sig does not verify over its version.json: nothing damaged
-// leaves this machine. It reports whether the version is signed.
-func checkLocalSignature(p Pending) (bool, error) {
+// leaves this machine. It returns the signature's bytes as checked (the
+// ones to upload), nil when the version is unsigned.
+func checkLocalSignature(p Pending) ([]byte, error) {
 	sig, err := os.ReadFile(filepath.Join(p.Dir, version.SignatureFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	rec, err := os.ReadFile(filepath.Join(p.Dir, version.RecordFile))
+	rec, err := p.recordBytes()
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	c := judge(sig, rec, nil, p.Record.CreatedAt)
 	if c.Status == SigBad {
-		return true, &SignatureError{Version: p.Record.ID, Check: c, Local: filepath.Join(p.Dir, version.SignatureFile)}
+		return nil, &SignatureError{Version: p.Record.ID, Check: c, Local: filepath.Join(p.Dir, version.SignatureFile)}
 	}
-	return true, nil
+	return sig, nil
 }
 
 // RepositoryID returns the repository's id (fdl.json "id", docs/spec.md

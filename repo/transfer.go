@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -137,21 +138,12 @@ func (r *Repo) CheckCatalog(ctx context.Context, rec *version.Record) error {
 	return nil
 }
 
-// uploadFile creates key from a local file, create-only. If key already
-// exists (a push that was interrupted and is now resumed), the stored bytes
-// must equal the local file's; otherwise it is an error naming both.
-func (r *Repo) uploadFile(ctx context.Context, key, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	pr := &progressReader{r: f, fn: r.opts.Progress, ctx: ctx, ev: Event{Op: OpUpload, Name: key, Total: fi.Size()}}
-	err = r.st.Create(ctx, key, pr)
+// uploadBytes uploads b as the object key, create-only; an object already
+// there (a resumed push) must hold the same bytes. Errors: the store's,
+// store.ErrExist wrapped with both digests when the bytes differ.
+func (r *Repo) uploadBytes(ctx context.Context, key string, b []byte) error {
+	pr := &progressReader{r: bytes.NewReader(b), fn: r.opts.Progress, ctx: ctx, ev: Event{Op: OpUpload, Name: key, Total: int64(len(b))}}
+	err := r.st.Create(ctx, key, pr)
 	if err == nil {
 		return nil
 	}
@@ -159,10 +151,8 @@ func (r *Repo) uploadFile(ctx context.Context, key, path string) error {
 		return fmt.Errorf("upload %s: %w", key, err)
 	}
 	// Resume: the object is there from an earlier attempt; it must be ours.
-	wantSize, wantSHA, err := FileDigest(path)
-	if err != nil {
-		return err
-	}
+	sum := sha256.Sum256(b)
+	wantSize, wantSHA := int64(len(b)), hex.EncodeToString(sum[:])
 	rc, _, err := r.st.Get(ctx, key)
 	if err != nil {
 		return fmt.Errorf("upload %s: %w", key, err)

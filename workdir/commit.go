@@ -81,8 +81,9 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions) (*version.Record,
 // state moves to the new version in one write, as a commit's does, and
 // only then are the replaced versions' folders removed (a command stopped
 // before leaves them unused; the next push removes them). Returns the new
-// record and the replaced ids (every folder of DIR/.fdl/versions, oldest
-// first: ids grow with time). Errors: the repository's when the
+// record and the replaced ids (the chain from the base as far as its
+// records read, and every other entry of DIR/.fdl/versions; oldest first:
+// ids grow with time). Errors: the repository's when the
 // upstream's record or dataset cannot be read; Commit's.
 func (w *Workdir) ReplaceUnpushed(ctx context.Context, o CommitOptions) (*version.Record, []version.ID, error) {
 	unlock, err := w.lock("commit")
@@ -95,13 +96,28 @@ func (w *Workdir) ReplaceUnpushed(ctx context.Context, o CommitOptions) (*versio
 		rec, err := w.commit(ctx, o) // nothing to replace; commit refuses after a stopped pull
 		return rec, nil, err
 	}
+	// Replaced: the chain from the base back to the upstream as far as
+	// its records read, and every other folder of versions/.
 	var replaced []version.ID
+	for id := w.State.Base; id != "" && id != w.State.Upstream && !slices.Contains(replaced, id); {
+		replaced = append(replaced, id)
+		b, err := os.ReadFile(w.stateDir(LocalVersions, string(id), version.RecordFile))
+		if err != nil {
+			break
+		}
+		rec, err := version.ParseRecord(b, id)
+		if err != nil {
+			break
+		}
+		id = rec.Parent()
+	}
 	ents, _ := os.ReadDir(w.stateDir(LocalVersions))
 	for _, e := range ents {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".tmp-") {
-			replaced = append(replaced, version.ID(e.Name()))
+		if id := version.ID(e.Name()); !strings.HasPrefix(e.Name(), ".tmp-") && !slices.Contains(replaced, id) {
+			replaced = append(replaced, id)
 		}
 	}
+	slices.Sort(replaced) // oldest first: ids grow with time
 	var up *version.Record
 	var upDS *version.Dataset
 	if w.State.Upstream != "" {

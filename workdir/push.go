@@ -3,6 +3,8 @@ package workdir
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,16 +118,21 @@ func (w *Workdir) publish(ctx context.Context, what string, do func(*repo.Repo, 
 }
 
 // localDamage returns err as a *LocalVersionError when it is the upload's
-// *repo.ChecksumError of a file of a pending version (changed after
-// commit, after checkLocalVersions looked: older versions may be uploaded,
-// no ref moved), else err as it is.
+// *repo.ChecksumError, or a file system error, of a file of a pending
+// version (changed, removed or made unreadable after checkLocalVersions
+// looked: older versions may be uploaded, no ref moved), else err as it
+// is.
 func (w *Workdir) localDamage(err error, pending []repo.Pending) error {
 	var ce *repo.ChecksumError
-	if !errors.As(err, &ce) {
-		return err
-	}
+	var pe *fs.PathError
 	for _, p := range pending {
-		if p.Record.ID == ce.Version && strings.HasPrefix(ce.Location, p.Dir+string(filepath.Separator)) {
+		in := func(path string) bool { return strings.HasPrefix(path, p.Dir+string(filepath.Separator)) }
+		switch {
+		case errors.As(err, &ce) && ce.Version == p.Record.ID && in(ce.Location):
+			return &LocalVersionError{Dir: w.Dir, Version: p.Record.ID, Err: err}
+		case errors.As(err, &pe) && in(pe.Path) && errors.Is(err, fs.ErrNotExist):
+			return &LocalVersionError{Dir: w.Dir, Version: p.Record.ID, Err: fmt.Errorf("%s is missing (%w)", pe.Path, ErrLocalFileMissing)}
+		case errors.As(err, &pe) && in(pe.Path):
 			return &LocalVersionError{Dir: w.Dir, Version: p.Record.ID, Err: err}
 		}
 	}

@@ -299,7 +299,7 @@ func (w *Workdir) PendingVersions() ([]repo.Pending, error) {
 		if err != nil {
 			return nil, &LocalVersionError{Dir: w.Dir, Version: id, Err: err}
 		}
-		out = append(out, repo.Pending{Record: rec, Dir: dir})
+		out = append(out, repo.Pending{Record: rec, Dir: dir, Raw: b})
 		id = rec.Parent()
 	}
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
@@ -322,10 +322,18 @@ func (w *Workdir) checkLocalVersions(pending []repo.Pending) error {
 		fail := func(err error) error {
 			return &LocalVersionError{Dir: w.Dir, Version: p.Record.ID, Err: err, NothingUploaded: true}
 		}
-		for _, name := range []string{version.CatalogFile, version.DatasetFile, version.RecordFile} {
-			path := filepath.Join(p.Dir, name)
-			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		for _, path := range []string{p.Dir, filepath.Join(p.Dir, version.CatalogFile), filepath.Join(p.Dir, version.DatasetFile), filepath.Join(p.Dir, version.RecordFile)} {
+			fi, err := os.Lstat(path)
+			if errors.Is(err, fs.ErrNotExist) {
 				return fail(fmt.Errorf("%s is missing (%w)", path, ErrLocalFileMissing))
+			}
+			if err != nil {
+				return fail(err)
+			}
+			// Only what commit wrote: a symbolic link would be linked
+			// into a folder store as a link to a file fdl does not own.
+			if want := path == p.Dir; fi.IsDir() != want || (!want && !fi.Mode().IsRegular()) {
+				return fail(fmt.Errorf("%s is not the %s commit wrote (%v) (%w)", path, map[bool]string{true: "folder", false: "regular file"}[want], fi.Mode().Type(), ErrLocalFileMissing))
 			}
 		}
 		cat := filepath.Join(p.Dir, version.CatalogFile)
@@ -403,16 +411,16 @@ func (w *Workdir) removeStaleWork() {
 	}
 }
 
-// removeLocalVersions removes every folder of DIR/.fdl/versions but
-// keep's (and the .tmp-* folders of a commit, removeStaleTemps's), once the
+// removeLocalVersions removes everything in DIR/.fdl/versions but keep's
+// folder (a stopped commit's .tmp-* folders too, as removeStaleTemps), once the
 // state names none of them but keep: after a push every local version is in
 // the repository, after ReplaceUnpushed none but the new one is reachable
 // (the caller holds the working directory lock).
 func (w *Workdir) removeLocalVersions(keep version.ID) {
 	ents, _ := os.ReadDir(w.stateDir(LocalVersions))
 	for _, e := range ents {
-		if e.IsDir() && e.Name() != string(keep) && !strings.HasPrefix(e.Name(), ".tmp-") {
-			os.RemoveAll(w.stateDir(LocalVersions, e.Name()))
+		if e.Name() != string(keep) {
+			os.RemoveAll(w.stateDir(LocalVersions, e.Name())) // a symbolic link: the link only
 		}
 	}
 }

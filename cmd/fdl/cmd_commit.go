@@ -112,7 +112,7 @@ func runCommit(ctx context.Context, ios *term.IO, g *globals, o *commitOptions) 
 		}
 		ios.Printf(" in place of %d unpushed version(s): %s\n", len(replaced), strings.Join(ids, ", "))
 	}
-	ios.Printf("Publish it with: fdl push\n")
+	ios.Printf("Publish it with: %s\n", g.next("push"))
 	return nil
 }
 

@@ -80,7 +80,7 @@ func runStatus(ctx context.Context, ios *term.IO, g *globals, o workdir.StatusOp
 		ios.Printf("A %s of version %s (snapshot %d) waits for its commit: fdl commit takes its message\n", u.Kind, ios.ID(string(u.Version)), u.Snapshot)
 		return nil
 	}
-	ios.Printf("Commit them with: fdl commit -m MSG\n")
+	ios.Printf("Commit them with: %s\n", g.next("commit -m MSG"))
 	return nil
 }
 

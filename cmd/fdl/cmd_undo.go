@@ -130,10 +130,10 @@ func printUndo(ios *term.IO, g *globals, w *workdir.Workdir, res *workdir.UndoRe
 	ios.Printf("%s version %s (seq %d) as snapshot %d: %d catalog row(s) ended, %d brought back\n", verb, ios.ID(res.Short), res.Seq, res.Snapshot, res.Ended, res.Reopened)
 	if rec := res.Committed; rec != nil {
 		ios.Printf("[%s seq %d %s] %s\n", ios.Ref(w.State.Branch), rec.Seq, ios.ID(string(rec.ID)), oneLine(rec.Message))
-		ios.Printf("Publish it with: fdl push\n")
+		ios.Printf("Publish it with: %s\n", g.next("push"))
 		return nil
 	}
-	ios.Printf("Commit it with: fdl commit (message: %s)\n", oneLine(res.Message))
+	ios.Printf("Commit it with: %s (message: %s)\n", g.next("commit"), oneLine(res.Message))
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/fdl-dev/fdl/cache"
 	"github.com/fdl-dev/fdl/gc"
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/filelock"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/lockfile"
@@ -229,6 +230,7 @@ var sentinelKinds = map[error]string{
 	workdir.ErrNotDescendant:      "not_descendant",
 	workdir.ErrDirNotEmpty:        "dir_not_empty",
 	workdir.ErrLocalFileMissing:   "local_version_missing",
+	filelock.ErrBusy:              "locked",
 	repo.ErrRetentionConflict:     "retention_conflict",
 	repo.ErrRetired:               "retired",
 	repo.ErrChecksum:              "checksum",

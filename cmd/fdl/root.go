@@ -160,6 +160,16 @@ func (g *globals) workdir() (*workdir.Workdir, error) {
 	return workdir.Open(g.path("."), g.options())
 }
 
+// next is the command line of a next step printed after a command: "fdl
+// ARGS", with -C DIR as the user gave it when it was given, so that the
+// line runs from where the user is.
+func (g *globals) next(args string) string {
+	if g.Dir == "" {
+		return "fdl " + args
+	}
+	return "fdl -C " + shellQuote(g.Dir) + " " + args
+}
+
 // path returns a path the user gave, made relative to -C DIR when it is a
 // relative local path (not a URL).
 func (g *globals) path(p string) string {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -92,6 +93,19 @@ func fdlTestMain() {
 				if seen++; seen == nth {
 					syscall.Kill(os.Getpid(), syscall.SIGKILL)
 					time.Sleep(time.Minute)
+				}
+			}
+		}
+	}
+	if at := os.Getenv("FDL_TEST_EXEC_AT"); at != "" {
+		// Run the shell command FDL_TEST_EXEC once at that step, as
+		// another process would change files while the command runs.
+		ran := false
+		stepHook = func(step string) {
+			if step == at && !ran {
+				ran = true
+				if out, err := exec.Command("sh", "-c", os.Getenv("FDL_TEST_EXEC")).CombinedOutput(); err != nil {
+					fmt.Fprintf(os.Stderr, "FDL_TEST_EXEC: %v\n%s", err, out)
 				}
 			}
 		}
