@@ -298,26 +298,9 @@ func TestPullRefusesDamagedSQLite(t *testing.T) {
 	mustFdl(t, "-C", a, "push")
 
 	catalog := filepath.Join(s, workdir.SQLiteCatalogName)
-	db, err := sql.Open("sqlite3", "file:"+catalog+"?mode=rw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var root, pageSize int64
-	if err := db.QueryRow("SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_ducklake_delete_file_1'").Scan(&root); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	f, err := os.OpenFile(catalog, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt([]byte{0x07}, (root-1)*pageSize); err != nil { // no such b-tree page type
-		t.Fatal(err)
-	}
-	f.Close()
+	testutil.DamageSQLitePage(t, catalog, "sqlite_autoindex_ducklake_delete_file_1", func(page []byte) {
+		page[0] = 0x07 // no such b-tree page type
+	})
 
 	if out := mustFdl(t, "-C", s, "status"); !strings.Contains(out, "Behind main by 1 version") {
 		t.Errorf("status of the damaged catalog:\n%s", out)

@@ -410,23 +410,9 @@ func TestSQLiteRefusals(t *testing.T) {
 		if err := ConvertToSQLite(ctx, gunzipCatalog(t, "dltest-v04.ducklake", t.TempDir(), ""), p); err != nil {
 			t.Fatal(err)
 		}
-		db := sqliteDB(t, p, false)
-		var root, pageSize int64
-		if err := db.QueryRow("SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_ducklake_delete_file_1'").Scan(&root); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
-			t.Fatal(err)
-		}
-		db.Close()
-		f, err := os.OpenFile(p, os.O_RDWR, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.WriteAt([]byte{0x07}, (root-1)*pageSize); err != nil { // no such b-tree page type
-			t.Fatal(err)
-		}
-		f.Close()
+		testutil.DamageSQLitePage(t, p, "sqlite_autoindex_ducklake_delete_file_1", func(page []byte) {
+			page[0] = 0x07 // no such b-tree page type
+		})
 		// A reader has had it open (as after any fdl status): the -wal
 		// and -shm files SQLite keeps beside it exist before the check.
 		ro := sqliteDB(t, p, true)
@@ -452,28 +438,13 @@ func TestSQLiteRefusals(t *testing.T) {
 		if err := ConvertToSQLite(ctx, gunzipCatalog(t, "dltest-v04.ducklake", t.TempDir(), ""), p); err != nil {
 			t.Fatal(err)
 		}
-		db := sqliteDB(t, p, false)
-		var root, pageSize int64
-		if err := db.QueryRow("SELECT rootpage FROM sqlite_master WHERE name = 'ducklake_column'").Scan(&root); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
-			t.Fatal(err)
-		}
-		db.Close()
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o := (root - 1) * pageSize
-		if b[o] != 0x0d {
-			t.Fatalf("ducklake_column's root page is of type %#x, not a table leaf", b[o])
-		}
-		n := int(b[o+3])<<8 | int(b[o+4])
-		b[o+3], b[o+4] = byte((n-1)>>8), byte(n-1)
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testutil.DamageSQLitePage(t, p, "ducklake_column", func(page []byte) {
+			if page[0] != 0x0d {
+				t.Fatalf("ducklake_column's root page is of type %#x, not a table leaf", page[0])
+			}
+			n := int(page[3])<<8 | int(page[4])
+			page[3], page[4] = byte((n-1)>>8), byte(n-1)
+		})
 		if _, err := SnapshotMarks(ctx, p); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "quick_check") {
 			t.Errorf("cut cell: SnapshotMarks = %v, want %v from quick_check", err, ErrCorrupt)
 		}
