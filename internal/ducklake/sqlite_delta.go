@@ -267,7 +267,8 @@ func (s *sqliteSnapshot) planAndSum(ctx context.Context, snap int64) ([]*deltaTa
 	return tables, "", nil
 }
 
-// copyBase copies the kept base catalog to tmp, hashing it on the way, and
+// copyBase copies the kept base catalog to tmp, hashing it on the way
+// (with tmp the empty string, only hashes it: the incremental pull), and
 // says why it cannot be used ("" when it can): missing, or not the file
 // its record names.
 func copyBase(ctx context.Context, base FreezeBase, tmp string) (string, error) {
@@ -282,13 +283,19 @@ func copyBase(ctx context.Context, base FreezeBase, tmp string) (string, error) 
 	if fi, err := in.Stat(); err != nil || fi.Size() != base.Size {
 		return "the kept base catalog " + base.Path + " is not the size its record gives", nil
 	}
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return "", err
-	}
-	n, sum, err := filecopy.Copy(ctx, out, in, nil)
-	if cerr := out.Close(); err == nil {
-		err = cerr
+	var n int64
+	var sum string
+	if tmp == "" {
+		n, sum, err = filecopy.Digest(ctx, in, nil)
+	} else {
+		out, oerr := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if oerr != nil {
+			return "", oerr
+		}
+		n, sum, err = filecopy.Copy(ctx, out, in, nil)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		return "", err

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,7 +61,7 @@ func PullSQLite(ctx context.Context, dst, head string, base FreezeBase, check fu
 	if _, err := checkSQLiteFile(dstAbs); err != nil {
 		return DeltaInfo{}, err
 	}
-	if reason, err := checkKeptBase(ctx, base); reason != "" || err != nil {
+	if reason, err := copyBase(ctx, base, ""); reason != "" || err != nil {
 		return DeltaInfo{Full: reason}, err
 	}
 	c, err := Open(ctx, head)
@@ -109,26 +108,6 @@ func PullSQLite(ctx context.Context, dst, head string, base FreezeBase, check fu
 		return DeltaInfo{Full: reason}, nil
 	}
 	return p.info, nil
-}
-
-// checkKeptBase hashes the kept base catalog and says why it cannot be
-// used ("" when it can): missing, or not the file its record names.
-func checkKeptBase(ctx context.Context, base FreezeBase) (string, error) {
-	const missing = "the base version's catalog is not kept in the working directory"
-	if base.Path == "" {
-		return missing, nil
-	}
-	size, sum, err := fileDigest(ctx, base.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return missing, nil
-	}
-	if err != nil {
-		return "", err
-	}
-	if size != base.Size || sum != base.SHA256 {
-		return "the kept base catalog " + base.Path + " does not match its record's size and sha256", nil
-	}
-	return "", nil
 }
 
 // pullRun is one incremental pull: the new version's catalog (c, with the

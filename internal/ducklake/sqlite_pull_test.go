@@ -108,7 +108,7 @@ func TestPullSQLiteFallsBack(t *testing.T) {
 		change func(b *FreezeBase, work string)
 		want   string
 	}{
-		{"another base file", func(b *FreezeBase, _ string) { b.SHA256 = strings.Repeat("0", 64) }, "does not match its record's size and sha256"},
+		{"another base file", func(b *FreezeBase, _ string) { b.SHA256 = strings.Repeat("0", 64) }, "does not match its record's sha256"},
 		{"no base file", func(b *FreezeBase, _ string) { b.Path = "" }, "not kept"},
 		{"uncommitted", func(_ *FreezeBase, work string) {
 			lakeWrite(t, work, "INSERT INTO ducklake_snapshot (snapshot_id, snapshot_time, schema_version, next_catalog_id, next_file_id) SELECT snapshot_id + 1, snapshot_time, schema_version, next_catalog_id, next_file_id FROM ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1")
