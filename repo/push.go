@@ -16,6 +16,7 @@ import (
 	"github.com/fdl-dev/fdl/history"
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+	"github.com/fdl-dev/fdl/internal/stamp"
 	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/retention"
@@ -349,6 +350,9 @@ func (r *Repo) upload(ctx context.Context, head version.ID, pending []Pending, h
 		if datasets[i], err = readLocalFile(p, version.DatasetFile, p.Record.Dataset); err != nil {
 			return err
 		}
+		if err := checkLocalCatalog(p); err != nil {
+			return err
+		}
 		if records[i], err = p.recordBytes(); err != nil {
 			return err
 		}
@@ -533,8 +537,8 @@ func checkLocalFile(p Pending, name string, want version.File) error {
 }
 
 // readLocalFile reads a local version's small file (dataset.json: never
-// a catalog, which checkLocalFile streams) and
-// returns its bytes once they match the size and digest its record gives.
+// a catalog, which checkLocalFile streams) before any upload and returns
+// its bytes once they match the size and digest its record gives.
 // Errors: *ChecksumError naming the local file and both digests; the
 // file's.
 func readLocalFile(p Pending, name string, want version.File) ([]byte, error) {
@@ -545,10 +549,38 @@ func readLocalFile(p Pending, name string, want version.File) ([]byte, error) {
 	}
 	sum := sha256.Sum256(b)
 	if err := localMismatch(p, path, want, int64(len(b)), hex.EncodeToString(sum[:])); err != nil {
+		err.(*ChecksumError).Hint = hintBeforeUpload
 		return nil, err
 	}
 	return b, nil
 }
+
+// checkLocalCatalog checks a local version's catalog before any upload:
+// without reading it when its stamp is the one commit left
+// (stamp.Unchanged: its bytes are the ones commit hashed), else hashed
+// (and hashed again as it is uploaded). So a push that meets a changed
+// catalog has uploaded nothing, however many versions come before it.
+// Errors: *ChecksumError naming the local file and both digests; the
+// file's.
+func checkLocalCatalog(p Pending) error {
+	path := filepath.Join(p.Dir, version.CatalogFile)
+	if fi, err := os.Stat(path); err == nil && stamp.Unchanged(p.Dir, fi, p.Record.Catalog.Size) {
+		return nil
+	}
+	err := checkLocalFile(p, version.CatalogFile, version.File{Size: p.Record.Catalog.Size, SHA256: p.Record.Catalog.SHA256})
+	var ce *ChecksumError
+	if errors.As(err, &ce) {
+		ce.Hint = hintBeforeUpload
+	}
+	return err
+}
+
+// The hints of a local file that differs from its record: found before
+// the first upload, or by an upload (a file changed meanwhile).
+const (
+	hintBeforeUpload = "the local copy was changed after commit; nothing was uploaded"
+	hintAtUpload     = "the local copy was changed after commit; the push stopped there, no ref moved"
+)
 
 // localMismatch returns the *ChecksumError of a local file whose size or
 // digest differ from the record's, else nil.
@@ -557,7 +589,7 @@ func localMismatch(p Pending, path string, want version.File, size int64, sum st
 		return nil
 	}
 	return &ChecksumError{Version: p.Record.ID, WantSize: want.Size, GotSize: size, WantSHA: want.SHA256, GotSHA: sum, Location: path,
-		Hint: "the local copy was changed after commit; the push stopped there, no ref moved"}
+		Hint: hintAtUpload}
 }
 
 // checkNewData checks, once the versions are uploaded and the move

@@ -16,7 +16,6 @@ import (
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
 	"github.com/fdl-dev/fdl/internal/filelock"
-	"github.com/fdl-dev/fdl/internal/stamp"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -309,52 +308,28 @@ func (w *Workdir) PendingVersions() ([]repo.Pending, error) {
 }
 
 // checkLocalVersions checks, before a push or request uploads anything,
-// that every pending version's folder holds what its record names: the
-// catalog, dataset.json and version.json exist; dataset.json (a few KiB)
-// has the record's size and sha256; the catalog has them too — without
-// reading it when its stamp is the one commit left (stamp.Unchanged: its
-// bytes are the ones commit hashed), else hashed here, and again as it is
-// uploaded. So a push that finds a damaged version has uploaded nothing,
-// however many versions come before it. Errors: *LocalVersionError
-// (NothingUploaded) wrapping ErrLocalFileMissing or a *repo.ChecksumError.
+// that every pending version's folder is the folder commit wrote and
+// holds its catalog, dataset.json and version.json as regular files (a
+// symbolic link would be linked into a folder store as a link to a file
+// fdl does not own): a stat of each. Their bytes are checked against the
+// record by the push itself, also before the first upload
+// (repo.Repo.Publish). Errors: *LocalVersionError (NothingUploaded)
+// wrapping ErrLocalFileMissing or the file system's error.
 func (w *Workdir) checkLocalVersions(pending []repo.Pending) error {
 	for _, p := range pending {
-		fail := func(err error) error {
-			return &LocalVersionError{Dir: w.Dir, Version: p.Record.ID, Err: err, NothingUploaded: true}
-		}
 		for _, path := range []string{p.Dir, filepath.Join(p.Dir, version.CatalogFile), filepath.Join(p.Dir, version.DatasetFile), filepath.Join(p.Dir, version.RecordFile)} {
 			fi, err := os.Lstat(path)
-			if errors.Is(err, fs.ErrNotExist) {
-				return fail(fmt.Errorf("%s is missing (%w)", path, ErrLocalFileMissing))
+			switch dir := path == p.Dir; {
+			case errors.Is(err, fs.ErrNotExist):
+				err = fmt.Errorf("%s is missing (%w)", path, ErrLocalFileMissing)
+			case err != nil:
+			case dir && !fi.IsDir():
+				err = fmt.Errorf("%s is not the folder commit wrote (%v) (%w)", path, fi.Mode().Type(), ErrLocalFileMissing)
+			case !dir && !fi.Mode().IsRegular():
+				err = fmt.Errorf("%s is not the regular file commit wrote (%v) (%w)", path, fi.Mode().Type(), ErrLocalFileMissing)
 			}
 			if err != nil {
-				return fail(err)
-			}
-			// Only what commit wrote: a symbolic link would be linked
-			// into a folder store as a link to a file fdl does not own.
-			if want := path == p.Dir; fi.IsDir() != want || (!want && !fi.Mode().IsRegular()) {
-				return fail(fmt.Errorf("%s is not the %s commit wrote (%v) (%w)", path, map[bool]string{true: "folder", false: "regular file"}[want], fi.Mode().Type(), ErrLocalFileMissing))
-			}
-		}
-		cat := filepath.Join(p.Dir, version.CatalogFile)
-		checks := []struct {
-			path string
-			want version.File
-		}{{filepath.Join(p.Dir, version.DatasetFile), p.Record.Dataset}}
-		if fi, err := os.Stat(cat); err != nil || !stamp.Unchanged(p.Dir, fi, p.Record.Catalog.Size) {
-			checks = append(checks, struct {
-				path string
-				want version.File
-			}{cat, version.File{Size: p.Record.Catalog.Size, SHA256: p.Record.Catalog.SHA256}})
-		}
-		for _, c := range checks {
-			size, sum, err := repo.FileDigest(c.path)
-			if err != nil {
-				return fail(err)
-			}
-			if size != c.want.Size || sum != c.want.SHA256 {
-				return fail(&repo.ChecksumError{Version: p.Record.ID, WantSize: c.want.Size, GotSize: size, WantSHA: c.want.SHA256, GotSHA: sum, Location: c.path,
-					Hint: "the local copy was changed after commit"})
+				return &LocalVersionError{Dir: w.Dir, Version: p.Record.ID, Err: err, NothingUploaded: true}
 			}
 		}
 	}

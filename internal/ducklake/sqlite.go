@@ -169,11 +169,10 @@ func openSQLiteSnapshot(ctx context.Context, path string, check sqliteCheck) (s 
 
 // damageFirst returns, for a read that failed with err on a snapshot
 // whose quick_check has not run yet (checkNone, checkLast), the check's
-// error when it finds
-// the file damaged (a damaged page reads as a row that is not there, a
-// table whose columns look unsupported), else err: damage is reported as
-// damage whichever read meets it first. Busy errors and snapshots checked
-// on opening return err as it is.
+// error when it finds the file damaged (a damaged page reads as a row
+// that is not there, a table whose columns look unsupported), else err:
+// damage is reported as damage whichever read meets it first. Busy errors
+// and snapshots checked on opening return err as it is.
 func (s *sqliteSnapshot) damageFirst(ctx context.Context, check sqliteCheck, err error) error {
 	if check == checkOnOpen || isSQLiteBusy(err) {
 		return err
