@@ -628,19 +628,30 @@ func (r *deltaRun) preSums(ctx context.Context, db *sql.DB) {
 // copyTables returns the copy's tables and their columns with DuckDB
 // types ("name TYPE, …").
 func (r *deltaRun) copyTables(ctx context.Context) (map[string]string, error) {
-	rows, err := r.duck.QueryContext(ctx, `SELECT table_name, string_agg(column_name || ' ' || data_type, ', ' ORDER BY column_index)
-		FROM duckdb_columns() WHERE database_name = ? AND schema_name = 'main' GROUP BY table_name`, deltaAlias)
+	return textPairs(ctx, r.duck, duckColumnsQuery, deltaAlias, "main")
+}
+
+// duckColumnsQuery lists a DuckDB database's tables (parameters: the
+// database's alias, the schema) and their columns with DuckDB types
+// ("name TYPE, …", in column order).
+const duckColumnsQuery = `SELECT table_name, string_agg(column_name || ' ' || data_type, ', ' ORDER BY column_index)
+		FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? GROUP BY table_name`
+
+// textPairs runs query on conn, whose rows are two texts, and returns the
+// first of each row mapped to the second.
+func textPairs(ctx context.Context, conn *sql.Conn, query string, args ...any) (map[string]string, error) {
+	rows, err := conn.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	out := map[string]string{}
 	for rows.Next() {
-		var t, cols string
-		if err := rows.Scan(&t, &cols); err != nil {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
 			return nil, err
 		}
-		out[t] = cols
+		out[k] = v
 	}
 	return out, rows.Err()
 }

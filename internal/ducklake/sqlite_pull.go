@@ -301,21 +301,11 @@ func (p *pullRun) count(ctx context.Context) error {
 // baseColumns returns the base catalog's tables and their columns with
 // DuckDB types ("name TYPE, …", as columnsOf gives them).
 func (p *pullRun) baseColumns(ctx context.Context) (map[string]string, error) {
-	rows, err := p.c.conn.QueryContext(ctx, `SELECT table_name, string_agg(column_name || ' ' || data_type, ', ' ORDER BY column_index)
-		FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? GROUP BY table_name`, pullBaseAlias, p.c.schema)
+	out, err := textPairs(ctx, p.c.conn, duckColumnsQuery, pullBaseAlias, p.c.schema)
 	if err != nil {
 		return nil, fmt.Errorf("pull into %s: the kept base catalog: %w", p.dst, err)
 	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var t, cols string
-		if err := rows.Scan(&t, &cols); err != nil {
-			return nil, err
-		}
-		out[t] = cols
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // applyOnce is one attempt at the pull's transaction on the working
@@ -452,22 +442,9 @@ func (p *pullRun) writeTables(ctx context.Context, conn *sql.Conn) (string, erro
 // sqliteColumnSigs returns the working catalog's tables and their columns
 // with declared types ("name TYPE, …").
 func sqliteColumnSigs(ctx context.Context, conn *sql.Conn) (map[string]string, error) {
-	rows, err := conn.QueryContext(ctx, `SELECT m.name, group_concat(c.name || ' ' || c.type, ', ')
+	return textPairs(ctx, conn, `SELECT m.name, group_concat(c.name || ' ' || c.type, ', ')
 		FROM sqlite_master m, pragma_table_info(m.name) c
 		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' GROUP BY m.name ORDER BY m.name`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var t, sig string
-		if err := rows.Scan(&t, &sig); err != nil {
-			return nil, err
-		}
-		out[t] = sig
-	}
-	return out, rows.Err()
 }
 
 // copyRows copies the rows of table i that rows chooses from the new

@@ -400,16 +400,22 @@ func TestSQLiteRefusals(t *testing.T) {
 		check(fmt.Sprint("truncated at ", cut), p, ErrCorrupt, "truncated")
 	}
 
+	// converted is dltest-v04 converted to SQLite in a folder of dir named
+	// name.
+	converted := func(name string) string {
+		p := filepath.Join(dir, name, "lake.sqlite")
+		os.Mkdir(filepath.Dir(p), 0o755)
+		if err := ConvertToSQLite(ctx, gunzipCatalog(t, "dltest-v04.ducklake", t.TempDir(), ""), p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
 	// A damaged index that no read of the rows touches (the primary key
 	// index of an empty ducklake_delete_file): only SQLite's quick_check
 	// finds it, which Freeze runs after its dumps.
 	{
-		d := filepath.Join(dir, "index")
-		os.Mkdir(d, 0o755)
-		p := filepath.Join(d, "lake.sqlite")
-		if err := ConvertToSQLite(ctx, gunzipCatalog(t, "dltest-v04.ducklake", t.TempDir(), ""), p); err != nil {
-			t.Fatal(err)
-		}
+		p := converted("index")
 		testutil.DamageSQLitePage(t, p, "sqlite_autoindex_ducklake_delete_file_1", func(page []byte) {
 			page[0] = 0x07 // no such b-tree page type
 		})
@@ -432,12 +438,7 @@ func TestSQLiteRefusals(t *testing.T) {
 	// error is the damage quick_check finds, not an unsupported layout,
 	// though SnapshotMarks runs no check when its reads succeed.
 	{
-		d := filepath.Join(dir, "cell")
-		os.Mkdir(d, 0o755)
-		p := filepath.Join(d, "lake.sqlite")
-		if err := ConvertToSQLite(ctx, gunzipCatalog(t, "dltest-v04.ducklake", t.TempDir(), ""), p); err != nil {
-			t.Fatal(err)
-		}
+		p := converted("cell")
 		testutil.DamageSQLitePage(t, p, "ducklake_column", func(page []byte) {
 			if page[0] != 0x0d {
 				t.Fatalf("ducklake_column's root page is of type %#x, not a table leaf", page[0])
