@@ -264,6 +264,10 @@ func (r *Repo) migratedRecord(ctx context.Context, head *version.Record, id vers
 		// top compares with the same figure.
 		sched, err = cat.ScheduledSince(ctx, time.Time{})
 	}
+	var known int64
+	if err == nil {
+		known, err = cat.FilesKnownAt(ctx, info.Snapshot.ID)
+	}
 	var history []*meta.RowDigests
 	if err == nil {
 		// What the migrated version publishes, for the commits on top
@@ -299,7 +303,7 @@ func (r *Repo) migratedRecord(ctx context.Context, head *version.Record, id vers
 	}
 	dataset := version.NewDataset(id, format, dataPath, st)
 	scheduled := int64(len(sched))
-	dataset.Totals.ScheduledFiles = &scheduled
+	dataset.Totals.ScheduledFiles, dataset.Totals.KnownFiles = &scheduled, &known
 	if history != nil {
 		dataset.History = history[0]
 	}

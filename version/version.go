@@ -429,6 +429,15 @@ type Totals struct {
 	// them (docs/spec.md §9). Absent in versions made before it was
 	// recorded.
 	ScheduledFiles *int64 `json:"scheduled_files,omitempty"`
+	// KnownFiles counts the data and delete files the catalog lists
+	// (ended rows too) or schedules for deletion: rows of
+	// ducklake_data_file, ducklake_delete_file and
+	// ducklake_files_scheduled_for_deletion. A commit compares it with its
+	// working catalog's count at this version's snapshot: fewer means a
+	// DuckLake cleanup deleted files that older versions read by time
+	// travel (docs/spec.md §9). Absent in versions made before it was
+	// recorded (their children are checked against their catalog).
+	KnownFiles *int64 `json:"known_files,omitempty"`
 }
 
 // NewDataset builds dataset.json from a catalog state.

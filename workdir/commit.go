@@ -277,11 +277,15 @@ func (w *Workdir) freeze(ctx context.Context, id version.ID, frozen string, o Co
 	if err != nil {
 		return nil, nil, err
 	}
+	known, err := cat.FilesKnownAt(ctx, last.ID)
+	if err != nil {
+		return nil, nil, err
+	}
 	dataPath := cat.DataPath()
 	cat.Close()
 	rec := w.newRecord(id, info, first, dataPath, o)
 	dataset := version.NewDataset(id, info.Format, dataPath, st)
-	dataset.Totals.ScheduledFiles = &scheduled
+	dataset.Totals.ScheduledFiles, dataset.Totals.KnownFiles = &scheduled, &known
 	dataset.History, dataset.BaseHistory = history, baseHistory
 	ds, err := dataset.Marshal()
 	if err != nil {

@@ -70,8 +70,11 @@ func (w *Workdir) checkSuperseded(ctx context.Context, cat *ducklake.Catalog) (i
 // unchangedSince reports whether nothing the base version read can have
 // been deleted, from the base's dataset.json alone: the working catalog's
 // state at the base's snapshot has the base's data files, data bytes and
-// delete files table by table, and it still schedules as many files made
-// before the base was committed as the base did.
+// delete files table by table, it still schedules as many files made
+// before the base was committed as the base did, and it still lists or
+// schedules as many files of the base's time as the base did
+// (totals.known_files: the rows ended before the base's snapshot, which
+// the base reads by time travel, are in no state).
 func (w *Workdir) unchangedSince(ctx context.Context, r *repo.Repo, cat *ducklake.Catalog, sched []ducklake.ScheduledFile) bool {
 	b := w.BaseRecord
 	ds, err := w.LocalDataset(b.ID)
@@ -90,6 +93,15 @@ func (w *Workdir) unchangedSince(ctx context.Context, r *repo.Repo, cat *ducklak
 		}
 	}
 	if carried != *ds.Totals.ScheduledFiles {
+		return false
+	}
+	// Files ended before the base's snapshot are not in its state: an
+	// expiry after it drops their rows into the schedule, and a cleanup
+	// then deletes them while the versions before the base read them.
+	if ds.Totals.KnownFiles == nil {
+		return false
+	}
+	if known, err := cat.FilesKnownAt(ctx, b.DuckLake.Snapshot); err != nil || known != *ds.Totals.KnownFiles {
 		return false
 	}
 	st, err := cat.State(ctx, b.DuckLake.Snapshot)

@@ -697,6 +697,49 @@ func (c *Catalog) ScheduledSince(ctx context.Context, t time.Time) ([]ScheduledF
 	return out, err
 }
 
+// FilesKnownAt counts the data and delete files of snapshot s's time that
+// the catalog still knows of: the rows of ducklake_data_file and
+// ducklake_delete_file (ended ones too) and of
+// ducklake_files_scheduled_for_deletion whose file id is below s's
+// next_file_id. Every file a catalog frozen at s listed or scheduled has
+// such an id, and a file written after s has a larger one, so a later
+// catalog of the same lake counts fewer at s exactly when a row of one of
+// them was dropped from all three tables: DuckLake's cleanup deleted the
+// file (ducklake_cleanup_old_files, after an expiry or a merge scheduled
+// it). Commit records the count at its snapshot in dataset.json
+// (totals.known_files) and compares a later working catalog's count with
+// it (docs/spec.md §9). Errors: ErrSnapshotNotFound when s is not in the
+// catalog; query errors.
+func (c *Catalog) FilesKnownAt(ctx context.Context, s int64) (int64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.ready(); err != nil {
+		return 0, err
+	}
+	var next sql.NullInt64
+	err := c.query(ctx, fmt.Sprintf("SELECT next_file_id FROM %s WHERE snapshot_id = %d", c.t("ducklake_snapshot"), s), func(r *sql.Rows) error {
+		return r.Scan(&next)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if !next.Valid {
+		return 0, fmt.Errorf("%w: %s has no snapshot %d", ErrSnapshotNotFound, c.path, s)
+	}
+	parts := []string{
+		fmt.Sprintf("(SELECT count(*) FROM %s WHERE data_file_id < %d)", c.t("ducklake_data_file"), next.Int64),
+	}
+	if c.has("ducklake_delete_file", "delete_file_id") {
+		parts = append(parts, fmt.Sprintf("(SELECT count(*) FROM %s WHERE delete_file_id < %d)", c.t("ducklake_delete_file"), next.Int64))
+	}
+	if c.has("ducklake_files_scheduled_for_deletion", "data_file_id") {
+		parts = append(parts, fmt.Sprintf("(SELECT count(*) FROM %s WHERE data_file_id < %d)", c.t("ducklake_files_scheduled_for_deletion"), next.Int64))
+	}
+	var n int64
+	err = c.query(ctx, "SELECT "+strings.Join(parts, " + "), func(r *sql.Rows) error { return r.Scan(&n) })
+	return n, err
+}
+
 // InexactAt returns the ids of the tables whose RowCount in State(s) may
 // not be exact: a data file or delete file visible at s that also holds
 // rows (deletes) of snapshots after s, whose split only the Parquet file
