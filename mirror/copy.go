@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -273,6 +274,14 @@ func (m *mirror) copyCatalog(ctx context.Context, rec *version.Record) (string, 
 // one's size checked against the catalog's record of it. Files outside
 // the repository are out of fdl's reach: readers read them where they
 // are (docs/spec.md §8).
+//
+// A file the source no longer holds is skipped when gc was free to
+// delete it: the version cannot read it at or after its floor snapshot
+// (retention.FloorSnapshot over the source's retired versions, the rule
+// gc and verify --data keep; docs/spec.md §16), so the destination holds
+// what the source keeps. One the version can read there is an error
+// (*SourceDataMissingError): the source is damaged, and a copy would be
+// too.
 func (m *mirror) copyData(ctx context.Context, rec *version.Record, path string) error {
 	c, err := ducklake.Open(ctx, path)
 	if err != nil {
@@ -288,17 +297,29 @@ func (m *mirror) copyData(ctx context.Context, rec *version.Record, path string)
 		return err
 	}
 	sizes := map[string]int64{}
-	var keys []string
+	rows := map[string][]ducklake.DataFile{}
+	var keys, absent []string
 	m.mu.Lock()
 	for _, f := range files {
 		pl, err := norm.Place(f.ResolvedPath)
-		if err != nil || pl.Key == "" || m.dataDone[pl.Key] {
+		if err != nil || pl.Key == "" {
+			continue
+		}
+		if m.srcAbsent[pl.Key] {
+			if _, dup := rows[pl.Key]; !dup {
+				absent = append(absent, pl.Key)
+			}
+			rows[pl.Key] = append(rows[pl.Key], f)
+			continue
+		}
+		if m.dataDone[pl.Key] {
 			continue
 		}
 		if _, dup := sizes[pl.Key]; !dup {
 			keys = append(keys, pl.Key)
 		}
 		sizes[pl.Key] = f.Size
+		rows[pl.Key] = append(rows[pl.Key], f)
 	}
 	m.mu.Unlock()
 	missing, err := m.dataMissing(ctx, keys)
@@ -307,21 +328,94 @@ func (m *mirror) copyData(ctx context.Context, rec *version.Record, path string)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(dataWorkers)
+	var absentMu sync.Mutex
 	for _, k := range missing {
 		g.Go(func() error {
 			size := sizes[k]
 			if size <= 0 {
 				size = -1
 			}
-			return m.copyObject(gctx, k, size, nil)
+			err := m.copyObject(gctx, k, size, nil)
+			if errors.Is(err, store.ErrNotExist) && gctx.Err() == nil {
+				// Not at the source: whether that is gc's doing is
+				// this version's to tell, and each other version that
+				// lists it tells for itself.
+				m.mu.Lock()
+				m.srcAbsent[k], m.dataDone[k] = true, false
+				m.mu.Unlock()
+				absentMu.Lock()
+				absent = append(absent, k)
+				absentMu.Unlock()
+				return nil
+			}
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	if len(absent) > 0 {
+		if err := m.checkAbsent(ctx, rec, absent, rows); err != nil {
+			return err
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.res.DataFiles += len(missing)
+	m.res.DataFiles += len(missing) - len(absent)
+	m.res.DataGone += len(absent)
+	return nil
+}
+
+// checkAbsent tells, for the data keys the source does not hold, whether
+// rec's catalog can read one at or after its floor snapshot (rows: the
+// catalog's rows of each key). Errors: *SourceDataMissingError naming
+// those it can read; the source's errors reading records and folders.
+func (m *mirror) checkAbsent(ctx context.Context, rec *version.Record, absent []string, rows map[string][]ducklake.DataFile) error {
+	var lookErr error
+	recOf := func(id version.ID) *version.Record {
+		if id == rec.ID {
+			return rec
+		}
+		r, err := m.src.Record(ctx, id)
+		if err != nil {
+			if !errors.Is(err, store.ErrNotExist) && lookErr == nil {
+				lookErr = err
+			}
+			return nil
+		}
+		return r
+	}
+	kept := func(id version.ID) bool {
+		files, err := m.versionFiles(ctx, id)
+		if err != nil {
+			if lookErr == nil {
+				lookErr = err
+			}
+			return false
+		}
+		_, retired := files[retention.MarkerFile]
+		return !retired
+	}
+	floor := retention.FloorSnapshot(rec.ID, recOf, kept)
+	if lookErr != nil {
+		return fmt.Errorf("mirror from %s: version %s: %w", m.src.Where(), rec.ID, lookErr)
+	}
+	e := &SourceDataMissingError{Source: m.src.Where(), Version: rec.ID, Seq: rec.Seq}
+	sort.Strings(absent)
+	for _, k := range absent {
+		for _, f := range rows[k] {
+			if retention.VisibleFrom(f, floor) {
+				e.Count++
+				if len(e.Missing) < 5 {
+					e.Missing = append(e.Missing, k)
+				}
+				break
+			}
+		}
+	}
+	if e.Count > 0 {
+		return e
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package mirror
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
@@ -107,3 +108,41 @@ func (e *SizeError) Error() string {
 }
 
 func (e *SizeError) Unwrap() error { return repo.ErrChecksum }
+
+// SourceDataMissingError: a version being mirrored reads, at or after its
+// floor snapshot, data files the source does not hold (they were deleted
+// outside gc, or lost): the source is damaged, and the copy would be.
+// Nothing moved; the version's record was not written at the
+// destination. It wraps repo.ErrDataMissing.
+type SourceDataMissingError struct {
+	Source  string
+	Version version.ID
+	Seq     int64
+	Missing []string // keys, at most 5 of them
+	Count   int      // all that are missing
+}
+
+func (e *SourceDataMissingError) Error() string {
+	return fmt.Sprintf("mirror from %s: version %s (seq %d) reads %d data file(s) the source does not hold (%s): %v; the source is damaged, so nothing was mirrored for it and no ref moved",
+		e.Source, e.Version, e.Seq, e.Count, strings.Join(e.Missing, ", "), repo.ErrDataMissing)
+}
+
+func (e *SourceDataMissingError) Unwrap() error { return repo.ErrDataMissing }
+
+// RetiredAtDestinationError: a ref would point, at the destination, at a
+// version the destination's gc retired (its catalog is gone there, while
+// the source keeps it): readers there could not read it, and a retired
+// version never comes back (docs/spec.md §15). The ref was not moved. It
+// wraps repo.ErrRetired.
+type RetiredAtDestinationError struct {
+	Ref          refs.Name
+	Source, Dest string
+	Retired      *repo.RetiredError
+}
+
+func (e *RetiredAtDestinationError) Error() string {
+	return fmt.Sprintf("mirror %s to %s: version %s (seq %d) left retention there on %s (%s), though %s keeps it: a ref there cannot point at it, so %s was not mirrored",
+		strings.TrimPrefix(string(e.Ref), "refs/"), e.Dest, e.Retired.ID, e.Retired.Seq, e.Retired.At.UTC().Format(time.RFC3339), e.Retired.Reason, e.Source, e.Ref)
+}
+
+func (e *RetiredAtDestinationError) Unwrap() error { return repo.ErrRetired }

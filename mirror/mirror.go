@@ -69,6 +69,10 @@ type Result struct {
 	Objects   int   `json:"objects"`
 	DataFiles int   `json:"data_files_copied"`
 	Bytes     int64 `json:"bytes"`
+	// DataGone counts the data and delete files the copied catalogs list
+	// that the source no longer holds and no copied version reads at or
+	// after its floor snapshot (gc deleted them there): not copied.
+	DataGone int `json:"data_files_gone"`
 	// LogEntries copied from the source's ref logs.
 	LogEntries int `json:"log_entries_copied"`
 	// Refs are the refs mirrored, each with what happened to it;
@@ -138,7 +142,7 @@ func Run(ctx context.Context, srcURL, dstURL string, o Options) (*Result, error)
 	}
 	defer src.Close()
 	res := &Result{Source: src.Where(), Refs: []RefResult{}}
-	m := &mirror{src: src, o: o, res: res, known: map[version.ID]bool{}, dataDone: map[string]bool{}}
+	m := &mirror{src: src, o: o, res: res, known: map[version.ID]bool{}, dataDone: map[string]bool{}, srcAbsent: map[string]bool{}}
 	// The source's refs are read before the destination is made, so a
 	// --ref naming no ref at SRC leaves no new repository behind.
 	srcRefs, err := m.sourceRefs(ctx, pats)
@@ -182,6 +186,10 @@ type mirror struct {
 	// copied); dataListed: all of them, listed once.
 	dataDone   map[string]bool
 	dataListed bool
+	// srcAbsent are data keys the source does not hold (gc deleted
+	// them, or they are lost): each version that lists one tells whether
+	// it needed it (copyData).
+	srcAbsent map[string]bool
 	dataStats  int
 	// srcFiles are the source's version folders, listed once when many
 	// versions are copied.

@@ -18,8 +18,19 @@ import (
 // (*refs.ExistsError); a branch moves forward when the version it holds
 // is an ancestor of p.src, back only with Options.Backwards, and only
 // within the DuckDB releases that read it unless AllowFormatChange
-// (*repo.FormatChangeError). The outcome is left in p.
+// (*repo.FormatChangeError); a version the destination retired is
+// refused whatever the ref (*RetiredAtDestinationError). The outcome is
+// left in p.
 func (m *mirror) moveRef(ctx context.Context, p *plannedRef) {
+	// A version the destination retired (its catalog deleted there) never
+	// comes back: no ref there may point at it (docs/spec.md §14).
+	if ret, err := m.dst.Retirement(ctx, p.src); err != nil || ret != nil {
+		if err == nil {
+			err = &RetiredAtDestinationError{Ref: p.name, Source: m.src.Where(), Dest: m.dst.Where(), Retired: ret}
+		}
+		p.refuse(err)
+		return
+	}
 	why := "mirror from " + m.src.Where()
 	_, err := m.dst.Refs().Update(ctx, p.name, func(ctx context.Context, cur refs.Ref, err error) (refs.Move, error) {
 		p.result.Old = cur.ID

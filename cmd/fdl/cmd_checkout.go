@@ -97,6 +97,7 @@ func defaultCatalogFormat() string {
 }
 
 func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptions) error {
+	g.noteOpened(g.path(o.URL))
 	r, err := repo.Open(ctx, g.path(o.URL), g.options())
 	if err != nil {
 		return err
@@ -140,11 +141,11 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 		ios.Printf("Note: this lake is DuckLake %s, which %s attaches as it is; DuckDB 1.5.2 and newer refuse it until it is migrated.\n", res.Format, readersText(res.Readers))
 		switch res.Origin {
 		case workdir.OriginFile:
-			ios.Printf("To publish it for current DuckDB, check out again with --migrate; or commit and push it as it is (for %s), then run 'fdl migrate %s' for a version current DuckDB reads.\n", readersText(res.Readers), res.Branch)
+			ios.Printf("To publish it for current DuckDB, check out again with --migrate; or commit and push it as it is (for %s), then run '%s' for a version current DuckDB reads.\n", readersText(res.Readers), g.next("migrate "+shellQuote(res.Branch)))
 		case workdir.OriginNew:
 			ios.Printf("For current DuckDB, check out without --format (DuckLake 1.0).\n")
 		default:
-			ios.Printf("Run 'fdl migrate %s' for a version current DuckDB reads, then check it out again.\n", res.Branch)
+			ios.Printf("Run '%s' for a version current DuckDB reads, then check it out again.\n", g.next("migrate "+shellQuote(res.Branch)))
 		}
 	}
 	warnNotFastForward(ios, res)

@@ -81,7 +81,7 @@ func runGC(ctx context.Context, ios *term.IO, g *globals, o *gcOptions) error {
 		case run.Plan.Empty():
 			ios.Printf("Nothing to do.\n")
 		case !o.Yes:
-			ios.Printf("This was the plan: nothing changed. Apply it with: fdl gc --yes\n")
+			ios.Printf("This was the plan: nothing changed. Apply it with: %s\n", g.next("gc --yes"))
 		default:
 			res := run.Result
 			if res.FloorMoved {

@@ -67,7 +67,7 @@ func runPull(ctx context.Context, ios *term.IO, g *globals, o workdir.PullOption
 	if res.UpToDate {
 		ios.Printf("Already up to date with %s", b)
 		if res.Ahead > 0 {
-			ios.Printf("; %d version(s) here are not on %s yet: fdl push", res.Ahead, b)
+			ios.Printf("; %d version(s) here are not on %s yet: %s", res.Ahead, b, g.next("push"))
 		} else {
 			ios.Printf(" (seq %d)", res.Seq)
 		}

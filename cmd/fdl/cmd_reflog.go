@@ -100,7 +100,7 @@ func runMoveBranch(ctx context.Context, ios *term.IO, g *globals, name, rev stri
 		if err != nil {
 			return err
 		}
-		warnUnprotected(ios, res.Unprotected, "undone")
+		warnUnprotected(ios, g, res.Unprotected, "undone")
 		if g.JSON {
 			return printJSON(ios, res)
 		}
@@ -122,7 +122,7 @@ func runMoveBranch(ctx context.Context, ios *term.IO, g *globals, name, rev stri
 
 // warnUnprotected warns (stderr) when the retention policy lets versions
 // no branch holds any more leave retention at the next gc.
-func warnUnprotected(ios *term.IO, u *repo.Unprotected, what string) {
+func warnUnprotected(ios *term.IO, g *globals, u *repo.Unprotected, what string) {
 	if u == nil {
 		return
 	}
@@ -130,5 +130,5 @@ func warnUnprotected(ios *term.IO, u *repo.Unprotected, what string) {
 	if u.Policy.KeepWithin > 0 {
 		keep = fmt.Sprintf("the retention policy keeps versions only the ref log reaches for %s after they were made", u.Policy.KeepWithin)
 	}
-	ios.Warnf("%d %s version(s) leave retention at the next 'fdl gc --yes' (their catalogs go, their records stay) unless a tag or another branch keeps them: %s; to keep them longer: fdl retention --keep-within 30d, or tag them", len(u.IDs), what, keep)
+	ios.Warnf("%d %s version(s) leave retention at the next '%s' (their catalogs go, their records stay) unless a tag or another branch keeps them: %s; to keep them longer: %s, or tag them", len(u.IDs), what, g.next("gc --yes"), keep, g.next("retention --keep-within 30d"))
 }

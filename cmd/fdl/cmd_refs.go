@@ -247,7 +247,7 @@ func runDeleteBranch(ctx context.Context, ios *term.IO, g *globals, name string)
 		if err != nil {
 			return err
 		}
-		warnUnprotected(ios, d.Unprotected, "of the deleted branch's")
+		warnUnprotected(ios, g, d.Unprotected, "of the deleted branch's")
 		if g.JSON {
 			return printJSON(ios, d)
 		}

@@ -394,7 +394,7 @@ func runRequestDrop(ctx context.Context, ios *term.IO, g *globals, name string) 
 		if err != nil {
 			return err
 		}
-		warnUnprotected(ios, d.Unprotected, "of the dropped request's")
+		warnUnprotected(ios, g, d.Unprotected, "of the dropped request's")
 		if g.JSON {
 			return printJSON(ios, d)
 		}

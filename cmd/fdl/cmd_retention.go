@@ -90,7 +90,7 @@ func runRetention(ctx context.Context, ios *term.IO, g *globals, o *retentionOpt
 		if g.JSON {
 			return printJSON(ios, st)
 		}
-		printRetention(ios, st)
+		printRetention(ios, g, st)
 		return nil
 	})
 }
@@ -126,7 +126,7 @@ func (o *retentionOptions) change(set bool, changed func(string) bool) (*repo.Po
 	return c, nil
 }
 
-func printRetention(ios *term.IO, st *repo.RetentionState) {
+func printRetention(ios *term.IO, g *globals, st *repo.RetentionState) {
 	p := st.Policy
 	switch {
 	case st.Changed:
@@ -145,8 +145,8 @@ func printRetention(ios *term.IO, st *repo.RetentionState) {
 	if f := st.Floor; f != nil {
 		// The floor lists the versions it retired, not whether gc has
 		// deleted their catalogs yet (that would cost a look at each).
-		ios.Printf("%s generation %d, moved %s by %s; %d version(s) out of retention (records kept; fdl gc --yes deletes their catalogs where still present, fdl verify says which are gone)\n",
-			ios.Heading("Floor:"), f.Generation, f.MovedAt.UTC().Format(time.RFC3339), f.MovedBy, len(f.Retired))
+		ios.Printf("%s generation %d, moved %s by %s; %d version(s) out of retention (records kept; %s deletes their catalogs where still present, %s says which are gone)\n",
+			ios.Heading("Floor:"), f.Generation, f.MovedAt.UTC().Format(time.RFC3339), f.MovedBy, len(f.Retired), g.next("gc --yes"), g.next("verify"))
 		for _, b := range f.Branches {
 			ios.Printf("  %s: versions from seq %d (snapshot %d) to the head are in retention\n", ios.Ref(refs.Name(b.Branch).Short()), b.Seq, b.Snapshot)
 		}
@@ -156,7 +156,7 @@ func printRetention(ios *term.IO, st *repo.RetentionState) {
 		ios.Printf("%s never moved (no version has left retention)\n", ios.Heading("Floor:"))
 	}
 	if st.Changed {
-		ios.Printf("Nothing is deleted until 'fdl gc --yes'; 'fdl gc' shows what it would do.\n")
+		ios.Printf("Nothing is deleted until '%s'; '%s' shows what it would do.\n", g.next("gc --yes"), g.next("gc"))
 	}
 }
 

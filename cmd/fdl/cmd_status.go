@@ -58,7 +58,7 @@ func runStatus(ctx context.Context, ios *term.IO, g *globals, o workdir.StatusOp
 	} else {
 		ios.Printf("Base version %s (seq %d, snapshot %d)\n", ios.ID(string(st.Base)), st.BaseSeq, st.BaseSnapshot)
 	}
-	printTracking(ios, st)
+	printTracking(ios, g, st)
 	if st.PendingWAL != "" {
 		ios.Printf("Pending: %s (%d bytes) holds writes committed in DuckDB but not yet checkpointed into the catalog file (a session still attached, or one that ended without a checkpoint); they are listed here and the next commit includes them\n", st.PendingWAL, st.PendingWALBytes)
 	}
@@ -77,7 +77,7 @@ func runStatus(ctx context.Context, ios *term.IO, g *globals, o workdir.StatusOp
 	}
 	printChanges(ios, st)
 	if u := st.Undo; u != nil {
-		ios.Printf("A %s of version %s (snapshot %d) waits for its commit: fdl commit takes its message\n", u.Kind, ios.ID(string(u.Version)), u.Snapshot)
+		ios.Printf("A %s of version %s (snapshot %d) waits for its commit: %s takes its message\n", u.Kind, ios.ID(string(u.Version)), u.Snapshot, g.next("commit"))
 		return nil
 	}
 	ios.Printf("Commit them with: %s\n", g.next("commit -m MSG"))
@@ -86,12 +86,12 @@ func runStatus(ctx context.Context, ios *term.IO, g *globals, o workdir.StatusOp
 
 // printTracking prints how the base relates to the head of its branch, and
 // what to run next.
-func printTracking(ios *term.IO, st *workdir.Status) {
+func printTracking(ios *term.IO, g *globals, st *workdir.Status) {
 	tr, b := st.Tracking, ios.Ref(st.Branch)
 	uncommitted := len(st.Snapshots) > 0
 	if tr == nil {
 		if st.Unpushed > 0 {
-			ios.Printf("%d version(s) committed here are not in the repository yet: fdl push\n", st.Unpushed)
+			ios.Printf("%d version(s) committed here are not in the repository yet: %s\n", st.Unpushed, g.next("push"))
 		}
 		return
 	}
@@ -100,22 +100,22 @@ func printTracking(ios *term.IO, st *workdir.Status) {
 		ios.Printf("Up to date with %s\n", b)
 	case repo.TrackNoBranch:
 		if tr.Ahead == 0 {
-			ios.Printf("Branch %s does not exist in the repository yet: commit, then fdl push creates it\n", b)
+			ios.Printf("Branch %s does not exist in the repository yet: commit, then %s creates it\n", b, g.next("push"))
 		} else {
-			ios.Printf("Branch %s does not exist in the repository yet: fdl push creates it with %d version(s)\n", b, tr.Ahead)
+			ios.Printf("Branch %s does not exist in the repository yet: %s creates it with %d version(s)\n", b, g.next("push"), tr.Ahead)
 		}
 	case repo.TrackAhead:
-		ios.Printf("Ahead of %s by %d version(s) (%d not in the repository yet): fdl push\n", b, tr.Ahead, st.Unpushed)
+		ios.Printf("Ahead of %s by %d version(s) (%d not in the repository yet): %s\n", b, tr.Ahead, st.Unpushed, g.next("push"))
 	case repo.TrackBehind:
 		ios.Printf("Behind %s by %d version(s) (%s holds seq %d)", b, tr.Behind, b, tr.HeadSeq)
 		if uncommitted {
-			ios.Printf("; a version committed from here cannot be pushed to %s (not a fast-forward): keep it on a new branch (commit, then fdl push NEW-BRANCH)\n", b)
+			ios.Printf("; a version committed from here cannot be pushed to %s (not a fast-forward): keep it on a new branch (commit, then %s)\n", b, g.next("push NEW-BRANCH"))
 		} else {
-			ios.Printf(": fdl pull brings this directory up to date\n")
+			ios.Printf(": %s brings this directory up to date\n", g.next("pull"))
 		}
 	case repo.TrackDiverged:
-		ios.Printf("Diverged from %s: %d version(s) here and %d on %s that the other lacks; fdl push to %s would be refused: keep yours on a new branch (fdl push NEW-BRANCH), then check out %s again\n",
-			b, tr.Ahead, tr.Behind, b, b, b)
+		ios.Printf("Diverged from %s: %d version(s) here and %d on %s that the other lacks; a push to %s would be refused: keep yours on a new branch (%s), then check out %s again\n",
+			b, tr.Ahead, tr.Behind, b, b, g.next("push NEW-BRANCH"), b)
 	}
 }
 

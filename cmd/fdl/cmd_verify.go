@@ -80,7 +80,7 @@ func runVerify(ctx context.Context, ios *term.IO, g *globals, o *verifyOptions) 
 		}
 		for _, ps := range [][]repo.Problem{rep.Problems, rep.Notes} {
 			for i := range ps {
-				ps[i].Message = problemMessage(ps[i])
+				ps[i].Message = problemMessage(g, ps[i])
 			}
 		}
 		if g.JSON {

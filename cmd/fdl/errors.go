@@ -397,8 +397,13 @@ func hintsFor(e error) []hint {
 		}
 		return []hint{{"to move it to the source's version on purpose (what it holds stays in the destination's ref log)", "fdl mirror " + src + " " + dst + " --ref " + ref + " --backwards --why TEXT"},
 			{"see who moved it at the destination", "fdl reflog " + shellQuote(e.Ref.Short()) + " --repo " + dst}}
+	case *mirror.RetiredAtDestinationError:
+		return []hint{{"a version leaves retention for good: mirror the ref to another place", "fdl mirror " + shellQuote(e.Source) + " NEWPLACE --ref " + shellQuote(strings.TrimPrefix(string(e.Ref), "refs/"))},
+			{"what the destination keeps", "fdl retention --repo " + shellQuote(e.Dest)}}
 	case *mirror.OtherRepositoryError:
 		return []hint{{"mirror to an empty folder or prefix", "fdl mirror " + shellQuote(e.Source) + " NEWPLACE"}}
+	case *mirror.SourceDataMissingError:
+		return []hint{{"what the source's versions lost", "fdl verify --data --repo " + shellQuote(e.Source)}}
 	case *mirror.CannotListError:
 		return []hint{{"name each ref to mirror", "fdl mirror " + shellQuote(e.Source) + " DST --ref heads/NAME --ref tags/NAME"}}
 	case *repo.NotRepositoryError:
@@ -593,14 +598,19 @@ func checkHints(bad []pins.PinState) []hint {
 }
 
 // carryLocation gives the hint commands the repository the failed command
-// was given: with --repo URL on the command line, a hint command that
+// was given: with --repo URL on the command line (or a repository the
+// command opened from its arguments or a pin: globals.opened), a hint command that
 // takes --repo and names none gets it, and the placeholder URL (the
 // repository to check out) becomes it; with -C DIR, an fdl command that
 // names no -C and no --repo runs in DIR too. So a hint runs as printed from
 // where the user stands (TestHintsRun). root is the command tree that says
 // which commands take --repo; nil leaves the hints as they are.
 func carryLocation(root *cobra.Command, g *globals, hs []hint) []hint {
-	if root == nil || (g.Repo == "" && g.Dir == "") {
+	repoURL := g.Repo
+	if repoURL == "" {
+		repoURL = g.opened
+	}
+	if root == nil || (repoURL == "" && g.Dir == "") {
 		return hs
 	}
 	out := make([]hint, len(hs))
@@ -612,15 +622,17 @@ func carryLocation(root *cobra.Command, g *globals, hs []hint) []hint {
 				continue
 			}
 			words := strings.Fields(rest)
-			if g.Repo != "" && slices.Contains(words, "URL") {
-				rest = urlWord.ReplaceAllLiteralString(rest, shellQuote(g.Repo))
+			if repoURL != "" && slices.Contains(words, "URL") {
+				rest = urlWord.ReplaceAllLiteralString(rest, shellQuote(repoURL))
 			}
 			named := slices.Contains(words, "-C") || slices.Contains(words, "--repo")
+			// A pin names its repository: --locked takes no --repo.
+			pinned := slices.Contains(words, "--locked")
 			c, _, err := root.Find(words)
 			switch {
 			case named || err != nil:
-			case g.Repo != "" && c.Flags().Lookup("repo") != nil:
-				rest += " --repo " + shellQuote(g.Repo)
+			case repoURL != "" && !pinned && c.Flags().Lookup("repo") != nil:
+				rest += " --repo " + shellQuote(repoURL)
 			case g.Dir != "" && c.Name() != "checkout" && c.Name() != "init":
 				rest = "-C " + shellQuote(g.Dir) + " " + rest
 			}
@@ -699,12 +711,14 @@ func gcStopHints(e *gc.StopError) []hint {
 	return nil
 }
 
-// problemHints say what to do about some of verify's findings, by code.
+// problemHints say what to do about some of verify's findings, by code; a
+// command in braces ({gc --yes}) is an fdl command line, printed as the
+// next steps are (globals.next: with the command's -C or --repo).
 var problemHints = map[repo.Code]string{
-	repo.CodeRefRetired:          "; run fdl gc again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention",
-	repo.CodeRetiredNoMarker:     "; run fdl gc --yes to write it",
-	repo.CodeRetiredCatalog:      "; run fdl gc --yes again",
-	repo.CodeTempLeftover:        ": fdl gc --yes deletes it once older than the grace period",
+	repo.CodeRefRetired:          "; run {gc} again, which takes a version a ref points at back into retention while its catalog is still there; if its catalog is gone, move the ref to a version in retention",
+	repo.CodeRetiredNoMarker:     "; run {gc --yes} to write it",
+	repo.CodeRetiredCatalog:      "; run {gc --yes} again",
+	repo.CodeTempLeftover:        ": {gc --yes} deletes it once older than the grace period",
 	repo.CodeVersionExtraFile:    "; delete it",
 	repo.CodeDataSize:            "; put the file the version was published with back (from a backup or the writer's copy); if none is left, publish a version that no longer reads it",
 	repo.CodeDataFooter:          "; put the file the version was published with back (from a backup or the writer's copy); if none is left, publish a version that no longer reads it",
@@ -712,21 +726,26 @@ var problemHints = map[repo.Code]string{
 	repo.CodeDataLocalPath:       "; copy those files into the repository's data/ under the same relative paths (readers then attach with DATA_PATH pointing there, OVERRIDE_DATA_PATH true), or publish a new version whose lake writes into the repository",
 	repo.CodeSignatureBad:        "; the signed object or its signature was changed after signing (or it was made elsewhere): do not trust the version or tag until whoever signed it signs it again",
 	repo.CodeSignerNotAllowed:    "; if you trust that key, add its public key to the allowed signers file",
-	repo.CodeVersionUnsigned:     ": fdl sign ID --sign-key FILE signs it",
-	repo.CodeTagUnsigned:         ": fdl sign TAG --sign-key FILE signs it",
+	repo.CodeVersionUnsigned:     ": {sign ID --sign-key FILE} signs it",
+	repo.CodeTagUnsigned:         ": {sign TAG --sign-key FILE} signs it",
 }
 
 // problemMessage is a verify finding's message with the hints of the error
 // it quotes and of its code.
-func problemMessage(p repo.Problem) string {
-	msg := p.Message + problemHints[p.Code]
+func problemMessage(g *globals, p repo.Problem) string {
+	msg := p.Message + fdlCommand.ReplaceAllStringFunc(problemHints[p.Code], func(c string) string {
+		return g.next(c[1 : len(c)-1])
+	})
 	if p.Err != nil {
-		for _, h := range hints(p.Err) {
+		for _, h := range carryLocation(g.root, g, hints(p.Err)) {
 			msg += " (hint: " + h.String() + ")"
 		}
 	}
 	return msg
 }
+
+// fdlCommand is a command in braces in problemHints.
+var fdlCommand = regexp.MustCompile(`\{[a-z][^{}]*\}`)
 
 // shellQuote quotes s for a POSIX shell when it needs it (in the commands
 // the hints name).

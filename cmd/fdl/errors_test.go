@@ -169,7 +169,7 @@ func TestProblemHints(t *testing.T) {
 		{repo.Problem{Code: repo.CodeTempLeftover, Message: "data/.tmp-1 (3 bytes, 2025-03-01T12:00:00Z) is the temporary file of a write that did not finish (a crash, or one in progress)"},
 			"data/.tmp-1 (3 bytes, 2025-03-01T12:00:00Z) is the temporary file of a write that did not finish (a crash, or one in progress): fdl gc --yes deletes it once older than the grace period"},
 	} {
-		if got := problemMessage(c.p); got != c.want {
+		if got := problemMessage(&globals{}, c.p); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.p.Code, got, c.want)
 		}
 	}

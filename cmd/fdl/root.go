@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,15 @@ type globals struct {
 	Verbose bool
 	Quiet   bool
 	Repo    string // --repo: repository URL for commands that need no working catalog
+
+	// opened is the repository a command opened from its own arguments
+	// or a pin (checkout's URL, lock's REPO, a pin's repository) when no
+	// --repo was given: hints and next steps name it with --repo, so
+	// they run as printed (carryLocation).
+	opened     string
+	openedMany bool           // the command opened more than one: none is carried
+	openedMu   sync.Mutex     // pins open repositories at once
+	root       *cobra.Command // the command tree, for next steps' flags
 
 	ios      *term.IO       // for debug lines
 	progress *term.Progress // drawn by options' Progress, once made
@@ -48,6 +58,7 @@ func run(args []string, ios *term.IO) int {
 	ctx = store.WithLockWait(ctx, func(w store.LockWait) { warnLockWait(ios, w) })
 	g := &globals{ios: ios}
 	root := newRootCmd(ios, g)
+	g.root = root
 	root.SetArgs(args)
 	root.SetOut(ios.Out)
 	root.SetErr(ios.ErrOut)
@@ -161,13 +172,18 @@ func (g *globals) workdir() (*workdir.Workdir, error) {
 }
 
 // next is the command line of a next step printed after a command: "fdl
-// ARGS", with -C DIR as the user gave it when it was given, so that the
-// line runs from where the user is.
+// ARGS", with -C DIR as the user gave it, or --repo URL when the command
+// was given one (or opened one from its arguments) and ARGS's command
+// takes it, so that the line runs from where the user is
+// (carryLocation).
 func (g *globals) next(args string) string {
-	if g.Dir == "" {
-		return "fdl " + args
+	if g.root == nil {
+		if g.Dir == "" {
+			return "fdl " + args
+		}
+		return "fdl -C " + shellQuote(g.Dir) + " " + args
 	}
-	return "fdl -C " + shellQuote(g.Dir) + " " + args
+	return carryLocation(g.root, g, []hint{{"", "fdl " + args}})[0].run
 }
 
 // path returns a path the user gave, made relative to -C DIR when it is a
@@ -218,8 +234,24 @@ func (g *globals) openURL(ctx context.Context, url string) (*repo.Repo, *repo.Lo
 	if g.ios != nil {
 		g.ios.Debugf("repository %s", store.RedactURL(url))
 	}
+	g.noteOpened(g.path(url))
 	r, err := repo.Open(ctx, g.path(url), g.options())
 	return r, nil, err
+}
+
+// noteOpened records url (as given, made relative to where fdl was
+// started) as the repository the command opened (globals.opened); a
+// command that opens several carries none into its hints.
+func (g *globals) noteOpened(url string) {
+	g.openedMu.Lock()
+	defer g.openedMu.Unlock()
+	switch {
+	case g.openedMany || g.opened == url:
+	case g.opened == "":
+		g.opened = url
+	default:
+		g.opened, g.openedMany = "", true
+	}
 }
 
 // options are the library options, given once when a repository is
