@@ -190,7 +190,7 @@ type mirror struct {
 	// them, or they are lost): each version that lists one tells whether
 	// it needed it (copyData).
 	srcAbsent map[string]bool
-	dataStats  int
+	dataStats int
 	// srcFiles are the source's version folders, listed once when many
 	// versions are copied.
 	srcFiles map[version.ID]map[string]int64
