@@ -23,6 +23,11 @@
 //	<sha256>.origin        the data path of the repository the entry's catalog
 //	                       was born in, when a reader recorded it (SetOrigin)
 //	<sha256>.origin.new    an origin record being written, by the lock's holder
+//	<sha256>.stamp         what the file system said about the entry once its
+//	                       bytes were checked (device, inode, size, modification
+//	                       and change times: package stamp), where the platform
+//	                       gives one
+//	<sha256>.stamp.new     a stamp being written, by the lock's holder
 //
 // Other names are left alone.
 //
@@ -40,12 +45,19 @@
 //   - Last use is a record of its own (<sha256>.used), never the file's
 //     access time, which many file systems do not keep (noatime, relatime).
 //     An entry without one counts as last used when it was written.
+//   - An entry found is used as it is while its stamp is the one recorded
+//     when its bytes were checked; an entry whose stamp changed (a write,
+//     a chmod, a copy over it) or that has none is hashed again, before it
+//     is used: intact, it gets a new stamp; damaged, it is removed (Fetch
+//     fills it again, Get reports it missing). Where the platform gives no
+//     stamp, only the entry's size is checked.
 //   - A fetch killed midway leaves <sha256>.part and <sha256>.lock; the
 //     kernel frees the lock with the process, and the next Open or Prune
 //     removes both once it can take the lock.
 package cache
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -58,6 +70,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/fdl-dev/fdl/internal/stamp"
 )
 
 // File names inside the cache folder (see the package documentation).
@@ -67,6 +81,8 @@ const (
 	newSuffix       = ".used.new"
 	originSuffix    = ".origin"
 	originNewSuffix = ".origin.new"
+	stampSuffix     = ".stamp"
+	stampNewSuffix  = ".stamp.new"
 	lockSuffix      = ".lock"
 	partSuffix      = ".part"
 	tagName         = "CACHEDIR.TAG"
@@ -252,8 +268,79 @@ func (c *Cache) Get(ctx context.Context, sum string) (path string, ok bool, err 
 	case !fi.Mode().IsRegular():
 		return "", false, fmt.Errorf("catalog cache: %s is not a regular file", path)
 	}
+	if ok, err := c.intact(ctx, sum, fi); err != nil || !ok {
+		return "", false, err
+	}
 	_ = c.touch(sum)
 	return path, true, nil
+}
+
+// intact reports whether the entry for sum (fi: its file) still holds the
+// bytes its name says: its stamp is the one recorded when they were
+// checked, or, when it changed or none was recorded, hashing them again
+// says so (the stamp is then recorded anew). A damaged entry is removed,
+// with its records. Where the platform gives no stamp it is taken as
+// intact. The caller holds sum's lock. Errors: ctx's; I/O errors reading
+// the entry.
+func (c *Cache) intact(ctx context.Context, sum string, fi os.FileInfo) (bool, error) {
+	now, ok := stamp.Of(fi)
+	if !ok {
+		return true, nil
+	}
+	if was, err := os.ReadFile(c.name(sum, stampSuffix)); err == nil && bytes.Equal(was, now) {
+		return true, nil
+	}
+	got, err := hashFile(ctx, c.Path(sum))
+	if err != nil {
+		return false, err
+	}
+	if got != sum {
+		c.removeEntry(sum)
+		return false, nil
+	}
+	_ = c.writeStamp(sum)
+	return true, nil
+}
+
+// hashFile returns the hex SHA-256 of the file at path.
+func hashFile(ctx context.Context, path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("catalog cache: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, readerCtx{ctx, f}); err != nil {
+		return "", fmt.Errorf("catalog cache: read %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// removeEntry removes the entry for sum and its records (the caller holds
+// its lock); what cannot be removed stays, to be found damaged again.
+func (c *Cache) removeEntry(sum string) {
+	for _, s := range []string{EntrySuffix, usedSuffix, originSuffix, stampSuffix} {
+		os.Remove(c.name(sum, s))
+	}
+}
+
+// writeStamp records the entry's stamp (<sum>.stamp.new renamed over
+// <sum>.stamp; nothing where the platform gives none). The caller holds
+// sum's lock. Errors: the file system's.
+func (c *Cache) writeStamp(sum string) error {
+	fi, err := os.Stat(c.Path(sum))
+	if err != nil {
+		return err
+	}
+	b, ok := stamp.Of(fi)
+	if !ok {
+		return nil
+	}
+	tmp := c.name(sum, stampNewSuffix)
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, c.name(sum, stampSuffix))
 }
 
 // FillFunc writes an entry's bytes to w, in order, and returns nil once all
@@ -290,15 +377,22 @@ func (c *Cache) Fetch(ctx context.Context, sum string, size int64, fill FillFunc
 	path := c.Path(sum)
 	fi, err := os.Stat(path)
 	if err == nil && fi.Mode().IsRegular() && fi.Size() == size {
-		_ = c.touch(sum)
-		l.release()
-		return path, nil
-	}
-	if err == nil {
-		os.Remove(path) // damaged: filled again below
+		ok, err := c.intact(ctx, sum, fi)
+		if err != nil {
+			l.release()
+			return "", err
+		}
+		if ok {
+			_ = c.touch(sum)
+			l.release()
+			return path, nil
+		}
+	} else if err == nil {
+		c.removeEntry(sum) // damaged: filled again below
 	}
 	err = c.fill(ctx, sum, size, fill)
 	if err == nil {
+		_ = c.writeStamp(sum)
 		_ = c.touch(sum)
 	}
 	l.release()
@@ -498,11 +592,10 @@ func (c *Cache) Verify(ctx context.Context, sum string) error {
 		return fmt.Errorf("catalog cache: read %s: %w", path, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
-		os.Remove(path)
-		os.Remove(c.name(sum, usedSuffix))
-		os.Remove(c.name(sum, originSuffix))
+		c.removeEntry(sum)
 		return &MismatchError{SHA256: sum, Size: n, GotSHA256: got, GotSize: n}
 	}
+	_ = c.writeStamp(sum)
 	return nil
 }
 

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fdl-dev/fdl/internal/stamp"
 )
 
 // content returns n deterministic pseudo-random bytes and their SHA-256.
@@ -69,8 +71,19 @@ func files(t *testing.T, dir string) []string {
 	return out
 }
 
+// wantFiles fails unless dir holds exactly want, and beside each entry
+// (<sum>.duckdb) its stamp (<sum>.stamp) where the platform gives stamps.
 func wantFiles(t *testing.T, dir string, want ...string) {
 	t.Helper()
+	if fi, err := os.Stat(dir); err == nil {
+		if _, ok := stamp.Of(fi); ok {
+			for _, w := range want {
+				if sum, ok := strings.CutSuffix(w, EntrySuffix); ok {
+					want = append(want, sum+stampSuffix)
+				}
+			}
+		}
+	}
 	slices.Sort(want)
 	if got := files(t, dir); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("cache folder holds\n  %v\nwant\n  %v", got, want)
@@ -403,6 +416,60 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("Verify(damaged) = %v", err)
 	}
 	wantFiles(t, dir, "CACHEDIR.TAG")
+}
+
+// An entry changed on disk after it was checked, its size kept (a write
+// over it), is hashed again before any use: Fetch fills it again, Get
+// reports it missing; an intact entry without a stamp (made by an older
+// fdl) is hashed once and gets one. TestFetchOnce shows that an entry
+// whose stamp holds is used without a fill.
+func TestDamagedEntryFoundByStamp(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	if fi, _ := os.Stat(dir); fi != nil {
+		if _, ok := stamp.Of(fi); !ok {
+			t.Skip("no file stamps on this platform: only sizes are checked")
+		}
+	}
+	c := open(t, dir, Options{})
+	b, sum := content(7, 50_000)
+	var calls atomic.Int32
+	path, err := c.Fetch(ctx, sum, int64(len(b)), writer(b, &calls))
+	if err != nil {
+		t.Fatal(err)
+	}
+	damage := func() {
+		t.Helper()
+		os.Chmod(path, 0o644)
+		d := bytes.Clone(b)
+		d[20_000] ^= 1
+		if err := os.WriteFile(path, d, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage()
+	if got, err := c.Fetch(ctx, sum, int64(len(b)), writer(b, &calls)); err != nil || got != path || calls.Load() != 2 {
+		t.Fatalf("Fetch of a damaged entry = %s, %v, %d fills; want it filled again", got, err, calls.Load())
+	}
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, b) {
+		t.Fatalf("entry after the refill: %v", err)
+	}
+	damage()
+	if _, ok, err := c.Get(ctx, sum); ok || err != nil {
+		t.Fatalf("Get of a damaged entry = %v, %v; want not found", ok, err)
+	}
+	wantFiles(t, dir, "CACHEDIR.TAG")
+	if _, err := c.Fetch(ctx, sum, int64(len(b)), writer(b, &calls)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, sum+stampSuffix)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := c.Get(ctx, sum); !ok || err != nil {
+		t.Fatalf("Get of an intact entry without a stamp = %v, %v", ok, err)
+	}
+	wantFiles(t, dir, "CACHEDIR.TAG", sum+EntrySuffix, sum+usedSuffix)
 }
 
 // A Fetch waiting for a lock another holder keeps gives up when its

@@ -155,6 +155,9 @@ func (c *Cache) remove(e Entry) (removed, busy bool, err error) {
 	if err := os.Remove(c.name(e.SHA256, usedSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return true, false, fmt.Errorf("catalog cache: %w", err)
 	}
+	if err := os.Remove(c.name(e.SHA256, stampSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return true, false, fmt.Errorf("catalog cache: %w", err)
+	}
 	return true, false, nil
 }
 
@@ -179,8 +182,8 @@ func (c *Cache) sweep() (int, error) {
 		if !ok || seen[sum] {
 			continue
 		}
-		leftover := names[sum+partSuffix] || names[sum+newSuffix] || names[sum+originNewSuffix] || names[sum+lockSuffix] ||
-			((names[sum+usedSuffix] || names[sum+originSuffix]) && !names[sum+EntrySuffix])
+		leftover := names[sum+partSuffix] || names[sum+newSuffix] || names[sum+originNewSuffix] || names[sum+stampNewSuffix] || names[sum+lockSuffix] ||
+			((names[sum+usedSuffix] || names[sum+originSuffix] || names[sum+stampSuffix]) && !names[sum+EntrySuffix])
 		if suffix == EntrySuffix || !leftover {
 			continue
 		}
@@ -193,7 +196,7 @@ func (c *Cache) sweep() (int, error) {
 		if !ok {
 			continue // its holder is alive
 		}
-		for _, s := range []string{partSuffix, newSuffix, originNewSuffix} {
+		for _, s := range []string{partSuffix, newSuffix, originNewSuffix, stampNewSuffix} {
 			if err := os.Remove(c.name(sum, s)); err == nil {
 				removed++
 			} else if !errors.Is(err, fs.ErrNotExist) {
@@ -201,7 +204,7 @@ func (c *Cache) sweep() (int, error) {
 			}
 		}
 		if _, err := os.Stat(c.Path(sum)); errors.Is(err, fs.ErrNotExist) {
-			for _, s := range []string{usedSuffix, originSuffix} {
+			for _, s := range []string{usedSuffix, originSuffix, stampSuffix} {
 				if err := os.Remove(c.name(sum, s)); err == nil {
 					removed++
 				}
@@ -219,7 +222,7 @@ func split(name string) (sum, suffix string, ok bool) {
 		return "", "", false
 	}
 	switch suffix = name[64:]; suffix {
-	case EntrySuffix, usedSuffix, newSuffix, originSuffix, originNewSuffix, lockSuffix, partSuffix:
+	case EntrySuffix, usedSuffix, newSuffix, originSuffix, originNewSuffix, stampSuffix, stampNewSuffix, lockSuffix, partSuffix:
 		return name[:64], suffix, true
 	}
 	return "", "", false

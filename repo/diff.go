@@ -60,8 +60,9 @@ func checkRangeEnds(arg, a, b string) error {
 // DiffSide is one side of a diff: a version, the working catalog, or
 // nothing (the empty lake before a first version).
 type DiffSide struct {
-	// Rev is the revision as given, or the one a default chose ("" for
-	// the working catalog and for nothing).
+	// Rev is the revision as given, or the one a default chose (the
+	// base's id, HEAD, REV~ for a parent; "" for the working catalog and
+	// for nothing).
 	Rev     string     `json:"rev"`
 	Version version.ID `json:"version,omitempty"`
 	Short   string     `json:"short_id,omitempty"`
@@ -173,7 +174,7 @@ func (r *Repo) diffSides(ctx context.Context, o DiffOptions) (from, to DiffSide,
 		if o.From == "" {
 			from = DiffSide{Snapshot: -1}
 			if b := l.Base; b != nil {
-				from, err = r.versionSide(ctx, l, "", b)
+				from, err = r.versionSide(ctx, l, string(b.ID), b) // the base, by its id
 			}
 			return from, to, err
 		}
@@ -398,11 +399,18 @@ func (r *Repo) diffTwo(ctx context.Context, res *DiffResult, cats *catalogCache,
 
 // shortIDs fills the sides' short ids.
 func (r *Repo) shortIDs(ctx context.Context, l *Local, res *DiffResult) error {
-	var extra []version.ID
-	for _, p := range l.newestFirst("") {
-		extra = append(extra, p.ID)
+	// The sides' ids are the ones shortened; the local versions count
+	// as known ids too.
+	var ids []version.ID
+	for _, s := range []*DiffSide{&res.From, &res.To} {
+		if s.Version != "" {
+			ids = append(ids, s.Version)
+		}
 	}
-	abbrev, err := r.Abbrev(ctx, extra...)
+	for _, p := range l.newestFirst("") {
+		ids = append(ids, p.ID)
+	}
+	abbrev, err := r.Abbrev(ctx, ids...)
 	if err != nil {
 		return err
 	}

@@ -138,12 +138,23 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 		}
 		return r.showLocal(o.Local, out, o)
 	}
+	aliasRev := rev
 	if rev == "" {
 		rev = o.Local.DefaultRev()
 	}
 	rec, rv, err := r.refs.ResolveRecord(ctx, rev)
 	if err != nil {
 		return nil, err
+	}
+	if aliasRev == "" && o.Local != nil && o.Local.Branch != "" {
+		// A working directory's upstream that is its branch's head is
+		// named as the branch is (the same line as fdl attach BRANCH);
+		// one the branch moved on from names that version alone.
+		if b, err := refs.Branch(o.Local.Branch); err == nil {
+			if cur, err := r.refs.Read(ctx, b); err == nil && cur.ID == rec.ID {
+				rev, rv.Ref = o.Local.Branch, b
+			}
+		}
 	}
 	abbrev, err := r.Abbrev(ctx, append([]version.ID{rec.ID}, rec.Parents...)...)
 	if err != nil {
@@ -217,7 +228,10 @@ func (r *Repo) showLocal(l *Local, out *Shown, o ShowOptions) (*Shown, error) {
 // the next release: the repository's name for its default branch
 // ("sales"), the repository's and the ref's for another branch or a tag
 // ("sales_dev", "sales_2025_final"); a revision that names one version (an
-// id, main~2, main@12, an unpushed version) gives "v<seq>". Names are
+// id, main~2, main@12, an unpushed version) gives "v<seq>". In a
+// working directory, no revision means its upstream version, named as
+// its branch while it is the branch's head (so the line is the same in
+// the working directory as outside it), else "v<seq>". Names are
 // made identifier-safe (anything but letters, digits and '_' becomes
 // '_'); DuckDB's reserved database names get "_lake" added.
 func (r *Repo) readerAlias(o ShowOptions, rev string, named refs.Name, rec *version.Record) string {

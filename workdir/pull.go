@@ -88,7 +88,11 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 	defer unlock()
 	_ = w.reload() // under the lock: another process may have committed
 	res := &PullResult{Dir: w.Dir, Branch: w.State.Branch, Old: w.State.Base, Catalog: w.CatalogPath()}
-	res.Attach = r.AttachStatement(res.Catalog, w.dataPath(), "lake", false)
+	format := ""
+	if w.BaseRecord != nil {
+		format = w.BaseRecord.DuckLake.Format
+	}
+	res.Attach = repo.WithReaderNote(r.AttachStatement(res.Catalog, w.dataPath(), "lake", false), format)
 	pending, err := w.PendingVersions()
 	if err != nil {
 		return nil, err
@@ -199,7 +203,10 @@ func (w *Workdir) finishPull(r *repo.Repo, head *version.Record, res *PullResult
 		return err
 	}
 	res.New, res.Seq = head.ID, head.Seq
-	attach := r.AttachStatement(w.CatalogPath(), head.DuckLake.DataPath, "lake", false)
+	// The reader note is part of the line: a pull across a migration
+	// (DuckLake 0.4 to 1.0) changes the DuckDB releases that can attach
+	// the working catalog, though not its path.
+	attach := repo.WithReaderNote(r.AttachStatement(w.CatalogPath(), head.DuckLake.DataPath, "lake", false), head.DuckLake.Format)
 	res.AttachChanged, res.Attach = attach != res.Attach, attach
 	return nil
 }

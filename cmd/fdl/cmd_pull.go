@@ -79,7 +79,7 @@ func runPull(ctx context.Context, ios *term.IO, g *globals, o workdir.PullOption
 	}
 	ios.Printf("Updated %s to %s seq %d (%s, %d version(s) pulled)\n", res.Dir, b, res.Seq, ios.ID(string(res.New)), res.Pulled)
 	if res.AttachChanged {
-		ios.Printf("The ATTACH statement changed (the new version reads its data elsewhere):\n  %s\n", res.Attach)
+		ios.Printf("The ATTACH statement changed (the new version reads its data elsewhere, or other DuckDB releases read it):\n  %s\n", res.Attach)
 	} else {
 		ios.Printf("Same path, same ATTACH statement:\n  %s\n", res.Attach)
 	}

@@ -64,6 +64,9 @@ const exitCodesHelp = `Exit codes:
   5    the store's credentials are missing, expired or refused (kind auth);
        the message names the source tried and what to set, --verbose adds
        the store SDK's own error
+  6    a pin is behind its ref (fdl lock check --fail-behind, kind
+       pin_behind): every pin reads as pinned, and a ref a pin follows
+       moved on or is gone
   130  interrupted (Ctrl-C, SIGTERM); the command stops at a step boundary
        and leaves the repository as it was`
 
@@ -575,6 +578,9 @@ func checkHints(bad []pins.PinState) []hint {
 		if k == pins.ProblemMissing {
 			k = pins.ProblemRetired // one remedy for both
 		}
+		if k == pins.ProblemRetired && s.Pin.Ref == "" {
+			k = "retired-no-ref" // lock update leaves a pin that follows no ref
+		}
 		if by[k] == nil {
 			kinds = append(kinds, k)
 		}
@@ -585,7 +591,11 @@ func checkHints(bad []pins.PinState) []hint {
 		n := strings.Join(by[k], " ")
 		switch k {
 		case pins.ProblemRetired:
-			hs = append(hs, hint{"move the pins that follow a ref to its head (the others: pin a version in retention with fdl lock add)", "fdl lock update " + n})
+			hs = append(hs, hint{"move them to their refs' heads", "fdl lock update " + n})
+		case "retired-no-ref":
+			for _, name := range by[k] {
+				hs = append(hs, hint{"pin " + name + " follows no ref: pin a version in retention", "fdl lock add " + name + " REPO REV"})
+			}
 		case pins.ProblemUnreachable:
 			hs = append(hs, hint{"check the repository's URL and credentials, then check again", "fdl lock check"})
 		case pins.ProblemChecksum:

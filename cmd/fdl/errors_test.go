@@ -127,8 +127,8 @@ func TestHints(t *testing.T) {
 			"if the repository is the right one, pin its version again: fdl lock add sales '/p/a b' " + id1},
 		{&pins.BehindError{Lockfile: "/p/fdl.lock", Behind: []pins.PinState{{Name: "a"}, {Name: "b"}}},
 			"move them to their refs' heads, then review the lockfile's diff: fdl lock update a b"},
-		{&pins.CheckError{Lockfile: "/p/fdl.lock", Bad: []pins.PinState{{Name: "a", Kind: pins.ProblemRetired}, {Name: "b", Kind: pins.ProblemMissing}, {Name: "c", Kind: pins.ProblemRetired}}},
-			"move the pins that follow a ref to its head (the others: pin a version in retention with fdl lock add): fdl lock update a b c"},
+		{&pins.CheckError{Lockfile: "/p/fdl.lock", Bad: []pins.PinState{{Name: "a", Kind: pins.ProblemRetired, Pin: pins.PinView{Ref: "refs/heads/main"}}, {Name: "b", Kind: pins.ProblemMissing, Pin: pins.PinView{Ref: "refs/tags/t"}}, {Name: "c", Kind: pins.ProblemRetired}}},
+			"move them to their refs' heads: fdl lock update a b\npin c follows no ref: pin a version in retention: fdl lock add c REPO REV"},
 		// A pin whose ref is gone is no pin lock update moves.
 		{&pins.BehindError{Lockfile: "/p/fdl.lock", Behind: []pins.PinState{{Name: "a"}, {Name: "g", Kind: pins.ProblemRefGone, Pin: pins.PinView{Ref: "refs/heads/dev"}}}},
 			"move them to their refs' heads, then review the lockfile's diff: fdl lock update a\npin g follows refs/heads/dev, which is gone: follow another ref: fdl lock add g REPO REV"},

@@ -62,3 +62,16 @@ func Unchanged(dir string, fi os.FileInfo, size int64) bool {
 	}
 	return got == want
 }
+
+// Of returns fi's stamp as bytes (JSON: device, inode, size, modification
+// and change times), for a caller that keeps it beside a file it hashed
+// and compares it with the file's stamp later (package cache does, for
+// its entries); false where the platform gives none.
+func Of(fi os.FileInfo) ([]byte, bool) {
+	s, ok := stampOf(fi)
+	if !ok {
+		return nil, false
+	}
+	b, err := json.Marshal(s)
+	return b, err == nil
+}
