@@ -90,7 +90,7 @@ func Apply(ctx context.Context, r *repo.Repo, p *Plan) (*Result, error) {
 		c.intent = nil
 	}()
 	for _, step := range []func(context.Context, *Plan, *retention.Floor, *Result) error{
-		c.retire, c.deleteData, c.deleteAbandoned, c.deleteTemps, c.updatePacks,
+		c.retire, c.unrecordAbandoned, c.deleteData, c.deleteAbandoned, c.deleteTemps, c.updatePacks,
 	} {
 		if err := step(ctx, p, floor, res); err != nil {
 			return res, err
@@ -106,6 +106,9 @@ func Apply(ctx context.Context, r *repo.Repo, p *Plan) (*Result, error) {
 type collector struct {
 	r      *repo.Repo
 	intent *intent
+	// unrecorded are the abandoned versions whose pack and record
+	// unrecordAbandoned deleted.
+	unrecorded map[version.ID]bool
 }
 
 // step calls the repository's step hook (repo.Options.Step; tests stop or
@@ -211,21 +214,65 @@ func (c *collector) deleteData(ctx context.Context, p *Plan, _ *retention.Floor,
 	return nil
 }
 
-// deleteAbandoned is step 4 for abandoned version folders: each goes whole,
-// version.json first and the catalog last (while the catalog is there,
-// readers see an incomplete version, never an unknown folder), unless a
-// ref now points at it.
-func (c *collector) deleteAbandoned(ctx context.Context, p *Plan, _ *retention.Floor, res *Result) error {
+// unrecordAbandoned is the first part of step 4, run before the data
+// step: each abandoned complete version that no ref now points at loses
+// its history pack, then its version.json, and is from then on an
+// incomplete folder. So a gc stopped after the data step deleted its
+// files leaves no complete version whose files are gone: a mirror or a
+// push run again trusts a record it finds (docs/spec.md §16, step 4).
+func (c *collector) unrecordAbandoned(ctx context.Context, p *Plan, _ *retention.Floor, _ *Result) error {
+	held, err := c.heldNow(ctx, p)
+	if err != nil {
+		return err
+	}
+	c.unrecorded = map[version.ID]bool{}
+	for _, a := range p.Abandoned {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if held[a.ID] || !a.Complete {
+			continue
+		}
+		// The pack first: a pack never outlives its version's record.
+		c.step("gc:abandoned")
+		if err := c.delete(ctx, history.PackKey(a.ID)); err != nil {
+			return err
+		}
+		c.step("gc:abandoned")
+		if err := c.delete(ctx, repo.VersionKey(a.ID, version.RecordFile)); err != nil {
+			return err
+		}
+		c.unrecorded[a.ID] = true
+	}
+	return nil
+}
+
+// heldNow returns the versions the repository's refs point at now (nil
+// when the plan abandons nothing).
+func (c *collector) heldNow(ctx context.Context, p *Plan) (map[version.ID]bool, error) {
 	if len(p.Abandoned) == 0 {
-		return nil
+		return nil, nil
 	}
 	good, _, err := c.r.Refs().List(ctx, "refs/")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	held := map[version.ID]bool{}
 	for _, ref := range good {
 		held[ref.ID] = true
+	}
+	return held, nil
+}
+
+// deleteAbandoned is step 4 for abandoned version folders: each goes whole,
+// version.json first (unrecordAbandoned deleted it, with the pack, before
+// the data step) and the catalog last (while the catalog is there,
+// readers see an incomplete version, never an unknown folder), unless a
+// ref now points at it.
+func (c *collector) deleteAbandoned(ctx context.Context, p *Plan, _ *retention.Floor, res *Result) error {
+	held, err := c.heldNow(ctx, p)
+	if err != nil {
+		return err
 	}
 	for _, a := range p.Abandoned {
 		if err := ctx.Err(); err != nil {
@@ -234,14 +281,20 @@ func (c *collector) deleteAbandoned(ctx context.Context, p *Plan, _ *retention.F
 		if held[a.ID] {
 			continue
 		}
-		// The pack first: a pack never outlives its version's record.
-		c.step("gc:abandoned")
-		if err := c.delete(ctx, history.PackKey(a.ID)); err != nil {
-			return err
+		done := c.unrecorded[a.ID]
+		if !done {
+			// The pack first: a pack never outlives its version's record.
+			c.step("gc:abandoned")
+			if err := c.delete(ctx, history.PackKey(a.ID)); err != nil {
+				return err
+			}
 		}
 		for _, k := range deletionOrder(a.Keys) {
 			if !strings.HasPrefix(k, repo.VersionKey(a.ID, "")) {
 				return fmt.Errorf("gc: %s is not inside version folder %s", k, a.ID)
+			}
+			if done && k == repo.VersionKey(a.ID, version.RecordFile) {
+				continue
 			}
 			c.step("gc:abandoned")
 			if err := c.delete(ctx, k); err != nil {

@@ -425,6 +425,57 @@ func TestGCReachability(t *testing.T) {
 	}
 }
 
+// TestGCUnrecordsAbandonedFirst: a complete version no ref reaches, past
+// the grace period, loses its history pack and record before gc deletes
+// any data file, so a gc stopped at its first data deletion leaves it an
+// incomplete folder, never a record whose files may be gone (a mirror or
+// a push run again trusts a record it finds); the next gc finishes the
+// folder.
+func TestGCUnrecordsAbandonedFirst(t *testing.T) {
+	ctx := context.Background()
+	h := history.BuildReal(t, 2, history.ChurnSQL)
+	inflight := uploadInFlight(t, h)
+	later := time.Now().Add(8 * 24 * time.Hour)
+	stopped := errors.New("stopped at the first data deletion")
+	sctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	r, err := repo.Open(ctx, h.URL, repo.Options{Step: func(step string) {
+		if step == "gc:data" {
+			stop(stopped)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	plan, err := gc.MakePlan(ctx, r, gc.Options{Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(plan.Abandoned, func(a retention.Abandoned) bool { return a.ID == inflight && a.Complete }) || len(plan.DataFiles) == 0 {
+		t.Fatalf("plan abandons %+v and deletes %d data file(s); want the in-flight version and its files", plan.Abandoned, len(plan.DataFiles))
+	}
+	if _, err := gc.Apply(sctx, r, plan); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Apply stopped at the data step: %v", err)
+	}
+	if _, err := r.Store().Stat(ctx, repo.VersionKey(inflight, version.RecordFile)); !errors.Is(err, store.ErrNotExist) {
+		t.Fatalf("record of the abandoned version when the data step began: %v; want it gone", err)
+	}
+	if _, err := r.Store().Stat(ctx, repo.VersionKey(inflight, version.CatalogFile)); err != nil {
+		t.Fatalf("catalog of the abandoned version: %v; want it there until step 4", err)
+	}
+	plan, err = gc.MakePlan(ctx, h.Repo, gc.Options{Now: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gc.Apply(ctx, h.Repo, plan); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Store().Stat(ctx, repo.VersionKey(inflight, version.CatalogFile)); !errors.Is(err, store.ErrNotExist) {
+		t.Fatalf("catalog of the abandoned version after a second gc: %v; want it gone", err)
+	}
+}
+
 // reachOnlyByRefs makes TestGCReachability's refs on h's 8 versions: a tag
 // on seq 2, a request ref on seq 3, main moved back to seq 6 (seq 7 and 8
 // undone, reached only by the ref log; a move back without Backwards is

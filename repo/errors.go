@@ -86,6 +86,9 @@ type NotRepositoryError struct {
 	// (store.HTMLAnswerError): a web site's page, or a web app's fallback
 	// for paths it has no file for.
 	HTML bool
+	// Reader: the repository was opened to be read for a pin (a
+	// lockfile's repository): making one there is no remedy.
+	Reader bool
 }
 
 func (e *NotRepositoryError) Error() string {

@@ -236,12 +236,13 @@ func printDiffStat(ios *term.IO, d *meta.Diff) {
 	}
 	for _, t := range d.Tables {
 		r, f := t.Rows, t.Files
-		rows := fmt.Sprintf("%d -> %d rows", r.Before, r.After)
-		if r.Inserted != nil {
-			rows = fmt.Sprintf("+%d -%d rows", *r.Inserted, *r.Deleted)
-		}
+		approx := "" // as dataLine and summaryLine mark counts
 		if !r.Exact {
-			rows = "~" + rows
+			approx = "~"
+		}
+		rows := fmt.Sprintf("%s%d -> %s%d rows", approx, r.Before, approx, r.After)
+		if r.Inserted != nil {
+			rows = fmt.Sprintf("+%s%d -%s%d rows", approx, *r.Inserted, approx, *r.Deleted)
 		}
 		mark := ""
 		if t.Change != meta.Modified {

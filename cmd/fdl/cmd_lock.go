@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,6 +35,9 @@ func addReaderFlags(cmd *cobra.Command, o *readerOptions) {
 func (g *globals) readerEnv(cmd *cobra.Command, o *readerOptions) (pins.Env, error) {
 	env := pins.Env{Lockfile: g.path(o.Lockfile), Dir: g.path("."), Open: func(ctx context.Context, url string) (*repo.Repo, error) {
 		r, _, err := g.openURL(ctx, url)
+		if nr := (*repo.NotRepositoryError)(nil); errors.As(err, &nr) {
+			nr.Reader = true // a reader's: fdl init there is no remedy
+		}
 		return r, err
 	}}
 	c, err := openCache(cmd, o.Cache)
@@ -133,6 +137,9 @@ before its catalog is read, and the lockfile is left as it was.`,
 			sig, err := signedOf(g, so)
 			if err != nil {
 				return err
+			}
+			if strings.TrimSpace(a[1]) == "" {
+				return usageError{errors.New("lock add takes the repository's URL or folder as REPO; it is empty")}
 			}
 			return runLockAdd(cmd, ios, g, o, pins.AddOptions{Name: a[0], Repository: g.path(a[1]), Rev: optionalArg(a, 2), Signed: sig})
 		},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -40,6 +41,9 @@ SRC may be a read-only http(s):// URL; where it cannot list, name each ref
   fdl mirror https://data.example.org/lake ./lake --ref tags/2025-final`,
 		Args: args(2, 2),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if strings.TrimSpace(a[0]) == "" || strings.TrimSpace(a[1]) == "" {
+				return usageError{errors.New("mirror takes the source and the destination repository (fdl mirror SRC DST); one is empty")}
+			}
 			if o.Why != "" && !o.Backwards {
 				return usageError{errors.New("--why gives the reason for --backwards: use them together (fdl mirror SRC DST --backwards --why TEXT), or leave --why out")}
 			}

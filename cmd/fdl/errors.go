@@ -385,7 +385,9 @@ func hintsFor(e error) []hint {
 	case *refs.MoveRaceError:
 		return []hint{{"see who moved it", "fdl reflog " + shellQuote(e.Branch.Short())}}
 	case *refs.NoVersionYetError:
-		return []hint{{"publish the first one: check it out, write to its catalog, then fdl commit -m MSG and fdl push", "fdl checkout " + shellQuote(e.Where) + " NEWDIR"}}
+		// A mirror of tags alone has versions but no branch: name one.
+		return []hint{{"publish the first one: check it out, write to its catalog, then fdl commit -m MSG and fdl push", "fdl checkout " + shellQuote(e.Where) + " NEWDIR"},
+			{"or name a tag or branch the repository has", "fdl tag -l" + repoFlag(e.Where)}}
 	case *refs.NoSuchRevError:
 		if alt := caretSpelling(e.Rev); alt != "" {
 			return []hint{{"fdl walks back along a branch with ~: write " + alt, ""}}
@@ -413,6 +415,8 @@ func hintsFor(e error) []hint {
 		switch {
 		case e.IsWorkdir:
 			return []hint{{"run the command in that working directory", "fdl -C " + shellQuote(e.URL) + " COMMAND"}}
+		case e.Reader:
+			return []hint{{"the pinned repository is not there: check the pin's repository in the lockfile (it may have moved), or attach from the cache while it is out of reach (--cache)", ""}}
 		case e.ReadOnly || e.Workdir != "":
 			return nil // init would make a new, empty repository: not what is wanted
 		}

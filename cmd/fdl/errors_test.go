@@ -64,7 +64,7 @@ func TestHints(t *testing.T) {
 		{&signature.SigningKeyError{Spec: "/k", Reason: "encrypted", Err: signature.ErrEncryptedKey},
 			"load the key into ssh-agent (fdl asks for no passphrase): ssh-add /k"},
 		{&refs.NoVersionYetError{Branch: main, Where: "it's a repo"},
-			"publish the first one: check it out, write to its catalog, then fdl commit -m MSG and fdl push: fdl checkout 'it'\\''s a repo' NEWDIR"},
+			"publish the first one: check it out, write to its catalog, then fdl commit -m MSG and fdl push: fdl checkout 'it'\\''s a repo' NEWDIR\nor name a tag or branch the repository has: fdl tag -l --repo 'it'\\''s a repo'"},
 		{&refs.NoSuchRevError{Rev: "nosuch", Where: "/r"},
 			"branches: fdl branch -l --repo /r\ntags: fdl tag -l --repo /r\nversions: fdl log --repo /r"},
 		{&refs.NoLogError{Name: "nosuch", Where: "/r"},

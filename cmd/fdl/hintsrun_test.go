@@ -66,7 +66,7 @@ func hintCases() []hintCase {
 		{name: "branch -f backwards without the flag", setup: "mk; change w; fdl -C w push >/dev/null", dir: ".", cmd: "fdl branch -f main main~1 --repo repo", kind: "refused", hints: 2},
 		{name: "delete HEAD's branch", setup: "mk; change w; fdl -C w push >/dev/null", dir: ".", cmd: "fdl branch -d main --repo repo", kind: "delete_head", hints: 2,
 			vars: map[string]string{"NAME": "main", "REV": "main~1"}},
-		{name: "branch with no version yet", setup: "fdl init repo >/dev/null", dir: ".", cmd: "fdl log --repo repo", kind: "", hints: 1},
+		{name: "branch with no version yet", setup: "fdl init repo >/dev/null", dir: ".", cmd: "fdl log --repo repo", kind: "", hints: 2},
 		{name: "revert with uncommitted work", setup: "mk; change w; fdl -C w push >/dev/null; sql w 'INSERT INTO lake.t VALUES (6)'", dir: "w", cmd: "fdl revert main", kind: "uncommitted", hints: 2},
 		{name: "revert that conflicts", setup: "mk; sql w 'UPDATE lake.t SET i = 10'; fdl -C w commit -m a >/dev/null; sql w 'UPDATE lake.t SET i = 20'; fdl -C w commit -m b >/dev/null; fdl -C w push >/dev/null", dir: "w", cmd: "fdl revert main~1", kind: "revert_conflict", hints: 2,
 			vars: map[string]string{"REV": "main"}},
