@@ -129,6 +129,21 @@ func (e *SourceDataMissingError) Error() string {
 
 func (e *SourceDataMissingError) Unwrap() error { return repo.ErrDataMissing }
 
+// TagClashError: a destination tag holds another version than the
+// source's tag of the same name; tags never move, so it stays. It wraps
+// the *refs.ExistsError (exit 4).
+type TagClashError struct {
+	Source, Dest string
+	Exists       *refs.ExistsError
+}
+
+func (e *TagClashError) Error() string {
+	return fmt.Sprintf("mirror %s to %s: the tag there holds version %s, and %s's holds %s; tags never move, so it was left as it is",
+		strings.TrimPrefix(string(e.Exists.Ref), "refs/"), e.Dest, e.Exists.Holds, e.Source, e.Exists.Wanted)
+}
+
+func (e *TagClashError) Unwrap() error { return e.Exists }
+
 // RetiredAtDestinationError: a ref would point, at the destination, at a
 // version the destination's gc retired (its catalog is gone there, while
 // the source keeps it): readers there could not read it, and a retired

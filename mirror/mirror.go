@@ -122,9 +122,10 @@ const (
 //
 // The refs that cannot move are left as they are and reported: the
 // result is returned with a *RefusedError (wrapping refs.ErrRefused for
-// a branch that moved at the destination on its own, *refs.ExistsError
-// for a tag that holds another version, *repo.FormatChangeError). Other
-// errors: *OtherRepositoryError, *SameRepositoryError, *CannotListError,
+// a branch that moved at the destination on its own, *TagClashError
+// (wrapping *refs.ExistsError) for a tag that holds another version,
+// *repo.FormatChangeError, *RetiredAtDestinationError). Other
+// errors: *SourceDataMissingError, *OtherRepositoryError, *SameRepositoryError, *CannotListError,
 // repo.ErrInvalidArguments (a bad pattern, --backwards without a
 // reason), the stores' errors (a copy stopped part way leaves the
 // destination's refs as they were; run it again).

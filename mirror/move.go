@@ -47,7 +47,7 @@ func (m *mirror) moveRef(ctx context.Context, p *plannedRef) {
 			p.result.Action = ActUpToDate
 			return refs.Move{}, nil
 		case p.name.IsTag():
-			return refs.Move{}, &refs.ExistsError{Ref: p.name, Holds: cur.ID, Wanted: p.src}
+			return refs.Move{}, &TagClashError{Source: m.src.Where(), Dest: m.dst.Where(), Exists: &refs.ExistsError{Ref: p.name, Holds: cur.ID, Wanted: p.src}}
 		}
 		anc, err := refs.IsAncestor(ctx, m.dst, cur.ID, p.src)
 		if err != nil && !errors.Is(err, refs.ErrVersionMissing) && !errors.Is(err, refs.ErrUnknownRev) {

@@ -114,7 +114,7 @@ func (m *mirror) plan(ctx context.Context, srcRefs []refs.Ref) ([]*plannedRef, e
 			continue
 		}
 		if r.Name.IsTag() {
-			p.refuse(&refs.ExistsError{Ref: r.Name, Holds: cur.ID, Wanted: r.ID})
+			p.refuse(&TagClashError{Source: m.src.Where(), Dest: m.dst.Where(), Exists: &refs.ExistsError{Ref: r.Name, Holds: cur.ID, Wanted: r.ID}})
 			continue
 		}
 		anc, err := refs.IsAncestor(ctx, m.src, cur.ID, r.ID)

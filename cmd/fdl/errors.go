@@ -402,6 +402,9 @@ func hintsFor(e error) []hint {
 		}
 		return []hint{{"to move it to the source's version on purpose (what it holds stays in the destination's ref log)", "fdl mirror " + src + " " + dst + " --ref " + ref + " --backwards --why TEXT"},
 			{"see who moved it at the destination", "fdl reflog " + shellQuote(e.Ref.Short()) + " --repo " + dst}}
+	case *mirror.TagClashError:
+		return []hint{{"what the destination's tag holds", "fdl show " + shellQuote(e.Exists.Ref.Short()) + " --repo " + shellQuote(e.Dest)},
+			{"what the source's tag holds", "fdl show " + shellQuote(e.Exists.Ref.Short()) + " --repo " + shellQuote(e.Source)}}
 	case *mirror.RetiredAtDestinationError:
 		return []hint{{"a version leaves retention for good: mirror the ref to another place", "fdl mirror " + shellQuote(e.Source) + " NEWPLACE --ref " + shellQuote(strings.TrimPrefix(string(e.Ref), "refs/"))},
 			{"what the destination keeps", "fdl retention --repo " + shellQuote(e.Dest)}}
