@@ -217,7 +217,7 @@ func (r *Repo) verifyVersion(ctx context.Context, o VerifyOptions, vs *verifySta
 	}
 	rep.Versions++
 	for _, k := range vs.extra[id] {
-		add(CodeVersionExtraFile, string(id), "%s is not one of the files of version %s (%s, %s, %s, %s, %s): a reader's DuckDB would read it with the catalog (a .wal is replayed over it); fdl show refuses the version until it is removed",
+		add(CodeVersionExtraFile, string(id), "%s is not one of the files of version %s (%s, %s, %s, %s, %s): fdl show refuses the version until it is removed (a DuckDB .wal beside the catalog would be replayed over it by a reader that attaches it)",
 			r.st.Location(k), id, version.CatalogFile, version.DatasetFile, version.RecordFile, version.SignatureFile, retention.MarkerFile)
 	}
 	r.verifyParents(ctx, rec, add)
