@@ -210,7 +210,7 @@ func (w *Workdir) commit(ctx context.Context, o CommitOptions) (*version.Record,
 			return nil, err
 		}
 	}
-	if err := stamp.Seal(tmp); err != nil {
+	if err := stamp.Seal(filepath.Join(tmp, version.CatalogFile)); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(tmp, w.stateDir(LocalVersions, string(id))); err != nil {

@@ -9,8 +9,6 @@ import (
 	"github.com/fdl-dev/fdl/internal/atomicfile"
 	"os"
 	"path/filepath"
-
-	"github.com/fdl-dev/fdl/version"
 )
 
 // File is the file beside a local version's catalog
@@ -18,12 +16,13 @@ import (
 // left it (docs/spec.md §12).
 const File = "catalog.stamp"
 
-// Seal makes the catalog commit froze into dir read-only and writes
-// its stamp beside it, so a push on the same machine can link it without
-// hashing it again (Unchanged). Where the platform gives no
-// stamp only the mode is set. Errors: the file system's.
-func Seal(dir string) error {
-	path := filepath.Join(dir, version.CatalogFile)
+// Seal makes the catalog commit froze (path: a local version's
+// ducklake.duckdb) read-only and writes its stamp beside it (File, in
+// the same folder), so a push on the same machine can link it without
+// hashing it again (Unchanged). Where the platform gives no stamp only
+// the mode is set. Errors: the file system's.
+func Seal(path string) error {
+	dir := filepath.Dir(path)
 	if err := os.Chmod(path, 0o444); err != nil {
 		return err
 	}
