@@ -106,7 +106,17 @@ func (r *Repo) CreateRequest(ctx context.Context, name string, o RequestOptions)
 	if into == "" {
 		into = r.defaultBranch(ctx, o.Local)
 	}
-	return r.publishRequest(ctx, n, into, head, pending, o.Title, true)
+	res, err := r.publishRequest(ctx, n, into, head, pending, o.Title, true)
+	markByRev(err, o)
+	return res, err
+}
+
+// markByRev notes on a *NothingToRequestError that the version was named
+// by a revision (--from REV), not taken from a working directory.
+func markByRev(err error, o RequestOptions) {
+	if nt := (*NothingToRequestError)(nil); errors.As(err, &nt) && o.Rev != "" {
+		nt.ByRev = true
+	}
 }
 
 // requestHead is the version a request offers: o.Rev's, else the working
@@ -138,7 +148,12 @@ func (r *Repo) UpdateRequest(ctx context.Context, name string, o RequestOptions)
 	if err != nil {
 		return PushResult{}, err
 	}
-	return r.publishRequest(ctx, n, "", head, pending, o.Title, false)
+	res, err := r.publishRequest(ctx, n, "", head, pending, o.Title, false)
+	markByRev(err, o)
+	if nt := (*NothingToRequestError)(nil); errors.As(err, &nt) {
+		nt.Update = true
+	}
+	return res, err
 }
 
 // defaultBranch is the branch a request targets without --into: the
@@ -471,6 +486,10 @@ func (r *Repo) DropRequest(ctx context.Context, name string) (*DroppedRequest, e
 type NothingToRequestError struct {
 	Request, Target refs.Name
 	Head, ID        version.ID
+	// ByRev: the version was named by a revision (--from REV), not a
+	// working directory's: committing there is no remedy. Update: the
+	// request existed (fdl request update).
+	ByRev, Update bool
 }
 
 func (e *NothingToRequestError) Error() string {

@@ -462,6 +462,13 @@ func hintsFor(e error) []hint {
 		b := e.Target.Short()
 		return []hint{{"approving it could only be refused: check " + b + "'s head out, redo the change there and commit, then ask again", "fdl checkout URL NEWDIR --branch " + shellQuote(b)}}
 	case *repo.NothingToRequestError:
+		if e.ByRev {
+			verb := "create"
+			if e.Update {
+				verb = "update"
+			}
+			return []hint{{"name a version " + e.Target.Short() + " does not hold yet", "fdl request " + verb + " " + shellQuote(e.Request.Short()) + " --from REV"}}
+		}
 		return []hint{{"write a change to the working catalog and commit it, then create the request again", "fdl commit -m MSG"}}
 	case *refs.NoSuchRequestError:
 		return []hint{{"list them", "fdl request list" + repoFlag(e.Where)}}
