@@ -33,6 +33,7 @@ func addReaderFlags(cmd *cobra.Command, o *readerOptions) {
 // runs in, repositories opened with the library options, and the catalog
 // cache when asked for.
 func (g *globals) readerEnv(cmd *cobra.Command, o *readerOptions) (pins.Env, error) {
+	g.lockfile = o.Lockfile
 	env := pins.Env{Lockfile: g.path(o.Lockfile), Dir: g.path("."), Open: func(ctx context.Context, url string) (*repo.Repo, error) {
 		r, _, err := g.openURL(ctx, url)
 		if nr := (*repo.NotRepositoryError)(nil); errors.As(err, &nr) {
@@ -316,6 +317,7 @@ func newLockRemoveCmd(ios *term.IO, g *globals) *cobra.Command {
 		Short: "Drop pin NAME from fdl.lock",
 		Args:  args(1, 1),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			g.lockfile = o.Lockfile
 			res, err := pins.Remove(cmd.Context(), pins.Env{Lockfile: g.path(o.Lockfile), Dir: g.path(".")}, a[0])
 			if err != nil {
 				return err

@@ -634,7 +634,7 @@ func carryLocation(root *cobra.Command, g *globals, hs []hint) []hint {
 	if repoURL == "" {
 		repoURL = g.opened
 	}
-	if root == nil || (repoURL == "" && g.Dir == "") {
+	if root == nil || (repoURL == "" && g.Dir == "" && g.lockfile == "") {
 		return hs
 	}
 	out := make([]hint, len(hs))
@@ -652,6 +652,9 @@ func carryLocation(root *cobra.Command, g *globals, hs []hint) []hint {
 			named := slices.Contains(words, "-C") || slices.Contains(words, "--repo")
 			// A pin names its repository: --locked takes no --repo.
 			pinned := slices.Contains(words, "--locked")
+			if g.lockfile != "" && (pinned || len(words) > 0 && words[0] == "lock") && !slices.Contains(words, "--lockfile") {
+				rest += " --lockfile " + shellQuote(g.lockfile)
+			}
 			c, _, err := root.Find(words)
 			switch {
 			case named || err != nil:

@@ -38,6 +38,9 @@ type globals struct {
 	openedMany bool           // the command opened more than one: none is carried
 	openedMu   sync.Mutex     // pins open repositories at once
 	root       *cobra.Command // the command tree, for next steps' flags
+	// lockfile is --lockfile as given to a lock or attach --locked
+	// command: printed lock commands carry it (carryLocation).
+	lockfile string
 
 	ios      *term.IO       // for debug lines
 	progress *term.Progress // drawn by options' Progress, once made
