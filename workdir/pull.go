@@ -164,6 +164,11 @@ func (w *Workdir) replaceWith(ctx context.Context, r *repo.Repo, head *version.R
 	if err := check(marks); err != nil {
 		return err
 	}
+	if w.State.Pulling == nil && !o.Discard {
+		if err := w.checkKnownFiles(ctx, r); err != nil {
+			return err
+		}
+	}
 	newCat, err := w.fetchChecked(ctx, r, head)
 	if err != nil {
 		return err

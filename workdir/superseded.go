@@ -358,6 +358,56 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
+// checkKnownFiles refuses (*FilesGoneError) a working catalog that knows
+// fewer files of its base's time than the base's catalog did
+// (dataset.json's totals.known_files; ducklake.FilesKnownAtFile): a
+// DuckLake cleanup ran on it and deleted files published versions may
+// read. A pull would replace the catalog, and with it what tells: the
+// next commit could no longer see the loss (docs/spec.md §12.2). A base
+// without the count (made before fdl recorded it) is not checked. Errors:
+// *FilesGoneError; reading the catalog or the base's dataset.json.
+func (w *Workdir) checkKnownFiles(ctx context.Context, r *repo.Repo) error {
+	b := w.BaseRecord
+	if b == nil {
+		return nil
+	}
+	ds, err := w.LocalDataset(b.ID)
+	if err != nil {
+		if ds, err = r.Dataset(ctx, b.ID); err != nil {
+			return err
+		}
+	}
+	if ds.Totals.KnownFiles == nil {
+		return nil
+	}
+	n, err := ducklake.FilesKnownAtFile(ctx, w.CatalogPath(), b.DuckLake.Snapshot)
+	if err != nil {
+		return err
+	}
+	if n < *ds.Totals.KnownFiles {
+		return &FilesGoneError{Dir: w.Dir, Base: b.ID, Seq: b.Seq, Gone: *ds.Totals.KnownFiles - n}
+	}
+	return nil
+}
+
+// FilesGoneError: the working catalog no longer lists, nor schedules,
+// files its base version's catalog listed (a DuckLake cleanup deleted
+// them, and published versions may read them); a pull would hide it. It
+// wraps ErrDataMissing.
+type FilesGoneError struct {
+	Dir  string
+	Base version.ID
+	Seq  int64
+	Gone int64 // how many files of the base's time it no longer knows
+}
+
+func (e *FilesGoneError) Error() string {
+	return fmt.Sprintf("the working catalog in %s no longer knows %d data or delete file(s) its base version %s (seq %d) listed: DuckLake's ducklake_cleanup_old_files or ducklake_delete_orphaned_files ran on it and deleted them, and published versions may read them: %v. A pull would replace the catalog and hide that; nothing was changed",
+		e.Dir, e.Gone, e.Base, e.Seq, repo.ErrDataMissing)
+}
+
+func (e *FilesGoneError) Unwrap() error { return repo.ErrDataMissing }
+
 // DeletedFilesError: a working catalog deleted data files that published
 // versions read (DuckLake's cleanup ran on it; docs/spec.md §9). Commit
 // refuses it. It wraps ErrDataMissing.

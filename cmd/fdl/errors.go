@@ -506,6 +506,8 @@ func hintsFor(e error) []hint {
 		return []hint{{"check the branch out again and redo the change (gc deletes files no catalog lists once older than the grace period)", "fdl checkout URL NEWDIR"}, {"the grace period", "fdl retention"}}
 	case *repo.DataSizeError:
 		return []hint{{"the files were changed after DuckDB wrote them: put back what DuckDB wrote (or rewrite the rows in the working catalog so DuckDB writes new files), then push again", "fdl push"}, {"what the published versions read", "fdl verify --data"}}
+	case *workdir.FilesGoneError:
+		return []hint{{"what the published versions lost", "fdl verify --data"}, {"then take the branch's head all the same (once the files are restored, or knowing what is lost)", "fdl pull --discard"}}
 	case *workdir.DeletedFilesError:
 		return []hint{{"what those versions lost", "fdl verify --data"}, {"only gc deletes files a version may read", "fdl gc"}}
 	case *repo.ShortGraceError:

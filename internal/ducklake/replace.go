@@ -70,6 +70,75 @@ func SnapshotMarks(ctx context.Context, path string) ([]SnapshotMark, error) {
 	return out, err
 }
 
+// FilesKnownAtFile is Catalog.FilesKnownAt for the catalog file at path,
+// DuckDB or SQLite (read in place, in one read transaction, with no
+// quick_check: a read that fails runs it, as SnapshotMarks does). A
+// SQLite catalog's tables are counted whole, less their rows with ids at
+// or above s's next_file_id (few: the files written after s), so the
+// count costs a walk of each table's smallest index. Errors:
+// ErrSnapshotNotFound when s is not in the catalog; Open's.
+func FilesKnownAtFile(ctx context.Context, path string, s int64) (int64, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return 0, err
+	}
+	backend, err := DetectBackend(abs)
+	if err != nil {
+		return 0, err
+	}
+	if backend == BackendDuckDB {
+		c, err := Open(ctx, abs)
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close()
+		return c.FilesKnownAt(ctx, s)
+	}
+	var n int64
+	err = withSQLiteSnapshotCheck(ctx, abs, checkNone, func(sn *sqliteSnapshot) error {
+		var err error
+		if n, err = sqliteFilesKnownAt(ctx, sn.conn, abs, s); err != nil {
+			return sn.damageFirst(ctx, checkNone, err)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// sqliteFilesKnownAt counts, in the SQLite catalog on conn, the rows of
+// ducklake_data_file, ducklake_delete_file and
+// ducklake_files_scheduled_for_deletion (those it has) whose file id is
+// below snapshot s's next_file_id.
+func sqliteFilesKnownAt(ctx context.Context, conn *sql.Conn, path string, s int64) (int64, error) {
+	var next sql.NullInt64
+	err := conn.QueryRowContext(ctx, "SELECT next_file_id FROM ducklake_snapshot WHERE snapshot_id = ?", s).Scan(&next)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && !next.Valid {
+		return 0, fmt.Errorf("%w: %s has no snapshot %d", ErrSnapshotNotFound, path, s)
+	}
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, tc := range [][2]string{{"ducklake_data_file", "data_file_id"}, {"ducklake_delete_file", "delete_file_id"}, {"ducklake_files_scheduled_for_deletion", "data_file_id"}} {
+		var has int
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info(?) WHERE name = ?", tc[0], tc[1]).Scan(&has); err != nil {
+			return 0, err
+		}
+		if has == 0 {
+			continue
+		}
+		var all, after int64
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+tc[0]).Scan(&all); err != nil {
+			return 0, err
+		}
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+tc[0]+" WHERE "+tc[1]+" >= ?", next.Int64).Scan(&after); err != nil {
+			return 0, err
+		}
+		total += all - after
+	}
+	return total, nil
+}
+
 // CheckSQLite runs SQLite's quick_check on the SQLite catalog at path, in
 // a read transaction of its own (retried while another process holds the
 // file busy): pages cut off by truncation and damaged b-trees are
