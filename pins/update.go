@@ -88,7 +88,7 @@ func Update(ctx context.Context, env Env, names []string, sig Signed) (*Updated,
 func update(ctx context.Context, env Env, rs *repos, lf *opened, name string, p lockfile.Pin, sig Signed) (Change, error) {
 	c := Change{Name: name, From: view(p), To: view(p)}
 	if p.Ref == "" {
-		c.Skipped = "it follows no ref (pinned by version id): fdl lock add moves it"
+		c.Skipped = "it follows no ref (pinned by version id): pin another version with fdl lock add " + name + " REPO REV"
 		return c, nil
 	}
 	r, err := rs.get(ctx, name, lockfile.RepositoryURL(lf.dir(), p))
