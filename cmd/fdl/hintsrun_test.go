@@ -71,6 +71,8 @@ func hintCases() []hintCase {
 		{name: "revert that conflicts", setup: "mk; sql w 'UPDATE lake.t SET i = 10'; fdl -C w commit -m a >/dev/null; sql w 'UPDATE lake.t SET i = 20'; fdl -C w commit -m b >/dev/null; fdl -C w push >/dev/null", dir: "w", cmd: "fdl revert main~1", kind: "revert_conflict", hints: 2,
 			vars: map[string]string{"REV": "main"}},
 		{name: "short grace", setup: "mk", dir: ".", cmd: "fdl retention --grace 1m --repo repo", kind: "", hints: 1},
+		{name: "request by revision with nothing new", setup: "mk; co repo w2 --branch side; change w2 5; fdl -C w2 push >/dev/null",
+			dir: ".", cmd: "fdl request create r --from main --repo repo", kind: "nothing_to_push", hints: 1, vars: map[string]string{"REV": "side"}},
 		{name: "checkout of a retired version", setup: "mk; change w; fdl -C w push >/dev/null; fdl retention --keep-last 1 --repo repo >/dev/null; fdl gc --yes --repo repo >/dev/null",
 			dir: ".", cmd: "fdl checkout repo old --rev main~1", kind: "retired", hints: 2},
 	}
