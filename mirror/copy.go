@@ -296,32 +296,7 @@ func (m *mirror) copyData(ctx context.Context, rec *version.Record, path string)
 	if err != nil {
 		return err
 	}
-	sizes := map[string]int64{}
-	rows := map[string][]ducklake.DataFile{}
-	var keys, absent []string
-	m.mu.Lock()
-	for _, f := range files {
-		pl, err := norm.Place(f.ResolvedPath)
-		if err != nil || pl.Key == "" {
-			continue
-		}
-		if m.srcAbsent[pl.Key] {
-			if _, dup := rows[pl.Key]; !dup {
-				absent = append(absent, pl.Key)
-			}
-			rows[pl.Key] = append(rows[pl.Key], f)
-			continue
-		}
-		if m.dataDone[pl.Key] {
-			continue
-		}
-		if _, dup := sizes[pl.Key]; !dup {
-			keys = append(keys, pl.Key)
-		}
-		sizes[pl.Key] = f.Size
-		rows[pl.Key] = append(rows[pl.Key], f)
-	}
-	m.mu.Unlock()
+	keys, absent, sizes, rows := m.dataKeys(files, norm)
 	missing, err := m.dataMissing(ctx, keys)
 	if err != nil {
 		return err
@@ -364,6 +339,38 @@ func (m *mirror) copyData(ctx context.Context, rec *version.Record, path string)
 	m.res.DataFiles += len(missing) - len(absent)
 	m.res.DataGone += len(absent)
 	return nil
+}
+
+// dataKeys sorts the files a catalog lists that lie in the source's
+// data/ (their store keys, each once): keys, not yet known to be at the
+// destination; absent, known to be missing at the source. sizes are the
+// sizes the catalog records of keys, rows the catalog's rows of each key.
+func (m *mirror) dataKeys(files []ducklake.DataFile, norm *retention.Normaliser) (keys, absent []string, sizes map[string]int64, rows map[string][]ducklake.DataFile) {
+	sizes, rows = map[string]int64{}, map[string][]ducklake.DataFile{}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, f := range files {
+		pl, err := norm.Place(f.ResolvedPath)
+		if err != nil || pl.Key == "" {
+			continue
+		}
+		if m.srcAbsent[pl.Key] {
+			if _, dup := rows[pl.Key]; !dup {
+				absent = append(absent, pl.Key)
+			}
+			rows[pl.Key] = append(rows[pl.Key], f)
+			continue
+		}
+		if m.dataDone[pl.Key] {
+			continue
+		}
+		if _, dup := sizes[pl.Key]; !dup {
+			keys = append(keys, pl.Key)
+		}
+		sizes[pl.Key] = f.Size
+		rows[pl.Key] = append(rows[pl.Key], f)
+	}
+	return keys, absent, sizes, rows
 }
 
 // checkAbsent tells, for the data keys the source does not hold, whether
