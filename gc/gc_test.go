@@ -131,8 +131,11 @@ func TestGCKeepLastFive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.OK() || rep.Retired != len(retired) || rep.DataFiles == 0 {
-		t.Fatalf("verify --data: %+v", rep)
+	// verify --data counts the files the kept versions read, all in the
+	// store: not the ended rows' files gc deleted (the store may hold
+	// more: files no catalog lists, younger than the grace period).
+	if !rep.OK() || rep.Retired != len(retired) || rep.DataFiles == 0 || rep.DataFiles > len(after) {
+		t.Fatalf("verify --data: %+v; want 1 to %d data files checked", rep, len(after))
 	}
 	// A second plan finds nothing to do.
 	again, err := gc.MakePlan(ctx, r, gc.Options{})

@@ -51,7 +51,9 @@ type VerifyReport struct {
 	// or going); their catalogs are not checked.
 	Retired int `json:"retired_count"`
 	// DataFiles and DataOutside count, with Data, the distinct files inside
-	// data/ that catalogs in retention list, and the rows naming files
+	// data/ that catalogs in retention can read at or after their floor
+	// snapshots (each looked for in the store; files they list that they
+	// cannot read there were gc's to delete), and the rows naming files
 	// outside the repository (not checked: docs/spec.md §8).
 	DataFiles   int `json:"data_files_checked"`
 	DataOutside int `json:"data_files_outside"`

@@ -453,7 +453,7 @@ func (r *Repo) verifyData(ctx context.Context, o VerifyOptions, vs *verifyState,
 		add(CodeDataPathDisputed, d.Key, "version %s reads %q, which DuckDB reads as %s, outside the repository, while the repository holds it at %s: no DuckDB reader reaches that file by this path", d.Version, d.Path, d.Reads, r.st.Location(d.Key))
 	}
 	st := vs.dp.Stats()
-	rep.DataFiles, rep.DataOutside = st.Listed, st.Outside
+	rep.DataFiles, rep.DataOutside = st.Needed, st.Outside
 	n, err := r.verifyFiles(ctx, vs, listing, o.Deep, add)
 	rep.DataFooters = n
 	return err

@@ -65,10 +65,14 @@ type DataStats struct {
 	Foreign int `json:"foreign_count"`
 	// ForeignSample names up to five of them.
 	ForeignSample []string `json:"foreign_sample,omitempty"`
-	Listed        int      `json:"listed"`        // distinct files the catalogs read list inside data/
-	Outside       int      `json:"outside"`       // rows naming files outside the repository (never deleted)
-	Missing       int      `json:"missing"`       // files a catalog in retention can read that are not in the store
-	CatalogsRead  int      `json:"catalogs_read"` // catalogs whose data-file tables were scanned
+	Listed        int      `json:"listed"` // distinct files the catalogs read list inside data/
+	// Needed counts those of them a catalog in retention can read at or
+	// after its floor: the files verify --data checks are in the store
+	// (the others were gc's to delete).
+	Needed       int `json:"needed"`
+	Outside      int `json:"outside"`       // rows naming files outside the repository (never deleted)
+	Missing      int `json:"missing"`       // files a catalog in retention can read that are not in the store
+	CatalogsRead int `json:"catalogs_read"` // catalogs whose data-file tables were scanned
 }
 
 type fileState struct {
@@ -297,6 +301,9 @@ func (p *DataPlanner) Plan(listing []store.ObjectInfo, now time.Time, grace Dura
 			continue
 		}
 		p.stats.Listed++
+		if s.needed {
+			p.stats.Needed++
+		}
 		if !s.needed || present[k] || slices.ContainsFunc(s.aliases, func(a string) bool { return present[a] }) {
 			continue
 		}
