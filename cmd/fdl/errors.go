@@ -359,7 +359,7 @@ func hints(err error) []hint {
 // would have several places to look for where its hint goes.
 func hintsFor(e error) []hint {
 	if e == refs.ErrDeleteHead {
-		return []hint{{"HEAD names the repository's default branch, set when it was made; to stop using it, move it back to a version", "fdl branch -f NAME REV --backwards"}, {"or work on another branch", "fdl checkout URL NEWDIR --branch NEW"}}
+		return []hint{{"HEAD names it (the repository's default branch, set when it was made), so it stays; to undo its last versions instead, move it back", "fdl branch -f NAME REV --backwards"}, {"or work on another branch", "fdl checkout URL NEWDIR --branch NEW"}}
 	}
 	switch e := e.(type) {
 	case *store.AuthError:
