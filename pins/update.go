@@ -3,6 +3,7 @@ package pins
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
@@ -116,7 +117,7 @@ func update(ctx context.Context, env Env, rs *repos, lf *opened, name string, p 
 		err = checkCatalog(ctx, env, r, rec)
 	}
 	if err != nil {
-		return c, err
+		return c, fmt.Errorf("pin %s: %w", name, err) // which pin, of several
 	}
 	np := pinOf(p.Repository, p.Ref, rec)
 	if err := lf.file.Set(name, np); err != nil {
