@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -70,8 +71,17 @@ func runMirror(ctx context.Context, ios *term.IO, g *globals, src, dst string, o
 		}
 		return err
 	}
+	// A copy that stopped moved no ref: say so, not what moved.
+	stopped := err != nil && !errors.As(err, new(*mirror.RefusedError))
 	if res.Created {
+		if stopped {
+			ios.Printf("Made %s to mirror %s; the copy stopped before any ref moved (below)\n", res.Destination, res.Source)
+			return err
+		}
 		ios.Printf("Made %s, a mirror of %s\n", res.Destination, res.Source)
+	}
+	if stopped {
+		return err
 	}
 	for _, r := range res.Refs {
 		switch r.Action {
@@ -88,7 +98,11 @@ func runMirror(ctx context.Context, ios *term.IO, g *globals, src, dst string, o
 			printFormatChange(ios, r.Ref, c)
 		}
 	}
-	ios.Printf("%d version(s) copied (%d retired), %d object(s), %d data file(s), %d bytes; %d ref(s) moved\n",
-		res.Versions, res.Retired, res.Objects, res.DataFiles, res.Bytes, res.RefsMoved)
+	gone := ""
+	if res.DataGone > 0 {
+		gone = fmt.Sprintf(" (%d more that the source's gc deleted and no copied version reads: not copied)", res.DataGone)
+	}
+	ios.Printf("%d version(s) copied (%d retired), %d object(s), %d data file(s)%s, %d bytes; %d ref(s) moved\n",
+		res.Versions, res.Retired, res.Objects, res.DataFiles, gone, res.Bytes, res.RefsMoved)
 	return err
 }
