@@ -56,7 +56,7 @@ sql "$(attach_of show.txt)" "SELECT * FROM sales_repo_2025_final.totals ORDER BY
 SELECT count(*) AS orders_at_first_load FROM sales_repo_2025_final.sales AT (VERSION => 1);"
 
 # Another writer started from the first version: its push is refused (exit 3).
-fdl checkout sales-repo late --rev main~1 >late.txt
+say fdl checkout sales-repo late --rev main~1 | tee late.txt
 sql "$(attach_of late.txt)" "INSERT INTO lake.sales VALUES (999999, 'north', 1.00);"
 fdl -C late commit -m "late change" >/dev/null
 set +e
