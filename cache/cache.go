@@ -290,7 +290,7 @@ func (c *Cache) intact(ctx context.Context, sum string, fi os.FileInfo) (bool, e
 	if was, err := os.ReadFile(c.name(sum, stampSuffix)); err == nil && bytes.Equal(was, now) {
 		return true, nil
 	}
-	got, err := hashFile(ctx, c.Path(sum))
+	got, _, err := hashFile(ctx, c.Path(sum))
 	if err != nil {
 		return false, err
 	}
@@ -302,18 +302,21 @@ func (c *Cache) intact(ctx context.Context, sum string, fi os.FileInfo) (bool, e
 	return true, nil
 }
 
-// hashFile returns the hex SHA-256 of the file at path.
-func hashFile(ctx context.Context, path string) (string, error) {
+// hashFile returns the hex SHA-256 of the file at path and its size in
+// bytes. Errors: opening it (wrapping fs.ErrNotExist when it is not
+// there), reading it, ctx's.
+func hashFile(ctx context.Context, path string) (string, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", fmt.Errorf("catalog cache: %w", err)
+		return "", 0, fmt.Errorf("catalog cache: %w", err)
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, readerCtx{ctx, f}); err != nil {
-		return "", fmt.Errorf("catalog cache: read %s: %w", path, err)
+	n, err := io.Copy(h, readerCtx{ctx, f})
+	if err != nil {
+		return "", n, fmt.Errorf("catalog cache: read %s: %w", path, err)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // removeEntry removes the entry for sum and its records (the caller holds
@@ -577,21 +580,14 @@ func (c *Cache) Verify(ctx context.Context, sum string) error {
 		return err
 	}
 	defer l.release()
-	path := c.Path(sum)
-	f, err := os.Open(path)
+	got, n, err := hashFile(ctx, c.Path(sum))
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("catalog %s: %w", sum, ErrNotCached)
 	}
 	if err != nil {
-		return fmt.Errorf("catalog cache: %w", err)
+		return err
 	}
-	h := sha256.New()
-	n, err := io.Copy(h, readerCtx{ctx, f})
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("catalog cache: read %s: %w", path, err)
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
+	if got != sum {
 		c.removeEntry(sum)
 		return &MismatchError{SHA256: sum, Size: n, GotSHA256: got, GotSize: n}
 	}

@@ -393,6 +393,12 @@ func (m *mirror) checkAbsent(ctx context.Context, rec *version.Record, absent []
 		return r
 	}
 	kept := func(id version.ID) bool {
+		m.mu.Lock()
+		k, ok := m.srcKept[id]
+		m.mu.Unlock()
+		if ok {
+			return k // each version's folder is looked at once a run
+		}
 		files, err := m.versionFiles(ctx, id)
 		if err != nil {
 			if lookErr == nil {
@@ -401,6 +407,9 @@ func (m *mirror) checkAbsent(ctx context.Context, rec *version.Record, absent []
 			return false
 		}
 		_, retired := files[retention.MarkerFile]
+		m.mu.Lock()
+		m.srcKept[id] = !retired
+		m.mu.Unlock()
 		return !retired
 	}
 	floor := retention.FloorSnapshot(rec.ID, recOf, kept)

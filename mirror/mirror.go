@@ -143,7 +143,7 @@ func Run(ctx context.Context, srcURL, dstURL string, o Options) (*Result, error)
 	}
 	defer src.Close()
 	res := &Result{Source: src.Where(), Refs: []RefResult{}}
-	m := &mirror{src: src, o: o, res: res, known: map[version.ID]bool{}, dataDone: map[string]bool{}, srcAbsent: map[string]bool{}}
+	m := &mirror{src: src, o: o, res: res, known: map[version.ID]bool{}, dataDone: map[string]bool{}, srcAbsent: map[string]bool{}, srcKept: map[version.ID]bool{}}
 	// The source's refs are read before the destination is made, so a
 	// --ref naming no ref at SRC leaves no new repository behind.
 	srcRefs, err := m.sourceRefs(ctx, pats)
@@ -191,6 +191,9 @@ type mirror struct {
 	// them, or they are lost): each version that lists one tells whether
 	// it needed it (copyData).
 	srcAbsent map[string]bool
+	// srcKept: whether the source keeps each version it was asked about
+	// (no retirement marker), for the floors checkAbsent computes.
+	srcKept   map[version.ID]bool
 	dataStats int
 	// srcFiles are the source's version folders, listed once when many
 	// versions are copied.

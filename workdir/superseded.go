@@ -77,11 +77,9 @@ func (w *Workdir) checkSuperseded(ctx context.Context, cat *ducklake.Catalog) (i
 // the base reads by time travel, are in no state).
 func (w *Workdir) unchangedSince(ctx context.Context, r *repo.Repo, cat *ducklake.Catalog, sched []ducklake.ScheduledFile) bool {
 	b := w.BaseRecord
-	ds, err := w.LocalDataset(b.ID)
+	ds, err := w.baseDatasetFrom(ctx, r)
 	if err != nil {
-		if ds, err = r.Dataset(ctx, b.ID); err != nil {
-			return false
-		}
+		return false
 	}
 	if ds.Totals.ScheduledFiles == nil {
 		return false
@@ -106,6 +104,21 @@ func (w *Workdir) unchangedSince(ctx context.Context, r *repo.Repo, cat *ducklak
 	}
 	st, err := cat.State(ctx, b.DuckLake.Snapshot)
 	return err == nil && sameFiles(ds, st)
+}
+
+// baseDatasetFrom reads the base version's dataset.json: the copy the
+// working directory keeps (baseDataset), else the local copy of a version
+// committed here, else the repository's (one read of the store, for a
+// working directory made before fdl kept it). Errors: reading it.
+func (w *Workdir) baseDatasetFrom(ctx context.Context, r *repo.Repo) (*version.Dataset, error) {
+	if ds, err := w.baseDataset(); err == nil && ds != nil {
+		return ds, nil
+	}
+	id := w.BaseRecord.ID
+	if ds, err := w.LocalDataset(id); err == nil {
+		return ds, nil
+	}
+	return r.Dataset(ctx, id)
 }
 
 // sameFiles reports whether st has, table by table, the data files, data
@@ -371,11 +384,9 @@ func (w *Workdir) checkKnownFiles(ctx context.Context, r *repo.Repo) error {
 	if b == nil {
 		return nil
 	}
-	ds, err := w.LocalDataset(b.ID)
+	ds, err := w.baseDatasetFrom(ctx, r)
 	if err != nil {
-		if ds, err = r.Dataset(ctx, b.ID); err != nil {
-			return err
-		}
+		return err
 	}
 	if ds.Totals.KnownFiles == nil {
 		return nil

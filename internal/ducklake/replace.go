@@ -119,19 +119,19 @@ func sqliteFilesKnownAt(ctx context.Context, conn *sql.Conn, path string, s int6
 		return 0, err
 	}
 	var total int64
-	for _, tc := range [][2]string{{"ducklake_data_file", "data_file_id"}, {"ducklake_delete_file", "delete_file_id"}, {"ducklake_files_scheduled_for_deletion", "data_file_id"}} {
+	for _, tc := range knownFileIDs {
 		var has int
-		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info(?) WHERE name = ?", tc[0], tc[1]).Scan(&has); err != nil {
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info(?) WHERE name = ?", tc.table, tc.id).Scan(&has); err != nil {
 			return 0, err
 		}
 		if has == 0 {
 			continue
 		}
 		var all, after int64
-		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+tc[0]).Scan(&all); err != nil {
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+tc.table).Scan(&all); err != nil {
 			return 0, err
 		}
-		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+tc[0]+" WHERE "+tc[1]+" >= ?", next.Int64).Scan(&after); err != nil {
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+tc.table+" WHERE "+tc.id+" >= ?", next.Int64).Scan(&after); err != nil {
 			return 0, err
 		}
 		total += all - after

@@ -106,6 +106,54 @@ func compareValues(t *testing.T, a, b string) {
 	}
 }
 
+// TestFilesKnownAtFileEqualsCatalog: on every real catalog of the corpus,
+// at each of its snapshots, FilesKnownAtFile counts the same files in the
+// catalog's DuckDB form and in its SQLite form (read in place) as
+// Catalog.FilesKnownAt, and a snapshot the catalog lacks is
+// ErrSnapshotNotFound.
+func TestFilesKnownAtFileEqualsCatalog(t *testing.T) {
+	ctx := context.Background()
+	for _, rc := range duckdbCatalogs(t) {
+		t.Run(rc.File, func(t *testing.T) {
+			dir := t.TempDir()
+			src := gunzipCatalog(t, rc.File, dir, "")
+			lite := filepath.Join(dir, "work.sqlite")
+			if err := ConvertToSQLite(ctx, src, lite); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Open(ctx, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snaps, err := c.Snapshots(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[int64]int64{}
+			for _, s := range snaps {
+				if want[s.ID], err = c.FilesKnownAt(ctx, s.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.Close()
+			last := snaps[len(snaps)-1].ID
+			if want[last] == 0 && rc.DataFiles > 0 {
+				t.Errorf("no files known at the last snapshot of a catalog with %d data files", rc.DataFiles)
+			}
+			for _, path := range []string{src, lite} {
+				for id, n := range want {
+					if got, err := FilesKnownAtFile(ctx, path, id); err != nil || got != n {
+						t.Errorf("%s at snapshot %d: %d, %v; want %d", filepath.Base(path), id, got, err, n)
+					}
+				}
+				if _, err := FilesKnownAtFile(ctx, path, last+1); !errors.Is(err, ErrSnapshotNotFound) {
+					t.Errorf("%s at a snapshot it lacks: %v", filepath.Base(path), err)
+				}
+			}
+		})
+	}
+}
+
 // Every real DuckDB-format catalog -> SQLite -> DuckDB gives back the same
 // tables, column names and types, constraints and rows, in the same storage
 // version.

@@ -726,18 +726,23 @@ func (c *Catalog) FilesKnownAt(ctx context.Context, s int64) (int64, error) {
 	if !next.Valid {
 		return 0, fmt.Errorf("%w: %s has no snapshot %d", ErrSnapshotNotFound, c.path, s)
 	}
-	parts := []string{
-		fmt.Sprintf("(SELECT count(*) FROM %s WHERE data_file_id < %d)", c.t("ducklake_data_file"), next.Int64),
-	}
-	if c.has("ducklake_delete_file", "delete_file_id") {
-		parts = append(parts, fmt.Sprintf("(SELECT count(*) FROM %s WHERE delete_file_id < %d)", c.t("ducklake_delete_file"), next.Int64))
-	}
-	if c.has("ducklake_files_scheduled_for_deletion", "data_file_id") {
-		parts = append(parts, fmt.Sprintf("(SELECT count(*) FROM %s WHERE data_file_id < %d)", c.t("ducklake_files_scheduled_for_deletion"), next.Int64))
+	parts := []string{"0"}
+	for _, tc := range knownFileIDs {
+		if c.has(tc.table, tc.id) {
+			parts = append(parts, fmt.Sprintf("(SELECT count(*) FROM %s WHERE %s < %d)", c.t(tc.table), tc.id, next.Int64))
+		}
 	}
 	var n int64
 	err = c.query(ctx, "SELECT "+strings.Join(parts, " + "), func(r *sql.Rows) error { return r.Scan(&n) })
 	return n, err
+}
+
+// knownFileIDs are the tables whose rows FilesKnownAt counts, each with
+// its file id column (data and delete files share the id counter).
+var knownFileIDs = []struct{ table, id string }{
+	{"ducklake_data_file", "data_file_id"},
+	{"ducklake_delete_file", "delete_file_id"},
+	{"ducklake_files_scheduled_for_deletion", "data_file_id"},
 }
 
 // InexactAt returns the ids of the tables whose RowCount in State(s) may
