@@ -69,6 +69,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fdl-dev/fdl/internal/stamp"
@@ -142,6 +143,27 @@ func (e *FolderError) Error() string {
 }
 
 func (e *FolderError) Unwrap() error { return e.Err }
+
+// FullError: the file system under the cache's folder Dir has no room for
+// an entry of Size bytes, or the user's disk quota is spent; Err is the
+// file system's error (ENOSPC or EDQUOT). Nothing of the entry is left.
+type FullError struct {
+	Dir  string
+	Size int64
+	Err  error
+}
+
+func (e *FullError) Error() string {
+	return fmt.Sprintf("catalog cache %s: no room for a catalog of %d bytes: %v", e.Dir, e.Size, e.Err)
+}
+
+func (e *FullError) Unwrap() error { return e.Err }
+
+// isFull reports whether err is the file system's "no space left" or
+// "disk quota exceeded".
+func isFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
 
 // Options configure a cache.
 type Options struct {
@@ -409,8 +431,18 @@ func (c *Cache) Fetch(ctx context.Context, sum string, size int64, fill FillFunc
 }
 
 // fill makes the entry for sum from fill's stream; the caller holds its
-// lock. On any error the partial file is removed.
+// lock. On any error the partial file is removed; a file system without
+// room for it gives *FullError.
 func (c *Cache) fill(ctx context.Context, sum string, size int64, fill FillFunc) (err error) {
+	defer func() {
+		if err != nil && isFull(err) {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe // the file and the file system's words, once
+			}
+			err = &FullError{Dir: c.dir, Size: size, Err: err}
+		}
+	}()
 	part := c.name(sum, partSuffix)
 	f, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -428,7 +460,7 @@ func (c *Cache) fill(ctx context.Context, sum string, size int64, fill FillFunc)
 	case w.longer:
 		return &MismatchError{SHA256: sum, Size: size, GotSize: w.n, Longer: true}
 	case w.err != nil:
-		return fmt.Errorf("catalog cache: write %s: %w", part, w.err)
+		return fmt.Errorf("catalog cache: %w", w.err) // w.err names the file
 	case ferr != nil:
 		return fmt.Errorf("fill cache entry %s: %w", sum, ferr)
 	}

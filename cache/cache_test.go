@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -492,6 +493,37 @@ func TestFetchWaitCancelled(t *testing.T) {
 	}
 	if _, _, err := c.Get(ctx, sum); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Get under a held lock = %v", err)
+	}
+}
+
+// A disk with no room for the entry gives *FullError naming the cache's
+// folder and the entry's size, and leaves nothing of the entry. The
+// entry's .part is a link to /dev/full, whose writes fail with ENOSPC.
+func TestFetchFullDisk(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this platform")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := open(t, dir, Options{})
+	b, sum := content(3, 100_000)
+	if err := os.Symlink("/dev/full", c.name(sum, partSuffix)); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	_, err := c.Fetch(ctx, sum, int64(len(b)), writer(b, &calls))
+	var fe *FullError
+	if !errors.As(err, &fe) || fe.Dir != dir || fe.Size != int64(len(b)) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Fetch onto a full disk = %v (%T), want a *FullError for %s, %d bytes, wrapping ENOSPC", err, err, dir, len(b))
+	}
+	if strings.Count(err.Error(), "catalog cache") != 1 || !strings.Contains(err.Error(), "no room") {
+		t.Fatalf("message %q: want the cache named once, and that it has no room", err)
+	}
+	wantFiles(t, dir, "CACHEDIR.TAG")
+	// With room again, the same fetch fills the entry.
+	if path, err := c.Fetch(ctx, sum, int64(len(b)), writer(b, &calls)); err != nil || path != c.Path(sum) {
+		t.Fatalf("Fetch with room = %s, %v", path, err)
 	}
 }
 

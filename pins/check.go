@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/fdl-dev/fdl/cache"
 	"github.com/fdl-dev/fdl/lockfile"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/repo"
@@ -75,7 +76,10 @@ func Check(ctx context.Context, env Env, failBehind bool) (*Report, error) {
 			return rep, err
 		}
 		p, _ := lf.file.Pin(n)
-		s := checkPin(ctx, env, rs, lf, n, p)
+		s, err := checkPin(ctx, env, rs, lf, n, p)
+		if err != nil {
+			return rep, err
+		}
 		rep.Pins = append(rep.Pins, s)
 		switch s.Status {
 		case StateBad:
@@ -93,12 +97,13 @@ func Check(ctx context.Context, env Env, failBehind bool) (*Report, error) {
 	return rep, nil
 }
 
-// checkPin checks one pin.
-func checkPin(ctx context.Context, env Env, rs *repos, lf *opened, name string, p lockfile.Pin) PinState {
+// checkPin checks one pin. Its error is the reader's machine's, not the
+// pin's (the cache's disk is full: *cache.FullError), and stops the check.
+func checkPin(ctx context.Context, env Env, rs *repos, lf *opened, name string, p lockfile.Pin) (PinState, error) {
 	s := PinState{Name: name, Pin: view(p), Status: StateOK}
-	fail := func(kind string, err error) PinState {
+	fail := func(kind string, err error) (PinState, error) {
 		s.Status, s.Kind, s.Problem = StateBad, kind, strings.TrimPrefix(err.Error(), "pin "+name+": ")
-		return s
+		return s, nil
 	}
 	url := lockfile.RepositoryURL(lf.dir(), p)
 	r, err := rs.get(ctx, name, url)
@@ -120,13 +125,16 @@ func checkPin(ctx context.Context, env Env, rs *repos, lf *opened, name string, 
 	} else if err != nil {
 		return fail(ProblemError, err)
 	}
+	var full *cache.FullError
 	if err := checkCatalog(ctx, env, r, rec); errors.Is(err, repo.ErrChecksum) || errors.Is(err, repo.ErrExtraFiles) {
 		return fail(ProblemChecksum, err)
+	} else if errors.As(err, &full) {
+		return s, err
 	} else if err != nil {
 		return fail(ProblemError, err)
 	}
 	if p.Ref == "" {
-		return s
+		return s, nil
 	}
 	rv, err := r.Resolve(ctx, string(p.Ref))
 	switch {
@@ -140,5 +148,5 @@ func checkPin(ctx context.Context, env Env, rs *repos, lf *opened, name string, 
 			s.HeadSeq = hr.Seq
 		}
 	}
-	return s
+	return s, nil
 }

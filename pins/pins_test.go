@@ -2,6 +2,7 @@ package pins_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -90,5 +91,43 @@ func TestAttachDownloadsOnce(t *testing.T) {
 	}
 	if n := gets.Load(); n != 1 {
 		t.Errorf("a later attach read the catalog again (%d reads)", n)
+	}
+}
+
+// TestCheckStopsOnFullCache: a disk with no room under the cache is the
+// reader's machine's trouble, not a pin's: Check stops with the cache's
+// *cache.FullError instead of reporting the pin bad. The entry's .part
+// links to /dev/full, whose writes fail with ENOSPC.
+func TestCheckStopsOnFullCache(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this platform")
+	}
+	h := history.BuildReal(t, 1, func(int) string { return "CREATE TABLE t AS SELECT range AS x FROM range(10)" })
+	ctx := context.Background()
+	proj := t.TempDir()
+	env := pins.Env{Dir: proj, Open: func(ctx context.Context, url string) (*repo.Repo, error) {
+		return repo.Open(ctx, url)
+	}}
+	if _, err := pins.Add(ctx, env, pins.AddOptions{Name: "sales", Repository: h.URL}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := cache.Open(filepath.Join(t.TempDir(), "cache"), cache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := strings.TrimSuffix(c.Path(h.Recs[0].Catalog.SHA256), cache.EntrySuffix) + ".part"
+	if err := os.Symlink("/dev/full", part); err != nil {
+		t.Fatal(err)
+	}
+	env.Cache = c
+	rep, err := pins.Check(ctx, env, false)
+	var full *cache.FullError
+	if !errors.As(err, &full) || full.Size != h.Recs[0].Catalog.Size {
+		t.Fatalf("Check onto a full cache = %v (%T), want a *cache.FullError for %d bytes", err, err, h.Recs[0].Catalog.Size)
+	}
+	for _, p := range rep.Pins {
+		if p.Status == pins.StateBad {
+			t.Fatalf("pin %s reported bad (%s) for the cache's full disk", p.Name, p.Problem)
+		}
 	}
 }

@@ -211,6 +211,8 @@ func kindOfType(e error) (string, bool) {
 		return "cannot_list", true
 	case *cache.FolderError:
 		return "cache_folder", true
+	case *cache.FullError:
+		return "cache_full", true
 	}
 	return "", false
 }
@@ -364,6 +366,10 @@ func hintsFor(e error) []hint {
 	switch e := e.(type) {
 	case *store.AuthError:
 		return []hint{{"run the command again with --verbose to see the store's own error", ""}}
+	case *cache.FullError:
+		return []hint{{"see what the cache holds", "fdl cache list"},
+			{"make room: remove the least recently used catalogs until the rest fit in SIZE", "fdl cache prune --max-size SIZE"},
+			{"or set FDL_CACHE to a folder on a disk with room; attach and lock commands also run without the cache with --cache=false", ""}}
 	case *cache.FolderError:
 		return []hint{{"set FDL_CACHE to a folder this user can write, or unset it for the default (fdl/catalogs in the user's cache folder); attach and lock commands also run without the cache with --cache=false", ""}}
 	case *workdir.UndoNotCommittedError:
