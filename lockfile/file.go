@@ -91,11 +91,10 @@ func (f *File) Save(path string) error {
 // writeAtomic is Save's write, with the function that writes the bytes
 // into the temporary file given (tests make it fail halfway).
 func writeAtomic(path string, data []byte, write func(io.Writer, []byte) error) (err error) {
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		// A lockfile kept as a symbolic link (to a file shared by several
-		// projects, say) stays one: the file it points to is replaced.
-		path = target
-	}
+	// A lockfile kept as a symbolic link (to a file shared by several
+	// projects, say) stays one: the file it points to is replaced, or made
+	// when the link is dangling.
+	path = linkTarget(path)
 	dir := filepath.Dir(path)
 	mode := fs.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
@@ -197,4 +196,26 @@ func StoredRepository(lockDir, location string) (string, error) {
 		return filepath.ToSlash(rel), nil
 	}
 	return abs, nil
+}
+
+// linkTarget returns the file path names once its symbolic links are
+// followed, as the system follows them for a write: also when the last
+// link names a file that does not exist yet (a dangling link; the write
+// makes the file). A path that is no link, or a loop of links (given up
+// after 40, the system's own bound), is returned as it is reached.
+func linkTarget(path string) string {
+	if t, err := filepath.EvalSymlinks(path); err == nil {
+		return t
+	}
+	for range 40 {
+		l, err := os.Readlink(path)
+		if err != nil {
+			return path
+		}
+		if !filepath.IsAbs(l) {
+			l = filepath.Join(filepath.Dir(path), l)
+		}
+		path = l
+	}
+	return path
 }

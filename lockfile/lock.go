@@ -40,9 +40,7 @@ const maxLockRetries = 1000
 // waiting, naming the lock and the processes that hold it where the
 // system says.
 func Lock(ctx context.Context, path string) (release func(), err error) {
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		path = target // links to one lockfile share its lock, as Save writes the target
-	}
+	path = linkTarget(path) // links to one lockfile share its lock, as Save writes the target
 	lp := LockPath(path)
 	wait := time.Millisecond
 	for {

@@ -110,3 +110,41 @@ func TestSymlinkedLockfile(t *testing.T) {
 		t.Fatalf("the linked file %s did not get the saved pin", shared)
 	}
 }
+
+// TestDanglingSymlinkedLockfile: a lockfile that is a symbolic link to a
+// file not made yet (relative to the link's folder) stays a link when
+// saved through it: the write makes the file it names.
+func TestDanglingSymlinkedLockfile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "shared"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, FileName)
+	if err := os.Symlink(filepath.Join("shared", "team.lock"), link); err != nil {
+		t.Fatal(err)
+	}
+	release, err := Lock(context.Background(), link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := New()
+	if err := f.Set("sales", salesPin()); err != nil {
+		t.Fatal(err)
+	}
+	err = f.Save(link)
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("after a save through it, %s is no longer a symbolic link (%v)", link, err)
+	}
+	got, err := Load(filepath.Join(dir, "shared", "team.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Pin("sales"); !ok {
+		t.Fatal("the file the link names did not get the saved pin")
+	}
+}
