@@ -323,6 +323,11 @@ func (m *mirror) copyData(ctx context.Context, rec *version.Record, path string)
 				absentMu.Unlock()
 				return nil
 			}
+			if err == nil {
+				m.mu.Lock()
+				m.dataCopied[k] = true
+				m.mu.Unlock()
+			}
 			return err
 		})
 	}
@@ -336,8 +341,9 @@ func (m *mirror) copyData(ctx context.Context, rec *version.Record, path string)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.res.DataFiles += len(missing) - len(absent)
-	m.res.DataGone += len(absent)
+	// Each file once, however many versions list it (two copying at once
+	// may both find it missing at the destination).
+	m.res.DataFiles, m.res.DataGone = len(m.dataCopied), len(m.srcAbsent)
 	return nil
 }
 

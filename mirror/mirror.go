@@ -143,7 +143,7 @@ func Run(ctx context.Context, srcURL, dstURL string, o Options) (*Result, error)
 	}
 	defer src.Close()
 	res := &Result{Source: src.Where(), Refs: []RefResult{}}
-	m := &mirror{src: src, o: o, res: res, known: map[version.ID]bool{}, dataDone: map[string]bool{}, srcAbsent: map[string]bool{}, srcKept: map[version.ID]bool{}}
+	m := &mirror{src: src, o: o, res: res, known: map[version.ID]bool{}, dataDone: map[string]bool{}, dataCopied: map[string]bool{}, srcAbsent: map[string]bool{}, srcKept: map[version.ID]bool{}}
 	// The source's refs are read before the destination is made, so a
 	// --ref naming no ref at SRC leaves no new repository behind.
 	srcRefs, err := m.sourceRefs(ctx, pats)
@@ -187,6 +187,9 @@ type mirror struct {
 	// copied); dataListed: all of them, listed once.
 	dataDone   map[string]bool
 	dataListed bool
+	// dataCopied are the data keys this run wrote (or found written by
+	// a version copied beside it): Result.DataFiles.
+	dataCopied map[string]bool
 	// srcAbsent are data keys the source does not hold (gc deleted
 	// them, or they are lost): each version that lists one tells whether
 	// it needed it (copyData).
