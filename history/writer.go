@@ -96,7 +96,8 @@ func (w *Writer) Put(ctx context.Context, p *Pack) (bool, error) {
 // Compare checks pack p against the records: each entry's bytes must be
 // the compacted version.json of its version, which rec returns (ok false:
 // the version has no readable record). Errors: ErrBadPack naming the
-// first entry that differs or has no record.
+// first entry that has no record; *DiffersError (ErrBadPack) naming the
+// first that differs from its record.
 func Compare(p *Pack, rec func(id version.ID) (Entry, bool)) error {
 	for i, e := range p.Entries {
 		want, ok := rec(e.Record.ID)
@@ -104,8 +105,25 @@ func Compare(p *Pack, rec func(id version.ID) (Entry, bool)) error {
 			return fmt.Errorf("history pack of version %s, record %d: version %s has no readable version.json: %w", p.ID, i+1, e.Record.ID, ErrBadPack)
 		}
 		if !bytes.Equal(want.Raw, e.Raw) {
-			return fmt.Errorf("history pack of version %s, record %d: it differs from versions/%s/version.json: %w", p.ID, i+1, e.Record.ID, ErrBadPack)
+			return &DiffersError{Pack: p.ID, Entry: i + 1, Version: e.Record.ID}
 		}
 	}
 	return nil
 }
+
+// DiffersError: entry Entry (from 1) of the history pack of version Pack
+// is not the bytes of its version's record, versions/<Version>/version.json.
+// The pack copied the record when it was written, so one of the two was
+// changed since; which one, the bytes alone do not say. It wraps
+// ErrBadPack.
+type DiffersError struct {
+	Pack    version.ID
+	Entry   int
+	Version version.ID
+}
+
+func (e *DiffersError) Error() string {
+	return fmt.Sprintf("history pack of version %s, record %d: it differs from versions/%s/version.json: %v", e.Pack, e.Entry, e.Version, ErrBadPack)
+}
+
+func (e *DiffersError) Unwrap() error { return ErrBadPack }

@@ -364,6 +364,22 @@ func TestPacksVerifiedAndRewritten(t *testing.T) {
 	if len(codes[repo.CodePackInvalid]) != 2 || len(rep.Problems) != 2 {
 		t.Fatalf("verify problems %v, want the two damaged packs", rep.Problems)
 	}
+	// A pack that differs from a record does not say which changed: the
+	// advice names both ways out, not only deleting the pack (which may
+	// be the good copy of an edited record).
+	nDiffers := 0
+	for _, p := range rep.Problems {
+		differs := strings.Contains(p.Message, "differs from versions/")
+		if differs != strings.Contains(p.Message, "if the record is the changed one, write the pack's copy back over it") {
+			t.Fatalf("verify's advice for %s: %s", p.Object, p.Message)
+		}
+		if differs {
+			nDiffers++
+		}
+	}
+	if nDiffers != 1 {
+		t.Fatalf("verify problems %v, want one pack that differs from a record", rep.Problems)
+	}
 	// gc --yes writes the missing packs on main's history (seq 6 and 4
 	// once deleted; 2 is not one a walk from main jumps to) with the
 	// bytes the pushes wrote.

@@ -102,7 +102,15 @@ func (r *Repo) checkPack(ctx context.Context, key string) (code Code, obj, msg s
 			return e, err == nil
 		})
 	}
-	if perr != nil {
+	var differs *history.DiffersError
+	switch {
+	case errors.As(perr, &differs):
+		// A record edited after its push also differs from its pack:
+		// the pack may be the good copy, so it is not to be deleted
+		// blindly (gc would write it again from the edited record).
+		rec := r.st.Location(VersionKey(differs.Version, version.RecordFile))
+		return CodePackInvalid, string(id), fmt.Sprintf("%v: readers do not use the pack; one of the two changed after it was written. Compare %s with the pack's entry %d (%s, in \"records\"): if the record is the changed one, write the pack's copy back over it; if the pack is, delete it and run fdl gc --yes to write it again", perr, rec, differs.Entry, r.st.Location(key)), false, nil
+	case perr != nil:
 		return CodePackInvalid, string(id), fmt.Sprintf("%v: readers do not use it; delete %s and run fdl gc --yes to write it again", perr, r.st.Location(key)), false, nil
 	}
 	return "", "", "", true, nil
