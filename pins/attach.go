@@ -2,8 +2,10 @@ package pins
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/lockfile"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
@@ -83,7 +85,9 @@ func Attach(ctx context.Context, env Env, r *repo.Repo, o AttachOptions) (*Attac
 	}
 	url := lockfile.RepositoryURL(lf.dir(), p)
 	pr, err := env.Open(ctx, url)
-	if err != nil && o.RequireSigned {
+	if err != nil && (o.RequireSigned || errors.Is(err, store.ErrAuth)) {
+		// Refused credentials are the reader's to mend (exit 5), not a
+		// repository out of reach: no cached line hides them.
 		return nil, fmt.Errorf("pin %s: %w", o.Locked, err)
 	} else if err != nil {
 		return offline(ctx, env, o.Locked, p, url, so.Alias, err)

@@ -164,6 +164,10 @@ type PushResult struct {
 	New      version.ID `json:"new"`
 	Uploaded int        `json:"uploaded"` // versions uploaded
 	UpToDate bool       `json:"up_to_date"`
+	// Ahead (with UpToDate): the branch holds New already, with versions
+	// after it (Old is its head); a working directory's pull brings
+	// them.
+	Ahead bool `json:"branch_ahead,omitempty"`
 	// FormatUpgrade is set when the push moved the branch to a newer
 	// DuckLake format or storage version (PushOptions.AllowFormatChange).
 	FormatChange *FormatChange `json:"format_change,omitempty"`
@@ -185,8 +189,12 @@ type PushResult struct {
 // create-only; the ref moves last. An interrupted push can be run again:
 // objects already uploaded with the same bytes are accepted.
 //
+// A branch that holds head already, as its version or an ancestor of it,
+// is up to date (PushResult.UpToDate; Ahead when it moved on from head).
+//
 // Errors: *RefusedError (wrapping refs.ErrRefused) when the branch holds a
-// version that is not an ancestor of head, or another push moved it first;
+// version that is not an ancestor of head (nor head one of it), or another
+// push moved it first;
 // *refs.DanglingError when the branch names a version the repository does
 // not hold (damage, not a refusal);
 // *FormatChangeError (wrapping ErrFormatUpgrade) when head has a newer
@@ -215,6 +223,13 @@ func (r *Repo) Publish(ctx context.Context, branch refs.Name, head version.ID, p
 				return refs.Move{}, fmt.Errorf("push to %s: %w", branch.Short(), err)
 			}
 			if !ok {
+				// A branch that moved on from head holds it already:
+				// nothing to push (a rerun after another writer's
+				// push), not a change to redo.
+				if held, err := refs.IsAncestor(ctx, recs, head, cur.ID); err == nil && held {
+					res.Ahead = true
+					return refs.Move{}, nil
+				}
 				return refs.Move{}, &RefusedError{Branch: branch, Current: cur.ID, Proposed: head, URL: r.where}
 			}
 			if err := r.checkFormatChange(ctx, recs, branch, cur.ID, head, o, res); err != nil {

@@ -51,7 +51,7 @@ path (DATA_PATH and OVERRIDE_DATA_PATH): the next attach of the version
 downloads nothing, and DuckDB reads the catalog from the local disk. With
 --locked NAME --cache, a repository that cannot be reached is no error
 when the pinned catalog is cached: the line attaches it (a warning says
-so); DuckDB then reads the catalog's metadata (tables, snapshots, the
+so; credentials the store refuses are still exit 5); DuckDB then reads the catalog's metadata (tables, snapshots, the
 ducklake_* functions), and needs the store to read table data.`,
 		Example: `  fdl attach main --repo /srv/repos/sales
   fdl attach 2025-final --as final

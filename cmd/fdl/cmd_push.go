@@ -56,6 +56,9 @@ func runPush(ctx context.Context, ios *term.IO, g *globals, branch string, o wor
 	}
 	short := res.Abbrev.Short
 	switch {
+	case res.UpToDate && res.Ahead:
+		ios.Printf("Everything up to date: %s holds %s and has moved on to %s\n", ios.Ref(res.Branch), ios.ID(short(res.New)), ios.ID(short(res.Old)))
+		ios.Printf("Bring this directory up to date with: %s\n", g.next("pull"))
 	case res.UpToDate:
 		ios.Printf("Everything up to date: %s holds %s\n", ios.Ref(res.Branch), ios.ID(short(res.New)))
 	case res.Old == "":
