@@ -311,6 +311,15 @@ func TestOpenCloudURLs(t *testing.T) {
 		{"s3://bkt/some/prefix?region=eu-west-1", "data", "s3://bkt/some/prefix/data", " (TYPE s3, PROVIDER credential_chain, REGION 'eu-west-1', SCOPE 's3://bkt/some/prefix');"},
 		{"s3://bkt?region=us-east-1&endpoint=http://127.0.0.1:7070&use_path_style=true", "", "s3://bkt",
 			" (TYPE s3, PROVIDER credential_chain, REGION 'us-east-1', ENDPOINT '127.0.0.1:7070', URL_STYLE 'path', USE_SSL false, SCOPE 's3://bkt');"},
+		// An endpoint that is an IP address: the SDK addresses the bucket
+		// by path, and so does the secret, unless the URL says otherwise.
+		{"s3://bkt?region=us-east-1&endpoint=http://127.0.0.1:7070", "", "s3://bkt",
+			" (TYPE s3, PROVIDER credential_chain, REGION 'us-east-1', ENDPOINT '127.0.0.1:7070', URL_STYLE 'path', USE_SSL false, SCOPE 's3://bkt');"},
+		{"s3://bkt?region=us-east-1&endpoint=http://[::1]:7070", "", "s3://bkt", "ENDPOINT '[::1]:7070', URL_STYLE 'path', USE_SSL false"},
+		{"s3://bkt?region=us-east-1&endpoint=http://127.0.0.1:7070&use_path_style=false", "", "s3://bkt",
+			" (TYPE s3, PROVIDER credential_chain, REGION 'us-east-1', ENDPOINT '127.0.0.1:7070', USE_SSL false, SCOPE 's3://bkt');"},
+		{"s3://bkt?region=us-east-1&endpoint=https://minio.example.com", "", "s3://bkt",
+			" (TYPE s3, PROVIDER credential_chain, REGION 'us-east-1', ENDPOINT 'minio.example.com', SCOPE 's3://bkt');"},
 		{"gs://bkt/p/", "versions/x", "gs://bkt/p/versions/x", "TYPE gcs"},
 		{"azblob://cont/p", "data", "az://cont/p/data", "CONNECTION_STRING '<your connection string>'"},
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -94,6 +95,12 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store URL %q: %w", raw, err)
 	}
+	if !o.styleSet && ipHost(endpoint) {
+		// The SDK addresses a bucket by path on an endpoint that is an
+		// IP address (no host name to put the bucket in); DuckDB's
+		// default is the host name, so its secret says path.
+		o.pathStyle = true
+	}
 	d := &driver{secretSQL: secret(cfg.Region, endpoint, o.pathStyle, o.noHTTPS), creds: creds}
 	return cloud.New(cloud.Config{Bucket: b, Driver: d, Scheme: "s3", Name: name, Prefix: prefix}), nil
 }
@@ -104,6 +111,7 @@ type clientOptions struct {
 	s3        []func(*awss3.Options)
 	bucket    s3blob.Options
 	pathStyle bool // use_path_style (s3ForcePathStyle)
+	styleSet  bool // the URL gave use_path_style (s3ForcePathStyle)
 	noHTTPS   bool // disable_https
 }
 
@@ -120,7 +128,7 @@ func takeClientOptions(q url.Values, raw string) (clientOptions, error) {
 			if err != nil {
 				return o, fmt.Errorf("store URL %q: %s=%q is not true or false", raw, key, v)
 			}
-			o.pathStyle = b
+			o.pathStyle, o.styleSet = b, true
 			o.s3 = append(o.s3, func(so *awss3.Options) { so.UsePathStyle = b })
 		}
 	}
@@ -157,6 +165,21 @@ func takeClientOptions(q url.Values, raw string) (clientOptions, error) {
 		o.bucket.KMSEncryptionID = v
 	}
 	return o, nil
+}
+
+// ipHost reports whether endpoint (a URL, or a host with an optional
+// port) names its host by an IPv4 or IPv6 address.
+func ipHost(endpoint string) bool {
+	if endpoint == "" {
+		return false
+	}
+	host := endpoint
+	if e, err := url.Parse(endpoint); err == nil && e.Host != "" {
+		host = e.Hostname()
+	} else if h, _, err := net.SplitHostPort(endpoint); err == nil {
+		host = h
+	}
+	return net.ParseIP(strings.Trim(host, "[]")) != nil
 }
 
 // secret is the DuckDB secret for an S3 store: credentials from DuckDB's
