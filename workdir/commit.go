@@ -61,7 +61,24 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions) (*version.Record,
 	}
 	defer unlock()
 	_ = w.reload() // under the lock: another process may have committed
+	if err := w.settleStoppedPull(ctx); err != nil {
+		return nil, err
+	}
 	return w.commit(ctx, o)
+}
+
+// settleStoppedPull is settlePull for a commit (the caller holds the
+// lock): with the repository out of reach the state stays, and the commit
+// refuses (*PullInterruptedError). Errors: settlePull's.
+func (w *Workdir) settleStoppedPull(ctx context.Context) error {
+	if w.State.Pulling == nil {
+		return nil
+	}
+	r, err := w.Repo(ctx)
+	if err != nil {
+		return nil
+	}
+	return w.settlePull(ctx, r)
 }
 
 // ReplaceUnpushed is Commit in place of every version committed here and
@@ -92,6 +109,9 @@ func (w *Workdir) ReplaceUnpushed(ctx context.Context, o CommitOptions) (*versio
 	}
 	defer unlock()
 	_ = w.reload()
+	if err := w.settleStoppedPull(ctx); err != nil {
+		return nil, nil, err
+	}
 	if w.State.Base == w.State.Upstream || w.State.Pulling != nil {
 		rec, err := w.commit(ctx, o) // nothing to replace; commit refuses after a stopped pull
 		return rec, nil, err

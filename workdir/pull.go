@@ -87,6 +87,9 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 	}
 	defer unlock()
 	_ = w.reload() // under the lock: another process may have committed
+	if err := w.settlePull(ctx, r); err != nil {
+		return nil, err
+	}
 	res := &PullResult{Dir: w.Dir, Branch: w.State.Branch, Old: w.State.Base, Catalog: w.CatalogPath()}
 	format := ""
 	if w.BaseRecord != nil {
@@ -216,6 +219,70 @@ func (w *Workdir) finishPull(r *repo.Repo, head *version.Record, res *PullResult
 	attach := repo.WithReaderNote(r.AttachStatement(w.CatalogPath(), head.DuckLake.DataPath, "lake", false), head.DuckLake.Format)
 	res.AttachChanged, res.Attach = attach != res.Attach, attach
 	return nil
+}
+
+// settlePull ends what an interrupted pull left in the state (Pulling)
+// from what the working catalog holds, so that the next command goes on
+// (the caller holds the working directory's lock): the last snapshot (id
+// and time) of the version the pull was bringing — the catalog was
+// replaced: the state moves to that version; else its base's (or, with no
+// base, not that version's) — nothing was replaced: the state stays at its
+// base. Snapshots written after either are the user's and stay, as
+// uncommitted work. A catalog that holds neither is left as it is (fdl
+// pull --discard replaces it). Errors: reading the catalog's snapshots,
+// the record of the version the pull was bringing, saving the state.
+func (w *Workdir) settlePull(ctx context.Context, r *repo.Repo) error {
+	if w.State.Pulling == nil {
+		return nil
+	}
+	to, replaced, known, err := w.stoppedPull(ctx, r)
+	switch {
+	case err != nil || !known:
+		return err
+	case replaced:
+		w.debugf("pull: the interrupted pull had replaced the working catalog with %s: the state moves there", to.ID)
+		w.State.Base, w.State.Upstream, w.State.Pulling = to.ID, to.ID, nil
+		return w.save(to)
+	}
+	w.debugf("pull: the interrupted pull had not replaced the working catalog: the state stays at its base")
+	w.State.Pulling = nil
+	return w.save(w.BaseRecord)
+}
+
+// stoppedPull tells what the interrupted pull in the state did to the
+// working catalog (settlePull's rule), reading nothing but the catalog's
+// snapshots and the record of the version it was bringing (to): replaced,
+// or not (known false: the catalog holds neither that version's last
+// snapshot nor its base's). Errors: reading them.
+func (w *Workdir) stoppedPull(ctx context.Context, r *repo.Repo) (to *version.Record, replaced, known bool, err error) {
+	marks, err := ducklake.SnapshotMarks(ctx, w.CatalogPath())
+	if err != nil {
+		return nil, false, false, err
+	}
+	if to, err = r.Record(ctx, w.State.Pulling.To); err != nil {
+		return nil, false, false, err
+	}
+	switch {
+	case holdsSnapshot(marks, to):
+		return to, true, true, nil
+	case w.BaseRecord == nil || holdsSnapshot(marks, w.BaseRecord):
+		return to, false, true, nil
+	}
+	return to, false, false, nil
+}
+
+// holdsSnapshot reports whether a catalog's snapshots (marks) include
+// rec's last snapshot, with its time.
+func holdsSnapshot(marks []ducklake.SnapshotMark, rec *version.Record) bool {
+	if rec == nil {
+		return false
+	}
+	for _, m := range marks {
+		if m.ID == rec.DuckLake.Snapshot {
+			return m.Time.Equal(rec.DuckLake.SnapshotTime)
+		}
+	}
+	return false
 }
 
 // atSnapshot reports whether a catalog's snapshots (marks) end at rec's

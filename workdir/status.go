@@ -88,6 +88,22 @@ type StatusOptions struct {
 // there (ducklake.ReadRecent; a SQLite working catalog is read in place,
 // without a conversion). Errors:
 // ducklake.ErrLocked while another process holds the catalog.
+// pullReplacedNothing reports whether the interrupted pull in the state
+// had not replaced the working catalog (stoppedPull), so that status shows
+// the catalog against its base as if no pull had run (the next pull or
+// commit clears the state). Offline, or when it cannot tell: false.
+func (w *Workdir) pullReplacedNothing(ctx context.Context, o StatusOptions) bool {
+	if o.Offline {
+		return false
+	}
+	r, err := w.Repo(ctx)
+	if err != nil {
+		return false
+	}
+	_, replaced, known, err := w.stoppedPull(ctx, r)
+	return err == nil && known && !replaced
+}
+
 func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) {
 	st := &Status{Dir: w.Dir, Repository: store.RedactURL(w.State.Repository), Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, ContinuesBase: true, Undo: w.State.Undo, Changes: []TableChange{}}
 	if w.BaseRecord != nil {
@@ -112,7 +128,7 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 			st.Attach = r.AttachStatement(w.CatalogPath(), w.dataPath(), "lake", false)
 		}
 	}
-	if w.State.Pulling != nil {
+	if w.State.Pulling != nil && !w.pullReplacedNothing(ctx, o) {
 		st.ContinuesBase = false
 		st.Problem = (&PullInterruptedError{Dir: w.Dir}).Error()
 		st.Snapshots, st.Tables = []ducklake.Snapshot{}, []string{}
