@@ -62,9 +62,10 @@ func (w *Workdir) Commit(ctx context.Context, o CommitOptions) (*version.Record,
 	defer unlock()
 	_ = w.reload() // under the lock: another process may have committed
 	if err := w.settleStoppedPull(ctx); err != nil {
-		return nil, err
+		return nil, w.unusable(err)
 	}
-	return w.commit(ctx, o)
+	rec, err := w.commit(ctx, o)
+	return rec, w.unusable(err)
 }
 
 // settleStoppedPull is settlePull for a commit (the caller holds the
@@ -181,6 +182,9 @@ func (w *Workdir) commit(ctx context.Context, o CommitOptions) (*version.Record,
 	}
 	if strings.TrimSpace(o.Message) == "" {
 		return nil, NoMessageError{}
+	}
+	if err := w.catalogGone(); err != nil {
+		return nil, err
 	}
 	if w.State.Pulling != nil {
 		return nil, &PullInterruptedError{Dir: w.Dir}

@@ -3,6 +3,7 @@ package workdir
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/lakewriter"
@@ -247,3 +248,26 @@ func (e *UndoDataMissingError) Error() string {
 }
 
 func (e *UndoDataMissingError) Unwrap() error { return repo.ErrDataMissing }
+
+// CatalogUnusableError: the working catalog of Dir, Path, is not there
+// (deleted, moved away: Err is fs.ErrNotExist) or is no catalog fdl can
+// read (Err wraps ducklake.ErrNotCatalog or ducklake.ErrCorrupt).
+// Unpushed counts the versions committed in Dir and not pushed (their
+// catalogs are in DIR/.fdl/versions; a pull that discards never discards
+// them). Pull with Discard makes the catalog anew from the branch's head
+// when Unpushed is 0.
+type CatalogUnusableError struct {
+	Dir, Path string
+	Branch    string
+	Unpushed  int
+	Err       error
+}
+
+func (e *CatalogUnusableError) Error() string {
+	if errors.Is(e.Err, fs.ErrNotExist) {
+		return fmt.Sprintf("%s: the working catalog %s is not there (deleted or moved away)", e.Dir, e.Path)
+	}
+	return fmt.Sprintf("%s: the working catalog cannot be read: %v", e.Dir, e.Err)
+}
+
+func (e *CatalogUnusableError) Unwrap() error { return e.Err }

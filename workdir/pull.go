@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -87,7 +88,13 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 	}
 	defer unlock()
 	_ = w.reload() // under the lock: another process may have committed
-	if err := w.settlePull(ctx, r); err != nil {
+	remake, err := w.remakeCatalog(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if remake {
+		w.State.Pulling = nil // the catalog is made anew from the head
+	} else if err := w.settlePull(ctx, r); err != nil {
 		return nil, err
 	}
 	res := &PullResult{Dir: w.Dir, Branch: w.State.Branch, Old: w.State.Base, Catalog: w.CatalogPath()}
@@ -105,6 +112,9 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 		return nil, err
 	}
 	res.New, res.Seq, res.Ahead = tr.Head, tr.HeadSeq, tr.Ahead
+	if remake && len(pending) > 0 {
+		return nil, w.unusableError(fs.ErrNotExist)
+	}
 	if len(pending) > 0 && tr.State != repo.TrackUpToDate && tr.State != repo.TrackAhead {
 		return nil, &UnpushedError{Branch: tr.Ref, Unpushed: len(pending), Tracking: *tr}
 	}
@@ -112,7 +122,7 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 	case repo.TrackNoBranch:
 		return nil, &NoBranchToPullError{Branch: tr.Ref}
 	case repo.TrackUpToDate, repo.TrackAhead:
-		if w.State.Pulling == nil {
+		if w.State.Pulling == nil && !remake {
 			res.New, res.Seq, res.UpToDate = w.State.Base, baseSeq(w.BaseRecord), true
 			return res, nil
 		}
@@ -129,7 +139,72 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 	if err := r.RefuseRetired(ctx, head); err != nil {
 		return nil, err
 	}
-	return res, w.replaceWith(ctx, r, head, o, res)
+	if remake {
+		return res, w.makeCatalog(ctx, r, head, res)
+	}
+	return res, w.unusable(w.replaceWith(ctx, r, head, o, res))
+}
+
+// remakeCatalog tells whether a pull makes the working catalog anew rather
+// than replacing it: with o.Discard, when it is not there or is no
+// readable catalog (ducklake.ErrNotCatalog, ducklake.ErrCorrupt; its
+// snapshots are read). Errors: *CatalogUnusableError without o.Discard.
+func (w *Workdir) remakeCatalog(ctx context.Context, o PullOptions) (bool, error) {
+	if gone := w.catalogGone(); gone != nil {
+		if !o.Discard {
+			return false, gone
+		}
+		return true, nil
+	}
+	_, err := ducklake.SnapshotMarks(ctx, w.CatalogPath())
+	bad := errors.Is(err, ducklake.ErrNotCatalog) || errors.Is(err, ducklake.ErrCorrupt)
+	if bad && !o.Discard {
+		return false, w.unusable(err) // not "up to date"
+	}
+	return bad, nil
+}
+
+// makeCatalog makes the working catalog anew from head's (a pull that
+// discards, when it is not there or unreadable): fetched and checked, for
+// a SQLite working catalog converted in DIR/.fdl first, then renamed into
+// place once whole (the old file's -wal, -shm or .wal removed before: they
+// belong to it), and the state moves to head.
+func (w *Workdir) makeCatalog(ctx context.Context, r *repo.Repo, head *version.Record, res *PullResult) error {
+	newCat, err := w.fetchForPull(ctx, r, head)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(newCat) // kept as the base, or renamed into place
+	cat := w.CatalogPath()
+	w.step("pull:replace")
+	if w.State.CatalogFormat == ducklake.BackendSQLite {
+		lite := w.stateDir("pull.sqlite")
+		if err := ducklake.ConvertToSQLite(ctx, newCat, lite); err != nil {
+			return err
+		}
+		defer ducklake.RemoveSQLite(lite) // its -wal and -shm, if any
+		if err := ducklake.RemoveSQLite(cat); err != nil {
+			return err
+		}
+		if err := os.Rename(lite, cat); err != nil {
+			return err
+		}
+		w.keepBase(newCat, head.ID)
+	} else {
+		if err := os.Remove(cat + ".wal"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := os.Rename(newCat, cat); err != nil {
+			return err
+		}
+	}
+	if w.BaseRecord != nil {
+		// The line before, as it was with the file there (the form of a
+		// missing file cannot be read from it).
+		res.Attach = repo.WithReaderNote(r.AttachStatement(cat, w.dataPath(), "lake", false), w.BaseRecord.DuckLake.Format)
+	}
+	w.step("pull:state")
+	return w.finishPull(r, head, res)
 }
 
 // replaceWith replaces the working catalog with head's, then moves the
@@ -232,8 +307,8 @@ func (w *Workdir) finishPull(r *repo.Repo, head *version.Record, res *PullResult
 // pull --discard replaces it). Errors: reading the catalog's snapshots,
 // the record of the version the pull was bringing, saving the state.
 func (w *Workdir) settlePull(ctx context.Context, r *repo.Repo) error {
-	if w.State.Pulling == nil {
-		return nil
+	if w.State.Pulling == nil || w.catalogGone() != nil {
+		return nil // a missing catalog is the command's to report
 	}
 	to, replaced, known, err := w.stoppedPull(ctx, r)
 	switch {

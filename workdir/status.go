@@ -105,6 +105,9 @@ func (w *Workdir) pullReplacedNothing(ctx context.Context, o StatusOptions) bool
 }
 
 func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) {
+	if err := w.catalogGone(); err != nil {
+		return nil, err
+	}
 	st := &Status{Dir: w.Dir, Repository: store.RedactURL(w.State.Repository), Branch: w.State.Branch, Base: w.State.Base, BaseSnapshot: -1, ContinuesBase: true, Undo: w.State.Undo, Changes: []TableChange{}}
 	if w.BaseRecord != nil {
 		st.BaseSeq = w.BaseRecord.Seq
@@ -142,7 +145,7 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 	// The same reading commit freezes: a .wal's rows included.
 	recent, err := ducklake.ReadRecent(ctx, w.CatalogPath(), st.BaseSnapshot)
 	if err != nil {
-		return nil, err
+		return nil, w.unusable(err)
 	}
 	snaps := recent.Snapshots
 	if _, err := w.checkLineage(snaps); err != nil && !errors.Is(err, ErrNothingToCommit) {

@@ -107,6 +107,9 @@ func (w *Workdir) Revert(ctx context.Context, o RevertOptions) (*UndoResult, err
 		return nil, err
 	}
 	defer unlock()
+	if err := w.catalogGone(); err != nil {
+		return nil, err
+	}
 	target, err := w.undoTarget(ctx, r, o.Rev)
 	if err != nil {
 		return nil, err
@@ -183,6 +186,9 @@ func (w *Workdir) Restore(ctx context.Context, o RestoreOptions) (*UndoResult, e
 		return nil, err
 	}
 	defer unlock()
+	if err := w.catalogGone(); err != nil {
+		return nil, err
+	}
 	target, err := w.undoTarget(ctx, r, o.Source)
 	if err != nil {
 		return nil, err

@@ -117,6 +117,38 @@ func (w *Workdir) CatalogPath() string {
 	return filepath.Join(w.Dir, CatalogName)
 }
 
+// catalogGone returns *CatalogUnusableError when the working catalog is
+// not there, else nil (also when it cannot tell: the read that follows
+// names the file system's error).
+func (w *Workdir) catalogGone() error {
+	if _, err := os.Lstat(w.CatalogPath()); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return w.unusableError(fs.ErrNotExist)
+}
+
+// unusable returns err as *CatalogUnusableError when it says that the
+// working catalog itself is no catalog fdl can read (it wraps
+// ducklake.ErrNotCatalog or ducklake.ErrCorrupt and names the catalog's
+// path); any other err as it is.
+func (w *Workdir) unusable(err error) error {
+	if err == nil || !(errors.Is(err, ducklake.ErrNotCatalog) || errors.Is(err, ducklake.ErrCorrupt)) || !strings.Contains(err.Error(), w.CatalogPath()) {
+		return err
+	}
+	if errors.As(err, new(*CatalogUnusableError)) {
+		return err
+	}
+	return w.unusableError(err)
+}
+
+func (w *Workdir) unusableError(err error) *CatalogUnusableError {
+	e := &CatalogUnusableError{Dir: w.Dir, Path: w.CatalogPath(), Branch: w.State.Branch, Err: err}
+	if pending, perr := w.PendingVersions(); perr == nil {
+		e.Unpushed = len(pending)
+	}
+	return e
+}
+
 func (w *Workdir) stateDir(parts ...string) string {
 	return filepath.Join(append([]string{w.Dir, StateDir}, parts...)...)
 }

@@ -213,6 +213,8 @@ func kindOfType(e error) (string, bool) {
 		return "cache_folder", true
 	case *cache.FullError:
 		return "cache_full", true
+	case *workdir.CatalogUnusableError:
+		return "catalog_unusable", true
 	}
 	return "", false
 }
@@ -457,6 +459,12 @@ func hintsFor(e error) []hint {
 		b := e.Branch.Short()
 		return []hint{{"replace the working catalog with " + b + "'s head anyway (the base stays in the repository)", "fdl pull --discard"},
 			{"or check " + b + " out into another directory", "fdl checkout URL NEWDIR --branch " + shellQuote(b)}}
+	case *workdir.CatalogUnusableError:
+		if e.Unpushed > 0 {
+			return []hint{{"the versions committed here are kept in .fdl/versions: publish them on a new branch of their own", "fdl push NEW-BRANCH"},
+				{"then make the working catalog anew from " + e.Branch + "'s head", "fdl pull --discard"}}
+		}
+		return []hint{{"make it anew from " + e.Branch + "'s head (what was written to it since the last commit is lost)", "fdl pull --discard"}}
 	case *workdir.PullInterruptedError:
 		return []hint{{"finish it", "fdl pull"}}
 	case *workdir.NoBranchToPullError:
