@@ -222,7 +222,7 @@ func (n *Normaliser) canonical(p string) (string, []string, error) {
 			return n.local(strings.ReplaceAll(p, `\`, "/"), "")
 		}
 		if !strings.HasPrefix(p, "/") {
-			return bad("it is a relative path (the catalog's data_path is relative, so it depends on the reader's working directory); give the catalog an absolute data_path")
+			return bad("it is a relative path, which DuckDB reads against the reader's working directory: a file added by a relative path (ducklake_add_data_files stores the path as given) or a relative data_path; add files by their absolute path, and give the catalog an absolute data_path")
 		}
 		return n.local(p, "")
 	case strings.EqualFold(m[1], "file"):
