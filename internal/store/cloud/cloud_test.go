@@ -60,6 +60,33 @@ func TestCloudVersitygw(t *testing.T) {
 	storetest.Run(t, openFresh(cloudtest.S3(t)))
 }
 
+// TestCloudIPEndpointPathStyle: an S3 endpoint that is an IP address
+// needs no use_path_style: the bucket goes in the path (there is no host
+// name to put it in), for the SDK and in DuckDB's secret.
+func TestCloudIPEndpointPathStyle(t *testing.T) {
+	u, err := url.Parse(cloudtest.Gofakes3(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Del("use_path_style")
+	u.RawQuery = q.Encode()
+	s, err := store.Open(t.Context(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Create(t.Context(), "k", strings.NewReader("v")); err != nil {
+		t.Fatalf("write through %s: %v", u, err)
+	}
+	if b, _, err := store.ReadAll(t.Context(), s, "k"); err != nil || string(b) != "v" {
+		t.Fatalf("read through %s: %q, %v", u, b, err)
+	}
+	if sec := s.(interface{ DuckDBSecret() string }).DuckDBSecret(); !strings.Contains(sec, "URL_STYLE 'path'") {
+		t.Fatalf("secret %s: want URL_STYLE 'path'", sec)
+	}
+}
+
 func TestCloudAzurite(t *testing.T) {
 	storetest.Run(t, openFresh(cloudtest.Azure(t)))
 }

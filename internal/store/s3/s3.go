@@ -88,18 +88,20 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 	if cfg.Credentials != nil && !anonymous {
 		cfg.Credentials = markedProvider{cfg.Credentials}
 	}
+	if !o.styleSet && ipHost(endpoint) {
+		// An endpoint that is an IP address has no host name to put the
+		// bucket in: the bucket goes in the path, for the SDK (which
+		// otherwise asks DNS for bucket.127.0.0.1) and in DuckDB's secret
+		// (whose default is the host name).
+		o.pathStyle = true
+		o.s3 = append(o.s3, func(so *awss3.Options) { so.UsePathStyle = true })
+	}
 	cfg.APIOptions = append(cfg.APIOptions, addETagCapture)
 	client := awss3.NewFromConfig(cfg, o.s3...)
 	o.bucket.RequestChecksumCalculation = cfg.RequestChecksumCalculation
 	b, err := s3blob.OpenBucket(ctx, client, name, &o.bucket)
 	if err != nil {
 		return nil, fmt.Errorf("store URL %q: %w", raw, err)
-	}
-	if !o.styleSet && ipHost(endpoint) {
-		// The SDK addresses a bucket by path on an endpoint that is an
-		// IP address (no host name to put the bucket in); DuckDB's
-		// default is the host name, so its secret says path.
-		o.pathStyle = true
 	}
 	d := &driver{secretSQL: secret(cfg.Region, endpoint, o.pathStyle, o.noHTTPS), creds: creds}
 	return cloud.New(cloud.Config{Bucket: b, Driver: d, Scheme: "s3", Name: name, Prefix: prefix}), nil
