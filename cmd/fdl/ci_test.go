@@ -45,7 +45,7 @@ func docScript(t *testing.T, doc, name string) string {
 // killed between its push and its tag and run again (it tags main's head
 // without publishing the rows again), a day with no new rows (it tags the
 // head), and twice at once (the rows are published once; both end with
-// exit 0).
+// exit 0); then its first night on an empty repository.
 //
 // It is one piece: one story of the nightly job on one repository, each run
 // reading what the run before it published.
@@ -212,4 +212,25 @@ func TestCIWorkflow(t *testing.T) {
 	if n, seq4 := rows(d4); n != 40 || seq4 != seq+1 || tagged(d4) != seq4 {
 		t.Fatalf("two runs at once: %d rows of %s (want 40), main at seq %d (want %d), tag at %d", n, d4, seq4, seq+1, tagged(d4))
 	}
+	// A repository's first night (fdl init, nothing else): the table is
+	// made from the file's columns, and the rows published and tagged.
+	t.Run("first night", func(t *testing.T) {
+		url2 := cloudtest.S3(t)
+		r2, err := repo.Init(ctx, url2, repo.InitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r2.Close()
+		if code, out := job(filepath.Join(dir, "first"), d1, csv(d1, 7), "FDL_REPO="+url2); code != 0 {
+			t.Fatalf("first night on an empty repository: exit %d\n%s", code, out)
+		}
+		a, err := r2.Attach(ctx, "nightly-"+d1, repo.ShowOptions{Alias: "v"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := duck.MustQuery(t, a.Attach+"\nSELECT count(*) AS n FROM v.sales WHERE day = DATE '"+d1+"';")
+		if n := fmt.Sprint(res[len(res)-1].Rows[0][0]); n != "7" {
+			t.Fatalf("the first night published %s rows, want 7", n)
+		}
+	})
 }
