@@ -776,7 +776,14 @@ var problemHints = map[repo.Code]string{
 // problemMessage is a verify finding's message with the hints of the error
 // it quotes and of its code.
 func problemMessage(g *globals, p repo.Problem) string {
-	msg := p.Message + fdlCommand.ReplaceAllStringFunc(problemHints[p.Code], func(c string) string {
+	advice := problemHints[p.Code]
+	switch p.Code {
+	case repo.CodeVersionUnsigned: // the object is the version's id
+		advice = strings.Replace(advice, "{sign ID ", "{sign "+shellQuote(p.Object)+" ", 1)
+	case repo.CodeTagUnsigned: // the object is the tag's ref name
+		advice = strings.Replace(advice, "{sign TAG ", "{sign "+shellQuote(strings.TrimPrefix(p.Object, refs.TagsPrefix))+" ", 1)
+	}
+	msg := p.Message + fdlCommand.ReplaceAllStringFunc(advice, func(c string) string {
 		return g.next(c[1 : len(c)-1])
 	})
 	if p.Err != nil {
