@@ -459,6 +459,16 @@ func hintsFor(e error) []hint {
 		b := e.Branch.Short()
 		return []hint{{"replace the working catalog with " + b + "'s head anyway (the base stays in the repository)", "fdl pull --discard"},
 			{"or check " + b + " out into another directory", "fdl checkout URL NEWDIR --branch " + shellQuote(b)}}
+	case *refs.ExistsError:
+		name, want := shellQuote(e.Ref.Short()), string(e.Wanted)
+		switch {
+		case e.Ref.IsTag():
+			return []hint{{"tags never move: see the version it holds", "fdl show " + name},
+				{"or tag that version under another name", "fdl tag NAME " + want}}
+		case e.Ref.IsBranch():
+			return []hint{{"move the branch there instead (fast-forward only)", "fdl branch -f " + name + " " + want}}
+		}
+		return nil
 	case *workdir.CatalogUnusableError:
 		if e.Unpushed > 0 {
 			return []hint{{"the versions committed here are kept in .fdl/versions: publish them on a new branch of their own", "fdl push NEW-BRANCH"},

@@ -73,6 +73,11 @@ func hintCases() []hintCase {
 		{name: "short grace", setup: "mk", dir: ".", cmd: "fdl retention --grace 1m --repo repo", kind: "", hints: 1},
 		{name: "request by revision with nothing new", setup: "mk; co repo w2 --branch side; change w2 5; fdl -C w2 push >/dev/null",
 			dir: ".", cmd: "fdl request create r --from main --repo repo", kind: "nothing_to_push", hints: 1, vars: map[string]string{"REV": "side"}},
+		{name: "tag at another version", setup: "mk; change w; fdl -C w push >/dev/null; fdl tag t1 main --repo repo >/dev/null", dir: ".", cmd: "fdl tag t1 main~1 --repo repo", kind: "ref_exists", hints: 2,
+			vars: map[string]string{"NAME": "t2"}},
+		{name: "branch at another version", setup: "mk; change w; fdl -C w push >/dev/null; fdl branch b1 main~1 --repo repo >/dev/null", dir: ".", cmd: "fdl branch b1 main --repo repo", kind: "ref_exists", hints: 1},
+		{name: "working catalog deleted", setup: "mk; change w; fdl -C w push >/dev/null; rm w/ducklake.*", dir: "w", cmd: "fdl status", kind: "catalog_unusable", hints: 1,
+			after: `[[ $(fdl -C w status) == *"Up to date with main"* ]]`},
 		{name: "checkout of a retired version", setup: "mk; change w; fdl -C w push >/dev/null; fdl retention --keep-last 1 --repo repo >/dev/null; fdl gc --yes --repo repo >/dev/null",
 			dir: ".", cmd: "fdl checkout repo old --rev main~1", kind: "retired", hints: 2},
 	}
