@@ -445,7 +445,7 @@ func hintsFor(e error) []hint {
 		if e.Race && e.Current == "" {
 			return nil // the branch was deleted: the message says push again
 		}
-		return []hint{{"check out " + e.Branch.Short() + " again and redo the change on top of it", "fdl checkout " + urlOr(e.URL) + " NEWDIR --branch " + shellQuote(e.Branch.Short())}}
+		return []hint{{"check out " + e.Branch.Short() + "'s head into a new directory", "fdl checkout " + urlOr(e.URL) + " NEWDIR --branch " + shellQuote(e.Branch.Short())}}
 	case *workdir.UncommittedError:
 		b := shellQuote(e.Branch)
 		return []hint{{"to keep them, commit them and push them to a new branch of their own", "fdl commit -m MSG && fdl push NEW-BRANCH"},
