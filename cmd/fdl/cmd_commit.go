@@ -105,6 +105,13 @@ func runCommit(ctx context.Context, ios *term.IO, g *globals, o *commitOptions) 
 	}
 	ios.Printf("[%s seq %d %s] %s\n", ios.Ref(w.State.Branch), rec.Seq, ios.ID(string(rec.ID)), oneLine(rec.Message))
 	ios.Printf(" snapshots %d..%d, catalog %s, sha256 %s\n", rec.DuckLake.Adds.First, rec.DuckLake.Adds.Last, term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256[:16])
+	if co.SignKey != "" {
+		from := "--sign-key"
+		if o.SignKey == "" {
+			from = "$" + signingKeyEnv
+		}
+		ios.Printf(" signed with the key of %s %s (version.json.sig, published with it)\n", from, co.SignKey)
+	}
 	if len(replaced) > 0 {
 		ids := make([]string, len(replaced))
 		for i, id := range replaced {
