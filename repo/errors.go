@@ -89,6 +89,8 @@ type NotRepositoryError struct {
 	// Reader: the repository was opened to be read for a pin (a
 	// lockfile's repository): making one there is no remedy.
 	Reader bool
+	// NoFolder: URL is a folder path, and no folder is there.
+	NoFolder bool
 }
 
 func (e *NotRepositoryError) Error() string {
@@ -101,6 +103,8 @@ func (e *NotRepositoryError) Error() string {
 		return fmt.Sprintf("%s: %v: the server answered %s with an HTML page, not the file: the URL is likely wrong (a web site's page, or a web app that answers every path it has no file for with its own page); check the URL: it must name the folder that holds %s", e.URL, ErrNotRepository, ConfigKey, ConfigKey)
 	case e.ReadOnly:
 		return fmt.Sprintf("%s: %v (no %s there); check the URL: a repository is read over http(s), and fdl cannot create one there (make it at its own location, a folder or object store, and publish that)", e.URL, ErrNotRepository, ConfigKey)
+	case e.NoFolder:
+		return fmt.Sprintf("%s: %v: there is no such folder; check the path", e.URL, ErrNotRepository)
 	}
 	return fmt.Sprintf("%s: %v (no %s there); check the URL", e.URL, ErrNotRepository, ConfigKey)
 }

@@ -30,6 +30,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -419,6 +420,8 @@ func OpenStore(ctx context.Context, st store.Store, url string, opts ...Options)
 		if !strings.Contains(url, "://") {
 			_, err := os.Stat(filepath.Join(url, WorkdirStateFile))
 			e.IsWorkdir = err == nil
+			_, err = os.Stat(url)
+			e.NoFolder = errors.Is(err, fs.ErrNotExist)
 		}
 		return nil, e
 	}
