@@ -176,6 +176,9 @@ func (e *MoveRaceError) Unwrap() error { return ErrRefused }
 type NoVersionYetError struct {
 	Branch Name
 	Where  string
+	// Tags counts the repository's tags (a mirror of tags alone has
+	// versions and no branch).
+	Tags int
 }
 
 func (e *NoVersionYetError) Error() string {

@@ -139,7 +139,14 @@ func (m *Manager) resolveBase(ctx context.Context, rev, base string) (Resolved, 
 		ref, err := m.Read(ctx, n)
 		if err != nil {
 			if errors.Is(err, ErrNotFound) {
-				return Resolved{}, &NoVersionYetError{Branch: n, Where: m.o.Where}
+				e := &NoVersionYetError{Branch: n, Where: m.o.Where}
+				// A mirror of tags alone has versions, but no branch:
+				// its tags are what to name (one listing, on this
+				// error's path only).
+				if tags, _, err := m.List(ctx, TagsPrefix); err == nil {
+					e.Tags = len(tags)
+				}
+				return Resolved{}, e
 			}
 			return Resolved{}, err
 		}

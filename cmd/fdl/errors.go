@@ -393,7 +393,10 @@ func hintsFor(e error) []hint {
 	case *refs.MoveRaceError:
 		return []hint{{"see who moved it", "fdl reflog " + shellQuote(e.Branch.Short())}}
 	case *refs.NoVersionYetError:
-		// A mirror of tags alone has versions but no branch: name one.
+		if e.Tags > 0 {
+			// A mirror of tags alone has versions but no branch: name one.
+			return []hint{{"name one of its tags", "fdl tag -l" + repoFlag(e.Where)}}
+		}
 		return []hint{{"publish the first one: check it out, write to its catalog, then fdl commit -m MSG and fdl push", "fdl checkout " + shellQuote(e.Where) + " NEWDIR"},
 			{"or name a tag or branch the repository has", "fdl tag -l" + repoFlag(e.Where)}}
 	case *refs.NoSuchRevError:
