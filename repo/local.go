@@ -1,11 +1,14 @@
 package repo
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/fdl-dev/fdl/history"
+	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
 
@@ -45,6 +48,29 @@ func (l *Local) DefaultRev() string {
 	}
 	return l.Branch
 }
+
+// noVersionYet returns *NoLocalVersionError in place of err when err says
+// that l's default revision names nothing before its first commit: no
+// version here, and none of its branch in the repository. Any other err
+// is returned as it is.
+func (l *Local) noVersionYet(err error) error {
+	if l == nil || l.Base != nil || len(l.Pending) > 0 || l.Upstream != "" || !errors.Is(err, refs.ErrUnknownRev) {
+		return err
+	}
+	return &NoLocalVersionError{Branch: l.Branch}
+}
+
+// NoLocalVersionError: a command that reads a working directory's version
+// by default (log, show, attach) ran before its first commit, and its
+// branch has no version in the repository either. It wraps
+// refs.ErrUnknownRev.
+type NoLocalVersionError struct{ Branch string }
+
+func (e *NoLocalVersionError) Error() string {
+	return fmt.Sprintf("branch %s has no version yet, here or in the repository: this working directory's first commit makes one: %v", e.Branch, refs.ErrUnknownRev)
+}
+
+func (e *NoLocalVersionError) Unwrap() error { return refs.ErrUnknownRev }
 
 // newestFirst returns the unpushed versions, newest first, when rev is ""
 // (log and show then start from them); none otherwise.

@@ -53,7 +53,8 @@ type History struct {
 // local versions), the store's.
 func (r *Repo) History(ctx context.Context, l *Local, rev string, max int) (*History, error) {
 	local := l.newestFirst(rev)
-	if rev == "" {
+	byDefault := rev == ""
+	if byDefault {
 		rev = l.DefaultRev()
 	}
 	if max > 0 && len(local) > max {
@@ -61,6 +62,9 @@ func (r *Repo) History(ctx context.Context, l *Local, rev string, max int) (*His
 	}
 	recs, err := r.storedAfter(ctx, local, rev, max)
 	if err != nil {
+		if byDefault {
+			err = l.noVersionYet(err)
+		}
 		return nil, err
 	}
 	shown := ids(recs)

@@ -144,6 +144,9 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 	}
 	rec, rv, err := r.refs.ResolveRecord(ctx, rev)
 	if err != nil {
+		if aliasRev == "" {
+			err = o.Local.noVersionYet(err)
+		}
 		return nil, err
 	}
 	if aliasRev == "" && o.Local != nil && o.Local.Branch != "" {

@@ -444,6 +444,8 @@ func hintsFor(e error) []hint {
 		return []hint{{"make one new version of the working catalog, which still holds their snapshots, in place of the unpushed version(s), then publish it again", "fdl -C " + dir + " commit --replace-unpushed -m MSG"}}
 	case workdir.NothingToPushError:
 		return []hint{{"commit first", "fdl commit -m MSG"}}
+	case *repo.NoLocalVersionError:
+		return []hint{{"write to the working catalog (fdl status prints its ATTACH line), then commit", "fdl commit -m MSG"}}
 	case *repo.RefusedError:
 		if e.Race && e.Current == "" {
 			return nil // the branch was deleted: the message says push again

@@ -54,6 +54,8 @@ func hintCases() []hintCase {
 		{name: "pull not a fast-forward", setup: "mk; change w; fdl -C w push >/dev/null; fdl branch -f main main~1 --backwards --repo repo >/dev/null; co repo w2; change w2 9; fdl -C w2 push >/dev/null", dir: "w", cmd: "fdl pull", kind: "refused", hints: 2},
 		{name: "push before the first commit", setup: "fdl init repo >/dev/null; co repo w", dir: "w", cmd: "fdl push", kind: "nothing_to_push", hints: 1,
 			before: "sql w 'CREATE TABLE lake.t(i INT)'"},
+		{name: "log before the first commit", setup: "fdl init repo >/dev/null; co repo w", dir: "w", cmd: "fdl log", kind: "unknown_revision", hints: 1,
+			before: "sql w 'CREATE TABLE lake.t(i INT)'", after: `[[ $(fdl -C w log) == *"hint test"* ]]`},
 		{name: "request with nothing to review", setup: "mk", dir: "w", cmd: "fdl request create r -m title", kind: "nothing_to_push", hints: 1,
 			before: "sql w 'INSERT INTO lake.t VALUES (5)'"},
 		{name: "request from a diverged directory", setup: "mk; moved; change w", dir: "w", cmd: "fdl request create r -m title", kind: "refused", hints: 1},
