@@ -34,6 +34,11 @@ type Shown struct {
 	// Attach is "" when the version cannot be attached: retired, or its
 	// catalog does not match its record.
 	Attach string `json:"attach"`
+	// DataRead is where a reader of the repository at this location reads
+	// the version's data (the attach line's DATA_PATH with
+	// OVERRIDE_DATA_PATH), when that is not the data path the catalog
+	// records: a mirror, or another URL of the same store. "" otherwise.
+	DataRead string `json:"data_read,omitempty"`
 	// Verified is true when the catalog's size and sha256 were checked
 	// against the record (false with ShowOptions.NoVerify, and for a
 	// retired version).
@@ -178,6 +183,9 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 	}
 	if out.Dataset, err = r.Dataset(ctx, rec.ID); err != nil {
 		return nil, err
+	}
+	if rec.DuckLake.DataPath == r.cfg.DataPath && r.DataLocation() != r.cfg.DataPath {
+		out.DataRead = r.DataLocation() // as AttachStatement's OVERRIDE_DATA_PATH reads it
 	}
 	err = r.CheckVersionFolder(ctx, rec)
 	alias := r.readerAlias(o, rev, rv.Ref, rec)

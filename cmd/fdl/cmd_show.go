@@ -70,7 +70,11 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string, o repo.S
 		ios.Printf("Date:     %s\n", rec.CreatedAt.UTC().Format(time.RFC3339))
 		ios.Printf("Catalog:  %s, sha256 %s, DuckDB storage %d (DuckDB %s or newer)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256, rec.Catalog.Storage.Number, rec.Catalog.Storage.MinDuckDB)
 		ios.Printf("DuckLake: %s\n", duckLakeLine(rec))
-		ios.Printf("Data:     %s\n", rec.DuckLake.DataPath)
+		if v.DataRead != "" {
+			ios.Printf("Data:     %s (the catalog was written for %s)\n", v.DataRead, rec.DuckLake.DataPath)
+		} else {
+			ios.Printf("Data:     %s\n", rec.DuckLake.DataPath)
+		}
 		printReaders(ios, v)
 		printSignature(ios, "", v.Signature)
 		ios.Printf("\n    %s\n\n", strings.ReplaceAll(printable(rec.Message), "\n", "\n    "))
