@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -260,8 +261,10 @@ func (r *Repo) readerAlias(o ShowOptions, rev string, named refs.Name, rec *vers
 }
 
 // aliasWord is s with every run of characters other than ASCII letters,
-// digits and '_' replaced by one '_', trimmed of '_' ("lake" if nothing
-// is left).
+// digits and '_' replaced by one '_', trimmed of '_'. If nothing is left,
+// "lake" and, for a name that had characters (all outside ASCII: ü/ä),
+// the 8 hex digits of its 32-bit FNV-1a hash, so that two such names give
+// two words and each the same one every time.
 func aliasWord(s string) string {
 	var b strings.Builder
 	under := false
@@ -277,7 +280,12 @@ func aliasWord(s string) string {
 	if w := strings.Trim(b.String(), "_"); w != "" {
 		return w
 	}
-	return "lake"
+	if s == "" {
+		return "lake"
+	}
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return fmt.Sprintf("lake_%08x", h.Sum32())
 }
 
 // reservedNames are the database names DuckDB reserves or always has
