@@ -211,10 +211,10 @@ func tallyChanges(st *Status, recent *ducklake.Recent, snaps []ducklake.Snapshot
 			if old, ok := renamed[at{s.ID, name}]; ok && (c.Kind == "created_table" || c.Kind == "created_view") {
 				tc.Change = strings.TrimSuffix(tc.Change, "created") + "renamed from " + old
 			}
-			if !seen[tc] {
-				seen[tc] = true
-				counts[tc]++
-			}
+			seen[tc] = true
+		}
+		for tc := range replacedIn(seen) {
+			counts[tc]++
 		}
 	}
 	st.Changes = summarise(counts)
@@ -252,6 +252,24 @@ var changeWordsOf = map[string]string{
 	"flushed_inlined": "inlined rows written to files",
 }
 
+// replacedIn returns one snapshot's changes (seen) with a table or view
+// both created and dropped under one name in it (CREATE OR REPLACE: the
+// old one dropped, a new one made; a rename is told apart by its new
+// name) given as one change, "replaced" or "view replaced".
+func replacedIn(seen map[TableChange]bool) map[TableChange]bool {
+	for tc := range seen {
+		for _, w := range [][3]string{{"created", "dropped", "replaced"}, {"view created", "view dropped", "view replaced"}} {
+			gone := TableChange{Name: tc.Name, Change: w[1]}
+			if tc.Change == w[0] && seen[gone] {
+				delete(seen, tc)
+				delete(seen, gone)
+				seen[TableChange{Name: tc.Name, Change: w[2]}] = true
+			}
+		}
+	}
+	return seen
+}
+
 func changeWords(kind string) string {
 	if w, ok := changeWordsOf[kind]; ok {
 		return w
@@ -262,7 +280,7 @@ func changeWords(kind string) string {
 // summarise turns the counts into a list sorted by name, then in the
 // order a table's life reads (created first, dropped last).
 func summarise(counts map[TableChange]int) []TableChange {
-	order := map[string]int{"schema created": 0, "created": 0, "view created": 0, "altered": 1, "view altered": 1, "rows inserted": 2, "rows deleted": 3, "files compacted": 4, "inlined rows written to files": 4, "dropped": 6, "view dropped": 6, "schema dropped": 6}
+	order := map[string]int{"schema created": 0, "created": 0, "view created": 0, "altered": 1, "view altered": 1, "replaced": 1, "view replaced": 1, "rows inserted": 2, "rows deleted": 3, "files compacted": 4, "inlined rows written to files": 4, "dropped": 6, "view dropped": 6, "schema dropped": 6}
 	out := []TableChange{}
 	for tc, n := range counts {
 		tc.Snapshots = n

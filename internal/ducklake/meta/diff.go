@@ -413,6 +413,40 @@ func (d *Diff) compareViews(m *matcher, fs, ts *stateIndex) {
 			}
 		}
 	}
+	d.Views = replacedViews(d.Views)
+}
+
+// replacedViews gives a view dropped and another created under the same
+// schema and name (CREATE OR REPLACE VIEW makes a new view id) as one
+// view modified, its OldSQL the dropped one's (nothing when the SQL is the
+// same).
+func replacedViews(vs []ViewChange) []ViewChange {
+	dropped := map[[2]string]int{}
+	for i, v := range vs {
+		if v.Change == Dropped {
+			dropped[[2]string{v.Schema, v.Name}] = i
+		}
+	}
+	gone := map[int]bool{}
+	for i, v := range vs {
+		j, ok := dropped[[2]string{v.Schema, v.Name}]
+		if v.Change != Created || !ok || gone[j] {
+			continue
+		}
+		gone[j] = true
+		if vs[j].SQL == v.SQL {
+			gone[i] = true
+			continue
+		}
+		vs[i].Change, vs[i].OldSQL = Modified, vs[j].SQL
+	}
+	out := vs[:0]
+	for i, v := range vs {
+		if !gone[i] {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Finish marks the tables whose columns, names or data changed as Modified,
