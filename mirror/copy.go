@@ -288,6 +288,7 @@ func (m *mirror) copyData(ctx context.Context, rec *version.Record, path string)
 		return fmt.Errorf("mirror: version %s: %w", rec.ID, err)
 	}
 	files, err := c.DataFiles(ctx)
+	dataPath := c.DataPath()
 	c.Close()
 	if err != nil {
 		return fmt.Errorf("mirror: version %s: %w", rec.ID, err)
@@ -296,6 +297,7 @@ func (m *mirror) copyData(ctx context.Context, rec *version.Record, path string)
 	if err != nil {
 		return err
 	}
+	m.noteAbsolute(files, dataPath, norm)
 	keys, absent, sizes, rows := m.dataKeys(files, norm)
 	missing, err := m.dataMissing(ctx, keys)
 	if err != nil {
@@ -345,6 +347,24 @@ func (m *mirror) copyData(ctx context.Context, rec *version.Record, path string)
 	// may both find it missing at the destination).
 	m.res.DataFiles, m.res.DataGone = len(m.dataCopied), len(m.srcAbsent)
 	return nil
+}
+
+// noteAbsolute counts (Result.DataAbsolute, each file once) the files
+// in the source's data/ that a catalog names by an absolute path, not one
+// relative to its data path: the mirror copies them, but DuckDB reads an
+// absolute path as written, so the mirror's readers read the source's.
+func (m *mirror) noteAbsolute(files []ducklake.DataFile, dataPath string, norm *retention.Normaliser) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, f := range files {
+		if f.PathIsRelative && strings.HasPrefix(f.ResolvedPath, dataPath) {
+			continue
+		}
+		if pl, err := norm.Place(f.ResolvedPath); err == nil && pl.Key != "" {
+			m.dataAbsolute[pl.Key] = true
+		}
+	}
+	m.res.DataAbsolute = len(m.dataAbsolute)
 }
 
 // dataKeys sorts the files a catalog lists that lie in the source's

@@ -73,6 +73,11 @@ type Result struct {
 	// that the source no longer holds and no copied version reads at or
 	// after its floor snapshot (gc deleted them there): not copied.
 	DataGone int `json:"data_files_gone"`
+	// DataAbsolute counts the data and delete files in the source's data/
+	// that a copied catalog names by an absolute path: copied, but
+	// DuckDB reads an absolute path as written, so the destination's
+	// readers read them at the source.
+	DataAbsolute int `json:"data_files_absolute,omitempty"`
 	// LogEntries copied from the source's ref logs.
 	LogEntries int `json:"log_entries_copied"`
 	// Refs are the refs mirrored, each with what happened to it;
@@ -143,7 +148,7 @@ func Run(ctx context.Context, srcURL, dstURL string, o Options) (*Result, error)
 	}
 	defer src.Close()
 	res := &Result{Source: src.Where(), Refs: []RefResult{}}
-	m := &mirror{src: src, o: o, res: res, known: map[version.ID]bool{}, dataDone: map[string]bool{}, dataCopied: map[string]bool{}, srcAbsent: map[string]bool{}, srcKept: map[version.ID]bool{}}
+	m := &mirror{src: src, o: o, res: res, known: map[version.ID]bool{}, dataDone: map[string]bool{}, dataCopied: map[string]bool{}, dataAbsolute: map[string]bool{}, srcAbsent: map[string]bool{}, srcKept: map[version.ID]bool{}}
 	// The source's refs are read before the destination is made, so a
 	// --ref naming no ref at SRC leaves no new repository behind.
 	srcRefs, err := m.sourceRefs(ctx, pats)
@@ -190,6 +195,9 @@ type mirror struct {
 	// dataCopied are the data keys this run wrote (or found written by
 	// a version copied beside it): Result.DataFiles.
 	dataCopied map[string]bool
+	// dataAbsolute are the data keys a copied catalog names by an
+	// absolute path: Result.DataAbsolute.
+	dataAbsolute map[string]bool
 	// srcAbsent are data keys the source does not hold (gc deleted
 	// them, or they are lost): each version that lists one tells whether
 	// it needed it (copyData).

@@ -104,5 +104,8 @@ func runMirror(ctx context.Context, ios *term.IO, g *globals, src, dst string, o
 	}
 	ios.Printf("%d version(s) copied (%d retired), %d object(s), %d data file(s)%s, %d bytes; %d ref(s) moved\n",
 		res.Versions, res.Retired, res.Objects, res.DataFiles, gone, res.Bytes, res.RefsMoved)
+	if res.DataAbsolute > 0 {
+		ios.Warnf("%d data file(s) are named by absolute path in the copied catalogs (added with ducklake_add_data_files by their full path): %s holds copies, but DuckDB reads an absolute path as written, so its readers read them at %s", res.DataAbsolute, res.Destination, res.Source)
+	}
 	return err
 }
