@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -78,9 +79,9 @@ func TestHints(t *testing.T) {
 		{workdir.NoMessageError{}, "give one with -m MSG"},
 		{workdir.NothingToPushError{}, "commit first: fdl commit -m MSG"},
 		{&repo.RefusedError{Branch: main, Current: id1, Proposed: id2, URL: "/r"},
-			"check out main again and redo the change on top of it: fdl checkout /r NEWDIR --branch main"},
+			"check out main's head into a new directory: fdl checkout /r NEWDIR --branch main"},
 		{&repo.RefusedError{Branch: main, Current: id1, Proposed: id2, Race: true},
-			"check out main again and redo the change on top of it: fdl checkout URL NEWDIR --branch main"},
+			"check out main's head into a new directory: fdl checkout URL NEWDIR --branch main"},
 		{&repo.RefusedError{Branch: main, Proposed: id2, Race: true},
 			""},
 		// After a gc's intent refused a push, pushing again fails once
@@ -196,6 +197,12 @@ func TestLoopErrors(t *testing.T) {
 			"replace the working catalog with main's head anyway (the base stays in the repository): fdl pull --discard\nor check main out into another directory: fdl checkout URL NEWDIR --branch main"},
 		{&workdir.PullInterruptedError{Dir: "/w"}, exitError, "pull_interrupted",
 			"finish it: fdl pull"},
+		{&workdir.CatalogUnusableError{Dir: "/w", Path: "/w/ducklake.sqlite", Branch: "main", Err: fs.ErrNotExist}, exitError, "catalog_unusable",
+			"make it anew from main's head (what was written to it since the last commit is lost): fdl pull --discard"},
+		{&workdir.CatalogUnusableError{Dir: "/w", Path: "/w/ducklake.sqlite", Branch: "main", Unpushed: 1, Err: fs.ErrNotExist}, exitError, "catalog_unusable",
+			"the versions committed here are kept in .fdl/versions: publish them on a new branch of their own: fdl push NEW-BRANCH\nthen make the working catalog anew from main's head: fdl pull --discard"},
+		{&repo.NoLocalVersionError{Branch: "main"}, exitError, "unknown_revision",
+			"write to the working catalog (fdl status prints its ATTACH line), then commit: fdl commit -m MSG"},
 		{&workdir.NoBranchToPullError{Branch: "refs/heads/dev"}, exitError, "ref_not_found",
 			"push creates it: fdl push"},
 		{&refs.ApproveRefusedError{Request: fix, Branch: main, Head: id2, ID: id1}, exitRefused, "refused",
@@ -207,7 +214,9 @@ func TestLoopErrors(t *testing.T) {
 		{&refs.NoSuchRequestError{Request: fix, Where: "/r"}, exitError, "ref_not_found",
 			"list them: fdl request list --repo /r"},
 		{&refs.ExistsError{Ref: "refs/tags/v1", Holds: id1, Wanted: id2}, exitExists, "ref_exists",
-			""},
+			"tags never move: see the version it holds: fdl show v1\nor tag that version under another name: fdl tag NAME " + id2},
+		{&refs.ExistsError{Ref: "refs/heads/b", Holds: id1, Wanted: id2}, exitExists, "ref_exists",
+			"move the branch there instead (fast-forward only): fdl branch -f b " + id2},
 		{&repo.OrphanExistsError{Branch: main, Head: id1}, exitUsage, "usage",
 			""},
 	} {
