@@ -128,6 +128,35 @@ func (r *Repo) Show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 	return s, err
 }
 
+// resolveShown resolves show's rev; "" is the working directory's default
+// revision (l's; HEAD outside one), and a working directory's upstream
+// that is its branch's head is named as the branch is (the same line as
+// fdl attach BRANCH; one the branch moved on from names that version
+// alone). It returns the revision to name the database after. Errors:
+// ResolveRecord's; *NoLocalVersionError before a working directory's
+// first version.
+func (r *Repo) resolveShown(ctx context.Context, rev string, l *Local) (*version.Record, refs.Resolved, string, error) {
+	byDefault := rev == ""
+	if byDefault {
+		rev = l.DefaultRev()
+	}
+	rec, rv, err := r.refs.ResolveRecord(ctx, rev)
+	if err != nil {
+		if byDefault {
+			err = l.noVersionYet(err)
+		}
+		return nil, rv, rev, err
+	}
+	if byDefault && l != nil && l.Branch != "" {
+		if b, err := refs.Branch(l.Branch); err == nil {
+			if cur, err := r.refs.Read(ctx, b); err == nil && cur.ID == rec.ID {
+				rev, rv.Ref = l.Branch, b
+			}
+		}
+	}
+	return rec, rv, rev, nil
+}
+
 func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, error) {
 	if err := CheckAlias(o.Alias); err != nil {
 		return nil, err
@@ -144,26 +173,9 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 		}
 		return r.showLocal(o.Local, out, o)
 	}
-	aliasRev := rev
-	if rev == "" {
-		rev = o.Local.DefaultRev()
-	}
-	rec, rv, err := r.refs.ResolveRecord(ctx, rev)
+	rec, rv, rev, err := r.resolveShown(ctx, rev, o.Local)
 	if err != nil {
-		if aliasRev == "" {
-			err = o.Local.noVersionYet(err)
-		}
 		return nil, err
-	}
-	if aliasRev == "" && o.Local != nil && o.Local.Branch != "" {
-		// A working directory's upstream that is its branch's head is
-		// named as the branch is (the same line as fdl attach BRANCH);
-		// one the branch moved on from names that version alone.
-		if b, err := refs.Branch(o.Local.Branch); err == nil {
-			if cur, err := r.refs.Read(ctx, b); err == nil && cur.ID == rec.ID {
-				rev, rv.Ref = o.Local.Branch, b
-			}
-		}
 	}
 	abbrev, err := r.Abbrev(ctx, append([]version.ID{rec.ID}, rec.Parents...)...)
 	if err != nil {

@@ -70,11 +70,7 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string, o repo.S
 		ios.Printf("Date:     %s\n", rec.CreatedAt.UTC().Format(time.RFC3339))
 		ios.Printf("Catalog:  %s, sha256 %s, DuckDB storage %d (DuckDB %s or newer)\n", term.Bytes(rec.Catalog.Size), rec.Catalog.SHA256, rec.Catalog.Storage.Number, rec.Catalog.Storage.MinDuckDB)
 		ios.Printf("DuckLake: %s\n", duckLakeLine(rec))
-		if v.DataRead != "" {
-			ios.Printf("Data:     %s (the catalog was written for %s)\n", v.DataRead, rec.DuckLake.DataPath)
-		} else {
-			ios.Printf("Data:     %s\n", rec.DuckLake.DataPath)
-		}
+		printDataLine(ios, v)
 		printReaders(ios, v)
 		printSignature(ios, "", v.Signature)
 		ios.Printf("\n    %s\n\n", strings.ReplaceAll(printable(rec.Message), "\n", "\n    "))
@@ -196,4 +192,15 @@ func printSeqParents(ios *term.IO, v *repo.Shown) {
 		}
 		ios.Printf("Parents:  %s\n", strings.Join(ps, " "))
 	}
+}
+
+// printDataLine says where the version's data is read: the data path its
+// catalog records, or, read through a mirror or another URL, where its
+// readers read it there.
+func printDataLine(ios *term.IO, v *repo.Shown) {
+	if v.DataRead != "" {
+		ios.Printf("Data:     %s (the catalog was written for %s)\n", v.DataRead, v.Record.DuckLake.DataPath)
+		return
+	}
+	ios.Printf("Data:     %s\n", v.Record.DuckLake.DataPath)
 }
