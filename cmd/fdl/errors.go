@@ -198,7 +198,7 @@ func errorKind(err error, code int) string {
 // kindOfType is the kind of the error types whose kind is not their
 // sentinel's.
 func kindOfType(e error) (string, bool) {
-	switch e.(type) {
+	switch e := e.(type) {
 	case verifyFailed:
 		return "verify_failed", true
 	case *repo.HistoryRewrittenError:
@@ -214,6 +214,9 @@ func kindOfType(e error) (string, bool) {
 	case *cache.FullError:
 		return "cache_full", true
 	case *workdir.CatalogUnusableError:
+		if errors.Is(e, ducklake.ErrCorrupt) {
+			return "corrupt_catalog", true // SQLite's quick_check: its kind, as before
+		}
 		return "catalog_unusable", true
 	}
 	return "", false
