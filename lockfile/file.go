@@ -21,7 +21,9 @@ const MaxFileSize = 16 << 20
 // system's root (as Cargo finds Cargo.toml). startDir is made absolute
 // first, so the path returned is absolute. A folder named fdl.lock is not
 // a lockfile, and a folder this user may not look into cannot hold one:
-// both are passed over. Errors: ErrNotFound wrapped with startDir when no
+// both are passed over. A symbolic link named fdl.lock whose file is not
+// made yet is that folder's lockfile (the first save makes the file).
+// Errors: ErrNotFound wrapped with startDir when no
 // folder up to the root holds one; any other error of looking (a symbolic
 // link loop), naming the path.
 func Find(startDir string) (string, error) {
@@ -35,6 +37,8 @@ func Find(startDir string) (string, error) {
 		switch {
 		case err == nil && fi.Mode().IsRegular():
 			return p, nil
+		case errors.Is(err, fs.ErrNotExist) && isLink(p):
+			return p, nil // a link to a lockfile not made yet: this folder's
 		case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission):
 			return "", fmt.Errorf("find %s: %w", FileName, err)
 		}
@@ -218,4 +222,10 @@ func linkTarget(path string) string {
 		path = l
 	}
 	return path
+}
+
+// isLink reports whether path is a symbolic link (followed or not).
+func isLink(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }

@@ -147,4 +147,20 @@ func TestDanglingSymlinkedLockfile(t *testing.T) {
 	if _, ok := got.Pin("sales"); !ok {
 		t.Fatal("the file the link names did not get the saved pin")
 	}
+	// Find takes a dangling link as its folder's lockfile, before a
+	// parent's: the link is where this folder's pins go.
+	parent := t.TempDir()
+	if err := New().Save(filepath.Join(parent, FileName)); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(parent, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(parent, "nosuch.lock"), filepath.Join(sub, FileName)); err != nil {
+		t.Fatal(err)
+	}
+	if found, err := Find(sub); err != nil || found != filepath.Join(sub, FileName) {
+		t.Fatalf("Find from a folder whose fdl.lock is a dangling link = %s, %v; want the link", found, err)
+	}
 }

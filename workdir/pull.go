@@ -11,6 +11,7 @@ import (
 	"github.com/fdl-dev/fdl/repo"
 
 	"github.com/fdl-dev/fdl/internal/ducklake"
+	"github.com/fdl-dev/fdl/internal/filecopy"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -48,6 +49,10 @@ type PullResult struct {
 	// version's catalog reads its data at another data_path).
 	Attach        string `json:"attach"`
 	AttachChanged bool   `json:"attach_changed"`
+	// Remade: the working catalog was not there or unreadable, and was
+	// made anew from the base, a version committed here and not pushed
+	// (with Discard; the state stays, and UpToDate is set).
+	Remade bool `json:"remade,omitempty"`
 }
 
 // Pulling is the intent of a pull, in state.json while the working catalog
@@ -113,7 +118,9 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 	}
 	res.New, res.Seq, res.Ahead = tr.Head, tr.HeadSeq, tr.Ahead
 	if remake && len(pending) > 0 {
-		return nil, w.unusableError(fs.ErrNotExist)
+		// Versions committed here are never discarded: the catalog is
+		// made anew from the base, the newest of them, and stays there.
+		return res, w.remakeFromBase(ctx, res)
 	}
 	if len(pending) > 0 && tr.State != repo.TrackUpToDate && tr.State != repo.TrackAhead {
 		return nil, &UnpushedError{Branch: tr.Ref, Unpushed: len(pending), Tracking: *tr}
@@ -176,27 +183,19 @@ func (w *Workdir) makeCatalog(ctx context.Context, r *repo.Repo, head *version.R
 	}
 	defer os.Remove(newCat) // kept as the base, or renamed into place
 	cat := w.CatalogPath()
+	// As a replacing pull records it: stopped after the rename, the next
+	// command finds head's snapshots there and settles the state on head
+	// (settlePull); stopped before, the catalog is still missing.
+	w.State.Pulling = &Pulling{From: w.State.Base, To: head.ID}
+	if err := w.save(w.BaseRecord); err != nil {
+		return err
+	}
 	w.step("pull:replace")
+	if err := w.placeCatalog(ctx, newCat); err != nil {
+		return err
+	}
 	if w.State.CatalogFormat == ducklake.BackendSQLite {
-		lite := w.stateDir("pull.sqlite")
-		if err := ducklake.ConvertToSQLite(ctx, newCat, lite); err != nil {
-			return err
-		}
-		defer ducklake.RemoveSQLite(lite) // its -wal and -shm, if any
-		if err := ducklake.RemoveSQLite(cat); err != nil {
-			return err
-		}
-		if err := os.Rename(lite, cat); err != nil {
-			return err
-		}
 		w.keepBase(newCat, head.ID)
-	} else {
-		if err := os.Remove(cat + ".wal"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		if err := os.Rename(newCat, cat); err != nil {
-			return err
-		}
 	}
 	if w.BaseRecord != nil {
 		// The line before, as it was with the file there (the form of a
@@ -293,6 +292,69 @@ func (w *Workdir) finishPull(r *repo.Repo, head *version.Record, res *PullResult
 	// the working catalog, though not its path.
 	attach := repo.WithReaderNote(r.AttachStatement(w.CatalogPath(), head.DuckLake.DataPath, "lake", false), head.DuckLake.Format)
 	res.AttachChanged, res.Attach = attach != res.Attach, attach
+	return nil
+}
+
+// placeCatalog puts the DuckDB catalog duck in the working catalog's
+// place, which holds no usable catalog: for a SQLite working catalog
+// converted in DIR/.fdl first and renamed into place once whole, duck
+// left as it is; for a DuckDB one renamed into place. The old file's
+// -wal and -shm (SQLite) or .wal (DuckDB) are removed first: they belong
+// to it. Errors: the conversion's and the file system's.
+func (w *Workdir) placeCatalog(ctx context.Context, duck string) error {
+	cat := w.CatalogPath()
+	if w.State.CatalogFormat == ducklake.BackendSQLite {
+		lite := w.stateDir("pull.sqlite")
+		if err := ducklake.ConvertToSQLite(ctx, duck, lite); err != nil {
+			return err
+		}
+		defer ducklake.RemoveSQLite(lite) // its -wal and -shm, if any
+		if err := ducklake.RemoveSQLite(cat); err != nil {
+			return err
+		}
+		return os.Rename(lite, cat)
+	}
+	if err := os.Remove(cat + ".wal"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return os.Rename(duck, cat)
+}
+
+// remakeFromBase makes a missing or unreadable working catalog anew from
+// its base, a version committed here and not pushed: a copy of its catalog
+// in DIR/.fdl/versions, checked against its record as it is copied, put in
+// place (placeCatalog); the state stays. Errors: *LocalVersionError when
+// that catalog is missing or does not match its record; placeCatalog's.
+func (w *Workdir) remakeFromBase(ctx context.Context, res *PullResult) error {
+	b := w.BaseRecord
+	src := w.LocalCatalog(b.ID)
+	tmp := w.stateDir("pull.duckdb")
+	os.Remove(tmp)
+	defer os.Remove(tmp)
+	in, err := os.Open(src)
+	if err != nil {
+		return &LocalVersionError{Dir: w.Dir, Version: b.ID, Err: fmt.Errorf("%s: %w (%v)", src, ErrLocalFileMissing, err)}
+	}
+	defer in.Close()
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	n, sum, err := filecopy.Copy(ctx, out, in, nil)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if n != b.Catalog.Size || sum != b.Catalog.SHA256 {
+		return &LocalVersionError{Dir: w.Dir, Version: b.ID, Err: &repo.ChecksumError{Version: b.ID, WantSize: b.Catalog.Size, GotSize: n, WantSHA: b.Catalog.SHA256, GotSHA: sum, Location: src}}
+	}
+	w.step("pull:replace")
+	if err := w.placeCatalog(ctx, tmp); err != nil {
+		return err
+	}
+	res.New, res.Seq, res.UpToDate, res.Remade = b.ID, b.Seq, true, true
 	return nil
 }
 

@@ -110,6 +110,9 @@ func (w *Workdir) Revert(ctx context.Context, o RevertOptions) (*UndoResult, err
 	if err := w.catalogGone(); err != nil {
 		return nil, err
 	}
+	if err := w.settlePull(ctx, r); err != nil {
+		return nil, err
+	}
 	target, err := w.undoTarget(ctx, r, o.Rev)
 	if err != nil {
 		return nil, err
@@ -187,6 +190,9 @@ func (w *Workdir) Restore(ctx context.Context, o RestoreOptions) (*UndoResult, e
 	}
 	defer unlock()
 	if err := w.catalogGone(); err != nil {
+		return nil, err
+	}
+	if err := w.settlePull(ctx, r); err != nil {
 		return nil, err
 	}
 	target, err := w.undoTarget(ctx, r, o.Source)

@@ -64,6 +64,9 @@ func runPull(ctx context.Context, ios *term.IO, g *globals, o workdir.PullOption
 		return printJSON(ios, res)
 	}
 	b := ios.Ref(res.Branch)
+	if res.Remade {
+		ios.Printf("Made the working catalog anew from this directory's base, seq %d (%s), committed here and not pushed; what was written after it is gone\n", res.Seq, ios.ID(string(res.New)))
+	}
 	if res.UpToDate {
 		ios.Printf("Already up to date with %s", b)
 		if res.Ahead > 0 {

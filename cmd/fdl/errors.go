@@ -479,8 +479,7 @@ func hintsFor(e error) []hint {
 		return nil
 	case *workdir.CatalogUnusableError:
 		if e.Unpushed > 0 {
-			return []hint{{"the versions committed here are kept in .fdl/versions: publish them on a new branch of their own", "fdl push NEW-BRANCH"},
-				{"then make the working catalog anew from " + e.Branch + "'s head", "fdl pull --discard"}}
+			return []hint{{"make it anew from this directory's base, the newest version committed here (those versions are kept; what was written after it is lost)", "fdl pull --discard"}}
 		}
 		return []hint{{"make it anew from " + e.Branch + "'s head (what was written to it since the last commit is lost)", "fdl pull --discard"}}
 	case *workdir.PullInterruptedError:

@@ -200,7 +200,7 @@ func TestLoopErrors(t *testing.T) {
 		{&workdir.CatalogUnusableError{Dir: "/w", Path: "/w/ducklake.sqlite", Branch: "main", Err: fs.ErrNotExist}, exitError, "catalog_unusable",
 			"make it anew from main's head (what was written to it since the last commit is lost): fdl pull --discard"},
 		{&workdir.CatalogUnusableError{Dir: "/w", Path: "/w/ducklake.sqlite", Branch: "main", Unpushed: 1, Err: fs.ErrNotExist}, exitError, "catalog_unusable",
-			"the versions committed here are kept in .fdl/versions: publish them on a new branch of their own: fdl push NEW-BRANCH\nthen make the working catalog anew from main's head: fdl pull --discard"},
+			"make it anew from this directory's base, the newest version committed here (those versions are kept; what was written after it is lost): fdl pull --discard"},
 		{&repo.NoLocalVersionError{Branch: "main"}, exitError, "unknown_revision",
 			"write to the working catalog (fdl status prints its ATTACH line), then commit: fdl commit -m MSG"},
 		{&workdir.NoBranchToPullError{Branch: "refs/heads/dev"}, exitError, "ref_not_found",

@@ -85,6 +85,16 @@ func TestCloudIPEndpointPathStyle(t *testing.T) {
 	if sec := s.(interface{ DuckDBSecret() string }).DuckDBSecret(); !strings.Contains(sec, "URL_STYLE 'path'") {
 		t.Fatalf("secret %s: want URL_STYLE 'path'", sec)
 	}
+	// The endpoint from the S3 service's own variable, as the SDK reads it.
+	t.Setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:7070")
+	s2, err := store.Open(t.Context(), "s3://bkt?region=us-east-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if sec := s2.(interface{ DuckDBSecret() string }).DuckDBSecret(); !strings.Contains(sec, "ENDPOINT '127.0.0.1:7070', URL_STYLE 'path', USE_SSL false") {
+		t.Fatalf("secret with AWS_ENDPOINT_URL_S3: %s", sec)
+	}
 }
 
 func TestCloudAzurite(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,8 +65,14 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 	if err != nil {
 		return nil, cloud.RedactSecrets(fmt.Errorf("store URL %q: %w", raw, err))
 	}
-	if endpoint == "" && cfg.BaseEndpoint != nil {
-		endpoint = *cfg.BaseEndpoint
+	if endpoint == "" {
+		// The SDK's own order: the service's variable, then the general
+		// one (which the config loaded as BaseEndpoint).
+		if v := os.Getenv("AWS_ENDPOINT_URL_S3"); v != "" {
+			endpoint = v
+		} else if cfg.BaseEndpoint != nil {
+			endpoint = *cfg.BaseEndpoint
+		}
 	}
 	if endpoint != "" && !explicitChecksum {
 		cfg.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
