@@ -267,6 +267,9 @@ func (e *CatalogUnusableError) Error() string {
 	if errors.Is(e.Err, fs.ErrNotExist) {
 		return fmt.Sprintf("%s: the working catalog %s is not there (deleted or moved away)", e.Dir, e.Path)
 	}
+	if errors.Is(e.Err, ErrNotDescendant) {
+		return fmt.Sprintf("%s: the working catalog is not this directory's: %v", e.Dir, e.Err)
+	}
 	return fmt.Sprintf("%s: the working catalog cannot be read: %v", e.Dir, e.Err)
 }
 

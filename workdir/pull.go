@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/fdl-dev/fdl/repo"
 
@@ -155,7 +156,8 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 // remakeCatalog tells whether a pull makes the working catalog anew rather
 // than replacing it: with o.Discard, when it is not there or is no
 // readable catalog (ducklake.ErrNotCatalog, ducklake.ErrCorrupt; its
-// snapshots are read). Errors: *CatalogUnusableError without o.Discard.
+// snapshots are read), or does not hold its base's last snapshot (another
+// catalog in its place). Errors: *CatalogUnusableError without o.Discard.
 func (w *Workdir) remakeCatalog(ctx context.Context, o PullOptions) (bool, error) {
 	if gone := w.catalogGone(); gone != nil {
 		if !o.Discard {
@@ -163,10 +165,20 @@ func (w *Workdir) remakeCatalog(ctx context.Context, o PullOptions) (bool, error
 		}
 		return true, nil
 	}
-	_, err := ducklake.SnapshotMarks(ctx, w.CatalogPath())
+	marks, err := ducklake.SnapshotMarks(ctx, w.CatalogPath())
 	bad := errors.Is(err, ducklake.ErrNotCatalog) || errors.Is(err, ducklake.ErrCorrupt)
 	if bad && !o.Discard {
 		return false, w.unusable(err) // not "up to date"
+	}
+	if b := w.BaseRecord; err == nil && b != nil && w.State.Pulling == nil && !holdsSnapshot(marks, b) {
+		// Another catalog in its place (a backup, another lake's), or
+		// one whose base snapshot DuckLake's expiry removed: nothing
+		// here tells that it continues its base.
+		if !o.Discard {
+			return false, w.unusableError(fmt.Errorf("%s does not hold its base's last snapshot (%d, %s): another catalog, or its base expired: %w",
+				w.CatalogPath(), b.DuckLake.Snapshot, b.DuckLake.SnapshotTime.Format(time.RFC3339Nano), ErrNotDescendant))
+		}
+		return true, nil
 	}
 	return bad, nil
 }
