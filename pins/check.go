@@ -27,6 +27,7 @@ const (
 	ProblemRetired     = "retired"     // the version left retention: its catalog is gone
 	ProblemChecksum    = "checksum"    // the stored catalog does not match its record
 	ProblemError       = "error"       // another error reading it
+	ProblemCacheFull   = "cache_full"  // the cache's disk has no room for its catalog (the check stopped there)
 	ProblemRefGone     = "ref_gone"    // (behind) the followed ref no longer exists
 )
 
@@ -78,6 +79,9 @@ func Check(ctx context.Context, env Env, failBehind bool) (*Report, error) {
 		p, _ := lf.file.Pin(n)
 		s, err := checkPin(ctx, env, rs, lf, n, p)
 		if err != nil {
+			// Listed with the cache's trouble, then the check stops.
+			s.Status, s.Kind, s.Problem = StateBad, ProblemCacheFull, err.Error()
+			rep.Pins = append(rep.Pins, s)
 			return rep, err
 		}
 		rep.Pins = append(rep.Pins, s)

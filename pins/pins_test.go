@@ -96,7 +96,7 @@ func TestAttachDownloadsOnce(t *testing.T) {
 
 // TestCheckStopsOnFullCache: a disk with no room under the cache is the
 // reader's machine's trouble, not a pin's: Check stops with the cache's
-// *cache.FullError instead of reporting the pin bad. The entry's .part
+// *cache.FullError, the pin listed with kind cache_full. The entry's .part
 // links to /dev/full, whose writes fail with ENOSPC.
 func TestCheckStopsOnFullCache(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
@@ -125,9 +125,7 @@ func TestCheckStopsOnFullCache(t *testing.T) {
 	if !errors.As(err, &full) || full.Size != h.Recs[0].Catalog.Size {
 		t.Fatalf("Check onto a full cache = %v (%T), want a *cache.FullError for %d bytes", err, err, h.Recs[0].Catalog.Size)
 	}
-	for _, p := range rep.Pins {
-		if p.Status == pins.StateBad {
-			t.Fatalf("pin %s reported bad (%s) for the cache's full disk", p.Name, p.Problem)
-		}
+	if len(rep.Pins) != 1 || rep.Pins[0].Kind != pins.ProblemCacheFull {
+		t.Fatalf("report %+v: want the pin listed with kind %s", rep.Pins, pins.ProblemCacheFull)
 	}
 }
