@@ -57,6 +57,9 @@ type Status struct {
 	// says why.
 	ContinuesBase bool   `json:"continues_base"`
 	Problem       string `json:"problem,omitempty"`
+	// PullInterrupted: Problem is a pull stopped after it may have
+	// replaced the working catalog; the next pull settles it.
+	PullInterrupted bool `json:"pull_interrupted,omitempty"`
 	// Tracking compares the base with the head of the branch in the
 	// store; nil with StatusOptions.Offline, or when the branch could not
 	// be read (TrackingError says why).
@@ -133,7 +136,7 @@ func (w *Workdir) Status(ctx context.Context, o StatusOptions) (*Status, error) 
 	}
 	if w.State.Pulling != nil && !w.pullReplacedNothing(ctx, o) {
 		st.ContinuesBase = false
-		st.Problem = (&PullInterruptedError{Dir: w.Dir}).Error()
+		st.Problem, st.PullInterrupted = (&PullInterruptedError{Dir: w.Dir}).Error(), true
 		st.Snapshots, st.Tables = []ducklake.Snapshot{}, []string{}
 		return st, nil
 	}

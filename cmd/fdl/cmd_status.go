@@ -64,6 +64,9 @@ func runStatus(ctx context.Context, ios *term.IO, g *globals, o workdir.StatusOp
 	}
 	if !st.ContinuesBase {
 		ios.Printf("%s %s\n", ios.Bad("problem:"), st.Problem)
+		if st.PullInterrupted {
+			ios.Printf("Finish it with: %s\n", g.next("pull"))
+		}
 		return nil
 	}
 	defer printWorkingAttach(ios, st)
