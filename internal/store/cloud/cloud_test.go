@@ -329,6 +329,7 @@ func TestOpenCloudURLs(t *testing.T) {
 		{"s3://b/p", "no AWS region"},
 		{"s3://b/a/../x?region=us-east-1", "not a valid prefix"},
 		{"s3://b/p?region=us-east-1&use_path_style=maybe", "use_path_style"},
+		{"s3://b/p?region=us-east-1&endpoint=127.0.0.1:7070", `needs its scheme: endpoint=http://127.0.0.1:7070`},
 		{"gs://b/p?bogus=1", `unknown option "bogus"`},
 		{"azblob://c/p?bogus=1", `bogus`},
 	}

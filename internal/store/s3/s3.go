@@ -59,6 +59,9 @@ func openURL(ctx context.Context, u *url.URL, raw string) (store.Store, error) {
 	}
 	explicitChecksum := q.Has("request_checksum_calculation")
 	endpoint := q.Get("endpoint")
+	if endpoint != "" && !strings.Contains(endpoint, "://") {
+		return nil, fmt.Errorf("store URL %q: endpoint=%q needs its scheme: endpoint=http://%s (or https://)", raw, endpoint, endpoint)
+	}
 	anonymous, _ := strconv.ParseBool(q.Get("anonymous"))
 	role, profile := q.Get("role"), q.Get("profile")
 	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
