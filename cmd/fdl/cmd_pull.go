@@ -29,7 +29,10 @@ Refused, with nothing changed:
     or this directory holds another branch's version): exit code 3; --discard
     replaces the working catalog anyway (the base stays in the repository);
   - a DuckDB-format working catalog attached by a process (DuckDB holds its
-    lock): DETACH it there first.
+    lock): DETACH it there first;
+  - a working catalog that is gone, unreadable or another lake's: --discard
+    makes it anew from the branch's head (from the base when versions
+    committed here are not pushed: they are never discarded).
 
 A SQLite working catalog is replaced in one SQLite write transaction, which
 first checks, inside it, that no snapshot was added since fdl looked: DuckDB
