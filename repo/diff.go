@@ -445,6 +445,11 @@ func (c *catalogCache) working(ctx context.Context) (*ducklake.Catalog, error) {
 	if c.local == nil {
 		return nil, fmt.Errorf("no working catalog outside a working directory: %w", ErrInvalidArguments)
 	}
+	if check := c.local.CheckCatalog; check != nil {
+		if err := check(); err != nil {
+			return nil, err
+		}
+	}
 	cat, err := ducklake.Open(ctx, c.local.Catalog)
 	if err != nil {
 		return nil, err

@@ -34,6 +34,10 @@ type Local struct {
 	Pending []Pending
 	// Catalog is the working catalog's path.
 	Catalog string
+	// CheckCatalog (nil: none) is called before the working catalog is
+	// read (fdl diff against it): the working directory's own refusals,
+	// as its typed errors (the catalog gone, a pull stopped midway).
+	CheckCatalog func() error
 }
 
 // DefaultRev is the revision log, show and new refs use without one: the

@@ -117,6 +117,19 @@ func (w *Workdir) CatalogPath() string {
 	return filepath.Join(w.Dir, CatalogName)
 }
 
+// readable refuses a read of the working catalog against its base (fdl
+// diff) when it is gone (*CatalogUnusableError) or a pull stopped midway
+// may have replaced it (*PullInterruptedError: the next pull settles it).
+func (w *Workdir) readable() error {
+	if err := w.catalogGone(); err != nil {
+		return err
+	}
+	if w.State.Pulling != nil {
+		return &PullInterruptedError{Dir: w.Dir}
+	}
+	return nil
+}
+
 // catalogGone returns *CatalogUnusableError when the working catalog is
 // not there, else nil (also when it cannot tell: the read that follows
 // names the file system's error).
@@ -275,7 +288,7 @@ func (w *Workdir) Local() (*repo.Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &repo.Local{Dir: w.Dir, Branch: w.State.Branch, Upstream: w.State.Upstream, Base: w.BaseRecord, Pending: pending, Catalog: w.CatalogPath()}, nil
+	return &repo.Local{Dir: w.Dir, Branch: w.State.Branch, Upstream: w.State.Upstream, Base: w.BaseRecord, Pending: pending, Catalog: w.CatalogPath(), CheckCatalog: w.readable}, nil
 }
 
 // step calls the options' step hook (tests inject crashes at a step).
