@@ -233,7 +233,10 @@ func (l *Store) Stat(ctx context.Context, key string) (store.ObjectInfo, error) 
 // Create streams r into key's file if it does not exist, creating parent
 // folders as needed; it never holds the object in memory. If the write
 // fails — r fails, ctx is cancelled, the disk is full — nothing is left
-// behind: neither the temporary file nor a folder Create made. Errors: store.ErrExist (nothing written),
+// behind: neither the temporary file nor a folder Create made. A key whose
+// file exists already is refused before r is read: a resumed push or
+// mirror, which finds its catalog stored, needs no room for a second copy
+// of it (the link below still decides when two writers race). Errors: store.ErrExist (nothing written),
 // store.ErrInvalidKey, r's error, I/O errors. A folder named key is not an object:
 // Create then fails with an error that is not store.ErrExist.
 func (l *Store) Create(ctx context.Context, key string, r io.Reader) (err error) {
@@ -241,6 +244,12 @@ func (l *Store) Create(ctx context.Context, key string, r io.Reader) (err error)
 		return err
 	}
 	path := l.Location(key)
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.IsDir() {
+			return fmt.Errorf("%s: a folder of that name exists", key)
+		}
+		return fmt.Errorf("%s: %w", key, store.ErrExist)
+	}
 	tmp, made, err := l.createTemp(key, filepath.Dir(path))
 	if err != nil {
 		return err

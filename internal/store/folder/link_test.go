@@ -180,3 +180,22 @@ func TestFailedCreateLeavesNoFolder(t *testing.T) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// TestCreateExistingReadsNothing: Create refuses a key whose file exists
+// before it reads r, so a resumed push on a nearly full disk needs no room
+// for a second copy of the catalog it stored before.
+func TestCreateExistingReadsNothing(t *testing.T) {
+	ctx := t.Context()
+	l := newLocal(t)
+	if err := l.Create(ctx, "versions/9/ducklake.duckdb", bytes.NewReader([]byte("abc"))); err != nil {
+		t.Fatal(err)
+	}
+	fail := errors.New("read")
+	err := l.Create(ctx, "versions/9/ducklake.duckdb", errReader{fail})
+	if !errors.Is(err, store.ErrExist) || errors.Is(err, fail) {
+		t.Fatalf("Create over an existing key: %v, want store.ErrExist before any read", err)
+	}
+	if err := l.Create(ctx, "versions/9", errReader{fail}); err == nil || errors.Is(err, store.ErrExist) || errors.Is(err, fail) {
+		t.Fatalf("Create over a folder: %v, want the folder named before any read", err)
+	}
+}
