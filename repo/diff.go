@@ -219,7 +219,7 @@ func (r *Repo) side(ctx context.Context, l *Local, rev string) (DiffSide, error)
 	}
 	rec, _, err := r.refs.ResolveRecord(ctx, rev)
 	if err != nil {
-		return DiffSide{}, err
+		return DiffSide{}, l.unknownHere(rev, err)
 	}
 	return r.versionSide(ctx, l, rev, rec)
 }

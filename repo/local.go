@@ -76,18 +76,76 @@ func (e *NoLocalVersionError) Error() string {
 
 func (e *NoLocalVersionError) Unwrap() error { return refs.ErrUnknownRev }
 
-// newestFirst returns the unpushed versions, newest first, when rev is ""
-// (log and show then start from them); none otherwise.
+// newestFirst returns the unpushed versions log and show start from,
+// newest first: all of them when rev is "", the one rev names by id
+// (byPrefix) and those committed before it; none otherwise.
 func (l *Local) newestFirst(rev string) []*version.Record {
-	if rev != "" || l == nil {
+	if l == nil {
 		return nil
 	}
-	out := make([]*version.Record, 0, len(l.Pending))
-	for i := len(l.Pending) - 1; i >= 0; i-- {
+	end := len(l.Pending)
+	if rev != "" {
+		rec := l.byPrefix(rev)
+		if rec == nil {
+			return nil
+		}
+		for end > 0 && l.Pending[end-1].Record.ID != rec.ID {
+			end--
+		}
+	}
+	out := make([]*version.Record, 0, end)
+	for i := end - 1; i >= 0; i-- {
 		out = append(out, l.Pending[i].Record)
 	}
 	return out
 }
+
+// unknownHere returns *NotHereError in place of err when err says that
+// rev names nothing in the repository and l has versions committed and
+// not pushed (a user who named one of them by its seq or as HEAD~1, as
+// fdl log lists them, reads why it is not found); any other err is
+// returned as it is.
+func (l *Local) unknownHere(rev string, err error) error {
+	if l == nil || len(l.Pending) == 0 || !errors.Is(err, refs.ErrUnknownRev) {
+		return err
+	}
+	e := &NotHereError{Rev: rev, Err: err}
+	var ns *refs.NoSuchRevError
+	var ny *refs.NoVersionYetError
+	var tf *refs.TooFarError
+	if rec := l.byPrefix(rev); rec != nil {
+		e.Version = rec.ID
+	} else if !errors.As(err, &ns) && !errors.As(err, &ny) && !errors.As(err, &tf) {
+		return err
+	}
+	for _, p := range l.Pending {
+		e.Unpushed = append(e.Unpushed, p.Record.ID)
+	}
+	return e
+}
+
+// NotHereError: a revision named nothing in the repository, in a working
+// directory with versions committed and not pushed. Version is set when
+// rev names one of them by id (a command that reads the repository's
+// versions only, as tag and branch do, cannot take it before its push);
+// Unpushed lists them all, oldest first. Err is the repository's answer.
+// It wraps refs.ErrUnknownRev (not Err: its hints are for a repository
+// with nothing committed).
+type NotHereError struct {
+	Rev      string
+	Version  version.ID
+	Unpushed []version.ID
+	Err      error
+}
+
+func (e *NotHereError) Error() string {
+	if e.Version != "" {
+		return fmt.Sprintf("revision %q is version %s, committed in this working directory and not pushed: the repository does not have it yet: %v", e.Rev, e.Version, refs.ErrUnknownRev)
+	}
+	return fmt.Sprintf("%s; the %d version(s) committed in this working directory and not pushed are named by their ids here (fdl log lists them), by seq and ~N once pushed", strings.TrimSuffix(e.Err.Error(), ": "+refs.ErrUnknownRev.Error()), len(e.Unpushed)) + ": " + refs.ErrUnknownRev.Error()
+}
+
+func (e *NotHereError) Unwrap() error { return refs.ErrUnknownRev }
 
 // pending returns the unpushed version id, or nil.
 func (l *Local) pending(id version.ID) *Pending {

@@ -53,8 +53,9 @@ type History struct {
 // local versions), the store's.
 func (r *Repo) History(ctx context.Context, l *Local, rev string, max int) (*History, error) {
 	local := l.newestFirst(rev)
-	byDefault := rev == ""
-	if byDefault {
+	byDefault, named := rev == "", rev
+	if byDefault || len(local) > 0 {
+		// Versions committed here come first, then the stored history.
 		rev = l.DefaultRev()
 	}
 	if max > 0 && len(local) > max {
@@ -64,6 +65,8 @@ func (r *Repo) History(ctx context.Context, l *Local, rev string, max int) (*His
 	if err != nil {
 		if byDefault {
 			err = l.noVersionYet(err)
+		} else {
+			err = l.unknownHere(named, err)
 		}
 		return nil, err
 	}

@@ -153,7 +153,8 @@ func (r *Repo) CreateTag(ctx context.Context, l *Local, name, rev string) (*NewR
 	if err != nil {
 		return nil, err
 	}
-	return r.createRef(ctx, n, l.DefaultRev(), rev)
+	ref, err := r.createRef(ctx, n, l.DefaultRev(), rev)
+	return ref, l.unknownHere(rev, err)
 }
 
 // RepairTag points tag name, which is damaged (its file holds no version
@@ -172,7 +173,7 @@ func (r *Repo) RepairTag(ctx context.Context, l *Local, name, rev string) (*NewR
 	}
 	rec, _, err := r.refs.ResolveRecord(ctx, rev)
 	if err != nil {
-		return nil, err
+		return nil, l.unknownHere(rev, err)
 	}
 	was, err := r.refs.RepairTag(ctx, n, rec.ID, "repaired at "+rev, func(ctx context.Context) error { return r.RefuseRetired(ctx, rec) })
 	if err != nil {
@@ -193,7 +194,8 @@ func (r *Repo) CreateBranch(ctx context.Context, l *Local, name, rev string) (*N
 	if err != nil {
 		return nil, err
 	}
-	return r.createRef(ctx, n, l.DefaultRev(), rev)
+	ref, err := r.createRef(ctx, n, l.DefaultRev(), rev)
+	return ref, l.unknownHere(rev, err)
 }
 
 func (r *Repo) createRef(ctx context.Context, n refs.Name, def, rev string) (*NewRef, error) {

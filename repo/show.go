@@ -144,6 +144,8 @@ func (r *Repo) resolveShown(ctx context.Context, rev string, l *Local) (*version
 	if err != nil {
 		if byDefault {
 			err = l.noVersionYet(err)
+		} else {
+			err = l.unknownHere(rev, err)
 		}
 		return nil, rv, rev, err
 	}

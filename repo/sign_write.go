@@ -177,7 +177,7 @@ func (r *Repo) CreateSignedTag(ctx context.Context, l *Local, name, rev string, 
 	}
 	rec, _, err := r.refs.ResolveRecord(ctx, rev)
 	if err != nil {
-		return nil, err
+		return nil, l.unknownHere(rev, err)
 	}
 	if cur, err := r.refs.Read(ctx, n); err == nil && cur.ID != rec.ID {
 		return r.createRef(ctx, n, rev, rev) // refused: tags never move

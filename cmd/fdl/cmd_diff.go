@@ -123,7 +123,11 @@ func printDiff(ios *term.IO, d *meta.Diff) {
 		name := qualified(t.Schema, t.Name)
 		switch t.Change {
 		case meta.Created:
-			ios.Printf("%s %s (%d column(s))\n", ios.OK("table created:"), name, len(t.Columns))
+			part := ""
+			if t.Partitioning != nil && len(t.Partitioning.After) > 0 {
+				part = ", partitioned by " + strings.Join(t.Partitioning.After, ", ")
+			}
+			ios.Printf("%s %s (%d column(s)%s)\n", ios.OK("table created:"), name, len(t.Columns), part)
 		case meta.Dropped:
 			ios.Printf("%s %s\n", ios.Bad("table dropped:"), name)
 		default:
@@ -142,6 +146,9 @@ func printDiff(ios *term.IO, d *meta.Diff) {
 			ios.Printf("%s\n", line)
 			for _, c := range t.Columns {
 				ios.Printf("    %s\n", columnLine(c))
+			}
+			if p := t.Partitioning; p != nil {
+				ios.Printf("    partitioning: %s -> %s\n", partitionKeys(p.Before), partitionKeys(p.After))
 			}
 		}
 		ios.Printf("    %s\n", dataLine(t))
@@ -167,6 +174,15 @@ func printDiff(ios *term.IO, d *meta.Diff) {
 	}
 	t := d.Totals
 	ios.Printf("%s\n", summaryLine(t))
+}
+
+// partitionKeys is a table's partition keys as a diff line shows them:
+// "(year(ts), region)", or "none".
+func partitionKeys(keys []string) string {
+	if len(keys) == 0 {
+		return "none"
+	}
+	return "(" + strings.Join(keys, ", ") + ")"
 }
 
 func columnLine(c meta.ColumnChange) string {
@@ -203,6 +219,8 @@ func dataLine(t meta.TableChange) string {
 	rows := fmt.Sprintf("rows %s%d -> %s%d", approx, r.Before, approx, r.After)
 	if r.Inserted != nil {
 		rows += fmt.Sprintf(" (+%s%d -%s%d)", approx, *r.Inserted, approx, *r.Deleted)
+	} else if r.Differ {
+		rows += " (not the same rows)"
 	}
 	files := fmt.Sprintf("data files %d -> %d (+%d -%d), %s -> %s", f.Before, f.After, f.Added, f.Removed, term.Bytes(f.BytesBefore), term.Bytes(f.BytesAfter))
 	if f.DeleteFilesAdded+f.DeleteFilesRemoved > 0 {
@@ -243,6 +261,8 @@ func printDiffStat(ios *term.IO, d *meta.Diff) {
 		rows := fmt.Sprintf("%s%d -> %s%d rows", approx, r.Before, approx, r.After)
 		if r.Inserted != nil {
 			rows = fmt.Sprintf("+%s%d -%s%d rows", approx, *r.Inserted, approx, *r.Deleted)
+		} else if r.Differ {
+			rows += " (not the same)"
 		}
 		mark := ""
 		if t.Change != meta.Modified {

@@ -76,6 +76,9 @@ func (c *Catalog) DiffWith(ctx context.Context, from, to int64, o DiffOptions) (
 		return nil, err
 	}
 	d := meta.CompareStates(a, b, meta.CompareOptions{SameTimeline: true})
+	if err := partitioned(ctx, d, c, from, a, c, to, b); err != nil {
+		return nil, err
+	}
 	for i := range d.Tables {
 		tc := &d.Tables[i]
 		id := tc.ToID
@@ -113,9 +116,14 @@ func DiffCatalogs(ctx context.Context, a *Catalog, from int64, b *Catalog, to in
 		return nil, err
 	}
 	d := meta.CompareStates(sa, sb, meta.CompareOptions{Base: base})
+	if err := partitioned(ctx, d, a, from, sa, b, to, sb); err != nil {
+		return nil, err
+	}
 	for i := range d.Tables {
 		tc := &d.Tables[i]
-		pairData(orNew(da[tc.FromID]), orNew(db[tc.ToID])).fill(tc, tc.FromID != 0, tc.ToID != 0, false)
+		x, y := orNew(da[tc.FromID]), orNew(db[tc.ToID])
+		pairData(x, y).fill(tc, tc.FromID != 0, tc.ToID != 0, false)
+		tc.Rows.Differ = tc.FromID != 0 && tc.ToID != 0 && x.inlined != y.inlined
 	}
 	d.Finish(false)
 	return d, nil
@@ -135,6 +143,9 @@ type tableData struct {
 	// two catalogs) to its size, for the files visible at each snapshot.
 	filesBefore, filesAfter map[string]int64
 	delBefore, delAfter     map[string]bool
+	// inlined digests the inlined rows and deletions visible (across two
+	// catalogs only: identifyInlined); "" when there are none.
+	inlined string
 }
 
 func newTableData() *tableData {
@@ -251,6 +262,8 @@ func (c *Catalog) tableData(ctx context.Context, from, to int64, byPath bool, o 
 	steps := []func(context.Context) error{r.readFiles, r.readInlinedDeletes, r.countFiles, r.countInlined}
 	if !byPath {
 		steps = append(steps, r.countByIdentity)
+	} else {
+		steps = append(steps, r.identifyInlined)
 	}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {

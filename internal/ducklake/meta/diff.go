@@ -49,10 +49,22 @@ type TableChange struct {
 	Columns   []ColumnChange `json:"columns"`
 	Rows      RowChange      `json:"rows"`
 	Files     FileChange     `json:"data_files"`
+	// Partitioning is set when the table's partition keys differ between
+	// the sides (ALTER TABLE … SET PARTITIONED BY, RESET PARTITIONED BY, or
+	// a table created or dropped partitioned).
+	Partitioning *PartitionChange `json:"partitioning,omitempty"`
 	// FromID and ToID are the table's ids on each side (0 where it is
 	// absent); the two differ only when two catalogs are compared.
 	FromID int64 `json:"-"`
 	ToID   int64 `json:"-"`
+}
+
+// PartitionChange is a table's partition keys on each side, in key order,
+// as DuckDB's SET PARTITIONED BY takes them: a column's name, or
+// transform(column) ("year(ts)", "month(ts)"). Empty: not partitioned.
+type PartitionChange struct {
+	Before []string `json:"before"`
+	After  []string `json:"after"`
 }
 
 // ColumnChange is a column added, dropped, renamed, retyped or whose
@@ -89,6 +101,12 @@ type RowChange struct {
 	// that could not be compared).
 	Exact       bool   `json:"exact"`
 	Approximate string `json:"approximate,omitempty"`
+	// Differ is set when two timelines are compared (Inserted and Deleted
+	// nil) and the rows kept in the catalog itself (DuckLake's inlined
+	// rows and inlined deletions) differ between the sides: each side
+	// deleted or updated other rows, which the counts and the files do not
+	// show.
+	Differ bool `json:"differ,omitempty"`
 }
 
 // FileChange is a table's data files at each side, how many were added
@@ -527,10 +545,10 @@ func cmpNames(s1, n1, s2, n2 string) int {
 // tableChanged reports whether a table present on both sides changed.
 func tableChanged(tc TableChange) bool {
 	r, f := tc.Rows, tc.Files
-	return tc.OldName != "" || tc.OldSchema != "" || len(tc.Columns) > 0 ||
+	return tc.OldName != "" || tc.OldSchema != "" || len(tc.Columns) > 0 || tc.Partitioning != nil ||
 		r.Before != r.After || (r.Inserted != nil && *r.Inserted != 0) || (r.Deleted != nil && *r.Deleted != 0) ||
 		f.Added != 0 || f.Removed != 0 || f.DeleteFilesAdded != 0 || f.DeleteFilesRemoved != 0 ||
-		f.Before != f.After || f.BytesBefore != f.BytesAfter
+		f.Before != f.After || f.BytesBefore != f.BytesAfter || r.Differ
 }
 
 // Empty reports whether the diff lists nothing.
@@ -561,6 +579,9 @@ func (d *Diff) Reverse() {
 		}
 		for j := range t.Columns {
 			reverseColumn(&t.Columns[j])
+		}
+		if p := t.Partitioning; p != nil {
+			p.Before, p.After = p.After, p.Before
 		}
 		r := &t.Rows
 		r.Before, r.After = r.After, r.Before

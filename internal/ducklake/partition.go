@@ -1,0 +1,109 @@
+package ducklake
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/fdl-dev/fdl/internal/ducklake/meta"
+)
+
+// partitionKeys returns each table's partition keys visible at snapshot
+// at, by table id, in partition_key_index order (DuckLake spec:
+// ducklake_partition_info, whose rows carry begin_snapshot/end_snapshot,
+// and its ducklake_partition_column rows). A key is written as DuckDB's
+// `SET PARTITIONED BY` takes it: the column's name for the identity
+// transform, else transform(column), e.g. "year(ts)". Columns are named
+// from st, the state at the same snapshot (a nested field by its path,
+// "s.a"); one st does not hold is named by its id ("column 7"). A table
+// that is not partitioned has no entry. A catalog without the two tables
+// gives an empty map. The caller holds c.mu.
+func (c *Catalog) partitionKeys(ctx context.Context, at int64, st *meta.State) (map[int64][]string, error) {
+	out := map[int64][]string{}
+	if at < 0 || !c.has("ducklake_partition_info") || !c.has("ducklake_partition_column") {
+		return out, nil
+	}
+	names := map[[2]int64]string{} // (table id, column id) -> name
+	for _, s := range st.Schemas {
+		for _, t := range s.Tables {
+			nameColumns(names, t.ID, "", t.Columns)
+		}
+	}
+	q := fmt.Sprintf(`SELECT i.table_id, p.column_id, p.transform FROM %s i JOIN %s p ON p.partition_id = i.partition_id AND p.table_id = i.table_id
+WHERE %s ORDER BY i.table_id, p.partition_key_index`, c.t("ducklake_partition_info"), c.t("ducklake_partition_column"), visible("i.", at))
+	err := c.query(ctx, q, func(r *sql.Rows) error {
+		var table, column int64
+		var transform sql.NullString
+		if err := r.Scan(&table, &column, &transform); err != nil {
+			return err
+		}
+		name, ok := names[[2]int64{table, column}]
+		if !ok {
+			name = "column " + strconv.FormatInt(column, 10)
+		}
+		if transform.Valid && transform.String != "" && transform.String != "identity" {
+			name = transform.String + "(" + name + ")"
+		}
+		out[table] = append(out[table], name)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// nameColumns records the names of cols (and their nested fields, by
+// path) of table into names.
+func nameColumns(names map[[2]int64]string, table int64, prefix string, cols []meta.Column) {
+	for _, col := range cols {
+		names[[2]int64{table, col.ID}] = prefix + col.Name
+		nameColumns(names, table, prefix+col.Name+".", col.Children)
+	}
+}
+
+// partitioned reads the partition keys at both sides (of one catalog, or
+// of two) and sets each table change's Partitioning where they differ.
+// The caller holds no lock.
+func partitioned(ctx context.Context, d *meta.Diff, a *Catalog, from int64, sa *meta.State, b *Catalog, to int64, sb *meta.State) error {
+	before, err := a.lockedPartitionKeys(ctx, from, sa)
+	if err != nil {
+		return err
+	}
+	after, err := b.lockedPartitionKeys(ctx, to, sb)
+	if err != nil {
+		return err
+	}
+	for i := range d.Tables {
+		tc := &d.Tables[i]
+		x, y := before[tc.FromID], after[tc.ToID]
+		if tc.FromID == 0 {
+			x = nil
+		}
+		if tc.ToID == 0 {
+			y = nil
+		}
+		if !slices.Equal(x, y) {
+			tc.Partitioning = &meta.PartitionChange{Before: orEmpty(x), After: orEmpty(y)}
+		}
+	}
+	return nil
+}
+
+func (c *Catalog) lockedPartitionKeys(ctx context.Context, at int64, st *meta.State) (map[int64][]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.ready(); err != nil {
+		return nil, err
+	}
+	return c.partitionKeys(ctx, at, st)
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
