@@ -3,6 +3,7 @@ package repo
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 
@@ -62,11 +63,28 @@ func attachStatement(st store.Store, catalogPath, dataPath, alias string, readOn
 		prefix = "ducklake:sqlite:"
 		opts = append(slices.Clone(SQLiteAttachOptions), opts...)
 	}
+	opts = append(opts, "METADATA_CATALOG "+sqlquote.String(metadataCatalog(alias, prefix+catalogPath)))
 	s := secret + "ATTACH OR REPLACE " + sqlquote.String(prefix+catalogPath) + " AS " + sqlquote.IdentIfNeeded(alias)
 	if len(opts) > 0 {
 		s += " (" + strings.Join(opts, ", ") + ")"
 	}
 	return s + ";"
+}
+
+// metadataCatalog is the name of the database DuckDB's ducklake extension
+// attaches a DuckLake catalog file under for the database alias:
+// "__ducklake_metadata_<alias>_<8 hex digits>", the digits an FNV-1a hash
+// of the catalog as attached. Its default, without the hash, is the same
+// for every file attached as alias; ATTACH OR REPLACE of another file
+// (the next version of a ref, a mirror's copy, a cached copy) under the
+// same alias then leaves the new database without its metadata catalog
+// ("Catalog __ducklake_metadata_x does not exist", ducklake extension
+// of DuckDB 1.5.5). One name per file keeps the line safe to run again,
+// and beside any other line fdl prints.
+func metadataCatalog(alias, catalog string) string {
+	h := fnv.New32a()
+	h.Write([]byte(catalog))
+	return fmt.Sprintf("__ducklake_metadata_%s_%08x", alias, h.Sum32())
 }
 
 // SQLiteAttachOptions are the ATTACH options fdl prints for a SQLite working

@@ -208,7 +208,7 @@ func TestHTTPRepository(t *testing.T) {
 	}
 	out = mustFdl(t, "--repo", u, "show", "main")
 	for _, want := range []string{
-		"ATTACH OR REPLACE 'ducklake:" + u + "/versions/" + string(v2) + "/ducklake.duckdb' AS repo (DATA_PATH '" + u + "/data/', OVERRIDE_DATA_PATH true, READ_ONLY);",
+		"ATTACH OR REPLACE 'ducklake:" + u + "/versions/" + string(v2) + "/ducklake.duckdb' AS repo (DATA_PATH '" + u + "/data/', OVERRIDE_DATA_PATH true, READ_ONLY, METADATA_CATALOG '__ducklake_metadata_repo_",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show over http lacks %q:\n%s", want, out)
