@@ -364,6 +364,12 @@ func TestPacksVerifiedAndRewritten(t *testing.T) {
 	if len(codes[repo.CodePackInvalid]) != 2 || len(rep.Problems) != 2 {
 		t.Fatalf("verify problems %v, want the two damaged packs", rep.Problems)
 	}
+	// A damaged pack is there: it is not also noted as missing.
+	for _, id := range codes[repo.CodePackMissing] {
+		if id == string(h.Recs[5].ID) || id == string(h.Recs[3].ID) {
+			t.Fatalf("verify notes the damaged pack of %s as missing too: %v", id, rep.Notes)
+		}
+	}
 	// A pack that differs from a record does not say which changed: the
 	// advice names both ways out, not only deleting the pack (which may
 	// be the good copy of an edited record).

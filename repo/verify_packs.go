@@ -23,6 +23,8 @@ func (r *Repo) verifyPacks(ctx context.Context, rep *VerifyReport, heads []refs.
 		rep.Notes = append(rep.Notes, problem(code, obj, format, a...))
 	}
 	var keys []string
+	// have: the versions with a pack, good or reported above (an invalid
+	// pack is not also "missing").
 	have := map[version.ID]bool{}
 	err := r.st.List(ctx, history.PacksPrefix, func(o store.ObjectInfo) error {
 		keys = append(keys, o.Key)
@@ -48,6 +50,9 @@ func (r *Repo) verifyPacks(ctx context.Context, rep *VerifyReport, heads []refs.
 			note(code, obj, "%s", msg)
 		default:
 			add(code, obj, "%s", msg)
+			if id, named := history.IDFromKey(keys[i]); named {
+				have[id] = true
+			}
 		}
 		return nil
 	})
