@@ -118,9 +118,10 @@ func printTracking(ios *term.IO, g *globals, st *workdir.Status) {
 		}
 	case repo.TrackDiverged:
 		if st.Unpushed == 0 && !uncommitted {
-			// Pushed to another branch already (push NEW-BRANCH): kept.
-			ios.Printf("Diverged from %s: %d version(s) here and %d on %s that the other lacks; yours are in the repository (on another branch): %s brings this directory to %s's head\n",
-				b, tr.Ahead, tr.Behind, b, g.next("pull --discard"), b)
+			// Pushed already (to another branch, or to this one before it
+			// was moved back): kept in the repository.
+			ios.Printf("Diverged from %s: %d version(s) here and %d on %s that the other lacks; yours were pushed and stay in the repository (%s): %s brings this directory to %s's head\n",
+				b, tr.Ahead, tr.Behind, b, g.next("show "+string(st.Base)), g.next("pull --discard"), b)
 			return
 		}
 		ios.Printf("Diverged from %s: %d version(s) here and %d on %s that the other lacks; a push to %s would be refused: keep yours on a new branch (%s), then check out %s again\n",
