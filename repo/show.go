@@ -171,7 +171,7 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 		}
 		out := &Shown{Record: local[0], Short: abbrev.Short(local[0].ID), Abbrev: abbrev, Branch: o.Local.Branch}
 		if err := r.showSignature(ctx, out, o); err != nil {
-			return out, err
+			return signatureRefused(out, err)
 		}
 		return r.showLocal(o.Local, out, o)
 	}
@@ -188,7 +188,7 @@ func (r *Repo) show(ctx context.Context, rev string, o ShowOptions) (*Shown, err
 		out.Branch = rv.Ref.Short()
 	}
 	if err := r.showSignature(ctx, out, o); err != nil {
-		return out, err
+		return signatureRefused(out, err)
 	}
 	if ret, err := r.Retirement(ctx, rec.ID); err != nil {
 		return nil, err
@@ -420,6 +420,18 @@ func ReaderAlias(name string) string { return reserved(aliasWord(name)) }
 // is *SignatureError, and so is a signed record whose bytes describe
 // another catalog than the record out holds (read twice, changed
 // between the reads).
+// signatureRefused returns what show gives back when its signature step
+// failed: the version shown so far with a *SignatureError (a required
+// signature is not good: the caller says whose and why), nothing with any
+// other error (an allowed signers file that cannot be read).
+func signatureRefused(out *Shown, err error) (*Shown, error) {
+	var se *SignatureError
+	if errors.As(err, &se) {
+		return out, err
+	}
+	return nil, err
+}
+
 func (r *Repo) showSignature(ctx context.Context, out *Shown, o ShowOptions) error {
 	if o.noSignature && !o.RequireSigned {
 		return nil

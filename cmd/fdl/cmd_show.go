@@ -63,6 +63,9 @@ func runShow(ctx context.Context, ios *term.IO, g *globals, rev string, o repo.S
 			printRetired(ios, v)
 			return nil
 		}
+		if v.Dataset == nil {
+			return err // nothing to print beside the error
+		}
 		rec, ds := v.Record, v.Dataset
 		ios.Printf("%s %s\n", ios.Heading("version"), ios.ID(string(rec.ID)))
 		printSeqParents(ios, v)
