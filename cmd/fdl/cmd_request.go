@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fdl-dev/fdl/internal/store"
 	"github.com/fdl-dev/fdl/internal/term"
 	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
@@ -227,6 +229,29 @@ func (g *globals) requestSource(from string) (*workdir.Workdir, string, error) {
 	return nil, from, nil
 }
 
+// sameRepository refuses --repo naming another repository than the one
+// the working directory w publishes to (a request made from a working
+// directory goes to its own repository; following --repo silently would
+// write where the user did not look).
+func (g *globals) sameRepository(w *workdir.Workdir) error {
+	if g.Repo == "" {
+		return nil
+	}
+	named, own := g.Repo, w.State.Repository
+	if p, ok := strings.CutPrefix(named, "file://"); ok {
+		named = p
+	}
+	if !store.LooksLikeURL(named) {
+		if abs, err := filepath.Abs(named); err == nil {
+			named = abs
+		}
+	}
+	if strings.TrimRight(named, "/") == strings.TrimRight(own, "/") {
+		return nil
+	}
+	return usageError{fmt.Errorf("--repo %s names another repository than the one working directory %s publishes to (%s): leave --repo out to offer its versions there, or offer a version of %s with --from REV", g.Repo, w.Dir, own, g.Repo)}
+}
+
 func runRequestPublish(ctx context.Context, ios *term.IO, g *globals, name string, o *requestOptions, create bool) error {
 	w, rev, err := g.requestSource(o.From)
 	if err != nil {
@@ -236,6 +261,12 @@ func runRequestPublish(ctx context.Context, ios *term.IO, g *globals, name strin
 	if w != nil {
 		// The working directory's base, its unpushed versions uploaded.
 		defer w.Close()
+		if err := g.sameRepository(w); err != nil {
+			return err
+		}
+		if g.Repo == "" && o.From != "" {
+			g.opened = w.State.Repository // the next commands printed name it
+		}
 		res, err = w.PublishRequest(ctx, name, workdir.RequestOptions{Update: !create, Into: o.Into, Title: o.Title})
 	} else {
 		err = g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
@@ -260,8 +291,8 @@ func runRequestPublish(ctx context.Context, ios *term.IO, g *globals, name strin
 	case res.UpToDate:
 		ios.Printf("Request %s already holds %s\n", ios.Ref(name), ios.ID(short(res.New)))
 	case create:
-		ios.Printf("Created request %s at %s (%d version(s) uploaded); review it with fdl request show %s, approve it with fdl request approve %s\n",
-			ios.Ref(name), ios.ID(short(res.New)), res.Uploaded, name, name)
+		ios.Printf("Created request %s at %s (%d version(s) uploaded); review it with %s, approve it with %s\n",
+			ios.Ref(name), ios.ID(short(res.New)), res.Uploaded, g.next("request show "+shellQuote(name)), g.next("request approve "+shellQuote(name)))
 	default:
 		ios.Printf("Updated request %s: %s -> %s (%d version(s) uploaded)\n", ios.Ref(name), ios.ID(short(res.Old)), ios.ID(short(res.New)), res.Uploaded)
 	}
@@ -398,7 +429,7 @@ func runRequestDrop(ctx context.Context, ios *term.IO, g *globals, name string) 
 		if g.JSON {
 			return printJSON(ios, d)
 		}
-		ios.Printf("Dropped request %s (was %s); its versions stay in the repository and its ref log (fdl reflog %s)\n", ios.Ref(d.Request), ios.ID(string(d.ID)), d.Request)
+		ios.Printf("Dropped request %s (was %s); its versions stay in the repository and its ref log (%s)\n", ios.Ref(d.Request), ios.ID(string(d.ID)), g.next("reflog "+shellQuote(d.Request)))
 		return nil
 	})
 }
