@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fdl-dev/fdl/internal/store"
+	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/refs"
 	"github.com/fdl-dev/fdl/version"
 )
@@ -133,6 +134,46 @@ func (m *mirror) copySignatures(ctx context.Context) error {
 	for _, oi := range todo {
 		m.step("mirror:signatures")
 		if err := m.copyObject(ctx, oi.Key, oi.Size, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyLaterSignatures copies the record signature of each planned ref's
+// version when the source has one and the destination lacks it: a
+// version signed (fdl sign, fdl tag --sign) after a mirror copied it. A
+// version copied by this run has its signature already; one its ref's
+// refusal keeps out is skipped. It costs a Stat at each end per version
+// the refs name; a signature added to a version no ref names at its head
+// is copied with that version only (docs/cli.md).
+func (m *mirror) copyLaterSignatures(ctx context.Context, planned []*plannedRef) error {
+	seen := map[version.ID]bool{}
+	for _, p := range planned {
+		if p.err != nil || p.src == "" || seen[p.src] {
+			continue
+		}
+		seen[p.src] = true
+		key := repo.SignatureKey(p.src, "")
+		oi, err := m.src.Store().Stat(ctx, key)
+		if errors.Is(err, store.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("mirror from %s: %s: %w", m.src.Where(), key, err)
+		}
+		if _, err := m.dst.Store().Stat(ctx, key); err == nil {
+			continue
+		} else if !errors.Is(err, store.ErrNotExist) {
+			return fmt.Errorf("mirror to %s: %s: %w", m.dst.Where(), key, err)
+		}
+		if has, err := m.dstHas(ctx, p.src); err != nil {
+			return err
+		} else if !has {
+			continue // its version is not there: it comes with the version
+		}
+		m.step("mirror:signatures")
+		if err := m.copyObject(ctx, key, oi.Size, nil); err != nil {
 			return err
 		}
 	}

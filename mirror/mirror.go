@@ -248,6 +248,11 @@ func (m *mirror) run(ctx context.Context, srcRefs []refs.Ref) error {
 		if err := m.copyFor(ctx, moving); err != nil {
 			return err
 		}
+	} else if err := m.copySignatures(ctx); err != nil {
+		return err // a tag signed after its tag was mirrored
+	}
+	if err := m.copyLaterSignatures(ctx, planned); err != nil {
+		return err
 	}
 	for _, p := range moving {
 		if err := ctx.Err(); err != nil {
