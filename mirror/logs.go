@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/fdl-dev/fdl/internal/store"
-	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/refs"
+	"github.com/fdl-dev/fdl/repo"
 	"github.com/fdl-dev/fdl/version"
 )
 
