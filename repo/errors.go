@@ -585,6 +585,9 @@ type SignatureExistsError struct {
 	Key     string
 	Version version.ID
 	Tag     string
+	// By is the fingerprint of the key that made the existing signature,
+	// when it was read (tag --sign with another key); "" otherwise.
+	By string
 }
 
 func (e *SignatureExistsError) Error() string {
@@ -592,7 +595,11 @@ func (e *SignatureExistsError) Error() string {
 	if e.Tag != "" {
 		what = fmt.Sprintf("tag %s (version %s)", e.Tag, e.Version)
 	}
-	return fmt.Sprintf("%s is already signed: %s exists: %v (signatures are create-only, one per object); nothing was written", what, e.Key, ErrSignatureExists)
+	by := ""
+	if e.By != "" {
+		by = " by another key (" + e.By + ")"
+	}
+	return fmt.Sprintf("%s is already signed%s: %s exists: %v (signatures are create-only, one per object); nothing was written", what, by, e.Key, ErrSignatureExists)
 }
 
 func (e *SignatureExistsError) Unwrap() error { return ErrSignatureExists }

@@ -61,27 +61,39 @@ func (o *SignOptions) signer(ctx context.Context) (*signature.Signer, error) {
 // (otherwise) already has one (nothing is written); the signer's
 // (*signature.SigningKeyError); the Resolve errors; the store's.
 func (r *Repo) Sign(ctx context.Context, rev string, o SignOptions) (*SignResult, error) {
+	var rec *version.Record
+	tag := ""
+	if n, ref, ok := r.tagShort(ctx, rev); ok {
+		var err error
+		if rec, err = r.Record(ctx, ref.ID); err != nil {
+			return nil, refs.DanglingRead(n, ref.ID, err)
+		}
+		tag = n.Short()
+	} else {
+		var err error
+		if rec, _, err = r.refs.ResolveRecord(ctx, rev); err != nil {
+			return nil, err
+		}
+	}
+	// Already signed is said before the key is asked for: a retry needs
+	// none.
+	key := SignatureKey(rec.ID, tag)
+	if _, err := r.st.Stat(ctx, key); err == nil {
+		return nil, &SignatureExistsError{Key: key, Version: rec.ID, Tag: tag}
+	} else if !errors.Is(err, store.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
 	s, err := o.signer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if n, ref, ok := r.tagShort(ctx, rev); ok {
-		rec, err := r.Record(ctx, ref.ID)
-		if err != nil {
-			return nil, refs.DanglingRead(n, ref.ID, err)
-		}
-		res := &SignResult{Version: rec.ID, Seq: rec.Seq, Tag: n.Short(), Signed: []string{}, Key: s.Fingerprint()}
-		if err := r.signTag(ctx, s, n.Short(), rec, res); err != nil {
-			return nil, err
-		}
-		return res, nil
+	res := &SignResult{Version: rec.ID, Seq: rec.Seq, Tag: tag, Signed: []string{}, Key: s.Fingerprint()}
+	if tag != "" {
+		err = r.signTag(ctx, s, tag, rec, res)
+	} else {
+		err = r.signRecord(ctx, s, rec, res, false)
 	}
-	rec, _, err := r.refs.ResolveRecord(ctx, rev)
 	if err != nil {
-		return nil, err
-	}
-	res := &SignResult{Version: rec.ID, Seq: rec.Seq, Signed: []string{}, Key: s.Fingerprint()}
-	if err := r.signRecord(ctx, s, rec, res, false); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -191,7 +203,13 @@ func (r *Repo) CreateSignedTag(ctx context.Context, l *Local, name, rev string, 
 	}
 	res := &SignResult{Version: rec.ID, Seq: rec.Seq, Tag: n.Short(), Signed: []string{}, Key: s.Fingerprint()}
 	var exists *SignatureExistsError
-	if err := r.signTag(ctx, s, n.Short(), rec, res); err != nil && !errors.As(err, &exists) {
+	if err := r.signTag(ctx, s, n.Short(), rec, res); errors.As(err, &exists) {
+		// A retry with the key that signed it is no error; another key's
+		// signature is not this signer's: say so.
+		if err := r.sameSigner(ctx, exists, s); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
 		return nil, err
 	}
 	ref, err := r.createRef(ctx, n, rev, string(rec.ID))
@@ -200,4 +218,24 @@ func (r *Repo) CreateSignedTag(ctx context.Context, l *Local, name, rev string, 
 	}
 	ref.Signed = res
 	return ref, nil
+}
+
+// sameSigner returns nil when the signature exists names was made by s's
+// key, else exists with the other key's fingerprint (By). A signature
+// that cannot be read or parsed is not s's either.
+func (r *Repo) sameSigner(ctx context.Context, exists *SignatureExistsError, s *signature.Signer) error {
+	b, _, err := store.ReadAll(ctx, r.st, exists.Key)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", exists.Key, err)
+	}
+	sig, err := signature.ParseSignature(b)
+	if err != nil {
+		exists.By = "unreadable: " + err.Error()
+		return exists
+	}
+	if fp := sig.Fingerprint(); fp != s.Fingerprint() {
+		exists.By = fp
+		return exists
+	}
+	return nil
 }
