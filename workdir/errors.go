@@ -160,7 +160,7 @@ type UndoUncommittedError struct {
 }
 
 func (e *UndoUncommittedError) Error() string {
-	return fmt.Sprintf("%s has uncommitted snapshots (%d snapshot(s) after its base): commit them first, or discard them by restoring the base: %v", e.Dir, e.Snapshots, ErrUncommitted)
+	return fmt.Sprintf("%s has uncommitted snapshots (%d snapshot(s) after its base): commit them first, or discard them: %v", e.Dir, e.Snapshots, ErrUncommitted)
 }
 
 func (e *UndoUncommittedError) Unwrap() error { return ErrUncommitted }

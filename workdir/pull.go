@@ -131,8 +131,17 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 		return nil, &NoBranchToPullError{Branch: tr.Ref}
 	case repo.TrackUpToDate, repo.TrackAhead:
 		if w.State.Pulling == nil && !remake {
-			res.New, res.Seq, res.UpToDate = w.State.Base, baseSeq(w.BaseRecord), true
-			return res, nil
+			n, err := w.toDiscard(ctx, o)
+			if err != nil || n == 0 {
+				res.New, res.Seq, res.UpToDate = w.State.Base, baseSeq(w.BaseRecord), true
+				return res, err
+			}
+			// --discard over snapshots not committed, nothing to pull:
+			// the catalog goes back to the base (git reset --hard).
+			if len(pending) > 0 {
+				res.Discarded = n
+				return res, w.remakeFromBase(ctx, res)
+			}
 		}
 	case repo.TrackDiverged:
 		if !o.Discard {
@@ -151,6 +160,19 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 		return res, w.makeCatalog(ctx, r, head, res)
 	}
 	return res, w.unusable(w.replaceWith(ctx, r, head, o, res))
+}
+
+// toDiscard counts the snapshots not committed that o.Discard throws away
+// when there is nothing to pull; 0 without o.Discard.
+func (w *Workdir) toDiscard(ctx context.Context, o PullOptions) (int, error) {
+	if !o.Discard || w.BaseRecord == nil {
+		return 0, nil
+	}
+	marks, err := ducklake.SnapshotMarks(ctx, w.CatalogPath())
+	if err != nil {
+		return 0, err
+	}
+	return w.uncommitted(marks, nil)
 }
 
 // remakeCatalog tells whether a pull makes the working catalog anew rather

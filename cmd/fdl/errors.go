@@ -511,7 +511,7 @@ func hintsFor(e error) []hint {
 	case *workdir.RevertConflictError:
 		return []hint{{"revert the later versions first", "fdl revert REV"}, {"or restore the state you want, then commit it", "fdl restore --source REV"}}
 	case *workdir.UndoUncommittedError:
-		return []hint{{"commit them first", "fdl commit -m MSG"}, {"or discard them by restoring the base", "fdl restore --source " + string(e.Base)}}
+		return []hint{{"commit them first", "fdl commit -m MSG"}, {"or discard them (the catalog goes back to its base, or on to its branch's head if the branch moved)", "fdl pull --discard"}}
 	case *workdir.NotInHistoryError:
 		if e.Base == "" || e.Expired {
 			return nil
