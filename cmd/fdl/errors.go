@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -876,14 +877,29 @@ func notAllowedHints(e *repo.SignatureError) []hint {
 	return []hint{{"if you trust key " + e.Check.Key + ", add its public key to " + e.Signers + " (PRINCIPALS namespaces=\"fdl\" KEY-TYPE BASE64-KEY)", ""}}
 }
 
-// signingKeyHints says how to make a signing key usable.
+// signingKeyHints says how to make a signing key usable: ssh-add takes
+// the private key file (a .pub named is replaced by the file beside it
+// without .pub), and runs only with an agent (SSH_AUTH_SOCK), started
+// first when there is none.
 func signingKeyHints(e *signature.SigningKeyError) []hint {
-	key := shellQuote(e.Spec)
+	key := e.Spec
+	if k, ok := strings.CutSuffix(key, ".pub"); ok {
+		key = "PRIVATE-KEY-FILE"
+		if _, err := os.Stat(k); err == nil {
+			key = k
+		}
+	} else if strings.HasPrefix(key, "key::") || strings.HasPrefix(key, "ssh-") {
+		key = "PRIVATE-KEY-FILE"
+	}
+	add := "ssh-add " + shellQuote(key)
+	if os.Getenv("SSH_AUTH_SOCK") == "" {
+		add = "eval \"$(ssh-agent)\" && " + add
+	}
 	switch {
 	case errors.Is(e, signature.ErrEncryptedKey), errors.Is(e, signature.ErrNotInAgent):
-		return []hint{{"load the key into ssh-agent (fdl asks for no passphrase)", "ssh-add " + key}}
+		return []hint{{"load the key into ssh-agent (fdl asks for no passphrase)", add}}
 	case errors.Is(e, signature.ErrNoAgent):
-		return []hint{{"start ssh-agent and load the key", "eval \"$(ssh-agent)\" && ssh-add KEYFILE"}}
+		return []hint{{"start ssh-agent and load the key", add}}
 	}
 	return []hint{{"name a private key file (--sign-key FILE or $FDL_SIGNING_KEY), a public key file whose key ssh-agent holds, or key::PUBLIC-KEY", ""}}
 }

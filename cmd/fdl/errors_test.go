@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +30,7 @@ import (
 // It is one piece: one table of errors and the hints each must print, the
 // test's whole content.
 func TestHints(t *testing.T) {
+	t.Setenv("SSH_AUTH_SOCK", "/agent.sock") // an agent runs: ssh-add alone
 	const id1, id2 = "0192f0c1-6c1a-7000-8000-000000000001", "0192f0c1-6c1a-7000-8000-000000000002"
 	main := refs.Name("refs/heads/main")
 	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -245,5 +248,30 @@ func TestPrintInterrupted(t *testing.T) {
 	want := "fdl: interrupted; nothing was changed past the last complete step: local version x: query /w/ducklake.duckdb: context canceled\n"
 	if got := errOut.String(); got != want {
 		t.Errorf("printed %q, want %q", got, want)
+	}
+}
+
+// TestSigningKeyHints: ssh-add is given the private key file (a .pub
+// named is replaced by the file beside it), and an agent is started first
+// when none runs.
+func TestSigningKeyHints(t *testing.T) {
+	dir := t.TempDir()
+	priv := filepath.Join(dir, "k")
+	os.WriteFile(priv, []byte("x"), 0o600)
+	for _, c := range []struct {
+		sock, spec string
+		err        error
+		want       string
+	}{
+		{"/a.sock", priv + ".pub", signature.ErrNotInAgent, "ssh-add " + priv},
+		{"/a.sock", filepath.Join(dir, "gone.pub"), signature.ErrNotInAgent, "ssh-add PRIVATE-KEY-FILE"},
+		{"", priv, signature.ErrEncryptedKey, `eval "$(ssh-agent)" && ssh-add ` + priv},
+		{"", "key::ssh-ed25519 AAAA", signature.ErrNoAgent, `eval "$(ssh-agent)" && ssh-add PRIVATE-KEY-FILE`},
+	} {
+		t.Setenv("SSH_AUTH_SOCK", c.sock)
+		hs := signingKeyHints(&signature.SigningKeyError{Spec: c.spec, Reason: "r", Err: c.err})
+		if len(hs) != 1 || hs[0].run != c.want {
+			t.Errorf("SSH_AUTH_SOCK=%q spec %q: hints %v, want %q", c.sock, c.spec, hs, c.want)
+		}
 	}
 }
