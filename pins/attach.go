@@ -85,6 +85,10 @@ func Attach(ctx context.Context, env Env, r *repo.Repo, o AttachOptions) (*Attac
 	}
 	url := lockfile.RepositoryURL(lf.dir(), p)
 	pr, err := env.Open(ctx, url)
+	var nre *repo.NotRepositoryError
+	if o.RequireSigned && errors.As(err, &nre) {
+		nre.NoCache = "--require-signed checks the version's signature against the repository (without it, --cache attaches the cached catalog, checked against the pin's sha256)"
+	}
 	if err != nil && (o.RequireSigned || errors.Is(err, store.ErrAuth)) {
 		// Refused credentials are the reader's to mend (exit 5), not a
 		// repository out of reach: no cached line hides them.
@@ -118,6 +122,10 @@ func offline(ctx context.Context, env Env, name string, p lockfile.Pin, url, ali
 		return nil, err
 	}
 	if !ok {
+		var nre *repo.NotRepositoryError
+		if errors.As(openErr, &nre) {
+			nre.NoCache = "its catalog is not in the cache"
+		}
 		return nil, &OfflineError{Name: name, Version: p.Version, Cache: env.Cache.Dir(), Err: openErr}
 	}
 	origin, _ := env.Cache.Origin(p.CatalogSHA256)

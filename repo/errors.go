@@ -89,6 +89,10 @@ type NotRepositoryError struct {
 	// Reader: the repository was opened to be read for a pin (a
 	// lockfile's repository): making one there is no remedy.
 	Reader bool
+	// NoCache says why the reader's cache is no way out either (the
+	// catalog is not cached; a signature is checked against the
+	// repository); "" when it may be.
+	NoCache string
 	// NoFolder: URL is a folder path, and no folder is there.
 	NoFolder bool
 }

@@ -438,6 +438,8 @@ func hintsFor(e error) []hint {
 		switch {
 		case e.IsWorkdir:
 			return []hint{{"run the command in that working directory", "fdl -C " + shellQuote(e.URL) + " COMMAND"}}
+		case e.Reader && e.NoCache != "":
+			return []hint{{"the pinned repository is not there: check the pin's repository in the lockfile (it may have moved); the cache is no way out here: " + e.NoCache, ""}}
 		case e.Reader:
 			return []hint{{"the pinned repository is not there: check the pin's repository in the lockfile (it may have moved), or attach from the cache while it is out of reach (--cache)", ""}}
 		case e.ReadOnly || e.Workdir != "":
