@@ -232,10 +232,17 @@ type ExistsError struct {
 	Ref    Name
 	Holds  version.ID // what it holds
 	Wanted version.ID // what the create asked for
+	// WantedRetired: Wanted left retention, so no ref can be made at it
+	// under any name (set by the caller that knows).
+	WantedRetired bool
 }
 
 func (e *ExistsError) Error() string {
-	return fmt.Sprintf("%s already holds version %s, not %s: %v", e.Ref, e.Holds, e.Wanted, ErrExists)
+	gone := ""
+	if e.WantedRetired {
+		gone = " (and version " + string(e.Wanted) + " left retention: no ref can be made at it)"
+	}
+	return fmt.Sprintf("%s already holds version %s, not %s%s: %v", e.Ref, e.Holds, e.Wanted, gone, ErrExists)
 }
 
 func (e *ExistsError) Unwrap() error { return ErrExists }

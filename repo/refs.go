@@ -207,6 +207,10 @@ func (r *Repo) createRef(ctx context.Context, n refs.Name, def, rev string) (*Ne
 		return nil, err
 	}
 	existed, err := r.refs.Create(ctx, n, rec.ID, "created at "+rev, func(ctx context.Context) error { return r.RefuseRetired(ctx, rec) })
+	var ee *refs.ExistsError
+	if errors.As(err, &ee) {
+		ee.WantedRetired = r.RefuseRetired(ctx, rec) != nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -478,6 +478,8 @@ func hintsFor(e error) []hint {
 	case *refs.ExistsError:
 		name, want := shellQuote(e.Ref.Short()), string(e.Wanted)
 		switch {
+		case e.WantedRetired:
+			return []hint{{"see the version it holds", "fdl show " + name}}
 		case e.Ref.IsTag():
 			return []hint{{"tags never move: see the version it holds", "fdl show " + name},
 				{"or tag that version under another name", "fdl tag NAME " + want}}

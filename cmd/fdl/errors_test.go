@@ -220,6 +220,8 @@ func TestLoopErrors(t *testing.T) {
 			"tags never move: see the version it holds: fdl show v1\nor tag that version under another name: fdl tag NAME " + id2},
 		{&refs.ExistsError{Ref: "refs/heads/b", Holds: id1, Wanted: id2}, exitExists, "ref_exists",
 			"move the branch there instead (fast-forward only): fdl branch -f b " + id2},
+		{&refs.ExistsError{Ref: "refs/tags/v1", Holds: id1, Wanted: id2, WantedRetired: true}, exitExists, "ref_exists",
+			"see the version it holds: fdl show v1"},
 		{&repo.OrphanExistsError{Branch: main, Head: id1}, exitUsage, "usage",
 			""},
 	} {
