@@ -124,7 +124,13 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 		return res, w.remakeFromBase(ctx, res)
 	}
 	if len(pending) > 0 && tr.State != repo.TrackUpToDate && tr.State != repo.TrackAhead {
-		return nil, &UnpushedError{Branch: tr.Ref, Unpushed: len(pending), Tracking: *tr}
+		e := &UnpushedError{Branch: tr.Ref, Unpushed: len(pending), Tracking: *tr}
+		if up := w.State.Upstream; up != "" {
+			if ret, err := r.Retirement(ctx, up); err == nil && ret != nil {
+				e.Retired = up
+			}
+		}
+		return nil, e
 	}
 	switch tr.State {
 	case repo.TrackNoBranch:
@@ -630,11 +636,18 @@ type UnpushedError struct {
 	Branch   refs.Name
 	Unpushed int
 	Tracking repo.Tracking
+	// Retired is the version they build on when it left retention (no
+	// push can publish them then, on any branch); "" otherwise.
+	Retired version.ID
 }
 
 func (e *UnpushedError) Error() string {
-	return fmt.Sprintf("%d version(s) committed here are not pushed, and %s has %d version(s) they lack (diverged); fdl never merges versions, and nothing was changed: %v",
-		e.Unpushed, e.Branch.Short(), e.Tracking.Behind, ErrUnpushed)
+	gone := ""
+	if e.Retired != "" {
+		gone = fmt.Sprintf("; they build on version %s, which left retention, so no branch can take them", e.Retired)
+	}
+	return fmt.Sprintf("%d version(s) committed here are not pushed, and %s has %d version(s) they lack (diverged)%s; fdl never merges versions, and nothing was changed: %v",
+		e.Unpushed, e.Branch.Short(), e.Tracking.Behind, gone, ErrUnpushed)
 }
 
 func (e *UnpushedError) Unwrap() error { return ErrUnpushed }

@@ -58,6 +58,9 @@ func runPull(ctx context.Context, ios *term.IO, g *globals, o workdir.PullOption
 		return err
 	}
 	defer w.Close()
+	if g.Repo == "" {
+		g.opened = w.State.Repository // hints name it (checkout URL)
+	}
 	res, err := w.Pull(ctx, o)
 	g.progressDone()
 	if err != nil {

@@ -469,6 +469,9 @@ func hintsFor(e error) []hint {
 			{"or check " + e.Branch + " out into another directory and redo the change there", "fdl checkout URL NEWDIR --branch " + b}}
 	case *workdir.UnpushedError:
 		b := e.Branch.Short()
+		if e.Retired != "" {
+			return []hint{{"check " + b + " out again and redo the change there (their rows stay readable here until then)", "fdl checkout URL NEWDIR --branch " + shellQuote(b)}}
+		}
 		return []hint{{"keep them on a new branch of their own", "fdl push NEW-BRANCH"},
 			{"then bring this directory to " + b + "'s head, redo the change there, commit and push (fdl never merges versions)", "fdl pull --discard"}}
 	case *workdir.PullNotFastForwardError:

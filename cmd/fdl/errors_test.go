@@ -196,6 +196,8 @@ func TestLoopErrors(t *testing.T) {
 			"to keep them, commit them and push them to a new branch of their own: fdl commit -m MSG && fdl push NEW-BRANCH\nthen bring this directory to main's head, where the change is redone and pushed (fdl never merges versions): fdl pull --discard\nor check main out into another directory and redo the change there: fdl checkout URL NEWDIR --branch main"},
 		{&workdir.UnpushedError{Branch: main, Unpushed: 1, Tracking: repo.Tracking{Behind: 3}}, exitError, "unpushed",
 			"keep them on a new branch of their own: fdl push NEW-BRANCH\nthen bring this directory to main's head, redo the change there, commit and push (fdl never merges versions): fdl pull --discard"},
+		{&workdir.UnpushedError{Branch: main, Unpushed: 1, Tracking: repo.Tracking{Behind: 3}, Retired: id1}, exitError, "unpushed",
+			"check main out again and redo the change there (their rows stay readable here until then): fdl checkout URL NEWDIR --branch main"},
 		{&workdir.PullNotFastForwardError{Branch: main, Base: id1, Head: id2, Ahead: 1, Behind: 2}, exitRefused, "refused",
 			"replace the working catalog with main's head anyway (the base stays in the repository): fdl pull --discard\nor check main out into another directory: fdl checkout URL NEWDIR --branch main"},
 		{&workdir.PullInterruptedError{Dir: "/w"}, exitError, "pull_interrupted",
