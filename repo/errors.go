@@ -341,7 +341,13 @@ func (e *NestedError) Unwrap() []error {
 // without allowing it: gc would delete the data files working catalogs
 // wrote and did not commit and push within that time. It wraps
 // ErrInvalidArguments.
-type ShortGraceError struct{ Grace retention.Duration }
+type ShortGraceError struct {
+	Grace retention.Duration
+	// With are the other policy flags of the command that asked, as it
+	// wrote them ("--keep-last 1"), for the hint that repeats it; "" for
+	// none.
+	With string
+}
 
 func (e *ShortGraceError) Error() string {
 	return fmt.Sprintf("a grace period of %s is below %s: gc would delete the data files a working catalog wrote but did not commit and push within %s, and the uploads and data files of a push that takes longer than %s from its first upload to its branch's move, losing that work: %v; ask for it on purpose to set it",

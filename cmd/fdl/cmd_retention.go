@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -83,6 +85,10 @@ func runRetention(ctx context.Context, ios *term.IO, g *globals, o *retentionOpt
 	}
 	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
 		st, err := r.Retention(ctx, change)
+		var sg *repo.ShortGraceError
+		if errors.As(err, &sg) {
+			sg.With = o.policyFlags(changed)
+		}
 		if err != nil {
 			return err
 		}
@@ -93,6 +99,25 @@ func runRetention(ctx context.Context, ios *term.IO, g *globals, o *retentionOpt
 		printRetention(ios, g, st)
 		return nil
 	})
+}
+
+// policyFlags are the policy flags given besides --grace, as a command
+// line repeats them ("--reset --keep-last 1").
+func (o *retentionOptions) policyFlags(changed func(string) bool) string {
+	var out []string
+	if o.Reset {
+		out = append(out, "--reset")
+	}
+	if o.KeepAll {
+		out = append(out, "--keep-all")
+	}
+	if changed("keep-last") {
+		out = append(out, fmt.Sprintf("--keep-last %d", o.KeepLast))
+	}
+	if changed("keep-within") {
+		out = append(out, "--keep-within "+shellQuote(o.KeepWithin))
+	}
+	return strings.Join(out, " ")
 }
 
 // change turns the flags into the policy change they ask for (nil: none).

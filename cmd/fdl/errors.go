@@ -555,7 +555,11 @@ func hintsFor(e error) []hint {
 	case *workdir.DeletedFilesError:
 		return []hint{{"what those versions lost", "fdl verify --data"}, {"only gc deletes files a version may read", "fdl gc"}}
 	case *repo.ShortGraceError:
-		return []hint{{"set it on purpose", "fdl retention --grace " + e.Grace.String() + " --allow-short-grace"}}
+		with := ""
+		if e.With != "" {
+			with = " " + e.With
+		}
+		return []hint{{"set it on purpose", "fdl retention" + with + " --grace " + e.Grace.String() + " --allow-short-grace"}}
 	case *repo.ExtraFilesError:
 		return []hint{{"list every such file, then delete them", "fdl verify"}}
 	case *repo.SignatureError:
