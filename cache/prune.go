@@ -87,7 +87,7 @@ func (c *Cache) Prune(ctx context.Context, opts PruneOptions) (PruneResult, erro
 
 // prune is Prune, keeping the entry keep (the one a Fetch just made).
 func (c *Cache) prune(ctx context.Context, opts PruneOptions, keep string) (PruneResult, error) {
-	var res PruneResult
+	res := PruneResult{Removed: []Entry{}, Busy: []Entry{}} // arrays in JSON, never null
 	n, err := c.sweep()
 	res.Leftovers = n
 	if err != nil {

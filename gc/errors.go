@@ -23,7 +23,7 @@ var (
 	ErrRefused = errors.New("gc refused")
 	// ErrAheadOfFloor: a deletion of a version's bytes was asked before the
 	// floor took it out of retention (docs/spec.md §10.7).
-	ErrAheadOfFloor = errors.New("refused: ahead of the retention floor")
+	ErrAheadOfFloor = errors.New("gc refused to run ahead of the retention floor")
 )
 
 // refuse wraps err in ErrRefused, unless the context ended.

@@ -356,7 +356,11 @@ func runRequestShow(ctx context.Context, ios *term.IO, g *globals, name string) 
 		ios.Printf("Opened:   %s by %s\n", q.Opened.UTC().Format(time.RFC3339), oneLine(q.Author))
 		ios.Printf("State:    %s\n", requestStateText(q))
 		ios.Printf("\n    %s\n\n", oneLine(q.Title))
-		ios.Printf("%s\n", ios.Heading("Versions it adds to "+q.Into+":"))
+		adds := "Versions it adds to " + q.Into + ":"
+		if q.State == repo.RequestMerged {
+			adds = "Versions it brought to " + q.Into + " (merged):"
+		}
+		ios.Printf("%s\n", ios.Heading(adds))
 		for _, e := range v.Versions {
 			ios.Printf("  %4d  %s  %s  %s\n", e.Seq, ios.ID(e.Short), oneLine(e.Author), oneLine(e.Message))
 		}

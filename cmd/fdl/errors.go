@@ -801,8 +801,8 @@ var problemHints = map[repo.Code]string{
 	repo.CodeDataFooter:          "; put the file the version was published with back (from a backup or the writer's copy); if none is left, publish a version that no longer reads it",
 	repo.CodeDataHTTPUnreachable: "; readers over http(s) need a server that serves each file under its name as written, without decoding %XX escapes in the path; else give them the repository's own location (its folder or object-store URL), where DuckDB reads these names",
 	repo.CodeDataLocalPath:       "; copy those files into the repository's data/ under the same relative paths (readers then attach with DATA_PATH pointing there, OVERRIDE_DATA_PATH true), or publish a new version whose lake writes into the repository",
-	repo.CodeSignatureBad:        "; the signed object or its signature was changed after signing (or it was made elsewhere): do not trust the version or tag until whoever signed it signs it again",
-	repo.CodeSignerNotAllowed:    "; if you trust that key, add its public key to the allowed signers file",
+	repo.CodeSignatureBad:        "; the signed object or its signature was changed after signing (or it was made elsewhere): do not trust the version or tag; once the object is known to be as published, delete the signature (it is create-only, so a new one cannot be written over it) and have whoever signed it sign again",
+	repo.CodeSignerNotAllowed:    "",
 	repo.CodeVersionUnsigned:     ": {sign ID --sign-key FILE} signs it",
 	repo.CodeTagUnsigned:         ": {sign TAG --sign-key FILE} signs it",
 }
