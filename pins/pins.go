@@ -232,7 +232,12 @@ func matches(name, url string, p lockfile.Pin, rec *version.Record) error {
 // leaving returns when rec may leave retention under r's policy, when
 // that is within RetentionWarning of now (ok false otherwise, or when the
 // policy dates no leaving). A pin following a tag is never warned about:
-// the tag keeps its version for good.
+// the tag keeps its version for good. A version no rule keeps but the
+// count rule, and that rule no longer keeps (an older version, main~3 or
+// an id, no ref pointing at it, not among any branch's last KeepLast),
+// leaves at the next gc: now is returned. That lists the refs once and
+// reads each branch's last KeepLast versions (history packs: a few reads
+// each).
 func leaving(ctx context.Context, env Env, r *repo.Repo, p lockfile.Pin, rec *version.Record) (time.Time, bool, error) {
 	if p.Ref.IsTag() {
 		return time.Time{}, false, nil
@@ -242,8 +247,44 @@ func leaving(ctx context.Context, env Env, r *repo.Repo, p lockfile.Pin, rec *ve
 		return time.Time{}, false, err
 	}
 	at, ok := pol.LeavesAt(rec.CreatedAt)
-	if !ok || at.Sub(env.now()) > RetentionWarning {
-		return time.Time{}, false, nil
+	if ok && at.Sub(env.now()) <= RetentionWarning {
+		return at, true, nil
 	}
-	return at, true, nil
+	if ok || pol.KeepLast <= 0 {
+		return time.Time{}, false, nil // the time rule keeps it a while, or no count rule
+	}
+	kept, err := keptByRefs(ctx, r, rec.ID, pol.KeepLast)
+	if err != nil || kept {
+		return time.Time{}, false, err
+	}
+	return env.now(), true, nil
+}
+
+// keptByRefs reports whether a ref points at id or id is among a
+// branch's last keepLast versions (first parents).
+func keptByRefs(ctx context.Context, r *repo.Repo, id version.ID, keepLast int) (bool, error) {
+	pointing, _, err := r.Refs().List(ctx, "refs/")
+	if err != nil {
+		return false, err
+	}
+	for _, ref := range pointing {
+		if ref.ID == id {
+			return true, nil
+		}
+	}
+	for _, ref := range pointing {
+		if !ref.Name.IsBranch() {
+			continue
+		}
+		last, err := r.Log(ctx, ref.ID, keepLast)
+		if err != nil {
+			return false, err
+		}
+		for _, k := range last {
+			if k.ID == id {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }

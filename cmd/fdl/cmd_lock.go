@@ -188,8 +188,8 @@ func following(p pins.PinView) string {
 // leavingWarning says that a pinned version may leave retention soon.
 func leavingWarning(name string, p pins.PinView, at time.Time) string {
 	when := "on " + at.UTC().Format(time.RFC3339)
-	if d := time.Until(at); d < 0 {
-		when = "since " + at.UTC().Format(time.RFC3339) + " (at the next gc)"
+	if d := time.Until(at); d <= 0 {
+		when = "at the next gc"
 	} else {
 		when += fmt.Sprintf(" (in %s)", d.Round(time.Hour))
 	}
