@@ -96,8 +96,8 @@ func printMigrate(ios *term.IO, g *globals, res *repo.MigrateResult, err error) 
 	ios.Printf("%s attaches it with:\n  %s\n", readersText(res.Readers), res.Attach)
 	ios.Printf("The old version stays for %s:\n  %s\n", readersText(res.ParentReaders), res.ParentAttach)
 	if res.WorkdirBehind {
-		ios.Printf("This working directory still holds the DuckLake %s catalog of seq %d: check out %s again (fdl checkout %s NEWDIR) to write on the migrated version.\n",
-			m.From, res.ParentSeq, res.Branch, shellQuote(res.URL))
+		ios.Printf("This working directory still holds the DuckLake %s catalog of seq %d: %s brings it to the migrated version (or check out %s again: fdl checkout %s NEWDIR).\n",
+			m.From, res.ParentSeq, g.next("pull"), res.Branch, shellQuote(res.URL))
 	}
 	return nil
 }
