@@ -124,6 +124,10 @@ func runCheckout(ctx context.Context, ios *term.IO, g *globals, o *checkoutOptio
 	}
 	switch res.Origin {
 	case workdir.OriginVersion:
+		if res.Tracking != nil && res.Tracking.State == repo.TrackNoBranch {
+			ios.Printf("Checked out version %s (seq %d) into %s to start branch %s, which does not exist yet: the first push creates it\n", ios.ID(string(res.Base)), res.Seq, res.Dir, ios.Ref(res.Branch))
+			break
+		}
 		ios.Printf("Checked out version %s (seq %d) of branch %s into %s\n", ios.ID(string(res.Base)), res.Seq, ios.Ref(res.Branch), res.Dir)
 	case workdir.OriginFile:
 		ios.Printf("Copied %s into %s (branch %s)\n", from, res.Dir, ios.Ref(res.Branch))
