@@ -265,8 +265,11 @@ func printDiffStat(ios *term.IO, d *meta.Diff) {
 			rows += " (not the same)"
 		}
 		mark := ""
+		if f.DeleteFilesAdded+f.DeleteFilesRemoved > 0 {
+			mark = fmt.Sprintf(", +%d -%d delete files", f.DeleteFilesAdded, f.DeleteFilesRemoved)
+		}
 		if t.Change != meta.Modified {
-			mark = " (" + string(t.Change) + ")"
+			mark += " (" + string(t.Change) + ")"
 		}
 		ios.Printf(" %-*s | %s, +%d -%d files, +%s -%s%s\n", width, qualified(t.Schema, t.Name), rows, f.Added, f.Removed, term.Bytes(f.BytesAdded), term.Bytes(f.BytesRemoved), mark)
 	}
