@@ -182,6 +182,9 @@ type NoVersionYetError struct {
 }
 
 func (e *NoVersionYetError) Error() string {
+	if e.Tags > 0 {
+		return fmt.Sprintf("HEAD names branch %s, which this repository does not have (it holds %d tag(s), no branch: a mirror of tags): name a tag: %v", e.Branch.Short(), e.Tags, ErrUnknownRev)
+	}
 	return fmt.Sprintf("HEAD names branch %s, which has no version yet: %v", e.Branch.Short(), ErrUnknownRev)
 }
 
