@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,15 +111,21 @@ func runLog(ctx context.Context, ios *term.IO, g *globals, o *logOptions) error 
 }
 
 // decorations names refs as log shows them beside an id: a branch by its
-// name, a tag as "tag:"+sep+NAME, a request as "request:"+sep+NAME.
+// name, a tag as "tag:"+sep+NAME, a request as "request:"+sep+NAME. A name
+// holding a comma or a double quote (ref names may) is written as a Go
+// quoted string, so the comma-separated list splits one way.
 func decorations(names []refs.Name, sep string) []string {
 	out := make([]string, 0, len(names))
 	for _, n := range names {
+		name := n.Short()
+		if strings.ContainsAny(name, ",\"") {
+			name = strconv.Quote(name)
+		}
 		switch n.Kind() {
 		case refs.KindBranch:
-			out = append(out, n.Short())
+			out = append(out, name)
 		default:
-			out = append(out, string(n.Kind())+":"+sep+n.Short())
+			out = append(out, string(n.Kind())+":"+sep+name)
 		}
 	}
 	return out
