@@ -143,11 +143,16 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 				return res, err
 			}
 			// --discard over snapshots not committed, nothing to pull:
-			// the catalog goes back to the base (git reset --hard).
+			// the catalog goes back to the base (git reset --hard), never
+			// to the branch's head: a base ahead of it (versions committed
+			// here, pushed to a request or another branch, or not pushed)
+			// stays the base.
 			if len(pending) > 0 {
 				res.Discarded = n
 				return res, w.remakeFromBase(ctx, res)
 			}
+			res.New, res.Seq = w.BaseRecord.ID, w.BaseRecord.Seq
+			return res, w.unusable(w.replaceWith(ctx, r, w.BaseRecord, o, res))
 		}
 	case repo.TrackDiverged:
 		if !o.Discard {

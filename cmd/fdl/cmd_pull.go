@@ -86,6 +86,10 @@ func runPull(ctx context.Context, ios *term.IO, g *globals, o workdir.PullOption
 	if res.Discarded > 0 {
 		ios.Warnf("discarded %d snapshot(s) that were not committed", res.Discarded)
 	}
+	if res.New == res.Old && res.Discarded > 0 && res.Pulled == 0 {
+		ios.Printf("Back at the base of %s, seq %d (%s): nothing to pull\n", res.Dir, res.Seq, ios.ID(string(res.New)))
+		return nil
+	}
 	ios.Printf("Updated %s to %s seq %d (%s, %d version(s) pulled)\n", res.Dir, b, res.Seq, ios.ID(string(res.New)), res.Pulled)
 	if res.AttachChanged {
 		ios.Printf("The ATTACH statement changed (the new version reads its data elsewhere, or other DuckDB releases read it):\n  %s\n", res.Attach)
