@@ -123,7 +123,10 @@ func DiffCatalogs(ctx context.Context, a *Catalog, from int64, b *Catalog, to in
 		tc := &d.Tables[i]
 		x, y := orNew(da[tc.FromID]), orNew(db[tc.ToID])
 		pairData(x, y).fill(tc, tc.FromID != 0, tc.ToID != 0, false)
-		tc.Rows.Differ = tc.FromID != 0 && tc.ToID != 0 && x.inlined != y.inlined
+		// Rows differ when the files are the same and the inlined rows
+		// are not; with other files (a flush of inlined rows, a
+		// compaction) the files say what changed, not which rows.
+		tc.Rows.Differ = tc.FromID != 0 && tc.ToID != 0 && sameKeys(x.filesBefore, y.filesAfter) && sameKeys(x.delBefore, y.delAfter) && !sameInlined(x.inlined, y.inlined)
 	}
 	d.Finish(false)
 	return d, nil
@@ -143,9 +146,9 @@ type tableData struct {
 	// two catalogs) to its size, for the files visible at each snapshot.
 	filesBefore, filesAfter map[string]int64
 	delBefore, delAfter     map[string]bool
-	// inlined digests the inlined rows and deletions visible (across two
-	// catalogs only: identifyInlined); "" when there are none.
-	inlined string
+	// inlined are the inlined rows and deletions visible (across two
+	// catalogs only: identifyInlined), sorted.
+	inlined []inlinedMark
 }
 
 func newTableData() *tableData {
@@ -584,4 +587,17 @@ func (r *diffReader) countInlined(ctx context.Context) error {
 		r.inlinedSrc = append(r.inlinedSrc, src)
 	}
 	return nil
+}
+
+// sameKeys reports whether a and b have the same keys.
+func sameKeys[V any](a, b map[string]V) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -102,10 +102,10 @@ type RowChange struct {
 	Exact       bool   `json:"exact"`
 	Approximate string `json:"approximate,omitempty"`
 	// Differ is set when two timelines are compared (Inserted and Deleted
-	// nil) and the rows kept in the catalog itself (DuckLake's inlined
-	// rows and inlined deletions) differ between the sides: each side
-	// deleted or updated other rows, which the counts and the files do not
-	// show.
+	// nil), both sides hold the same data and delete files, and the rows
+	// kept in the catalog itself (DuckLake's inlined rows and inlined
+	// deletions) differ between the sides: each side deleted or updated
+	// other rows, which the counts and the files do not show.
 	Differ bool `json:"differ,omitempty"`
 }
 
