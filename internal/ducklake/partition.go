@@ -6,22 +6,29 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/fdl-dev/fdl/internal/ducklake/meta"
 )
 
+// partKey is one partition key: shown as DuckDB's SET PARTITIONED BY
+// takes it, and its identity (the transform and the column's id), which a
+// rename of the column does not change.
+type partKey struct{ shown, id string }
+
 // partitionKeys returns each table's partition keys visible at snapshot
 // at, by table id, in partition_key_index order (DuckLake spec:
 // ducklake_partition_info, whose rows carry begin_snapshot/end_snapshot,
-// and its ducklake_partition_column rows). A key is written as DuckDB's
+// and its ducklake_partition_column rows). A key is shown as DuckDB's
 // `SET PARTITIONED BY` takes it: the column's name for the identity
-// transform, else transform(column), e.g. "year(ts)". Columns are named
-// from st, the state at the same snapshot (a nested field by its path,
-// "s.a"); one st does not hold is named by its id ("column 7"). A table
-// that is not partitioned has no entry. A catalog without the two tables
-// gives an empty map. The caller holds c.mu.
-func (c *Catalog) partitionKeys(ctx context.Context, at int64, st *meta.State) (map[int64][]string, error) {
-	out := map[int64][]string{}
+// transform, else transform(column), e.g. "year(ts)", and a transform
+// with arguments as DuckDB writes it, "bucket(4, id)" for "bucket(4)".
+// Columns are named from st, the state at the same snapshot (a nested
+// field by its path, "s.a"); one st does not hold is named by its id
+// ("column 7"). A table that is not partitioned has no entry. A catalog
+// without the two tables gives an empty map. The caller holds c.mu.
+func (c *Catalog) partitionKeys(ctx context.Context, at int64, st *meta.State) (map[int64][]partKey, error) {
+	out := map[int64][]partKey{}
 	if at < 0 || !c.has("ducklake_partition_info") || !c.has("ducklake_partition_column") {
 		return out, nil
 	}
@@ -43,10 +50,15 @@ WHERE %s ORDER BY i.table_id, p.partition_key_index`, c.t("ducklake_partition_in
 		if !ok {
 			name = "column " + strconv.FormatInt(column, 10)
 		}
-		if transform.Valid && transform.String != "" && transform.String != "identity" {
-			name = transform.String + "(" + name + ")"
+		tr := transform.String
+		switch {
+		case tr == "" || tr == "identity":
+		case strings.HasSuffix(tr, ")") && strings.Contains(tr, "("):
+			name = strings.TrimSuffix(tr, ")") + ", " + name + ")" // bucket(4) -> bucket(4, id)
+		default:
+			name = tr + "(" + name + ")"
 		}
-		out[table] = append(out[table], name)
+		out[table] = append(out[table], partKey{shown: name, id: tr + "/" + strconv.FormatInt(column, 10)})
 		return nil
 	})
 	if err != nil {
@@ -85,25 +97,30 @@ func partitioned(ctx context.Context, d *meta.Diff, a *Catalog, from int64, sa *
 		if tc.ToID == 0 {
 			y = nil
 		}
-		if !slices.Equal(x, y) {
-			tc.Partitioning = &meta.PartitionChange{Before: orEmpty(x), After: orEmpty(y)}
+		// Keys are compared by transform and column id: a column renamed
+		// is no partitioning change (column ids are the same on one
+		// timeline and on what two timelines inherited).
+		if !slices.EqualFunc(x, y, func(a, b partKey) bool { return a.id == b.id }) {
+			tc.Partitioning = &meta.PartitionChange{Before: shownKeys(x), After: shownKeys(y)}
 		}
 	}
 	return nil
 }
 
-func (c *Catalog) lockedPartitionKeys(ctx context.Context, at int64, st *meta.State) (map[int64][]string, error) {
+// shownKeys is keys as shown, never nil.
+func shownKeys(keys []partKey) []string {
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k.shown)
+	}
+	return out
+}
+
+func (c *Catalog) lockedPartitionKeys(ctx context.Context, at int64, st *meta.State) (map[int64][]partKey, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.ready(); err != nil {
 		return nil, err
 	}
 	return c.partitionKeys(ctx, at, st)
-}
-
-func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
