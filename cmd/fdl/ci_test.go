@@ -164,8 +164,10 @@ func TestCIWorkflow(t *testing.T) {
 	if n2, seq2 := rows(d1); n2 != 50 || seq2 != seq {
 		t.Fatalf("the rerun published again: %d rows, main at seq %d (was %d)", n2, seq2, seq)
 	}
-	// Killed between its push (main moved) and its tag: run again, it
-	// finds the rows on main, commits nothing and tags the head.
+	// Killed between its push (main moved) and its tag; another night
+	// publishes before the rerun: the rerun finds the rows on main,
+	// commits nothing and tags the version they went in with, not the
+	// head.
 	d2 := "2026-12-01"
 	if code, out := job(filepath.Join(dir, "j3"), d2, csv(d2, 30), "FDL_TEST_KILL_AT=push:state"); code == 0 {
 		t.Fatalf("the killed run ended with exit 0\n%s", out)
@@ -177,12 +179,18 @@ func TestCIWorkflow(t *testing.T) {
 	if _, err := r.Resolve(ctx, "nightly-"+d2); !errors.Is(err, refs.ErrUnknownRev) {
 		t.Fatalf("the killed run tagged: %v", err)
 	}
+	d0 := "2026-11-29"
+	if code, out := job(filepath.Join(dir, "j3b"), d0, csv(d0, 5)); code != 0 {
+		t.Fatalf("the night between: exit %d\n%s", code, out)
+	}
+	_, head := rows(d0)
 	if code, out := job(filepath.Join(dir, "j4"), d2, csv(d2, 30)); code != 0 || !strings.Contains(out, "Nothing to commit") {
 		t.Fatalf("run after the kill: exit %d\n%s", code, out)
 	}
-	if n2, seq2 := rows(d2); n2 != 30 || seq2 != seq || tagged(d2) != seq {
-		t.Fatalf("after the run that followed the kill: %d rows, main at seq %d (was %d), tag at %d", n2, seq2, seq, tagged(d2))
+	if n2, seq2 := rows(d2); n2 != 30 || seq2 != head || tagged(d2) != seq {
+		t.Fatalf("after the run that followed the kill: %d rows, main at seq %d (was %d), tag at %d, want %d (the version with its rows)", n2, seq2, head, tagged(d2), seq)
 	}
+	seq = head
 	// A day without new rows: nothing committed, the head tagged.
 	d3 := "2026-12-02"
 	if code, out := job(filepath.Join(dir, "j5"), d3, csv(d3, 0)); code != 0 {
@@ -211,6 +219,10 @@ func TestCIWorkflow(t *testing.T) {
 	}
 	if n, seq4 := rows(d4); n != 40 || seq4 != seq+1 || tagged(d4) != seq4 {
 		t.Fatalf("two runs at once: %d rows of %s (want 40), main at seq %d (want %d), tag at %d", n, d4, seq4, seq+1, tagged(d4))
+	}
+	// Refused credentials end the script with fdl's own exit 5.
+	if code, out := job(filepath.Join(dir, "badkey"), "2026-12-04", data, "AWS_SECRET_ACCESS_KEY=wrong-secret"); code != 5 {
+		t.Fatalf("a run with a wrong secret key: exit %d, want 5\n%s", code, out)
 	}
 	// A repository's first night (fdl init, nothing else): the table is
 	// made from the file's columns, and the rows published and tagged.
