@@ -345,7 +345,10 @@ func (w *Workdir) catalogFiles(ctx context.Context, r *repo.Repo, rec *version.R
 
 // catalogOf returns a local path of version rec's catalog: the copy of a
 // version committed here and not pushed, the store's file on a folder
-// repository, else a fetched copy that cleanup removes.
+// repository, the kept base (docs/spec.md §12) when it matches the record
+// (hashed: cheaper than a download, and the store's copy may be gone with
+// the version's retention), else a fetched copy that cleanup removes. A
+// version out of retention whose catalog is gone is *repo.RetiredError.
 func (w *Workdir) catalogOf(ctx context.Context, r *repo.Repo, rec *version.Record) (string, func(), error) {
 	none := func() {}
 	if p := w.LocalCatalog(rec.ID); fileExists(p) {
@@ -354,6 +357,11 @@ func (w *Workdir) catalogOf(ctx context.Context, r *repo.Repo, rec *version.Reco
 	if p := r.Store().Location(repo.VersionKey(rec.ID, version.CatalogFile)); filepath.IsAbs(p) && fileExists(p) {
 		return p, none, nil
 	}
+	if p := w.keptBasePath(rec.ID); fileExists(p) {
+		if n, sum, err := repo.FileDigest(p); err == nil && n == rec.Catalog.Size && sum == rec.Catalog.SHA256 {
+			return p, none, nil
+		}
+	}
 	tmp, err := os.MkdirTemp(w.stateDir(), ".tmp-check-")
 	if err != nil {
 		return "", none, err
@@ -361,6 +369,11 @@ func (w *Workdir) catalogOf(ctx context.Context, r *repo.Repo, rec *version.Reco
 	p := filepath.Join(tmp, version.CatalogFile)
 	if err := r.FetchCatalog(ctx, rec, p); err != nil {
 		os.RemoveAll(tmp)
+		if errors.Is(err, store.ErrNotExist) {
+			if rerr := r.RefuseRetired(ctx, rec); rerr != nil {
+				return "", none, rerr
+			}
+		}
 		return "", none, err
 	}
 	return p, func() { os.RemoveAll(tmp) }, nil
