@@ -190,6 +190,20 @@ func (e *NoVersionYetError) Error() string {
 
 func (e *NoVersionYetError) Unwrap() error { return ErrUnknownRev }
 
+// NoSeqError: branch@seq names a seq the branch's first-parent history
+// does not hold. It wraps ErrUnknownRev.
+type NoSeqError struct {
+	Rev    string
+	Branch Name
+	Seq    int64
+}
+
+func (e *NoSeqError) Error() string {
+	return fmt.Sprintf("revision %q: %s has no version with seq %d on its first-parent history: %v", e.Rev, e.Branch.Short(), e.Seq, ErrUnknownRev)
+}
+
+func (e *NoSeqError) Unwrap() error { return ErrUnknownRev }
+
 // NoSuchRevError: a revision is neither a ref name nor an id prefix that
 // any version has. Where is the repository's URL. It wraps ErrUnknownRev.
 type NoSuchRevError struct {

@@ -192,7 +192,7 @@ func (m *Manager) resolveSeq(ctx context.Context, rev, branch, seqStr string) (R
 	if found != "" {
 		return Resolved{ID: found}, nil
 	}
-	return Resolved{}, fmt.Errorf("revision %q: %s has no version with seq %d on its first-parent history: %w", rev, head.Ref.Short(), seq, ErrUnknownRev)
+	return Resolved{}, &NoSeqError{Rev: rev, Branch: head.Ref, Seq: seq}
 }
 
 // resolveRef looks base up as a ref: full name, branch, then tag, then

@@ -113,9 +113,14 @@ func (l *Local) unknownHere(rev string, err error) error {
 	var ns *refs.NoSuchRevError
 	var ny *refs.NoVersionYetError
 	var tf *refs.TooFarError
-	if rec := l.byPrefix(rev); rec != nil {
-		e.Version = rec.ID
-	} else if !errors.As(err, &ns) && !errors.As(err, &ny) && !errors.As(err, &tf) {
+	var nq *refs.NoSeqError
+	base := rev
+	if i := strings.IndexAny(rev, "~^"); i > 0 {
+		base = rev[:i]
+	}
+	if rec := l.byPrefix(base); rec != nil {
+		e.Version, e.Walk = rec.ID, base != rev
+	} else if !errors.As(err, &ns) && !errors.As(err, &ny) && !errors.As(err, &tf) && !errors.As(err, &nq) {
 		return err
 	}
 	for _, p := range l.Pending {
@@ -136,9 +141,15 @@ type NotHereError struct {
 	Version  version.ID
 	Unpushed []version.ID
 	Err      error
+	// Walk: rev walks back from Version (ID~N, ID^), which only the
+	// repository's history answers.
+	Walk bool
 }
 
 func (e *NotHereError) Error() string {
+	if e.Walk {
+		return fmt.Sprintf("revision %q walks back from version %s, committed in this working directory and not pushed: name the version you mean by its id here (fdl log lists them): %v", e.Rev, e.Version, refs.ErrUnknownRev)
+	}
 	if e.Version != "" {
 		return fmt.Sprintf("revision %q is version %s, committed in this working directory and not pushed: the repository does not have it yet: %v", e.Rev, e.Version, refs.ErrUnknownRev)
 	}

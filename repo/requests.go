@@ -131,7 +131,7 @@ func (r *Repo) requestHead(ctx context.Context, o RequestOptions) (version.ID, [
 		rev = o.Local.DefaultRev()
 	}
 	res, err := r.refs.Resolve(ctx, rev)
-	return res.ID, nil, err
+	return res.ID, nil, o.Local.unknownHere(rev, err)
 }
 
 // UpdateRequest moves request name to rev's version (with a working

@@ -23,6 +23,10 @@ type SignOptions struct {
 	// Signer, if set, is used instead of loading Key (tests, or a caller
 	// that loaded it once).
 	Signer *signature.Signer
+	// Local is the working directory the command runs in (nil: none): a
+	// revision naming one of its versions not pushed says so (Sign signs
+	// published versions only).
+	Local *Local
 }
 
 // SignResult says what Sign or CreateSignedTag signed. Its JSON is 'fdl
@@ -72,7 +76,7 @@ func (r *Repo) Sign(ctx context.Context, rev string, o SignOptions) (*SignResult
 	} else {
 		var err error
 		if rec, _, err = r.refs.ResolveRecord(ctx, rev); err != nil {
-			return nil, err
+			return nil, o.Local.unknownHere(rev, err)
 		}
 	}
 	// Already signed is said before the key is asked for: a retry needs

@@ -75,7 +75,7 @@ fdl show --signers FILE and fdl attach --require-signed --signers FILE.`,
 
 func runSign(ctx context.Context, ios *term.IO, g *globals, rev string, o *signOptions) error {
 	return g.withRepo(ctx, func(r *repo.Repo, l *repo.Local) error {
-		res, err := r.Sign(ctx, rev, repo.SignOptions{Key: g.signKey(o.Key)})
+		res, err := r.Sign(ctx, rev, repo.SignOptions{Key: g.signKey(o.Key), Local: l})
 		if err != nil {
 			return err
 		}

@@ -404,6 +404,9 @@ func hintsFor(e error) []hint {
 		return []hint{{"publish the first one: check it out, write to its catalog, then fdl commit -m MSG and fdl push", "fdl checkout " + shellQuote(e.Where) + " NEWDIR"},
 			{"or name a tag or branch the repository has", "fdl tag -l" + repoFlag(e.Where)}}
 	case *repo.NotHereError:
+		if e.Walk {
+			return []hint{{"the ids of the versions committed here", "fdl log"}}
+		}
 		if e.Version != "" {
 			return []hint{{"publish it, then name it", "fdl push"}}
 		}
