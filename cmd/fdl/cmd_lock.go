@@ -161,7 +161,7 @@ func runLockAdd(cmd *cobra.Command, ios *term.IO, g *globals, o *readerOptions, 
 		return err
 	}
 	if res.LeavesRetention != nil {
-		ios.Warnf("%s", leavingWarning(res.Name, res.Pin, *res.LeavesRetention))
+		ios.Warnf("%s", leavingWarning(g, res.Name, res.Pin, *res.LeavesRetention))
 	}
 	if g.JSON {
 		return printJSON(ios, res)
@@ -186,14 +186,18 @@ func following(p pins.PinView) string {
 }
 
 // leavingWarning says that a pinned version may leave retention soon.
-func leavingWarning(name string, p pins.PinView, at time.Time) string {
+func leavingWarning(g *globals, name string, p pins.PinView, at time.Time) string {
 	when := "on " + at.UTC().Format(time.RFC3339)
 	if d := time.Until(at); d <= 0 {
 		when = "at the next gc"
 	} else {
 		when += fmt.Sprintf(" (in %s)", d.Round(time.Hour))
 	}
-	return fmt.Sprintf("pin %s: version %s (seq %d) may leave retention %s under the repository's policy, once no ref points at it; then fdl lock check fails for it: keep it with a tag, or run fdl lock update before then", name, p.Version, p.Seq, when)
+	keep := "keep it with a tag (" + g.next("tag NAME "+string(p.Version)+" --repo "+shellQuote(p.Repository)) + ")"
+	if p.Ref != "" {
+		keep += ", or move the pin on before then (" + g.next("lock update "+shellQuote(name)) + ")"
+	}
+	return fmt.Sprintf("pin %s: version %s (seq %d) may leave retention %s under the repository's policy, once no ref points at it; then fdl lock check fails for it: %s", name, p.Version, p.Seq, when, keep)
 }
 
 func newLockUpdateCmd(ios *term.IO, g *globals) *cobra.Command {
@@ -236,7 +240,7 @@ signer, as for fdl lock add.`,
 func printUpdated(ios *term.IO, g *globals, res *pins.Updated) error {
 	for _, c := range res.Changes {
 		if c.LeavesRetention != nil {
-			ios.Warnf("%s", leavingWarning(c.Name, c.To, *c.LeavesRetention))
+			ios.Warnf("%s", leavingWarning(g, c.Name, c.To, *c.LeavesRetention))
 		}
 	}
 	if g.JSON {
