@@ -142,7 +142,9 @@ func (e *TagClashError) Error() string {
 		strings.TrimPrefix(string(e.Exists.Ref), "refs/"), e.Dest, e.Exists.Holds, e.Source, e.Exists.Wanted)
 }
 
-func (e *TagClashError) Unwrap() error { return e.Exists }
+// Unwrap gives refs.ErrExists, not Exists: its hints name the source's
+// repository, which the hints of TagClashError itself do with --repo.
+func (e *TagClashError) Unwrap() error { return refs.ErrExists }
 
 // RetiredAtDestinationError: a ref would point, at the destination, at a
 // version the destination's gc retired (its catalog is gone there, while

@@ -96,7 +96,7 @@ func exitCode(ctx context.Context, err error) int {
 		return exitUsage
 	case errors.Is(err, refs.ErrRefused):
 		return exitRefused
-	case errors.As(err, new(*refs.ExistsError)), errors.As(err, new(*refs.TagIntactError)):
+	case errors.As(err, new(*refs.ExistsError)), errors.As(err, new(*refs.TagIntactError)), errors.As(err, new(*mirror.TagClashError)):
 		return exitExists
 	case errors.Is(err, store.ErrAuth):
 		return exitAuth
