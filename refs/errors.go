@@ -252,6 +252,9 @@ type ExistsError struct {
 	// WantedRetired: Wanted left retention, so no ref can be made at it
 	// under any name (set by the caller that knows).
 	WantedRetired bool
+	// Backwards: (a branch) Wanted does not descend from Holds, so moving
+	// the branch there undoes versions (set by the caller that knows).
+	Backwards bool
 }
 
 func (e *ExistsError) Error() string {

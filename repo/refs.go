@@ -210,6 +210,10 @@ func (r *Repo) createRef(ctx context.Context, n refs.Name, def, rev string) (*Ne
 	var ee *refs.ExistsError
 	if errors.As(err, &ee) {
 		ee.WantedRetired = r.RefuseRetired(ctx, rec) != nil
+		if n.IsBranch() {
+			anc, aerr := refs.IsAncestor(ctx, r, ee.Holds, ee.Wanted)
+			ee.Backwards = aerr == nil && !anc
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -489,6 +489,9 @@ func hintsFor(e error) []hint {
 		case e.Ref.IsTag():
 			return []hint{{"tags never move: see the version it holds", "fdl show " + name},
 				{"or tag that version under another name", "fdl tag NAME " + want}}
+		case e.Ref.IsBranch() && e.Backwards:
+			return []hint{{"see the version it holds", "fdl show " + name},
+				{"to move it back there on purpose (the undone versions stay in the repository and in the ref log)", "fdl branch -f " + name + " " + want + " --backwards"}}
 		case e.Ref.IsBranch():
 			return []hint{{"move the branch there instead (fast-forward only)", "fdl branch -f " + name + " " + want}}
 		}

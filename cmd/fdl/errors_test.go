@@ -224,6 +224,8 @@ func TestLoopErrors(t *testing.T) {
 			"move the branch there instead (fast-forward only): fdl branch -f b " + id2},
 		{&refs.ExistsError{Ref: "refs/tags/v1", Holds: id1, Wanted: id2, WantedRetired: true}, exitExists, "ref_exists",
 			"see the version it holds: fdl show v1"},
+		{&refs.ExistsError{Ref: "refs/heads/b", Holds: id2, Wanted: id1, Backwards: true}, exitExists, "ref_exists",
+			"see the version it holds: fdl show b\nto move it back there on purpose (the undone versions stay in the repository and in the ref log): fdl branch -f b " + id1 + " --backwards"},
 		{&repo.OrphanExistsError{Branch: main, Head: id1}, exitUsage, "usage",
 			""},
 	} {
