@@ -132,6 +132,9 @@ func (e *ConflictError) Unwrap() error { return ErrConflict }
 type MissingBranchError struct {
 	Branch Name
 	Err    error
+	// Request is set when a request was to target the branch: naming
+	// another target (--into) is the likelier remedy than making it.
+	Request Name
 }
 
 func (e *MissingBranchError) Error() string {

@@ -230,7 +230,7 @@ func (r *Repo) publishRequest(ctx context.Context, n refs.Name, into string, hea
 func (r *Repo) checkRequestable(ctx context.Context, recs refs.RecordReader, n, target refs.Name, head version.ID) error {
 	tref, err := r.refs.Read(ctx, target)
 	if errors.Is(err, refs.ErrNotFound) {
-		return &refs.MissingBranchError{Branch: target, Err: err}
+		return &refs.MissingBranchError{Branch: target, Err: err, Request: n}
 	}
 	if err != nil {
 		return err

@@ -264,8 +264,11 @@ func runRequestPublish(ctx context.Context, ios *term.IO, g *globals, name strin
 		if err := g.sameRepository(w); err != nil {
 			return err
 		}
-		if g.Repo == "" && o.From != "" {
-			g.opened = w.State.Repository // the next commands printed name it
+		switch {
+		case o.From != "" && g.Dir == "":
+			g.Dir = o.From // the next commands and hints run there (-C DIR)
+		case g.Repo == "" && o.From != "":
+			g.opened = w.State.Repository // they name its repository
 		}
 		res, err = w.PublishRequest(ctx, name, workdir.RequestOptions{Update: !create, Into: o.Into, Title: o.Title})
 	} else {

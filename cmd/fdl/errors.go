@@ -390,6 +390,10 @@ func hintsFor(e error) []hint {
 	case *refs.DanglingError:
 		return refRepairHints(e.Ref)
 	case *refs.MissingBranchError:
+		if e.Request != "" {
+			return []hint{{"offer it into a branch the repository has", "fdl request create " + shellQuote(e.Request.Short()) + " --into BRANCH"},
+				{"the branches", "fdl branch -l"}}
+		}
 		return []hint{{"create it", "fdl branch " + shellQuote(e.Branch.Short()) + " REV"}}
 	case *refs.MoveRefusedError:
 		n := shellQuote(e.Branch.Short())
