@@ -181,7 +181,7 @@ func printRetention(ios *term.IO, g *globals, st *repo.RetentionState) {
 		ios.Printf("%s never moved (no version has left retention)\n", ios.Heading("Floor:"))
 	}
 	if st.Changed {
-		ios.Printf("Nothing is deleted until '%s'; '%s' shows what it would do.\n", g.next("gc --yes"), g.next("gc"))
+		ios.Printf("Nothing is deleted until %s runs; %s shows what it would do.\n", g.next("gc --yes"), g.next("gc"))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -366,6 +367,9 @@ func hints(err error) []hint {
 // hint, the table of hints read top to bottom; split, a new error type
 // would have several places to look for where its hint goes.
 func hintsFor(e error) []hint {
+	if e == syscall.ENOSPC {
+		return []hint{{"free space on the disk that is full (the message names the file), then run the command again: what was written before is kept, and a rerun goes on from it", ""}}
+	}
 	if e == refs.ErrDeleteHead {
 		return []hint{{"HEAD names it (the repository's default branch, set when it was made), so it stays; to undo its last versions instead, move it back", "fdl branch -f NAME REV --backwards"}, {"or work on another branch", "fdl checkout URL NEWDIR --branch NEW"}}
 	}
@@ -575,10 +579,11 @@ func hintsFor(e error) []hint {
 	case *repo.SignatureError:
 		return signatureHints(e)
 	case *repo.SignatureExistsError:
+		replace := hint{"signatures are create-only: to replace one by a key your signers file does not allow (or a bad one), delete " + e.Key + " in the repository first, then sign again", ""}
 		if e.Tag != "" {
-			return []hint{{"check it", "fdl verify --signers FILE"}}
+			return []hint{{"check it", "fdl verify --signers FILE"}, replace}
 		}
-		return []hint{{"see who signed it", "fdl show " + string(e.Version) + " --signers FILE"}}
+		return []hint{{"see who signed it", "fdl show " + string(e.Version) + " --signers FILE"}, replace}
 	case *repo.SignersReadError:
 		return []hint{{"name an allowed signers file (one line per signer: PRINCIPALS [OPTIONS] KEY-TYPE BASE64-KEY, as ssh-keygen reads it)", ""}}
 	case *signature.SigningKeyError:

@@ -64,7 +64,7 @@ func TestHints(t *testing.T) {
 		{&repo.SignatureError{Version: id1, Check: repo.SignatureCheck{Status: repo.SigBad}},
 			"the record, the tag or the signature was changed after signing: check the repository: fdl verify --signers FILE"},
 		{&repo.SignatureExistsError{Key: "versions/" + id1 + "/version.json.sig", Version: id1},
-			"see who signed it: fdl show " + id1 + " --signers FILE"},
+			"see who signed it: fdl show " + id1 + " --signers FILE\nsignatures are create-only: to replace one by a key your signers file does not allow (or a bad one), delete versions/" + id1 + "/version.json.sig in the repository first, then sign again"},
 		{&signature.SigningKeyError{Spec: "/k", Reason: "encrypted", Err: signature.ErrEncryptedKey},
 			"load the key into ssh-agent (fdl asks for no passphrase): ssh-add /k"},
 		{&refs.NoVersionYetError{Branch: main, Where: "it's a repo"},
