@@ -178,20 +178,28 @@ func (o *opened) pin(name string) (lockfile.Pin, error) {
 
 // repos opens each repository once per operation.
 type repos struct {
-	env  Env
-	open map[string]*repo.Repo
+	env    Env
+	open   map[string]*repo.Repo
+	failed map[string]error // a repository that did not open: not tried again
 }
 
-func newRepos(env Env) *repos { return &repos{env: env, open: map[string]*repo.Repo{}} }
+func newRepos(env Env) *repos {
+	return &repos{env: env, open: map[string]*repo.Repo{}, failed: map[string]error{}}
+}
 
-// get opens (once) the repository at url. Errors: env.Open's, naming the
-// pin.
+// get opens (once) the repository at url; one that failed to open is not
+// tried again (an unreachable store costs its retries once, not once per
+// pin). Errors: env.Open's, naming the pin.
 func (rs *repos) get(ctx context.Context, pinName, url string) (*repo.Repo, error) {
 	if r, ok := rs.open[url]; ok {
 		return r, nil
 	}
+	if err, ok := rs.failed[url]; ok {
+		return nil, fmt.Errorf("pin %s: %w", pinName, err)
+	}
 	r, err := rs.env.Open(ctx, url)
 	if err != nil {
+		rs.failed[url] = err
 		return nil, fmt.Errorf("pin %s: %w", pinName, err)
 	}
 	rs.open[url] = r
