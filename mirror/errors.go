@@ -70,7 +70,7 @@ func (e *DivergedError) Error() string {
 	if e.Race {
 		return fmt.Sprintf("mirror of %s refused: another writer moved it at %s during the mirror (it holds %s now); nothing was moved for it: run the mirror again", e.Ref, e.Dest, e.Holds)
 	}
-	return fmt.Sprintf("mirror of %s refused: at %s it holds %s, %s %s, what %s holds (the branch moved there on its own); nothing was moved for it", e.Ref, e.Dest, e.Holds, why, e.Wanted, e.Source)
+	return fmt.Sprintf("mirror of %s refused: at %s it holds %s, %s %s, what %s holds (the branch moved at the destination on its own, or was moved back at the source); nothing was moved for it", e.Ref, e.Dest, e.Holds, why, e.Wanted, e.Source)
 }
 
 func (e *DivergedError) Unwrap() error { return refs.ErrRefused }
