@@ -137,22 +137,7 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 		return nil, &NoBranchToPullError{Branch: tr.Ref}
 	case repo.TrackUpToDate, repo.TrackAhead:
 		if w.State.Pulling == nil && !remake {
-			n, err := w.toDiscard(ctx, o)
-			if err != nil || n == 0 {
-				res.New, res.Seq, res.UpToDate = w.State.Base, baseSeq(w.BaseRecord), true
-				return res, err
-			}
-			// --discard over snapshots not committed, nothing to pull:
-			// the catalog goes back to the base (git reset --hard), never
-			// to the branch's head: a base ahead of it (versions committed
-			// here, pushed to a request or another branch, or not pushed)
-			// stays the base.
-			if len(pending) > 0 {
-				res.Discarded = n
-				return res, w.remakeFromBase(ctx, res)
-			}
-			res.New, res.Seq = w.BaseRecord.ID, w.BaseRecord.Seq
-			return res, w.unusable(w.replaceWith(ctx, r, w.BaseRecord, o, res))
+			return res, w.nothingToPull(ctx, r, o, len(pending), res)
 		}
 	case repo.TrackDiverged:
 		if !o.Discard {
@@ -171,6 +156,25 @@ func (w *Workdir) Pull(ctx context.Context, o PullOptions) (*PullResult, error) 
 		return res, w.makeCatalog(ctx, r, head, res)
 	}
 	return res, w.unusable(w.replaceWith(ctx, r, head, o, res))
+}
+
+// nothingToPull ends a pull that has nothing to bring: up to date, or,
+// with o.Discard over snapshots not committed, the catalog goes back to
+// the base (git reset --hard), never to the branch's head: a base ahead of
+// it (versions committed here, pushed to a request or another branch, or
+// not pushed: pending of them) stays the base.
+func (w *Workdir) nothingToPull(ctx context.Context, r *repo.Repo, o PullOptions, pending int, res *PullResult) error {
+	n, err := w.toDiscard(ctx, o)
+	if err != nil || n == 0 {
+		res.New, res.Seq, res.UpToDate = w.State.Base, baseSeq(w.BaseRecord), true
+		return err
+	}
+	if pending > 0 {
+		res.Discarded = n
+		return w.remakeFromBase(ctx, res)
+	}
+	res.New, res.Seq = w.BaseRecord.ID, w.BaseRecord.Seq
+	return w.unusable(w.replaceWith(ctx, r, w.BaseRecord, o, res))
 }
 
 // toDiscard counts the snapshots not committed that o.Discard throws away
