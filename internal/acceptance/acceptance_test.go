@@ -227,6 +227,8 @@ func attachLine(ts *testscript.TestScript, text string) string {
 	return found[0]
 }
 
+var metaRE = regexp.MustCompile(`METADATA_CATALOG '([^']+)'`)
+
 var aliasRE = regexp.MustCompile(`ATTACH OR REPLACE '(?:[^']|'')*' AS ("(?:[^"]|"")*"|[A-Za-z_][A-Za-z0-9_]*)`)
 
 // aliasOf returns the database name an ATTACH line gives.
@@ -315,7 +317,13 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 			if len(args) != 1 {
 				ts.Fatalf("usage: attachline VAR")
 			}
-			ts.Setenv(args[0], attachLine(ts, ts.ReadFile("stdout")))
+			line := attachLine(ts, ts.ReadFile("stdout"))
+			ts.Setenv(args[0], line)
+			// VAR_META: the database of the catalog's tables the line names
+			// (METADATA_CATALOG), for SQL that reads them directly.
+			if m := metaRE.FindStringSubmatch(line); m != nil {
+				ts.Setenv(args[0]+"_META", m[1])
+			}
 		},
 		// checkversion [-unobserved] REPO REV: read version REV through the
 		// line `fdl show` prints and compare it with its record, its

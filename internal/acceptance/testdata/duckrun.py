@@ -26,6 +26,7 @@ connection:
 The JSON goes to --out (default: standard output). A table's hash sum is
 sum(hash(row)) as a decimal string ("0" for an empty table).
 """
+import re
 import argparse
 import json
 import os
@@ -100,8 +101,20 @@ def objects_now(con, alias):
     return tables, views
 
 
+def metadata_catalog(con, alias):
+    """The database holding alias's DuckLake tables: the METADATA_CATALOG an
+    fdl line names (__ducklake_metadata_<alias>_<8 hex digits>), else the
+    extension's default name."""
+    names = [r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()]
+    base = "__ducklake_metadata_" + alias
+    for n in names:
+        if re.fullmatch(re.escape(base) + r"_[0-9a-f]{8}", n):
+            return n
+    return base
+
+
 def objects_at(con, alias, snap):
-    meta = ident("__ducklake_metadata_" + alias)
+    meta = ident(metadata_catalog(con, alias))
     vis = lambda t: f"{t}.begin_snapshot <= {snap} AND ({t}.end_snapshot IS NULL OR {t}.end_snapshot > {snap})"
     tables = con.execute(f"""SELECT s.schema_name, t.table_name FROM {meta}.ducklake_table t
         JOIN {meta}.ducklake_schema s ON s.schema_id = t.schema_id AND {vis('s')}
