@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/fdl-dev/fdl/cache"
 	"github.com/fdl-dev/fdl/internal/term"
+	"github.com/fdl-dev/fdl/lockfile"
 	"github.com/fdl-dev/fdl/pins"
 	"github.com/fdl-dev/fdl/repo"
 )
@@ -161,7 +163,7 @@ func runLockAdd(cmd *cobra.Command, ios *term.IO, g *globals, o *readerOptions, 
 		return err
 	}
 	if res.LeavesRetention != nil {
-		ios.Warnf("%s", leavingWarning(g, res.Name, res.Pin, *res.LeavesRetention))
+		ios.Warnf("%s", leavingWarning(g, res.Lockfile, res.Name, res.Pin, *res.LeavesRetention))
 	}
 	if g.JSON {
 		return printJSON(ios, res)
@@ -185,15 +187,18 @@ func following(p pins.PinView) string {
 	return ", following " + p.Ref
 }
 
-// leavingWarning says that a pinned version may leave retention soon.
-func leavingWarning(g *globals, name string, p pins.PinView, at time.Time) string {
+// leavingWarning says that a pinned version may leave retention soon; the
+// tag command it names reaches the repository as the lockfile (at path
+// lockfile) names it, from wherever it runs.
+func leavingWarning(g *globals, lockfilePath, name string, p pins.PinView, at time.Time) string {
 	when := "on " + at.UTC().Format(time.RFC3339)
 	if d := time.Until(at); d <= 0 {
 		when = "at the next gc"
 	} else {
 		when += fmt.Sprintf(" (in %s)", d.Round(time.Hour))
 	}
-	keep := "keep it with a tag (" + g.next("tag NAME "+string(p.Version)+" --repo "+shellQuote(p.Repository)) + ")"
+	url := lockfile.RepositoryURL(filepath.Dir(lockfilePath), lockfile.Pin{Repository: p.Repository})
+	keep := "keep it with a tag (fdl tag NAME " + string(p.Version) + " --repo " + shellQuote(url) + ")"
 	if p.Ref != "" {
 		keep += ", or move the pin on before then (" + g.next("lock update "+shellQuote(name)) + ")"
 	}
@@ -240,7 +245,7 @@ signer, as for fdl lock add.`,
 func printUpdated(ios *term.IO, g *globals, res *pins.Updated) error {
 	for _, c := range res.Changes {
 		if c.LeavesRetention != nil {
-			ios.Warnf("%s", leavingWarning(g, c.Name, c.To, *c.LeavesRetention))
+			ios.Warnf("%s", leavingWarning(g, res.Lockfile, c.Name, c.To, *c.LeavesRetention))
 		}
 	}
 	if g.JSON {

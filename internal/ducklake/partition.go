@@ -90,13 +90,7 @@ func partitioned(ctx context.Context, d *meta.Diff, a *Catalog, from int64, sa *
 	}
 	for i := range d.Tables {
 		tc := &d.Tables[i]
-		x, y := before[tc.FromID], after[tc.ToID]
-		if tc.FromID == 0 {
-			x = nil
-		}
-		if tc.ToID == 0 {
-			y = nil
-		}
+		x, y := before[tc.FromID], after[tc.ToID] // id 0 (absent): none
 		// Keys are compared by transform and column id: a column renamed
 		// is no partitioning change (column ids are the same on one
 		// timeline and on what two timelines inherited).
