@@ -146,7 +146,7 @@ func (m *mirror) copySignatures(ctx context.Context) error {
 // version copied by this run has its signature already; one its ref's
 // refusal keeps out is skipped. It costs a Stat at each end per version
 // the refs name; a signature added to a version no ref names at its head
-// is copied with that version only (docs/cli.md).
+// is copied with that version only (docs/spec.md, "Mirrors").
 func (m *mirror) copyLaterSignatures(ctx context.Context, planned []*plannedRef) error {
 	seen := map[version.ID]bool{}
 	for _, p := range planned {
